@@ -1,0 +1,43 @@
+/**
+ * `fedtensor ir <module> [export]`: prints the signature and the IR (JSON) of a program that a
+ * compiled JavaScript module exports, for inspection and for storing programs.
+ */
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { ftError } from "../errors/error.js";
+import { Program } from "../front/program.js";
+import { UsageError, type Command } from "./main.js";
+
+export const irCommand: Command = {
+  name: "ir",
+  summary: "print a program's signature and IR as JSON",
+  usage: [
+    "usage: fedtensor ir <module.js> [export] [--signature]",
+    "",
+    "  module.js     a JavaScript module that exports programs (compiled TypeScript)",
+    "  export        the export to print (default: every exported program)",
+    "  --signature   print only the signatures",
+  ].join("\n"),
+  async run(args) {
+    const flags = args.filter((a) => a.startsWith("--"));
+    const unknown = flags.filter((f) => f !== "--signature");
+    if (unknown.length > 0) throw new UsageError(`unknown option ${unknown.join(", ")}`);
+    const [file, exportName, ...extra] = args.filter((a) => !a.startsWith("--"));
+    if (file === undefined || extra.length > 0) throw new UsageError("expected a module and at most one export name");
+    const path = resolve(file);
+    if (!existsSync(path)) throw ftError("FT304", { path: file, why: "no such file" });
+    const module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    const programs = Object.entries(module).filter(
+      ([name, value]) => value instanceof Program && (exportName === undefined || name === exportName),
+    ) as [string, Program][];
+    if (programs.length === 0) {
+      throw new UsageError(exportName === undefined ? `${file} exports no program` : `${file} has no program export '${exportName}'`);
+    }
+    const onlySignatures = flags.includes("--signature");
+    for (const [name, p] of programs) {
+      console.log(onlySignatures ? `${name}: ${p.signature}` : JSON.stringify({ export: name, signature: p.signature, ir: p.ir }, null, 2));
+    }
+    return 0;
+  },
+};

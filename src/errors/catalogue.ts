@@ -1,0 +1,226 @@
+/**
+ * The FedTensor error catalogue: the one place where every FT code, its message template,
+ * its explanation and its fix are written.
+ *
+ * Three readers share it:
+ * - the type-level core (`types/errors.ts`) reads `typeof catalogue` and fills the message
+ *   template at type level, so plain `tsc` prints the same text the runtime throws;
+ * - the runtime checks (`src/errors/error.ts`) fill the same template with printed types;
+ * - the checker plugin and `fedtensor check` add the title, explanation and fix.
+ *
+ * Placeholders are `{name}`; every placeholder of a template is filled by both the types and
+ * the runtime. Keep the templates free of the characters `{` and `}` other than placeholders,
+ * because printed CLIENTS types (`{f32[10]}@CLIENTS`) are substituted into them.
+ */
+export const catalogue = {
+  FT101: {
+    title: "broadcast() of a value that is not at the SERVER",
+    message: "broadcast() takes a SERVER value, got {got}",
+    explanation:
+      "broadcast() copies a SERVER value to every client. A CLIENTS value is already at the " +
+      "clients, and a local value (a constant, or a member inside map()) has no placement to " +
+      "copy from.",
+    fix:
+      "Pass a SERVER value. Declare the input with atServer(...), or reduce a CLIENTS value " +
+      "to the SERVER first (reduceMean, reduceSum).",
+  },
+  FT102: {
+    title: "map() over a value that is not at the CLIENTS",
+    message: "map() takes CLIENTS values, got {got}: broadcast it first",
+    explanation:
+      "map(f, ...xs) runs f once per client on that client's members of xs. A SERVER value has " +
+      "one copy at the coordinator, so there is no per-client member to pass to f; reading it " +
+      "from f's closure would be the same mistake.",
+    fix: "Wrap the SERVER value in broadcast(...) and pass it to map() as an argument.",
+  },
+  FT103: {
+    title: "Reduction of a value that is not at the CLIENTS",
+    message: "{op}() takes CLIENTS values, got {got}",
+    explanation:
+      "The reductions (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, " +
+      "aggregate) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
+      "local value has no members to combine.",
+    fix:
+      "Reduce a CLIENTS value, such as the result of map(...). If the value is already at the " +
+      "SERVER, use it directly.",
+  },
+  FT104: {
+    title: "Operation mixes SERVER and CLIENTS values",
+    message: "{op}() mixes {a} with {b}: broadcast the SERVER value or reduce the CLIENTS one",
+    explanation:
+      "Operations on placed values run where the values live. One operand lives at the " +
+      "SERVER and the other at the CLIENTS, so there is no single place to compute the result.",
+    fix:
+      "Move one operand: broadcast(...) the SERVER value to compute at the CLIENTS, or " +
+      "reduceMean(...)/reduceSum(...) the CLIENTS value to compute at the SERVER.",
+  },
+  FT105: {
+    title: "Placement primitive inside map()",
+    message: "{op}() inside a per-client function: its values are local members there",
+    explanation:
+      "Inside map()'s function (and aggregate()'s accumulate, merge and report) each value is " +
+      "one client's local member. broadcast() and the reductions move values between SERVER " +
+      "and CLIENTS, which only makes sense outside.",
+    fix:
+      "Move the broadcast(...) or reduction out of the function: broadcast before map() and " +
+      "pass the result in, or reduce the CLIENTS value that map() returns.",
+  },
+  FT106: {
+    title: "Nested placement",
+    message: "{got} cannot be placed inside {outer}: placed values do not nest",
+    explanation:
+      "A placed value (at SERVER or CLIENTS) cannot be a member of another placed value, as in " +
+      "atServer(atClients(...)), or a SERVER or CLIENTS value returned from, or read inside, " +
+      "map()'s function, whose results are per-client members.",
+    fix:
+      "Declare specs with one placement, and pass placed values to map() as arguments " +
+      "(broadcast SERVER values first) instead of capturing or returning them.",
+  },
+  FT107: {
+    title: "Trees of different structure",
+    message: "{op}() operands have different tree structures at {path}",
+    explanation:
+      "Elementwise operations on trees (records and arrays of tensors, such as model " +
+      "parameters) pair the leaves by position, so both trees need the same keys and lengths.",
+    fix: "Pass trees of the same structure, or a single tensor or number to combine with every leaf.",
+  },
+  FT108: {
+    title: "Operation outside its trace",
+    message: "{op}() {why}",
+    explanation:
+      "FedTensor operations do not compute anything when called: they record a program while " +
+      "program(...) traces its function. A value recorded inside one function (a program, " +
+      "map(), a loop body, grad()) belongs to that trace and cannot be used after it ends.",
+    fix:
+      "Call operations inside program((inputs) => ...), and pass values into map() and loops " +
+      "as arguments or carries instead of keeping them in outer variables.",
+  },
+  FT201: {
+    title: "Shapes are not broadcastable",
+    message: "{op}() cannot broadcast {a} with {b}: dim {da} vs {db}",
+    explanation:
+      "Elementwise operations align shapes from the right (numpy rules): each pair of dims " +
+      "must be equal or one of them 1. A named dim matches only the same name, 1, or an " +
+      "unknown dim.",
+    fix:
+      "Make the dims agree: reshape(...) to add a unit dim, transpose(...) to reorder axes, or " +
+      "sum/mean over the extra axis.",
+  },
+  FT202: {
+    title: "Contracted dims differ",
+    message: "{op}() contracts {a} with {b}: inner dim {ka} vs {kb}",
+    explanation:
+      "matmul(a, b) contracts the last dim of a with the second-to-last dim of b (batch dims " +
+      "broadcast); conv2d contracts the input channels with the filter's input channels. The " +
+      "contracted dims must be equal.",
+    fix: "transpose(...) the operand whose axes are swapped, or fix the weight shape.",
+  },
+  FT203: {
+    title: "reshape() changes the element count",
+    message: "reshape() from {a} to {b} changes the element count: {na} vs {nb}",
+    explanation:
+      "reshape() only reinterprets the elements; the product of the dims must stay the same. " +
+      "Counts are compared exactly, for dims up to 10^9 and beyond, and named dims must match " +
+      "as factors.",
+    fix: "Fix the target shape so its dims multiply to the source's element count, or use -1 for one dim.",
+  },
+  FT204: {
+    title: "Axis out of range",
+    message: "{op}() axis {axis} is not valid for {a} of rank {rank}",
+    explanation:
+      "Axes count from 0 to rank-1, or from -rank to -1 counting from the end. A transpose " +
+      "permutation must name every axis exactly once; a slice gives one begin and size per axis.",
+    fix: "Use an axis inside the range, or reshape(...) the value to the rank you meant.",
+  },
+  FT205: {
+    title: "Dtype mismatch",
+    message: "{op}() expects {want}, got {got}: cast() it first",
+    explanation:
+      "FedTensor never converts dtypes implicitly: float32 and int32 do not mix, bool is only " +
+      "for comparisons and where(), and the float functions (exp, log, softmax, ...) need " +
+      "float32. Plain JavaScript numbers take the other operand's dtype.",
+    fix: "Convert explicitly with cast(x, \"float32\") (or the dtype named in the message).",
+  },
+  FT206: {
+    title: "concat/stack dims differ",
+    message: "{op}() needs equal dims outside axis {axis}: {a} vs {b}",
+    explanation:
+      "concat() joins tensors along one axis, so every other dim must agree; stack() adds a " +
+      "new axis, so all shapes must be equal; a loop carry must keep its shape.",
+    fix: "Reshape or slice the operands so the other dims agree.",
+  },
+  FT207: {
+    title: "Weight is not a scalar per client",
+    message: "{op}() takes a scalar f32 weight per client, got {got}",
+    explanation:
+      "reduceWeightedMean(x, w) computes sum_i(w_i x_i) / sum_i(w_i): w holds one number per " +
+      "client, usually its example count.",
+    fix: "Pass an f32[]@CLIENTS weight, for example sum(mask) computed inside map().",
+  },
+  FT208: {
+    title: "Loop body changes its carry",
+    message: "{op}() body returns {got} for a carry of {want}: the carry must keep its type",
+    explanation:
+      "fori() and scan() run their body again on what it returned, so the carry must keep the " +
+      "same tree structure, shapes, dtypes and placements from one step to the next.",
+    fix: "Return a carry of the same type as the initial value; cast or reshape where needed.",
+  },
+  FT209: {
+    title: "grad() of a function that does not return a scalar",
+    message: "{op}() needs a function returning f32[], got {got}",
+    explanation:
+      "Reverse-mode gradients are defined here for scalar losses: the function must return a " +
+      "float32 scalar (at any placement).",
+    fix: "Reduce the output to a scalar, for example mean(...) of per-example losses.",
+  },
+  FT210: {
+    title: "Dims disagree at run time",
+    message: "{what}: dim {dim} is {got} here but {want} elsewhere",
+    explanation:
+      "A named dim (such as \"B\") stands for one size throughout a program run, and a literal " +
+      "dim must match the data exactly. The data passed to run() disagrees.",
+    fix: "Pass data whose shapes match the program's input specs.",
+  },
+  FT301: {
+    title: "Backend not available",
+    message: "backend {backend} is not available: {why}",
+    explanation:
+      "FedTensor never falls back silently to another backend: a requested backend that " +
+      "cannot start is an error.",
+    fix:
+      "Install the backend's package (for tensorflow: npm i @tensorflow/tfjs-node or " +
+      "@tensorflow/tfjs-node-gpu), or choose another with the backend option or FEDTENSOR_BACKEND.",
+  },
+  FT302: {
+    title: "Bad input data",
+    message: "{what}: {why}",
+    explanation:
+      "Data given to a program or read from a file must match the declared tree, shapes and " +
+      "dtypes, and be finite where training needs it.",
+    fix: "Check the data source and the program's input specs.",
+  },
+  FT303: {
+    title: "Non-finite update rejected",
+    message: "round {round}: {what} is not finite; the server state was left unchanged",
+    explanation:
+      "A round whose update contains NaN or Infinity would corrupt the model for every later " +
+      "round, so it is rejected before it touches the server state.",
+    fix: "Lower the learning rate, clip updates, or check the data for extreme values.",
+  },
+  FT304: {
+    title: "Missing or corrupt file",
+    message: "{path}: {why}",
+    explanation: "A data set, config or checkpoint file is missing, truncated or malformed.",
+    fix: "Check the path; reinstall the package that ships the data, or delete the bad file.",
+  },
+  FT305: {
+    title: "Unknown or invalid option",
+    message: "{option}: {why}",
+    explanation: "An option, flag or config key is unknown or has a value outside its range.",
+    fix: "See `fedtensor run --help` for the options and their ranges.",
+  },
+} as const;
+
+export type Catalogue = typeof catalogue;
+export type ErrorCode = keyof Catalogue;
+export const errorCodes = Object.keys(catalogue) as ErrorCode[];

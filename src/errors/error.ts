@@ -1,0 +1,42 @@
+/**
+ * The runtime side of the error catalogue: FedTensorError carries an FT code and the message
+ * filled from the same template the types use.
+ */
+import { catalogue, type ErrorCode } from "./catalogue.js";
+
+export type MessageParams = { readonly [name: string]: string | number };
+
+/** Fills a catalogue template; throws if a placeholder is missing, so templates and callers stay in step. */
+export function formatMessage(code: ErrorCode, params: MessageParams): string {
+  const template: string = catalogue[code].message;
+  const body = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`internal: ${code} message needs {${name}}`);
+    return String(value);
+  });
+  return `${code}: ${body}`;
+}
+
+export class FedTensorError extends Error {
+  readonly code: ErrorCode;
+  readonly params: MessageParams;
+
+  constructor(code: ErrorCode, params: MessageParams, options?: { cause?: unknown }) {
+    super(formatMessage(code, params), options);
+    this.name = "FedTensorError";
+    this.code = code;
+    this.params = params;
+  }
+
+  /** The catalogue's explanation and fix, for people (the CLI and the plugin print these). */
+  get explanation(): string {
+    return catalogue[this.code].explanation;
+  }
+  get fix(): string {
+    return catalogue[this.code].fix;
+  }
+}
+
+export function ftError(code: ErrorCode, params: MessageParams): FedTensorError {
+  return new FedTensorError(code, params);
+}

@@ -1,0 +1,120 @@
+/**
+ * Elementwise operations. They work on tensors, plain numbers and whole trees (so a model
+ * update reads `sub(params, mul(grads, lr))`), at any placement: the rules of SPEC sections 3-4
+ * decide the result's placement, dtype and shape, and tsc reports violations on the second
+ * operand.
+ */
+import type { Checked, Outcome } from "../../types/errors.js";
+import type { DTypeClass, Elementwise, Unary } from "../../types/ops.js";
+import type { TreeLike } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import type { TreeDef } from "../ir/types.js";
+import { currentGraph, isTracer, type Tracer } from "./trace.js";
+import { flatten, unflatten } from "./tree.js";
+import { asTracer } from "./values.js";
+
+export type Operand = TreeLike | number;
+
+export type BinaryFn<Op extends string, Class extends DTypeClass> = <A extends Operand, B extends Operand>(
+  a: A,
+  b: Checked<B, Elementwise<Op, Class, A, B>>,
+) => Outcome<Elementwise<Op, Class, A, B>>;
+
+export type UnaryFn<Op extends string, Class extends DTypeClass> = <A extends TreeLike>(
+  a: Checked<A, Unary<Op, Class, A>>,
+) => Outcome<Unary<Op, Class, A>>;
+
+const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
+
+/** The path of the first node where two tree definitions differ, or undefined. */
+function firstMismatch(a: TreeDef, b: TreeDef, path: string): string | undefined {
+  const here = path === "" ? "the root" : path;
+  if (typeof a === "number" || typeof b === "number") return typeof a === typeof b ? undefined : here;
+  if (Array.isArray(a) !== Array.isArray(b)) return here;
+  if (Array.isArray(a)) {
+    const bs = b as readonly TreeDef[];
+    if (a.length !== bs.length) return here;
+    for (let i = 0; i < a.length; i++) {
+      const m = firstMismatch(a[i]!, bs[i]!, `${path}[${i}]`);
+      if (m !== undefined) return m;
+    }
+    return undefined;
+  }
+  const ra = a as Record<string, TreeDef>;
+  const rb = b as Record<string, TreeDef>;
+  const ka = Object.keys(ra);
+  if (ka.length !== Object.keys(rb).length || ka.some((k) => !(k in rb))) return here;
+  for (const k of ka) {
+    const m = firstMismatch(ra[k]!, rb[k]!, path === "" ? k : `${path}.${k}`);
+    if (m !== undefined) return m;
+  }
+  return undefined;
+}
+
+/** Applies a leaf operation across operands that may be trees (see types/ops.ts Elementwise). */
+export function zipTrees(op: string, a: unknown, b: unknown, leaf: (x: Tracer | number, y: Tracer | number) => Tracer): unknown {
+  if (isLeaf(a) && isLeaf(b)) return leaf(a, b);
+  if (isLeaf(a)) {
+    const fb = flatten(b, isLeaf, `${op}() operand`);
+    return unflatten(fb.def, fb.leaves.map((y) => leaf(a, y)));
+  }
+  const fa = flatten(a, isLeaf, `${op}() operand`);
+  if (isLeaf(b)) return unflatten(fa.def, fa.leaves.map((x) => leaf(x, b)));
+  const fb = flatten(b, isLeaf, `${op}() operand`);
+  const mismatch = firstMismatch(fa.def, fb.def, "");
+  if (mismatch !== undefined) throw ftError("FT107", { op, path: mismatch });
+  return unflatten(fa.def, fa.leaves.map((x, i) => leaf(x, fb.leaves[i]!)));
+}
+
+/** Emits a binary primitive on two leaves, numbers becoming constants of the other's dtype. */
+export function emitBinary(primitive: string, op: string, a: Tracer | number, b: Tracer | number): Tracer {
+  const ta = asTracer(a, op, isTracer(b) ? b : undefined);
+  const tb = asTracer(b, op, ta);
+  return currentGraph(op).emit(primitive, [ta, tb], {}, op)[0]!;
+}
+
+/** A binary operation; Class is its dtype class for the types, the primitive table applies the same at run time. */
+export function binaryOp<Op extends string, Class extends DTypeClass>(op: Op, primitive: string): BinaryFn<Op, Class> {
+  return ((a: unknown, b: unknown) => zipTrees(op, a, b, (x, y) => emitBinary(primitive, op, x, y))) as never;
+}
+
+export function unaryOp<Op extends string, Class extends DTypeClass>(op: Op, primitive: string): UnaryFn<Op, Class> {
+  return ((a: unknown) => {
+    const fa = flatten(a, isTracer, `${op}() operand`);
+    return unflatten(
+      fa.def,
+      fa.leaves.map((x) => currentGraph(op).emit(primitive, [x], {}, op)[0]!),
+    );
+  }) as never;
+}
+
+// Arithmetic (f32 or i32)
+export const add = binaryOp<"add", "numeric">("add", "add");
+export const sub = binaryOp<"sub", "numeric">("sub", "sub");
+export const mul = binaryOp<"mul", "numeric">("mul", "mul");
+export const maximum = binaryOp<"maximum", "numeric">("maximum", "maximum");
+export const minimum = binaryOp<"minimum", "numeric">("minimum", "minimum");
+// Float only
+export const div = binaryOp<"div", "float">("div", "div");
+export const pow = binaryOp<"pow", "float">("pow", "pow");
+// Comparisons, to bool
+export const less = binaryOp<"less", "compare">("less", "less");
+export const lessEqual = binaryOp<"lessEqual", "compare">("lessEqual", "less_equal");
+export const greater = binaryOp<"greater", "compare">("greater", "greater");
+export const greaterEqual = binaryOp<"greaterEqual", "compare">("greaterEqual", "greater_equal");
+export const equal = binaryOp<"equal", "equality">("equal", "equal");
+export const notEqual = binaryOp<"notEqual", "equality">("notEqual", "not_equal");
+export const logicalAnd = binaryOp<"logicalAnd", "logical">("logicalAnd", "logical_and");
+export const logicalOr = binaryOp<"logicalOr", "logical">("logicalOr", "logical_or");
+
+export const neg = unaryOp<"neg", "numeric">("neg", "neg");
+export const abs = unaryOp<"abs", "numeric">("abs", "abs");
+export const sign = unaryOp<"sign", "numeric">("sign", "sign");
+export const exp = unaryOp<"exp", "float">("exp", "exp");
+export const log = unaryOp<"log", "float">("log", "log");
+export const sqrt = unaryOp<"sqrt", "float">("sqrt", "sqrt");
+export const logicalNot = unaryOp<"logicalNot", "logical">("logicalNot", "logical_not");
+export const relu = unaryOp<"relu", "numeric">("relu", "relu");
+export const sigmoid = unaryOp<"sigmoid", "float">("sigmoid", "sigmoid");
+export const tanh = unaryOp<"tanh", "float">("tanh", "tanh");
+export const stopGradient = unaryOp<"stopGradient", "any">("stopGradient", "stop_gradient");

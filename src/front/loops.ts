@@ -1,0 +1,111 @@
+/**
+ * Loops for local training and server rounds: fori(n, init, body) and scan(init, xs, body).
+ * A loop traces its body once into a sub-graph (it is not unrolled); the carry must keep its
+ * type from one step to the next (FT208), which tsc checks on the body's return type.
+ */
+import type { Message, Validate } from "../../types/errors.js";
+import type { Print } from "../../types/print.js";
+import type { Dim, LeafPaths, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
+import { checkCarry, flattenTracers } from "./placement.js";
+import { currentGraph, traceBody, type Tracer } from "./trace.js";
+import { unflatten } from "./tree.js";
+
+/** Placements that hold the same kind of value from one loop step to the next. */
+type SameSide<P extends Placement> = P extends "local" | "member" ? "local" | "member" : P;
+type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
+  ? Got extends Tensor<S, D, SameSide<P>>
+    ? true
+    : false
+  : false;
+
+/** FT208 messages for carry leaves whose type changed, or never. */
+type CarryCheck<Op extends string, C, R> = C extends Typed
+  ? LeafMatches<C, R> extends true
+    ? never
+    : Message<"FT208", { op: Op; got: Print<R>; want: Print<C> }>
+  : R extends object
+    ? { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : Message<"FT208", { op: Op; got: `no ${K & string}`; want: `a tree with ${K & string}` }> }[keyof C]
+    : Message<"FT208", { op: Op; got: Print<R>; want: "a tree" }>;
+
+export type LoopIndex = Tensor<[], "int32", "local">;
+
+/** Runs body count times: carry = body(i, carry) for i = 0 .. count-1. */
+export function fori<C extends TreeLike, R>(
+  count: number,
+  init: C,
+  body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
+): C {
+  const op = "fori";
+  if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
+  const index = currentGraph(op).emit("iota", [], { length: count }, op)[0]!;
+  const [carry] = loop(op, init, [index], count, (c, [i]) => [(body as (i: unknown, c: unknown) => unknown)(i, c), undefined]);
+  return carry as C;
+}
+
+/** A tree with the leading dim of every leaf removed: one step of scan's xs. */
+export type Step<X> = X extends Tensor<readonly [Dim, ...infer S extends Shape], infer D, infer P>
+  ? Tensor<S, D, P>
+  : { -readonly [K in keyof X]: Step<X[K]> };
+/** A tree with N prepended to every leaf's shape: scan's stacked outputs. */
+export type Stacked<Y, N extends Dim> = Y extends Tensor<infer S, infer D, infer P>
+  ? Tensor<[N, ...S], D, P>
+  : Y extends undefined | null
+    ? Y
+    : { -readonly [K in keyof Y]: Stacked<Y[K], N> };
+type LeadingDim<X> = LeafPaths<X, Placement> extends [string, infer L] ? (ShapeOf<L> extends readonly [infer N extends Dim, ...Dim[]] ? N : number) : number;
+
+/**
+ * Runs body over the leading axis of xs (a tree), threading a carry:
+ * `[carry, y_t] = body(carry, xs[t])`; returns the final carry and the y_t stacked.
+ */
+export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
+  init: C,
+  xs: X,
+  body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
+): [C, Stacked<Y, LeadingDim<X>>] {
+  const op = "scan";
+  const flatXs = flattenTracers(xs, "scan() xs");
+  let length: DimValue = null;
+  flatXs.leaves.forEach((t, i) => {
+    if (t.shape.length === 0) throw ftError("FT204", { op, axis: 0, a: t.toString(), rank: 0 });
+    const lead = t.shape[0]!;
+    if (i === 0) length = lead;
+    else if (lead !== null && length !== null && lead !== length) {
+      throw ftError("FT210", { what: `scan() xs at ${flatXs.paths[i] || "the root"}`, dim: 0, got: String(lead), want: String(length) });
+    }
+  });
+  const result = loop(op, init, flatXs.leaves, length, (c, steps) =>
+    (body as (c: unknown, x: unknown) => readonly [unknown, unknown])(c, unflatten(flatXs.def, steps)),
+  );
+  return result as never;
+}
+
+/**
+ * Traces a loop body as a `scan` node: body inputs are [carry..., one step of each xs leaf...],
+ * outputs [carry..., y...]; the node returns [final carry..., stacked y...].
+ */
+function loop(
+  op: string,
+  init: unknown,
+  xs: readonly Tracer[],
+  length: DimValue,
+  body: (carry: unknown, steps: Tracer[]) => readonly [unknown, unknown],
+): [unknown, unknown] {
+  const carry = flattenTracers(init, `${op}() initial carry`);
+  const stepTypes: ValueType[] = xs.map((t) => ({ ...t.type, shape: t.shape.slice(1) }));
+  let yDef: TreeDef | undefined;
+  const traced = traceBody(op, [...carry.leaves.map((t) => t.type), ...stepTypes], (ins) => {
+    const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
+    const nextFlat = flattenTracers(next, `${op}() body carry`);
+    checkCarry(op, nextFlat.leaves, carry.leaves);
+    if (ys === undefined || ys === null) return nextFlat.leaves;
+    const yFlat = flattenTracers(ys, `${op}() body output`);
+    yDef = yFlat.def;
+    return [...nextFlat.leaves, ...yFlat.leaves];
+  });
+  const outs = currentGraph(op).emit("scan", [...carry.leaves, ...xs], { carries: carry.leaves.length, length }, op, [traced]);
+  const finalCarry = unflatten(carry.def, outs.slice(0, carry.leaves.length));
+  return [finalCarry, yDef === undefined ? undefined : unflatten(yDef, outs.slice(carry.leaves.length))];
+}

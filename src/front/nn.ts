@@ -1,0 +1,151 @@
+/**
+ * Neural-network operations: softmax, convolution and pooling (NHWC), and the losses a
+ * federated-learning user needs. Losses return one value per example (the batch dims), so
+ * that padded batches can be masked before averaging.
+ */
+import type { Checked, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Binary, Ctx } from "../../types/ops.js";
+import type { Print } from "../../types/print.js";
+import type { Broadcast, DimsAgree, NormalizeAxis, WindowDim } from "../../types/shape.js";
+import type { DType, DTypeOf, Dim, PlacementOf, Shape, ShapeOf, Tensor } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { printType } from "../ir/print.js";
+import { currentGraph, type Tracer } from "./trace.js";
+import { asTracer } from "./values.js";
+import { emitBinary } from "./elementwise.js";
+
+type FloatCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "float32"
+  ? never
+  : DType extends DTypeOf<X>
+    ? never
+    : Message<"FT205", { op: Op; want: "f32"; got: DTypeOf<X> extends "int32" ? "i32" : "bool" }>;
+type AxisCheck<Op extends string, X extends Tensor, Axis extends number> = NormalizeAxis<Axis, ShapeOf<X>["length"]> extends "fail"
+  ? Message<"FT204", { op: Op; axis: Axis; a: Print<X>; rank: ShapeOf<X>["length"] }>
+  : never;
+
+function softmaxLike(op: string, primitive: string, x: unknown, axis: number): Tracer {
+  return currentGraph(op).emit(primitive, [asTracer(x, op)], { axis }, op)[0]!;
+}
+
+/** exp(x) / sum(exp(x)) along an axis (default the last). */
+export function softmax<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, FloatCheck<"softmax", X>>,
+  axis?: Validate<Axis, AxisCheck<"softmax", X, Axis>>,
+): IfValid<FloatCheck<"softmax", X> | AxisCheck<"softmax", X, Axis>, X> {
+  return softmaxLike("softmax", "softmax", x, (axis as number | undefined) ?? -1) as never;
+}
+
+/** log(softmax(x)), computed stably. */
+export function logSoftmax<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, FloatCheck<"logSoftmax", X>>,
+  axis?: Validate<Axis, AxisCheck<"logSoftmax", X, Axis>>,
+): IfValid<FloatCheck<"logSoftmax", X> | AxisCheck<"logSoftmax", X, Axis>, X> {
+  return softmaxLike("logSoftmax", "log_softmax", x, (axis as number | undefined) ?? -1) as never;
+}
+
+/** Drops the last dim: the per-example shape of a loss over class scores. */
+type Batch<S extends Shape> = S extends readonly [...infer B extends Dim[], Dim] ? B : Dim[];
+type LossOutcome<Op extends string, A extends Tensor, B extends Tensor> =
+  Binary<Op, "float", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<Op, A, B>>> extends infer R
+    ? R extends Tensor
+      ? Tensor<Batch<ShapeOf<R>>, "float32", PlacementOf<R>>
+      : R
+    : never;
+
+/** Per-example cross-entropy of softmax(logits) against label distributions (one-hot rows). */
+export function softmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
+  logits: L,
+  labels: Checked<Y, LossOutcome<"softmaxCrossEntropy", L, Y>>,
+): Outcome<LossOutcome<"softmaxCrossEntropy", L, Y>> {
+  const op = "softmaxCrossEntropy";
+  const g = currentGraph(op);
+  const logp = g.emit("log_softmax", [asTracer(logits, op)], { axis: -1 }, op)[0]!;
+  const prod = emitBinary("mul", op, asTracer(labels, op), logp);
+  const total = g.emit("reduce_sum", [prod], { axes: [-1], keepDims: false }, op)[0]!;
+  return g.emit("neg", [total], {}, op)[0] as never;
+}
+
+type SparseOutcome<L extends Tensor, Y extends Tensor> = DTypeOf<Y> extends "int32"
+  ? LossOutcome<"sparseSoftmaxCrossEntropy", L, Tensor<[...ShapeOf<Y>, ShapeOf<L> extends readonly [...Dim[], infer K extends Dim] ? K : number], "float32", PlacementOf<Y>>>
+  : FailWith<"FT205", { op: "sparseSoftmaxCrossEntropy"; want: "i32"; got: DTypeOf<Y> extends "float32" ? "f32" : "bool" }>;
+
+/** Per-example cross-entropy of softmax(logits) against int32 class labels. */
+export function sparseSoftmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
+  logits: L,
+  labels: Checked<Y, SparseOutcome<L, Y>>,
+): Outcome<SparseOutcome<L, Y>> {
+  const op = "sparseSoftmaxCrossEntropy";
+  const l = asTracer(logits, op);
+  const y = asTracer(labels, op);
+  const classes = l.shape[l.shape.length - 1];
+  if (typeof classes !== "number") throw ftError("FT204", { op, axis: -1, a: printType(l.type), rank: l.shape.length });
+  const g = currentGraph(op);
+  const oneHotLabels = g.emit("one_hot", [y], { depth: classes }, op)[0]!;
+  return softmaxCrossEntropy(l as never, oneHotLabels as never) as never;
+}
+
+/** Per-example mean of squared differences over the last axis. */
+export function meanSquaredError<P extends Tensor, Y extends Tensor>(
+  predictions: P,
+  targets: Checked<Y, LossOutcome<"meanSquaredError", P, Y>>,
+): Outcome<LossOutcome<"meanSquaredError", P, Y>> {
+  const op = "meanSquaredError";
+  const diff = emitBinary("sub", op, asTracer(predictions, op), asTracer(targets, op));
+  const sq = emitBinary("mul", op, diff, diff);
+  return currentGraph(op).emit("reduce_mean", [sq], { axes: [-1], keepDims: false }, op)[0] as never;
+}
+
+export interface WindowOptions<Stride extends number = number> {
+  readonly strides?: Stride | readonly [Stride, Stride];
+  readonly padding?: "same" | "valid";
+}
+type StrideOf<O> = O extends { strides: infer S } ? (S extends readonly [infer A, unknown] ? A : S) : 1;
+type PaddingOf<O> = O extends { padding: infer P } ? P : "same";
+
+type ConvShape<X extends Shape, F extends Shape, O> = X extends readonly [infer N, infer H, infer W, Dim]
+  ? F extends readonly [infer KH, infer KW, Dim, infer C]
+    ? [N, WindowDim<H, KH, StrideOf<O>, PaddingOf<O>>, WindowDim<W, KW, StrideOf<O>, PaddingOf<O>>, C]
+    : Dim[]
+  : Dim[];
+type ConvOutcome<X extends Tensor, F extends Tensor, O> =
+  ShapeOf<X> extends readonly [Dim, Dim, Dim, infer CX]
+    ? ShapeOf<F> extends readonly [Dim, Dim, infer CF, Dim]
+      ? DimsAgree<CX, CF> extends true
+        ? Binary<"conv2d", "float", X, F, ConvShape<ShapeOf<X>, ShapeOf<F>, O>>
+        : FailWith<"FT202", { op: "conv2d"; a: Print<X>; b: Print<F>; ka: `${CX & (string | number)}`; kb: `${CF & (string | number)}` }>
+      : Binary<"conv2d", "float", X, F, Dim[]>
+    : Binary<"conv2d", "float", X, F, Dim[]>;
+
+function windowAttrs(options: WindowOptions | undefined): { strides: number[]; padding: "same" | "valid" } {
+  const s = options?.strides ?? 1;
+  const strides = typeof s === "number" ? [s, s] : [...s];
+  const padding = options?.padding ?? "same";
+  if (padding !== "same" && padding !== "valid") throw ftError("FT305", { option: "padding", why: `must be "same" or "valid", got ${String(padding)}` });
+  if (strides.some((v) => !Number.isInteger(v) || v < 1)) throw ftError("FT305", { option: "strides", why: `must be positive integers, got ${strides.join(",")}` });
+  return { strides, padding };
+}
+
+/** 2-D convolution, NHWC input `[N,H,W,C]` and filter `[kh,kw,C,F]`. */
+export function conv2d<X extends Tensor, F extends Tensor, const O extends WindowOptions = {}>(
+  x: X,
+  filter: Checked<F, ConvOutcome<X, F, O>>,
+  options?: O,
+): Outcome<ConvOutcome<X, F, O>> {
+  const op = "conv2d";
+  return currentGraph(op).emit("conv2d", [asTracer(x, op), asTracer(filter, op)], windowAttrs(options), op)[0] as never;
+}
+
+type PoolShape<X extends Shape, Win extends number, O> = X extends readonly [infer N, infer H, infer W, infer C]
+  ? [N, WindowDim<H, Win, StrideOf<O>, PaddingOf<O>>, WindowDim<W, Win, StrideOf<O>, PaddingOf<O>>, C]
+  : Dim[];
+
+/** Max pooling over square windows, NHWC; strides default to the window. */
+export function maxPool2d<X extends Tensor, const Win extends number, const O extends WindowOptions = { strides: Win }>(
+  x: Validate<X, FloatCheck<"maxPool2d", X>>,
+  window: Win,
+  options?: O,
+): IfValid<FloatCheck<"maxPool2d", X>, Tensor<PoolShape<ShapeOf<X>, Win, O>, "float32", PlacementOf<X>>> {
+  const op = "maxPool2d";
+  const attrs = windowAttrs({ strides: window, ...options });
+  return currentGraph(op).emit("max_pool", [asTracer(x, op)], { window: [window, window], ...attrs }, op)[0] as never;
+}

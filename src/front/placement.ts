@@ -1,0 +1,213 @@
+/**
+ * The placement primitives (SPEC section 3): broadcast, map, the reductions and aggregate.
+ * Each works on whole trees; tsc reports misuse through the parameter types, and the same
+ * checks run while tracing, with the same codes and texts.
+ */
+import type {
+  BroadcastCheck,
+  IfValid,
+  MapArgCheck,
+  MapResult,
+  MapResultCheck,
+  ReduceCheck,
+  Validate,
+} from "../../types/placement.js";
+import type { Message } from "../../types/errors.js";
+import type { Print } from "../../types/print.js";
+import type { Place, Tensor, TreeLike } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { isAtClients } from "../ir/placement.js";
+import { printType } from "../ir/print.js";
+import type { Placement, TreeDef, ValueType } from "../ir/types.js";
+import { emitBinary } from "./elementwise.js";
+import { currentGraph, isTracer, traceBody, type Tracer } from "./trace.js";
+import { flatten, leafPaths, unflatten } from "./tree.js";
+
+/** "T" or "T at path", as types/placement.ts prints an offending leaf. */
+export function gotAt(type: ValueType, path: string): string {
+  return path === "" ? printType(type) : `${printType(type)} at ${path}`;
+}
+
+/** A tree of tracers, flattened, with each leaf's path. */
+export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[]; def: TreeDef; paths: string[] } {
+  const { leaves, def } = flatten(tree, isTracer, what);
+  return { leaves, def, paths: leafPaths(def) };
+}
+
+/** FT105 for members, else the given error for the first leaf not at an allowed placement. */
+function checkLeaves(op: string, leaves: readonly Tracer[], paths: readonly string[], allowed: (p: Placement) => boolean, fail: (got: string) => Error): void {
+  if (leaves.some((t) => t.placement === "member")) throw ftError("FT105", { op });
+  const bad = leaves.findIndex((t) => !allowed(t.placement));
+  if (bad >= 0) throw fail(gotAt(leaves[bad]!.type, paths[bad]!));
+}
+
+function federated(op: string, primitive: string, tree: unknown): unknown {
+  const { leaves, def, paths } = flattenTracers(tree, `${op}() argument`);
+  const graph = currentGraph(op);
+  if (primitive === "federated_broadcast") {
+    checkLeaves(op, leaves, paths, (p) => p === "server", (got) => ftError("FT101", { got }));
+  } else {
+    checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  }
+  return unflatten(def, leaves.map((t) => graph.emit(primitive, [t], {}, op)[0]!));
+}
+
+/** Copies a SERVER value (or tree) to every client: `T@SERVER` to `T@CLIENTS`. */
+export function broadcast<T extends TreeLike>(x: Validate<T, BroadcastCheck<T>>): IfValid<BroadcastCheck<T>, Place<T, "clients-equal">> {
+  return federated("broadcast", "federated_broadcast", x) as never;
+}
+
+export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T>>): IfValid<ReduceCheck<"reduceSum", T>, Place<T, "server">> {
+  return federated("reduceSum", "federated_sum", x) as never;
+}
+export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T>>): IfValid<ReduceCheck<"reduceMean", T>, Place<T, "server">> {
+  return federated("reduceMean", "federated_mean", x) as never;
+}
+export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T>>): IfValid<ReduceCheck<"reduceMax", T>, Place<T, "server">> {
+  return federated("reduceMax", "federated_max", x) as never;
+}
+export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T>>): IfValid<ReduceCheck<"reduceMin", T>, Place<T, "server">> {
+  return federated("reduceMin", "federated_min", x) as never;
+}
+
+type WeightCheck<W> =
+  | ReduceCheck<"reduceWeightedMean", W>
+  | (W extends Tensor<[], "float32"> ? never : Message<"FT207", { op: "reduceWeightedMean"; got: Print<W> }>);
+
+/**
+ * sum_i(w_i x_i) / sum_i(w_i) over the clients, for every leaf of x: FedAvg's
+ * example-weighted mean when w is each client's example count.
+ */
+export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
+  x: Validate<T, ReduceCheck<"reduceWeightedMean", T>>,
+  weight: Validate<W, WeightCheck<W>>,
+): IfValid<ReduceCheck<"reduceWeightedMean", T> | WeightCheck<W>, Place<T, "server">> {
+  const op = "reduceWeightedMean";
+  const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
+  checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  const w = weight as unknown as Tracer;
+  if (!isTracer(w)) throw ftError("FT207", { op, got: String(w) });
+  checkLeaves(op, [w], [""], isAtClients, (got) => ftError("FT103", { op, got }));
+  if (w.shape.length !== 0 || w.dtype !== "float32") throw ftError("FT207", { op, got: printType(w.type) });
+  const graph = currentGraph(op);
+  const total = graph.emit("federated_sum", [w], {}, op)[0]!;
+  return unflatten(
+    def,
+    leaves.map((leaf) => {
+      const weighted = graph.emit("federated_sum", [emitBinary("mul", op, leaf, w)], {}, op)[0]!;
+      return emitBinary("div", op, weighted, total);
+    }),
+  ) as never;
+}
+
+type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: Place<Xs[K], "member"> };
+
+/**
+ * Runs f once per client on that client's members of xs (all at the CLIENTS); the results
+ * form a CLIENTS value: `{U}@CLIENTS`, or `U@CLIENTS` when every argument was all-equal.
+ */
+export function map<const Xs extends readonly TreeLike[], R>(
+  f: (...members: MembersOf<Xs>) => Validate<R, MapResultCheck<R>>,
+  ...xs: { [K in keyof Xs]: Validate<Xs[K], MapArgCheck<Xs[K]>> }
+): IfValid<MapArgCheck<Xs[number]> | MapResultCheck<R>, MapResult<R, Xs>> {
+  const op = "map";
+  const args = xs.map((x, i) => flattenTracers(x, `map() argument ${i + 1}`));
+  for (const a of args) checkLeaves(op, a.leaves, a.paths, isAtClients, (got) => ftError("FT102", { got }));
+  const inputs = args.flatMap((a) => a.leaves);
+  let outDef: TreeDef = 0;
+  const body = traceBody(
+    op,
+    inputs.map((t) => ({ ...t.type, placement: "member" as const })),
+    (members) => {
+      let next = 0;
+      const memberTrees = args.map((a) => unflatten(a.def, members.slice(next, (next += a.leaves.length))));
+      const out = flattenTracers((f as (...m: unknown[]) => unknown)(...memberTrees), "map() result");
+      out.leaves.forEach((t, i) => {
+        if (t.placement !== "member" && t.placement !== "local") {
+          throw ftError("FT106", { got: gotAt(t.type, out.paths[i]!), outer: "map()'s result" });
+        }
+      });
+      outDef = out.def;
+      return out.leaves;
+    },
+  );
+  return unflatten(outDef, currentGraph(op).emit("map", inputs, {}, op, [body])) as never;
+}
+
+/** The accumulator as the per-client functions of aggregate() see it and return it. */
+type Acc<U> = Place<U, "member">;
+type AccResult<U> = Place<U, "member" | "local">;
+
+export interface Aggregation<X, U, R> {
+  /** The initial accumulator, built from constants. */
+  zero: () => U;
+  /** Folds one client's member into a partial accumulator. */
+  accumulate: (acc: Acc<U>, member: Place<X, "member">) => AccResult<U>;
+  /** Combines two partial accumulators (from disjoint groups of clients). */
+  merge: (a: Acc<U>, b: Acc<U>) => AccResult<U>;
+  /** Turns the final accumulator into the result, placed at the SERVER. */
+  report: (acc: Acc<U>) => R;
+}
+
+/**
+ * The generic reduction of TFF's federated_aggregate: clients are split into groups, each
+ * group folds its members into zero() with accumulate, the partial results are merged, and
+ * report makes the SERVER value.
+ */
+export function aggregate<X extends TreeLike, U extends TreeLike, R extends TreeLike>(
+  x: Validate<X, ReduceCheck<"aggregate", X>>,
+  fns: Aggregation<X, U, R>,
+): IfValid<ReduceCheck<"aggregate", X>, Place<R, "server">> {
+  const op = "aggregate";
+  const xs = flattenTracers(x, "aggregate() argument");
+  checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  const zero = flattenTracers(fns.zero(), "aggregate() zero");
+  const accTypes = zero.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
+  const memberTypes = xs.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
+  const checkAcc = (what: string, out: unknown): Tracer[] => {
+    const acc = flattenTracers(out, `aggregate() ${what} result`);
+    checkCarry(`aggregate ${what}`, acc.leaves, zero.leaves);
+    return acc.leaves;
+  };
+  const accTree = (leaves: Tracer[]) => unflatten(zero.def, leaves);
+  const accumulate = traceBody(op, [...accTypes, ...memberTypes], (ins) =>
+    checkAcc("accumulate", fns.accumulate(accTree(ins.slice(0, accTypes.length)) as never, unflatten(xs.def, ins.slice(accTypes.length)) as never)),
+  );
+  const merge = traceBody(op, [...accTypes, ...accTypes], (ins) =>
+    checkAcc("merge", fns.merge(accTree(ins.slice(0, accTypes.length)) as never, accTree(ins.slice(accTypes.length)) as never)),
+  );
+  let reportDef: TreeDef = 0;
+  const report = traceBody(op, accTypes, (ins) => {
+    const out = flattenTracers(fns.report(accTree(ins) as never), "aggregate() report result");
+    reportDef = out.def;
+    return out.leaves;
+  });
+  const outputs = currentGraph(op).emit(
+    "aggregate",
+    [...xs.leaves, ...zero.leaves],
+    { members: xs.leaves.length, accumulators: zero.leaves.length },
+    op,
+    [accumulate, merge, report],
+  );
+  return unflatten(reportDef, outputs) as never;
+}
+
+/**
+ * FT208 unless a loop or accumulator result has the carry's tree size, shapes and dtypes.
+ * Placements local and member count as the same: both are one client's (or no) value.
+ */
+export function checkCarry(op: string, got: readonly Tracer[], want: readonly Tracer[]): void {
+  const sameType = (a: ValueType, b: ValueType): boolean =>
+    a.dtype === b.dtype &&
+    a.shape.length === b.shape.length &&
+    a.shape.every((d, i) => d === b.shape[i]) &&
+    (a.placement === b.placement || (!isPlaced(a.placement) && !isPlaced(b.placement)));
+  if (got.length !== want.length) {
+    throw ftError("FT208", { op, got: `${got.length} values`, want: `${want.length} values` });
+  }
+  got.forEach((t, i) => {
+    if (!sameType(t.type, want[i]!.type)) throw ftError("FT208", { op, got: printType(t.type), want: printType(want[i]!.type) });
+  });
+}
+
+const isPlaced = (p: Placement): boolean => p !== "local" && p !== "member";

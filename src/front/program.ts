@@ -1,0 +1,81 @@
+/**
+ * program(inputs, body): declares a federated program from its input specs and traces body
+ * once into the IR. The result is the typed program: its IR, its TFF-style signature, and
+ * (src/runtime) the means to run it.
+ */
+import type { TreeLike, ValueOf } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { printTree } from "../ir/print.js";
+import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
+import { flattenTracers } from "./placement.js";
+import { isSpec, type Spec } from "./specs.js";
+import { GraphBuilder, recordInto, ValueTable } from "./trace.js";
+import { flatten, unflatten } from "./tree.js";
+
+export type InputSpecs = { readonly [name: string]: TreeLike };
+
+/** The static types a program was declared with: its input specs and its output values. */
+export declare const programTypes: unique symbol;
+
+export interface ProgramOptions {
+  /** Shown in signatures and logs. */
+  readonly name?: string;
+}
+
+export class Program<I = InputSpecs, O = unknown> {
+  declare readonly [programTypes]: { readonly inputs: I; readonly output: O };
+
+  constructor(readonly ir: ProgramIR) {}
+
+  get name(): string {
+    return this.ir.name;
+  }
+
+  /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
+  get signature(): string {
+    return signatureOf(this.ir);
+  }
+
+  toJSON(): ProgramIR {
+    return this.ir;
+  }
+}
+
+export function signatureOf(ir: ProgramIR): string {
+  const inputType = (i: number): ValueType => ir.values[ir.graph.inputs[i]!]!;
+  const outputType = (i: number): ValueType => ir.values[ir.graph.outputs[i]!]!;
+  return `(${printTree(ir.inputTree, inputType)} -> ${printTree(ir.outputTree, outputType)})`;
+}
+
+/**
+ * Declares a program. `inputs` names each input and gives its spec (a tree of f32/i32/bool
+ * specs placed with atServer/atClients, or local); body receives the traced values and returns
+ * the outputs (a tree).
+ */
+export function program<const I extends InputSpecs, O>(
+  inputs: I,
+  body: (inputs: ValueOf<I>) => O,
+  options: ProgramOptions = {},
+): Program<I, O> {
+  const name = options.name ?? "program";
+  if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs)) {
+    throw ftError("FT302", { what: "program() inputs", why: "expected a record of input specs, such as { x: atClients(f32([3])) }" });
+  }
+  const specs = flatten(inputs, isSpec, "program() input", "specs (f32, i32, bool, atServer, atClients)");
+  const values = new ValueTable();
+  const graph = new GraphBuilder(values, undefined);
+  const outputs = recordInto(graph, () => {
+    const args = specs.leaves.map((s: Spec) => graph.addInput({ shape: s.shape, dtype: s.dtype, placement: s.placement }));
+    return flattenTracers(body(unflatten(specs.def, args) as ValueOf<I>), "program() result");
+  });
+  const closed = graph.finish(outputs.leaves);
+  return new Program<I, O>({
+    format: "fedtensor-ir",
+    version: 1,
+    name,
+    values: values.types,
+    graph: closed,
+    inputTree: specs.def,
+    outputTree: outputs.def as TreeDef,
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * Spec values: declare a program's inputs once, with their static types, and let inference do
+ * the rest. `f32(["B", 784])` is a float32 tensor of B rows; `atClients(spec)` places a spec
+ * (or a tree of specs) at the clients, `atServer(spec)` at the server.
+ */
+import { ftError } from "../errors/error.js";
+import { printType } from "../ir/print.js";
+import type { DType, Placement, ValueType } from "../ir/types.js";
+import type { NestCheck, Validate } from "../../types/placement.js";
+import type { Dim, Place, TensorSpec, TypeInfo, staticType } from "../../types/tensor.js";
+import { flatten, unflatten } from "./tree.js";
+
+/** Dims as written in a spec: a size, a name, or null for a size known only at run time. */
+export type SpecShape = readonly (number | string | null)[];
+export type SpecDims<S extends SpecShape> = { -readonly [K in keyof S]: S[K] extends null ? number : S[K] & Dim };
+
+export class Spec implements ValueType {
+  declare readonly [staticType]: TypeInfo;
+  readonly kind = "spec";
+  constructor(
+    readonly shape: readonly (number | string | null)[],
+    readonly dtype: DType,
+    readonly placement: Placement,
+  ) {}
+  toString(): string {
+    return printType(this);
+  }
+}
+
+export const isSpec = (x: unknown): x is Spec => x instanceof Spec;
+
+function makeSpec(shape: SpecShape, dtype: DType): Spec {
+  for (const d of shape) {
+    const ok = d === null || (typeof d === "string" && d.length > 0) || (Number.isInteger(d) && (d as number) >= 0);
+    if (!ok) throw ftError("FT302", { what: `spec dim ${String(d)}`, why: "dims are sizes >= 0, names, or null" });
+  }
+  return new Spec([...shape], dtype, "local");
+}
+
+export function f32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "float32", "local"> {
+  return makeSpec(shape, "float32") as never;
+}
+export function i32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "int32", "local"> {
+  return makeSpec(shape, "int32") as never;
+}
+export function bool<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "bool", "local"> {
+  return makeSpec(shape, "bool") as never;
+}
+
+function place(tree: unknown, placement: Placement, outer: string): unknown {
+  const { leaves, def } = flatten(tree, isSpec, `${outer} argument`, "specs");
+  for (const leaf of leaves) {
+    if (leaf.placement !== "local") throw ftError("FT106", { got: printType(leaf), outer });
+  }
+  return unflatten(
+    def,
+    leaves.map((s) => new Spec(s.shape, s.dtype, placement)),
+  );
+}
+
+export function atServer<const T extends object>(spec: Validate<T, NestCheck<T, "atServer()">>): Place<T, "server"> {
+  return place(spec, "server", "atServer()") as never;
+}
+export function atClients<const T extends object>(spec: Validate<T, NestCheck<T, "atClients()">>): Place<T, "clients"> {
+  return place(spec, "clients", "atClients()") as never;
+}

@@ -1,0 +1,214 @@
+/**
+ * Tensor operations beyond the elementwise ones: linear algebra, shapes, reductions over
+ * axes, dtype conversion and selection. They compute at the placement of their operands.
+ * Every check of SPEC section 4 is in the parameter types (tsc) and in the primitive rules
+ * (tracing), with the same codes and texts.
+ */
+import type { Checked, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Binary, Ctx, Many, RequireDType, ShapeOp, ShapesOf } from "../../types/ops.js";
+import type { Reshape } from "../../types/reshape.js";
+import type { Broadcast, Concat, ExpandDims, MatMul, Reduce, Slice, Stack, Transpose } from "../../types/shape.js";
+import type { DType, DTypeOf, Dim, PlacementOf, ShapeOf, Tensor } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { printType } from "../ir/print.js";
+import * as shapes from "../ir/shapes.js";
+import { emitBinary } from "./elementwise.js";
+import { currentGraph, type Tracer } from "./trace.js";
+import { asTracer } from "./values.js";
+
+type Mutable<S> = { -readonly [K in keyof S]: S[K] };
+type Axes = number | readonly number[] | undefined;
+
+const graph = (op: string) => currentGraph(op);
+const tracer = (x: unknown, op: string): Tracer => asTracer(x, op);
+
+/** numpy matmul: `[...batch, n, k] @ [...batch, k, m]`; rank-1 operands are vectors. */
+export function matmul<A extends Tensor, B extends Tensor>(
+  a: A,
+  b: Checked<B, Binary<"matmul", "numeric", A, B, MatMul<ShapeOf<A>, ShapeOf<B>, Ctx<"matmul", A, B>>>>,
+): Outcome<Binary<"matmul", "numeric", A, B, MatMul<ShapeOf<A>, ShapeOf<B>, Ctx<"matmul", A, B>>>> {
+  return graph("matmul").emit("matmul", [tracer(a, "matmul"), tracer(b, "matmul")], {}, "matmul")[0] as never;
+}
+
+/** Permutes axes; without perm, reverses them. */
+export function transpose<X extends Tensor, const Perm extends readonly number[] | undefined = undefined>(
+  x: X,
+  perm?: Checked<Perm, Transpose<ShapeOf<X>, Perm, Ctx<"transpose", X>>>,
+): Outcome<ShapeOp<Mutable<Transpose<ShapeOf<X>, Perm, Ctx<"transpose", X>>>, DTypeOf<X>, PlacementOf<X>>> {
+  const attrs = { perm: perm === undefined ? null : [...(perm as readonly number[])] };
+  return graph("transpose").emit("transpose", [tracer(x, "transpose")], attrs, "transpose")[0] as never;
+}
+
+/** Same elements, new shape: dims may be sizes, names, or one -1 for the rest. */
+export function reshape<X extends Tensor, const S extends readonly Dim[]>(
+  x: X,
+  shape: Checked<S, Reshape<ShapeOf<X>, Mutable<S>, Ctx<"reshape", X, Mutable<S>>>>,
+): Outcome<ShapeOp<Reshape<ShapeOf<X>, Mutable<S>, Ctx<"reshape", X, Mutable<S>>>, DTypeOf<X>, PlacementOf<X>>> {
+  const target = [...(shape as readonly Dim[])];
+  if (target.filter((d) => d === -1).length > 1) {
+    throw ftError("FT203", { a: printType(tracer(x, "reshape").type), b: `[${target.join(",")}]`, na: "?", nb: "two -1 dims" });
+  }
+  return graph("reshape").emit("reshape", [tracer(x, "reshape")], { shape: target }, "reshape")[0] as never;
+}
+
+/** Inserts a unit dim at axis (in [-(rank+1), rank]). */
+export function expandDims<X extends Tensor, const Axis extends number>(
+  x: X,
+  axis: Checked<Axis, ExpandDims<ShapeOf<X>, Axis, Ctx<"expandDims", X>>>,
+): Outcome<ShapeOp<ExpandDims<ShapeOf<X>, Axis, Ctx<"expandDims", X>>, DTypeOf<X>, PlacementOf<X>>> {
+  const t = tracer(x, "expandDims");
+  return reshapeTo(t, shapes.expandDimsShape(t.shape, axis as number, "expandDims", printType(t.type)), "expandDims") as never;
+}
+
+/** A reshape to a shape that keeps the element count; unknown dims become -1 (at most one here). */
+function reshapeTo(t: Tracer, shape: readonly (number | string | null)[], op: string): Tracer {
+  return graph(op).emit("reshape", [t], { shape: shape.map((d) => (d === null ? -1 : d)) }, op)[0]!;
+}
+
+/** Joins tensors along an existing axis. */
+export function concat<const Xs extends readonly Tensor[], const Axis extends number = 0>(
+  xs: Checked<Xs, Many<"concat", Xs, Concat<ShapesOf<Xs>, Axis, Ctx<"concat", Xs[0]>>>>,
+  axis?: Axis,
+): Outcome<Many<"concat", Xs, Concat<ShapesOf<Xs>, Axis, Ctx<"concat", Xs[0]>>>> {
+  const ts = (xs as readonly unknown[]).map((x) => tracer(x, "concat"));
+  return graph("concat").emit("concat", ts, { axis: axis ?? 0 }, "concat")[0] as never;
+}
+
+/** Stacks equal-shaped tensors along a new axis. */
+export function stack<const Xs extends readonly Tensor[], const Axis extends number = 0>(
+  xs: Checked<Xs, Many<"stack", Xs, Stack<ShapesOf<Xs>, Axis, Ctx<"stack", Xs[0]>>>>,
+  axis?: Axis,
+): Outcome<Many<"stack", Xs, Stack<ShapesOf<Xs>, Axis, Ctx<"stack", Xs[0]>>>> {
+  const op = "stack";
+  const ts = (xs as readonly unknown[]).map((x) => tracer(x, op));
+  const at = axis ?? 0;
+  // Checked as a stack first, so that a failure names stack() rather than its parts.
+  const stacked = shapes.stackShape(ts.map((t) => t.shape), at, op, printType(ts[0]!.type));
+  const newAxis = at < 0 ? at + stacked.length : at;
+  const expanded = ts.map((t) => reshapeTo(t, shapes.expandDimsShape(t.shape, newAxis, op, printType(t.type)), op));
+  return graph(op).emit("concat", expanded, { axis: newAxis }, op)[0] as never;
+}
+
+/** A block of x: `begin` and `size` per axis; size -1 takes the rest of the axis. */
+export function slice<X extends Tensor, const Begin extends readonly number[], const Size extends readonly number[]>(
+  x: X,
+  begin: Begin,
+  size: Checked<Size, Slice<ShapeOf<X>, Begin, Size, Ctx<"slice", X>>>,
+): Outcome<ShapeOp<Slice<ShapeOf<X>, Begin, Size, Ctx<"slice", X>>, DTypeOf<X>, PlacementOf<X>>> {
+  const attrs = { begin: [...begin], size: [...(size as readonly number[])] };
+  return graph("slice").emit("slice", [tracer(x, "slice")], attrs, "slice")[0] as never;
+}
+
+/** One-hot vectors of length depth for int32 indices: `i32[...S]` to `f32[...S, depth]`. */
+export function oneHot<X extends Tensor, const Depth extends number>(
+  indices: Checked<X, RequireDType<"oneHot", X, "int32">>,
+  depth: Depth,
+): Outcome<RequireDType<"oneHot", X, "int32">> extends never ? never : Tensor<[...ShapeOf<X>, Depth], "float32", PlacementOf<X>> {
+  return graph("oneHot").emit("one_hot", [tracer(indices, "oneHot")], { depth }, "oneHot")[0] as never;
+}
+
+type ReduceOutcome<Op extends string, X extends Tensor, Axis, K extends boolean, D extends DType> = ShapeOp<
+  Reduce<ShapeOf<X>, Axis, K, Ctx<Op, X>>,
+  D,
+  PlacementOf<X>
+>;
+type NumericCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "bool"
+  ? Message<"FT205", { op: Op; want: "f32 or i32"; got: "bool" }>
+  : never;
+type FloatCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "float32"
+  ? never
+  : DType extends DTypeOf<X>
+    ? never
+    : Message<"FT205", { op: Op; want: "f32"; got: DTypeOf<X> extends "int32" ? "i32" : "bool" }>;
+
+function reduceAxes(op: string, primitive: string, x: unknown, axis: Axes, keepDims: boolean | undefined): Tracer {
+  const attrs = { axes: axis === undefined ? null : typeof axis === "number" ? [axis] : [...axis], keepDims: keepDims ?? false };
+  return graph(op).emit(primitive, [tracer(x, op)], attrs, op)[0]!;
+}
+
+/** Sum over axes (all when omitted). */
+export function sum<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
+  x: Validate<X, NumericCheck<"sum", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"sum", X>>>,
+  keepDims?: K,
+): IfValid<NumericCheck<"sum", X>, Outcome<ReduceOutcome<"sum", X, Axis, K, DTypeOf<X>>>> {
+  return reduceAxes("sum", "reduce_sum", x, axis as Axes, keepDims) as never;
+}
+
+/** Mean over axes (all when omitted); float32 only. */
+export function mean<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
+  x: Validate<X, FloatCheck<"mean", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"mean", X>>>,
+  keepDims?: K,
+): IfValid<FloatCheck<"mean", X>, Outcome<ReduceOutcome<"mean", X, Axis, K, DTypeOf<X>>>> {
+  return reduceAxes("mean", "reduce_mean", x, axis as Axes, keepDims) as never;
+}
+
+/** Maximum over axes (all when omitted). */
+export function max<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
+  x: Validate<X, NumericCheck<"max", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"max", X>>>,
+  keepDims?: K,
+): IfValid<NumericCheck<"max", X>, Outcome<ReduceOutcome<"max", X, Axis, K, DTypeOf<X>>>> {
+  return reduceAxes("max", "reduce_max", x, axis as Axes, keepDims) as never;
+}
+
+/** Minimum over axes (all when omitted). */
+export function min<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
+  x: Validate<X, NumericCheck<"min", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"min", X>>>,
+  keepDims?: K,
+): IfValid<NumericCheck<"min", X>, Outcome<ReduceOutcome<"min", X, Axis, K, DTypeOf<X>>>> {
+  return reduceAxes("min", "reduce_min", x, axis as Axes, keepDims) as never;
+}
+
+/** Index of the maximum along an axis (default the last), as int32. */
+export function argmax<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, NumericCheck<"argmax", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, false, Ctx<"argmax", X>>>,
+): IfValid<NumericCheck<"argmax", X>, Outcome<ReduceOutcome<"argmax", X, Axis, false, "int32">>> {
+  return graph("argmax").emit("argmax", [tracer(x, "argmax")], { axis: (axis as number | undefined) ?? -1 }, "argmax")[0] as never;
+}
+
+/** Converts the dtype (the only way to mix float32, int32 and bool). */
+export function cast<X extends Tensor, D extends DType>(x: X, dtype: D): Tensor<ShapeOf<X>, D, PlacementOf<X>> {
+  if (!["float32", "int32", "bool"].includes(dtype)) throw ftError("FT305", { option: "cast dtype", why: `unknown dtype ${String(dtype)}` });
+  return graph("cast").emit("cast", [tracer(x, "cast")], { dtype }, "cast")[0] as never;
+}
+
+type WhereOutcome<C extends Tensor, A extends Tensor, B extends Tensor> =
+  DTypeOf<C> extends "bool"
+    ? Binary<"where", "any", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<"where", A, B>>> extends infer AB
+      ? AB extends Tensor
+        ? Binary<"where", "any", C, AB, Broadcast<ShapeOf<C>, ShapeOf<AB>, Ctx<"where", C, AB>>> extends infer R
+          ? R extends Tensor
+            ? Tensor<ShapeOf<R>, DTypeOf<A>, PlacementOf<R>>
+            : R
+          : never
+        : AB
+      : never
+    : FailWith<"FT205", { op: "where"; want: "bool"; got: DTypeOf<C> extends "int32" ? "i32" : "f32" }>;
+
+/** Elementwise choice: a where cond holds, b elsewhere (shapes broadcast). */
+export function where<C extends Tensor, A extends Tensor, B extends Tensor>(
+  cond: C,
+  a: A,
+  b: Checked<B, WhereOutcome<C, A, B>>,
+): Outcome<WhereOutcome<C, A, B>> {
+  const op = "where";
+  const ta = tracer(a, op);
+  return graph(op).emit("where", [tracer(cond, op), ta, asTracer(b, op, ta)], {}, op)[0] as never;
+}
+
+/** Limits every element to [lo, hi]. */
+export function clip<X extends Tensor>(x: Validate<X, NumericCheck<"clip", X>>, lo: number, hi: number): IfValid<NumericCheck<"clip", X>, X> {
+  if (!(lo <= hi)) throw ftError("FT305", { option: "clip bounds", why: `lo ${lo} is above hi ${hi}` });
+  return emitBinary("minimum", "clip", emitBinary("maximum", "clip", tracer(x, "clip"), lo), hi) as never;
+}
+
+/** Zeros of x's shape, dtype and placement. */
+export function zerosLike<X extends Tensor>(x: X): X {
+  const t = tracer(x, "zerosLike");
+  const zero = asTracer(0, "zerosLike", t);
+  return graph("zerosLike").emit("broadcast_like", [zero, t], {}, "zerosLike")[0] as never;
+}

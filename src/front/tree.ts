@@ -1,0 +1,79 @@
+/**
+ * Trees of values (records and arrays, as model parameters and batches are): flattening to
+ * leaves with a JSON tree definition, and rebuilding.
+ */
+import { ftError } from "../errors/error.js";
+import type { TreeDef } from "../ir/types.js";
+
+/** A value as error messages name it: "a number", "a record", "a Tensor". */
+export function describeValue(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (Array.isArray(x)) return "an array";
+  if (typeof x === "object") {
+    const name = (x as object).constructor?.name;
+    return name === undefined || name === "Object" ? "a record" : `a ${name}`;
+  }
+  return `a ${typeof x}`;
+}
+
+export type AnyTree<Leaf> = Leaf | readonly AnyTree<Leaf>[] | { readonly [key: string]: AnyTree<Leaf> };
+
+/** Leaves in a fixed order (arrays by index, records by key order) and where each sits. */
+export function flatten<Leaf>(
+  tree: unknown,
+  isLeaf: (x: unknown) => x is Leaf,
+  describe = "value",
+  leafKind = "traced tensors",
+): { leaves: Leaf[]; def: TreeDef } {
+  const leaves: Leaf[] = [];
+  const walk = (node: unknown, path: string): TreeDef => {
+    if (isLeaf(node)) {
+      leaves.push(node);
+      return leaves.length - 1;
+    }
+    if (Array.isArray(node)) return node.map((child, i) => walk(child, `${path}[${i}]`));
+    if (node !== null && typeof node === "object" && Object.getPrototypeOf(node) === Object.prototype) {
+      const out: Record<string, TreeDef> = {};
+      for (const [key, child] of Object.entries(node)) out[key] = walk(child, path === "" ? key : `${path}.${key}`);
+      return out;
+    }
+    throw ftError("FT302", {
+      what: `${describe}${path === "" ? "" : ` at ${path}`}`,
+      why: `expected a tree (records and arrays) of ${leafKind}, got ${describeValue(node)}`,
+    });
+  };
+  const def = walk(tree, "");
+  return { leaves, def };
+}
+
+export function unflatten<Leaf>(def: TreeDef, leaves: readonly Leaf[]): AnyTree<Leaf> {
+  if (typeof def === "number") return leaves[def]!;
+  if (Array.isArray(def)) return def.map((d) => unflatten(d, leaves));
+  const out: Record<string, AnyTree<Leaf>> = {};
+  for (const [key, d] of Object.entries(def as Record<string, TreeDef>)) out[key] = unflatten(d, leaves);
+  return out;
+}
+
+/** The path of each leaf ("" for a lone leaf, "x", "params.w", "layers[0]"), in leaf order. */
+export function leafPaths(def: TreeDef): string[] {
+  const paths: string[] = [];
+  const walk = (d: TreeDef, path: string): void => {
+    if (typeof d === "number") paths[d] = path;
+    else if (Array.isArray(d)) d.forEach((child, i) => walk(child, `${path}[${i}]`));
+    else for (const [key, child] of Object.entries(d as Record<string, TreeDef>)) walk(child, path === "" ? key : `${path}.${key}`);
+  };
+  walk(def, "");
+  return paths;
+}
+
+/** Whether two tree definitions have the same structure (leaf numbering aside). */
+export function sameStructure(a: TreeDef, b: TreeDef): boolean {
+  if (typeof a === "number" || typeof b === "number") return typeof a === typeof b;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameStructure(x, b[i]!));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  const rb = b as Record<string, TreeDef>;
+  return ka.length === kb.length && ka.every((k) => k in rb && sameStructure((a as Record<string, TreeDef>)[k]!, rb[k]!));
+}

@@ -1,0 +1,70 @@
+/**
+ * FedTensor: federated tensor programs whose placement and shape safety the TypeScript
+ * checker proves. This module is the public surface of the language.
+ */
+export { catalogue, errorCodes, type ErrorCode } from "./errors/catalogue.js";
+export { FedTensorError } from "./errors/error.js";
+export { f32, i32, bool, atServer, atClients } from "./front/specs.js";
+export { program, Program, signatureOf, type ProgramOptions } from "./front/program.js";
+export { broadcast, map, reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, aggregate, type Aggregation } from "./front/placement.js";
+export {
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  maximum,
+  minimum,
+  less,
+  lessEqual,
+  greater,
+  greaterEqual,
+  equal,
+  notEqual,
+  logicalAnd,
+  logicalOr,
+  logicalNot,
+  neg,
+  abs,
+  sign,
+  exp,
+  log,
+  sqrt,
+  relu,
+  sigmoid,
+  tanh,
+  stopGradient,
+} from "./front/elementwise.js";
+export {
+  matmul,
+  transpose,
+  reshape,
+  expandDims,
+  concat,
+  stack,
+  slice,
+  oneHot,
+  sum,
+  mean,
+  max,
+  min,
+  argmax,
+  cast,
+  where,
+  clip,
+  zerosLike,
+} from "./front/tensor-ops.js";
+export {
+  softmax,
+  logSoftmax,
+  softmaxCrossEntropy,
+  sparseSoftmaxCrossEntropy,
+  meanSquaredError,
+  conv2d,
+  maxPool2d,
+  type WindowOptions,
+} from "./front/nn.js";
+export { fori, scan, type LoopIndex } from "./front/loops.js";
+export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
+export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
+export { printType } from "./ir/print.js";

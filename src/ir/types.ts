@@ -1,0 +1,56 @@
+/**
+ * The FedTensor IR: what program(...) traces to. Plain JSON (see serialize.ts), so programs
+ * can be inspected, stored and reloaded.
+ *
+ * A graph is a list of nodes in topological order. Values are numbered once per program, so a
+ * value id means the same thing in every sub-graph; `values[id]` is its type. Sub-graphs
+ * (`bodies`: map's function, a loop body, aggregate's functions) are closed: a value used
+ * inside but defined outside is passed in explicitly as one of the node's `inputs` (after
+ * the node's ordinary operands, see `captures`) and bound to one of the body's `inputs`.
+ */
+import type { DType, Placement } from "../../types/tensor.js";
+
+export type { DType, Placement };
+
+/** A traced dim: a size, a name bound at run time, or null when only the run knows it. */
+export type DimValue = number | string | null;
+
+export interface ValueType {
+  readonly shape: readonly DimValue[];
+  readonly dtype: DType;
+  readonly placement: Placement;
+}
+
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+
+export interface Node {
+  readonly op: string;
+  readonly inputs: readonly number[];
+  readonly outputs: readonly number[];
+  readonly attrs: { readonly [key: string]: Json };
+  readonly bodies?: readonly Graph[];
+  /** How many trailing inputs are values captured by the bodies (default 0). */
+  readonly captures?: number;
+}
+
+export interface Graph {
+  readonly inputs: readonly number[];
+  readonly nodes: readonly Node[];
+  readonly outputs: readonly number[];
+}
+
+/** The shape of a tree of values: leaves are value ids (or spec/array positions). */
+export type TreeDef = number | readonly TreeDef[] | { readonly [key: string]: TreeDef };
+
+export interface ProgramIR {
+  readonly format: "fedtensor-ir";
+  readonly version: 1;
+  readonly name: string;
+  /** Type of every value id. */
+  readonly values: readonly ValueType[];
+  readonly graph: Graph;
+  /** Where the program's named inputs sit among graph.inputs. */
+  readonly inputTree: TreeDef;
+  /** Where the program's outputs sit among graph.outputs. */
+  readonly outputTree: TreeDef;
+}

@@ -1,0 +1,49 @@
+/**
+ * FT error messages at type level, filled from the one catalogue (src/errors/catalogue.ts),
+ * so that `tsc` shows exactly the text the runtime throws.
+ *
+ * A failed check makes a parameter's type the message itself, a string literal such as
+ * "FT101: broadcast() takes a SERVER value, got {f32[10]}@CLIENTS": the argument is then not
+ * assignable to it and every editor prints the message.
+ */
+import type { Catalogue, ErrorCode } from "../src/errors/catalogue.js";
+import type { Typed } from "./tensor.js";
+
+type Fill<Template extends string, Params> = Template extends `${infer Head}{${infer Key}}${infer Tail}`
+  ? `${Head}${Key extends keyof Params ? Params[Key] & (string | number) : `{${Key}}`}${Fill<Tail, Params>}`
+  : Template;
+
+export type Message<Code extends ErrorCode, Params> = `${Code}: ${Fill<Catalogue[Code]["message"], Params>}`;
+
+/** A failed check, carried through type computations until an API signature reports it. */
+export interface Fail<M extends string = string> {
+  readonly failure: M;
+}
+export type FailWith<Code extends ErrorCode, Params> = Fail<Message<Code, Params>>;
+
+/** The messages of every Fail found in a (possibly tree-shaped) result, or never. */
+export type Failures<R> = R extends Fail<infer M>
+  ? M
+  : R extends Typed
+    ? never
+    : R extends readonly (infer E)[]
+      ? Failures<E>
+      : R extends object
+        ? Failures<R[keyof R]>
+        : never;
+
+/**
+ * The type of a checked parameter: the argument as it is when there are no messages, else the
+ * messages themselves, so that the argument is not assignable and tsc prints them.
+ */
+export type Validate<Arg, Messages> = [Messages] extends [never]
+  ? Arg
+  : // Rebuilt through a mapped type so that editors print the messages, not an alias name.
+    { [K in Messages & string]: K }[Messages & string];
+
+/** The result type when the check passed, never otherwise (so one mistake reports once). */
+export type IfValid<Messages, Result> = [Messages] extends [never] ? Result : never;
+
+/** Validate for operations whose result type carries the failures (Fail) it found. */
+export type Checked<Arg, Result> = Validate<Arg, Failures<Result>>;
+export type Outcome<Result> = IfValid<Failures<Result>, Result>;

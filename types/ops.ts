@@ -1,0 +1,164 @@
+/**
+ * Result types of tensor operations: placement, dtype and shape rules combined. Each outcome
+ * is the result type, or a Fail whose message the API signature reports (see errors.ts).
+ */
+import type { Fail, FailWith } from "./errors.js";
+import type { JoinPlacement } from "./placement.js";
+import type { Broadcast, OpContext } from "./shape.js";
+import type { DType, DTypeOf, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "./tensor.js";
+
+type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
+
+/**
+ * Dtype classes of elementwise operations:
+ * - numeric: f32 or i32, result as the operands (add, sub, mul, maximum, minimum, neg, abs);
+ * - float: f32 only (div, pow, exp, log, sqrt, sigmoid, tanh, softmax, ...);
+ * - compare: f32 or i32, result bool (less, greater, ...);
+ * - equality: any dtype, result bool (equal, notEqual);
+ * - logical: bool only (logicalAnd, logicalOr, logicalNot);
+ * - any: any dtype, kept (stopGradient).
+ */
+export type DTypeClass = "numeric" | "float" | "compare" | "equality" | "logical" | "any";
+
+type Accepted = {
+  numeric: "float32" | "int32";
+  float: "float32";
+  compare: "float32" | "int32";
+  equality: DType;
+  logical: "bool";
+  any: DType;
+};
+type Wanted = { numeric: "f32 or i32"; float: "f32"; compare: "f32 or i32"; equality: "f32, i32 or bool"; logical: "bool"; any: "any" };
+
+/** The dtype of the result, or FT205. */
+export type ElementwiseDType<Op extends string, Class extends DTypeClass, DA extends DType, DB extends DType> = DType extends DA
+  ? DA
+  : DType extends DB
+    ? DB
+    : [DA] extends [DB]
+      ? DA extends Accepted[Class]
+        ? Class extends "compare" | "equality"
+          ? "bool"
+          : DA
+        : FailWith<"FT205", { op: Op; want: Wanted[Class]; got: Short[DA] }>
+      : FailWith<"FT205", { op: Op; want: Short[DA]; got: Short[DB] }>;
+
+/** A plain JavaScript number: a local scalar that takes the other operand's dtype. */
+type AsTensor<X, Other> = X extends number ? Tensor<[], Other extends Typed ? DTypeOf<Other> : "float32", "local"> : X;
+
+/** First failure among the three rule results, else the tensor they describe. */
+type Combine<P, D, S> = P extends Fail
+  ? P
+  : D extends Fail
+    ? D
+    : S extends Fail
+      ? S
+      : S extends Shape
+        ? D extends DType
+          ? P extends Placement
+            ? Tensor<S, D, P>
+            : never
+          : never
+        : never;
+
+/** An elementwise operation on two leaves (tensors or numbers). */
+export type LeafBinary<Op extends string, Class extends DTypeClass, A, B> = AsTensor<A, B> extends infer TA extends Typed
+  ? AsTensor<B, A> extends infer TB extends Typed
+    ? Combine<
+        JoinPlacement<Op, TA, TB>,
+        ElementwiseDType<Op, Class, DTypeOf<TA>, DTypeOf<TB>>,
+        Broadcast<ShapeOf<TA>, ShapeOf<TB>, { op: Op; a: TA; b: TB }>
+      >
+    : never
+  : never;
+
+type IsLeaf<X> = X extends Typed ? true : X extends number ? true : false;
+
+/**
+ * An elementwise operation on operands that may be trees: two trees pair their leaves by
+ * position (FT107 when the structures differ); a leaf meets every leaf of a tree.
+ */
+export type Elementwise<Op extends string, Class extends DTypeClass, A, B, Path extends string = ""> = IsLeaf<A> extends true
+  ? IsLeaf<B> extends true
+    ? LeafBinary<Op, Class, A, B>
+    : { -readonly [K in keyof B]: Elementwise<Op, Class, A, B[K], Path> }
+  : IsLeaf<B> extends true
+    ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B, Path> }
+    : SameKeys<A, B> extends true
+      ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B[K & keyof B], SubPath<Path, A, K>> }
+      : FailWith<"FT107", { op: Op; path: Path extends "" ? "the root" : Path }>;
+
+type SameKeys<A, B> = A extends readonly unknown[]
+  ? B extends readonly unknown[]
+    ? [A["length"]] extends [B["length"]]
+      ? true
+      : false
+    : false
+  : B extends readonly unknown[]
+    ? false
+    : [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false;
+type SubPath<Path extends string, T, K> = T extends readonly unknown[]
+  ? `${Path}[${K & (string | number)}]`
+  : Path extends ""
+    ? `${K & string}`
+    : `${Path}.${K & string}`;
+
+/** An elementwise function of one operand, over every leaf of a tree. */
+export type Unary<Op extends string, Class extends DTypeClass, A> = A extends Typed
+  ? ElementwiseDType<Op, Class, DTypeOf<A>, DTypeOf<A>> extends infer D
+    ? D extends Fail
+      ? D
+      : Tensor<ShapeOf<A>, Class extends "compare" | "equality" ? "bool" : DTypeOf<A>, PlacementOf<A>>
+    : never
+  : { -readonly [K in keyof A]: Unary<Op, Class, A[K]> };
+
+/** The shape of a single-tensor operation, kept at the operand's placement and given dtype. */
+export type ShapeOp<S, D extends DType, P extends Placement> = S extends Fail ? S : Tensor<S & Shape, D, P>;
+
+/** An operation on two tensors whose shape rule gives S (matmul, conv2d). */
+export type Binary<Op extends string, Class extends DTypeClass, A extends Typed, B extends Typed, S> = Combine<
+  JoinPlacement<Op, A, B>,
+  ElementwiseDType<Op, Class, DTypeOf<A>, DTypeOf<B>>,
+  S
+>;
+
+/** An operation on a list of tensors (concat, stack): placements and dtypes fold left to right. */
+export type Many<Op extends string, Xs extends readonly Typed[], S> = Combine<JoinAll<Op, Xs>, SameDTypes<Op, Xs>, S>;
+type JoinAll<Op extends string, Xs extends readonly Typed[]> = Xs extends readonly [
+  infer A extends Typed,
+  infer B extends Typed,
+  ...infer R extends readonly Typed[],
+]
+  ? JoinPlacement<Op, A, B> extends infer P
+    ? P extends Fail
+      ? P
+      : JoinAll<Op, [PlacementOf<A> extends P ? A : B, ...R]>
+    : never
+  : Xs extends readonly [infer A extends Typed]
+    ? PlacementOf<A>
+    : Placement;
+type SameDTypes<Op extends string, Xs extends readonly Typed[]> = Xs extends readonly [
+  infer A extends Typed,
+  infer B extends Typed,
+  ...infer R extends readonly Typed[],
+]
+  ? [DTypeOf<A>] extends [DTypeOf<B>]
+    ? SameDTypes<Op, [B, ...R]>
+    : FailWith<"FT205", { op: Op; want: Short[DTypeOf<A>]; got: Short[DTypeOf<B>] }>
+  : Xs extends readonly [infer A extends Typed]
+    ? DTypeOf<A>
+    : DType;
+export type ShapesOf<Xs extends readonly Typed[]> = { [K in keyof Xs]: ShapeOf<Xs[K]> };
+
+export type Ctx<Op extends string, A, B = ""> = { op: Op; a: A; b: B } & OpContext;
+
+/** A dtype requirement on a single operand, as FT205. */
+export type RequireDType<Op extends string, X extends Typed, Want extends DType> = DType extends DTypeOf<X>
+  ? X
+  : DTypeOf<X> extends Want
+    ? X
+    : FailWith<"FT205", { op: Op; want: Short[Want]; got: Short[DTypeOf<X>] }>;

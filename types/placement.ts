@@ -1,0 +1,82 @@
+/**
+ * Placement rules at type level (SPEC section 3): which placement an operation's result has,
+ * and the FT1xx message when operands cannot meet.
+ */
+import type { FailWith, Message } from "./errors.js";
+export type { IfValid, Validate } from "./errors.js";
+import type { Print } from "./print.js";
+import type { AtClients, LeafPaths, Placement, PlacementOf, Place, Typed } from "./tensor.js";
+
+/** How two operand placements combine; the tags name the failure when they cannot. */
+type JoinTable = {
+  server: { server: "server"; clients: "mix"; "clients-equal": "mix"; local: "server"; member: "server-in-map" };
+  clients: { server: "mix"; clients: "clients"; "clients-equal": "clients"; local: "clients"; member: "clients-in-map" };
+  "clients-equal": {
+    server: "mix";
+    clients: "clients";
+    "clients-equal": "clients-equal";
+    local: "clients-equal";
+    member: "clients-in-map";
+  };
+  local: { server: "server"; clients: "clients"; "clients-equal": "clients-equal"; local: "local"; member: "member" };
+  member: { server: "server-in-map"; clients: "clients-in-map"; "clients-equal": "clients-in-map"; local: "member"; member: "member" };
+};
+
+/** The result placement of an operation on A and B, or a Fail naming the rule they break. */
+export type JoinPlacement<Op extends string, A extends Typed, B extends Typed> = Placement extends PlacementOf<A>
+  ? PlacementOf<A> | PlacementOf<B>
+  : Placement extends PlacementOf<B>
+    ? PlacementOf<A> | PlacementOf<B>
+    : JoinTable[PlacementOf<A>][PlacementOf<B>] extends infer J
+      ? J extends "mix"
+        ? FailWith<"FT104", { op: Op; a: Print<A>; b: Print<B> }>
+        : J extends "server-in-map"
+          ? FailWith<"FT102", { got: Print<PlacementOf<A> extends "server" ? A : B> }>
+          : J extends "clients-in-map"
+            ? FailWith<"FT106", { got: Print<PlacementOf<A> extends "member" ? B : A>; outer: "a per-client function" }>
+            : J
+      : never;
+
+/** "T" or "T at path" for the message of a leaf found in a tree. */
+type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]
+  ? Path extends ""
+    ? Print<Leaf>
+    : `${Print<Leaf>} at ${Path}`
+  : never;
+
+/*
+ * The checks below are unions of messages, never when the value passes. A message built from
+ * no offending leaf has `never` inside its template, which makes the whole template literal
+ * never: only real failures remain.
+ */
+
+/** broadcast(): every leaf at the SERVER. */
+export type BroadcastCheck<T> =
+  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
+  | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
+
+/** The reductions and aggregate(): every leaf at the CLIENTS. */
+export type ReduceCheck<Op extends string, T> =
+  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
+  | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>;
+
+/** map()'s arguments: every leaf at the CLIENTS. */
+export type MapArgCheck<T> =
+  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "map" }>)
+  | Message<"FT102", { got: Got<LeafPaths<T, "server" | "local">> }>;
+
+/** map()'s function results: local members only. */
+export type MapResultCheck<T> = Message<"FT106", { got: Got<LeafPaths<T, "server" | AtClients>>; outer: "map()'s result" }>;
+
+/** Program inputs and atServer/atClients: specs must not be placed twice. */
+export type NestCheck<T, Outer extends string> = Message<
+  "FT106",
+  { got: Got<LeafPaths<T, "server" | AtClients>>; outer: Outer }
+>;
+
+export type MapPlacement<Xs> = Exclude<PlacementOf<LeavesOfAll<Xs>>, "clients-equal"> extends never
+  ? "clients-equal"
+  : "clients";
+type LeavesOfAll<Xs> = LeafPaths<Xs, Placement> extends [string, infer L] ? L : never;
+
+export type MapResult<R, Xs> = Place<R, MapPlacement<Xs>>;

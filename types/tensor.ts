@@ -1,0 +1,110 @@
+/**
+ * The static types of FedTensor values: tensors with shape, dtype and placement, specs that
+ * declare a program's inputs, and trees (records and arrays) of either.
+ */
+
+/** A dim: a number literal, a named symbolic dim such as "B" (equal names agree), or `number` (known at run time). */
+export type Dim = number | string;
+export type Shape = readonly Dim[];
+
+export type DType = "float32" | "int32" | "bool";
+export type NumericDType = "float32" | "int32";
+
+/**
+ * Where a value lives (SPEC section 1).
+ * - `server`: one copy at the coordinator (`T@SERVER`).
+ * - `clients`: one member per client, members may differ (`{T}@CLIENTS`).
+ * - `clients-equal`: one member per client, all equal (`T@CLIENTS`), what broadcast() returns.
+ * - `local`: no placement: constants.
+ * - `member`: no placement either, but known to be one client's member, as seen inside map()'s
+ *   function; kept apart from `local` so that broadcast/reduce there is FT105, not FT101/FT103.
+ */
+export type Placement = "server" | "clients" | "clients-equal" | "local" | "member";
+export type PlacedAt = "server" | "clients" | "clients-equal";
+export type AtClients = "clients" | "clients-equal";
+export type Unplaced = "local" | "member";
+
+/** The phantom key that carries a value's static type; nothing is stored under it. */
+export declare const staticType: unique symbol;
+export type StaticType = typeof staticType;
+
+export interface TypeInfo<S extends Shape = Shape, D extends DType = DType, P extends Placement = Placement> {
+  readonly shape: S;
+  readonly dtype: D;
+  readonly placement: P;
+}
+
+/** A traced tensor value inside program(); the runtime fields are what the tracer knows. */
+export interface Tensor<S extends Shape = Shape, D extends DType = DType, P extends Placement = Placement> {
+  readonly [staticType]: TypeInfo<S, D, P>;
+  /** Dims as traced: numbers, names, or null where the size is known only at run time. */
+  readonly shape: readonly (number | string | null)[];
+  readonly dtype: D;
+  readonly placement: P;
+}
+
+/** A declaration of a program input: carries the static type, holds no data. */
+export interface TensorSpec<S extends Shape = Shape, D extends DType = DType, P extends Placement = Placement> {
+  readonly [staticType]: TypeInfo<S, D, P>;
+  readonly kind: "spec";
+  readonly shape: readonly (number | string | null)[];
+  readonly dtype: D;
+  readonly placement: P;
+}
+
+/** Anything with a static type: a tensor or a spec. */
+export type Typed = { readonly [staticType]: TypeInfo };
+
+export type Tree<Leaf = Tensor> = Leaf | readonly Tree<Leaf>[] | { readonly [key: string]: Tree<Leaf> };
+export type SpecTree = Tree<TensorSpec>;
+
+/**
+ * The constraint for generic tree parameters. Tree itself is recursive, and a recursive
+ * constraint makes the checker expand mapped types over it without end (TS2589); the checks
+ * in the parameter types reject what is not a tree of FedTensor values.
+ */
+export type TreeLike = object;
+
+export type ShapeOf<T> = T extends { readonly [staticType]: TypeInfo<infer S, DType, Placement> } ? S : never;
+export type DTypeOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, infer D, Placement> } ? D : never;
+export type PlacementOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, DType, infer P> } ? P : never;
+
+/** Union of the leaves of a tree. */
+export type Leaves<T> = T extends Typed
+  ? T
+  : T extends readonly (infer E)[]
+    ? Leaves<E>
+    : T extends object
+      ? Leaves<T[keyof T]>
+      : never;
+
+/** Union of the placements of a tree's leaves. */
+export type PlacementsOf<T> = PlacementOf<Leaves<T>>;
+
+/** The same tree with every leaf moved to placement P. */
+export type Place<T, P extends Placement> = T extends TensorSpec<infer S, infer D, Placement>
+  ? TensorSpec<S, D, P>
+  : T extends Tensor<infer S, infer D, Placement>
+    ? Tensor<S, D, P>
+    : { -readonly [K in keyof T]: Place<T[K], P> };
+
+/** The traced values a spec tree declares. */
+export type ValueOf<T> = T extends TensorSpec<infer S, infer D, infer P>
+  ? Tensor<S, D, P>
+  : { -readonly [K in keyof T]: ValueOf<T[K]> };
+
+/** The spec tree that declares values of a traced tree. */
+export type SpecOf<T> = T extends Tensor<infer S, infer D, infer P>
+  ? TensorSpec<S, D, P>
+  : { -readonly [K in keyof T]: SpecOf<T[K]> };
+
+/** Tree paths of the leaves whose placement is in P, as "[path, leaf]" pairs. */
+export type LeafPaths<T, P extends Placement, Path extends string = ""> = T extends Typed
+  ? PlacementOf<T> extends P
+    ? [Path, T]
+    : never
+  : T extends readonly unknown[]
+    ? { [K in keyof T & `${number}`]: LeafPaths<T[K], P, `${Path}[${K}]`> }[keyof T & `${number}`]
+    : T extends object
+      ? { [K in keyof T & string]: LeafPaths<T[K], P, Path extends "" ? K : `${Path}.${K}`> }[keyof T & string]
+      : never;
