@@ -65,6 +65,7 @@ export {
   type WindowOptions,
 } from "./front/nn.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
+export { grad, valueAndGrad } from "./front/grad.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";

@@ -46,4 +46,6 @@ export type IfValid<Messages, Result> = [Messages] extends [never] ? Result : ne
 
 /** Validate for operations whose result type carries the failures (Fail) it found. */
 export type Checked<Arg, Result> = Validate<Arg, Failures<Result>>;
-export type Outcome<Result> = IfValid<Failures<Result>, Result>;
+// A Fail without a message comes from an operand that is itself never (a failed operation's
+// result): it is no result either, so that one mistake reports once and nothing follows from it.
+export type Outcome<Result> = IfValid<Failures<Result>, Exclude<Result, Fail>>;

@@ -117,7 +117,7 @@ export type Unary<Op extends string, Class extends DTypeClass, A> = A extends Ty
   : { -readonly [K in keyof A]: Unary<Op, Class, A[K]> };
 
 /** The shape of a single-tensor operation, kept at the operand's placement and given dtype. */
-export type ShapeOp<S, D extends DType, P extends Placement> = S extends Fail ? S : Tensor<S & Shape, D, P>;
+export type ShapeOp<S, D extends DType, P extends Placement> = S extends Fail ? S : S extends Shape ? Tensor<S, D, P> : never;
 
 /** An operation on two tensors whose shape rule gives S (matmul, conv2d). */
 export type Binary<Op extends string, Class extends DTypeClass, A extends Typed, B extends Typed, S> = Combine<

@@ -44,7 +44,9 @@ type RemoveNames<A extends readonly string[], B extends readonly string[]> = B e
   ? RemoveOne<A, H> extends infer Left
     ? Left extends "missing"
       ? "extra"
-      : RemoveNames<Left & readonly string[], R>
+      : Left extends readonly string[]
+        ? RemoveNames<Left, R>
+        : never
     : never
   : A;
 type RemoveOne<A extends readonly string[], N extends string, Before extends string[] = []> = A extends readonly [

@@ -7,7 +7,7 @@
  * or `number`, which is unknown until run time and therefore checked there.
  * Axes and ranks are small, so they use tuple lengths; dim values use digit arithmetic.
  */
-import type { AddDigits, CeilDivDigit, Digit, FromDigits, SubDigits, ToDigits } from "./digits.js";
+import type { AddDigits, CeilDivDigit, Digit, Digits, FromDigits, SubDigits, ToDigits } from "./digits.js";
 import type { Fail, FailWith } from "./errors.js";
 import type { PrintOperand } from "./print.js";
 import type { Dim, Shape } from "./tensor.js";
@@ -82,7 +82,9 @@ export type MatMul<A extends Shape, B extends Shape, Ctx extends OpContext> = Is
             ? Broadcast<BA, BB, Ctx> extends infer Batch
               ? Batch extends Fail
                 ? Batch
-                : Contract<K, K2, [...(Batch & Shape), N, M], Ctx>
+                : Batch extends Shape
+                ? Contract<K, K2, [...Batch, N, M], Ctx>
+                : never
               : never
             : Rank0<Ctx>
         : Rank0<Ctx>;
@@ -93,7 +95,12 @@ type Rank0<Ctx extends OpContext> = FailWith<"FT204", { op: Ctx["op"]; axis: -1;
 
 // ---- axes -------------------------------------------------------------------------------
 
-type Count<N extends number, Acc extends 0[] = []> = Acc["length"] extends N ? Acc : Count<N, [...Acc, 0]>;
+// `never` (the rank of a failed operation's result) would never be reached: count to nothing.
+type Count<N extends number, Acc extends 0[] = []> = [N] extends [never]
+  ? []
+  : Acc["length"] extends N
+    ? Acc
+    : Count<N, [...Acc, 0]>;
 
 /** The axis as 0..rank-1, or "fail" when out of range; `number` when not a literal. */
 export type NormalizeAxis<Axis extends number, Rank extends number> = number extends Axis
@@ -128,12 +135,14 @@ export type Reduce<S extends Shape, Axes, KeepDims extends boolean, Ctx extends 
     ? KeepDims extends true
       ? { [K in keyof S]: 1 }
       : []
-    : NormalizeAxes<Axes extends number ? [Axes] : Axes & readonly number[], S, Ctx> extends infer N
+    : NormalizeAxes<Axes extends number ? [Axes] : Extract<Axes, readonly number[]>, S, Ctx> extends infer N
       ? N extends Fail
         ? N
-        : number extends (N & number[])[number]
-          ? Dim[]
-          : DropAxes<S, (N & number[])[number], KeepDims>
+        : N extends readonly number[]
+          ? number extends N[number]
+            ? Dim[]
+            : DropAxes<S, N[number], KeepDims>
+          : never
       : never;
 
 // Dropped axes are first marked `never` so that Acc's length keeps counting the source axes.
@@ -163,10 +172,12 @@ export type Transpose<S extends Shape, Perm, Ctx extends OpContext> = IsTuple<S>
         ? NormalizeAxes<Perm, S, Ctx> extends infer N
           ? N extends Fail
             ? N
-            : Repeated<N & number[]> extends infer Dup
-              ? [Dup] extends [never]
-                ? { -readonly [K in keyof N]: S[N[K] & number] }
-                : AxisFail<Dup, Ctx, S>
+            : N extends number[]
+              ? Repeated<N> extends infer Dup
+                ? [Dup] extends [never]
+                  ? { -readonly [K in keyof N]: S[N[K] & number] }
+                  : AxisFail<Dup, Ctx, S>
+                : never
               : never
           : never
         : AxisFail<Perm["length"], Ctx, S>
@@ -216,7 +227,9 @@ type ConcatInto<Acc extends Shape, Rest extends readonly Shape[], Axis extends n
   ? JoinDims<Acc, Next, Axis, "add"> extends infer J
     ? J extends "fail"
       ? FailWith<"FT206", { op: Ctx["op"]; axis: Axis; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
-      : ConcatInto<J & Shape, R, Axis, Ctx>
+      : J extends Shape
+        ? ConcatInto<J, R, Axis, Ctx>
+        : never
     : never
   : Acc;
 
@@ -251,12 +264,8 @@ export type Stack<Shapes extends readonly Shape[], Axis extends number, Ctx exte
     : StackAgree<First, Rest, Ctx> extends infer S
       ? S extends Fail
         ? S
-        : NormalizeAxis<Axis, [...(S & Shape), 0]["length"]> extends infer N
-          ? N extends "fail"
-            ? AxisFail<Axis, Ctx, First>
-            : number extends N
-              ? Dim[]
-              : InsertAt<S & Shape, N & number, Shapes["length"]>
+        : S extends Shape
+          ? InsertDim<S, Axis, Shapes["length"], Ctx>
           : never
       : never
   : Dim[];
@@ -267,7 +276,9 @@ type StackAgree<Acc extends Shape, Rest extends readonly Shape[], Ctx extends Op
   ? JoinDims<Acc, Next, -1, "agree"> extends infer J
     ? J extends "fail"
       ? FailWith<"FT206", { op: Ctx["op"]; axis: "new"; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
-      : StackAgree<J & Shape, R, Ctx>
+      : J extends Shape
+        ? StackAgree<J, R, Ctx>
+        : never
     : never
   : Acc;
 type InsertAt<S extends Shape, At extends number, D extends Dim, Acc extends Dim[] = []> = Acc["length"] extends At
@@ -279,12 +290,16 @@ type InsertAt<S extends Shape, At extends number, D extends Dim, Acc extends Dim
 /** expandDims: a unit dim inserted at an axis in [-(rank+1), rank]. */
 export type ExpandDims<S extends Shape, Axis extends number, Ctx extends OpContext> = IsTuple<S> extends false
   ? Dim[]
-  : NormalizeAxis<Axis, [...S, 0]["length"]> extends infer N
+  : InsertDim<S, Axis, 1, Ctx>;
+
+/** A new dim D inserted at an axis in [-(rank+1), rank] (expandDims, stack). */
+type InsertDim<S extends Shape, Axis extends number, D extends Dim, Ctx extends OpContext> =
+  NormalizeAxis<Axis, [...S, 0]["length"]> extends infer N
     ? N extends "fail"
       ? AxisFail<Axis, Ctx, S>
       : number extends N
         ? Dim[]
-        : InsertAt<S, N & number, 1>
+        : InsertAt<S, N & number, D>
     : never;
 
 /** slice(begin, size): one begin and size per axis; size -1 takes the rest of the axis. */
@@ -306,7 +321,9 @@ type SliceDim<D, B, Size> = Size extends -1
           : SubDigits<ToDigits<D>, ToDigits<B>> extends infer R
             ? [R] extends [never]
               ? number
-              : FromDigits<R & Digit[]>
+              : R extends Digits
+                ? FromDigits<R>
+                : number
             : never
       : number
     : number
@@ -325,7 +342,9 @@ export type WindowDim<D, K, Stride, Padding> = D extends number
             ? SubDigits<ToDigits<D>, ToDigits<K>> extends infer R
               ? [R] extends [never]
                 ? number
-                : FromDigits<CeilDivDigit<AddDigits<R & Digit[], [1]>, Stride>>
+                : R extends Digits
+                  ? FromDigits<CeilDivDigit<AddDigits<R, [1]>, Stride>>
+                  : number
               : never
             : number
       : number

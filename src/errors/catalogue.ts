@@ -173,6 +173,17 @@ export const catalogue = {
       "float32 scalar (at any placement).",
     fix: "Reduce the output to a scalar, for example mean(...) of per-example losses.",
   },
+  FT211: {
+    title: "Not differentiable",
+    message: "{op}() cannot differentiate through {what}",
+    explanation:
+      "grad() transforms every primitive on the path from the differentiated inputs to the " +
+      "loss. A few constructs have no gradient rule, such as aggregate() with custom functions, " +
+      "or a value that map()'s function captures from outside instead of taking as an argument.",
+    fix:
+      "Pass the value to map() as a (broadcast) argument, use the built-in reductions instead " +
+      "of aggregate(), or wrap the part in stopGradient(...) if it needs no gradient.",
+  },
   FT210: {
     title: "Dims disagree at run time",
     message: "{what}: dim {dim} is {got} here but {want} elsewhere",

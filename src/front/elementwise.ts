@@ -15,7 +15,7 @@ import { asTracer } from "./values.js";
 
 export type Operand = TreeLike | number;
 
-export type BinaryFn<Op extends string, Class extends DTypeClass> = <A extends Operand, B extends Operand>(
+export type BinaryFn<Op extends string, Class extends DTypeClass> = <const A extends Operand, const B extends Operand>(
   a: A,
   b: Checked<B, Elementwise<Op, Class, A, B>>,
 ) => Outcome<Elementwise<Op, Class, A, B>>;

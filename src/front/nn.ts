@@ -99,7 +99,7 @@ export interface WindowOptions<Stride extends number = number> {
   readonly strides?: Stride | readonly [Stride, Stride];
   readonly padding?: "same" | "valid";
 }
-type StrideOf<O> = O extends { strides: infer S } ? (S extends readonly [infer A, unknown] ? A : S) : 1;
+type StrideOf<O, Default = 1> = O extends { strides: infer S } ? (S extends readonly [infer A, unknown] ? A : S) : Default;
 type PaddingOf<O> = O extends { padding: infer P } ? P : "same";
 
 type ConvShape<X extends Shape, F extends Shape, O> = X extends readonly [infer N, infer H, infer W, Dim]
@@ -136,10 +136,10 @@ export function conv2d<X extends Tensor, F extends Tensor, const O extends Windo
 }
 
 type PoolShape<X extends Shape, Win extends number, O> = X extends readonly [infer N, infer H, infer W, infer C]
-  ? [N, WindowDim<H, Win, StrideOf<O>, PaddingOf<O>>, WindowDim<W, Win, StrideOf<O>, PaddingOf<O>>, C]
+  ? [N, WindowDim<H, Win, StrideOf<O, Win>, PaddingOf<O>>, WindowDim<W, Win, StrideOf<O, Win>, PaddingOf<O>>, C]
   : Dim[];
 
-/** Max pooling over square windows, NHWC; strides default to the window. */
+/** Max pooling over square windows, NHWC; strides default to the window, also when options give only the padding. */
 export function maxPool2d<X extends Tensor, const Win extends number, const O extends WindowOptions = { strides: Win }>(
   x: Validate<X, FloatCheck<"maxPool2d", X>>,
   window: Win,

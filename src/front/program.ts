@@ -3,7 +3,10 @@
  * once into the IR. The result is the typed program: its IR, its TFF-style signature, and
  * (src/runtime) the means to run it.
  */
-import type { TreeLike, ValueOf } from "../../types/tensor.js";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs";
+import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js";
+import type { InputLeaf } from "../runtime/inputs.js";
+import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
 import { printTree } from "../ir/print.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
@@ -39,7 +42,21 @@ export class Program<I = InputSpecs, O = unknown> {
   toJSON(): ProgramIR {
     return this.ir;
   }
+
+  /**
+   * Runs the program on TensorFlow.js (src/runtime): inputs as a tree like the declared one,
+   * CLIENTS values with the clients on axis 0. Resolves to a tree of tensors the caller owns.
+   */
+  async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+    const { runProgram } = await import("../runtime/run.js");
+    return (await runProgram(this.ir, inputs, options)) as RunOutputs<O>;
+  }
 }
+
+/** What run() takes for each declared input: a tfjs tensor, {shape, data}, a number or nested arrays. */
+export type RunInputs<I> = I extends TensorSpec ? InputLeaf : { readonly [K in keyof I]: RunInputs<I[K]> };
+/** What run() gives back for each output: a tfjs tensor (CLIENTS values with the clients on axis 0). */
+export type RunOutputs<O> = O extends Typed ? TfTensor : { -readonly [K in keyof O]: RunOutputs<O[K]> };
 
 export function signatureOf(ir: ProgramIR): string {
   const inputType = (i: number): ValueType => ir.values[ir.graph.inputs[i]!]!;

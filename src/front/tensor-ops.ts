@@ -4,11 +4,12 @@
  * Every check of SPEC section 4 is in the parameter types (tsc) and in the primitive rules
  * (tracing), with the same codes and texts.
  */
-import type { Checked, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Checked, Fail, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { JoinPlacement } from "../../types/placement.js";
 import type { Binary, Ctx, Many, RequireDType, ShapeOp, ShapesOf } from "../../types/ops.js";
 import type { Reshape } from "../../types/reshape.js";
 import type { Broadcast, Concat, ExpandDims, MatMul, Reduce, Slice, Stack, Transpose } from "../../types/shape.js";
-import type { DType, DTypeOf, Dim, PlacementOf, ShapeOf, Tensor } from "../../types/tensor.js";
+import type { DType, DTypeOf, Dim, Placement, PlacementOf, ShapeOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import * as shapes from "../ir/shapes.js";
@@ -56,13 +57,7 @@ export function expandDims<X extends Tensor, const Axis extends number>(
   x: X,
   axis: Checked<Axis, ExpandDims<ShapeOf<X>, Axis, Ctx<"expandDims", X>>>,
 ): Outcome<ShapeOp<ExpandDims<ShapeOf<X>, Axis, Ctx<"expandDims", X>>, DTypeOf<X>, PlacementOf<X>>> {
-  const t = tracer(x, "expandDims");
-  return reshapeTo(t, shapes.expandDimsShape(t.shape, axis as number, "expandDims", printType(t.type)), "expandDims") as never;
-}
-
-/** A reshape to a shape that keeps the element count; unknown dims become -1 (at most one here). */
-function reshapeTo(t: Tracer, shape: readonly (number | string | null)[], op: string): Tracer {
-  return graph(op).emit("reshape", [t], { shape: shape.map((d) => (d === null ? -1 : d)) }, op)[0]!;
+  return graph("expandDims").emit("expand_dims", [tracer(x, "expandDims")], { axis: axis as number }, "expandDims")[0] as never;
 }
 
 /** Joins tensors along an existing axis. */
@@ -85,7 +80,7 @@ export function stack<const Xs extends readonly Tensor[], const Axis extends num
   // Checked as a stack first, so that a failure names stack() rather than its parts.
   const stacked = shapes.stackShape(ts.map((t) => t.shape), at, op, printType(ts[0]!.type));
   const newAxis = at < 0 ? at + stacked.length : at;
-  const expanded = ts.map((t) => reshapeTo(t, shapes.expandDimsShape(t.shape, newAxis, op, printType(t.type)), op));
+  const expanded = ts.map((t) => graph(op).emit("expand_dims", [t], { axis: newAxis }, op)[0]!);
   return graph(op).emit("concat", expanded, { axis: newAxis }, op)[0] as never;
 }
 
@@ -180,14 +175,20 @@ type WhereOutcome<C extends Tensor, A extends Tensor, B extends Tensor> =
   DTypeOf<C> extends "bool"
     ? Binary<"where", "any", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<"where", A, B>>> extends infer AB
       ? AB extends Tensor
-        ? Binary<"where", "any", C, AB, Broadcast<ShapeOf<C>, ShapeOf<AB>, Ctx<"where", C, AB>>> extends infer R
-          ? R extends Tensor
-            ? Tensor<ShapeOf<R>, DTypeOf<A>, PlacementOf<R>>
-            : R
-          : never
+        ? WithCondition<C, AB>
         : AB
       : never
     : FailWith<"FT205", { op: "where"; want: "bool"; got: DTypeOf<C> extends "int32" ? "i32" : "f32" }>;
+/**
+ * The condition meets the branches' result in placement and shape only: it is bool while the
+ * branches need not be, so it must not go through Binary's dtype rule.
+ */
+type WithCondition<C extends Tensor, AB extends Tensor> =
+  JoinPlacement<"where", C, AB> extends infer P
+    ? P extends Fail
+      ? P
+      : ShapeOp<Broadcast<ShapeOf<C>, ShapeOf<AB>, Ctx<"where", C, AB>>, DTypeOf<AB>, Extract<P, Placement>>
+    : never;
 
 /** Elementwise choice: a where cond holds, b elsewhere (shapes broadcast). */
 export function where<C extends Tensor, A extends Tensor, B extends Tensor>(

@@ -88,7 +88,8 @@ export class GraphBuilder {
     const bodyOutputs = bodies?.map((b) => b.graph.outputs.map((id) => this.values.types[id]!));
     const outTypes = inferNode(op, types, attrs, userOp, bodyOutputs);
     const ids = inputs.map((t) => this.resolve(t, userOp));
-    const captured = bodies?.flatMap((b) => b.captures.map((t) => this.resolve(t, userOp))) ?? [];
+    const capturedPerBody = bodies?.map((b) => b.captures.map((t) => this.resolve(t, userOp))) ?? [];
+    const captured = capturedPerBody.flat();
     const outputs = outTypes.map((t) => this.values.add(t));
     const node: Node = {
       op,
@@ -96,7 +97,7 @@ export class GraphBuilder {
       outputs,
       attrs,
       ...(bodies === undefined ? {} : { bodies: bodies.map((b) => b.graph) }),
-      ...(captured.length === 0 ? {} : { captures: captured.length }),
+      ...(captured.length === 0 ? {} : { captures: capturedPerBody.map((c) => c.length) }),
     };
     this.nodes.push(node);
     return outputs.map((id, i) => new Tracer(this, id, outTypes[i]!));

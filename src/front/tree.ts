@@ -66,14 +66,35 @@ export function leafPaths(def: TreeDef): string[] {
   return paths;
 }
 
-/** Whether two tree definitions have the same structure (leaf numbering aside). */
-export function sameStructure(a: TreeDef, b: TreeDef): boolean {
-  if (typeof a === "number" || typeof b === "number") return typeof a === typeof b;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameStructure(x, b[i]!));
-  }
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  const rb = b as Record<string, TreeDef>;
-  return ka.length === kb.length && ka.every((k) => k in rb && sameStructure((a as Record<string, TreeDef>)[k]!, rb[k]!));
+/**
+ * The leaves of `tree` in the order a tree definition numbers them: `tree` must have def's
+ * structure (records by key, whatever their order; arrays by position), else FT302.
+ */
+export function flattenAs<Leaf>(def: TreeDef, tree: unknown, isLeaf: (x: unknown) => x is Leaf, what: string): Leaf[] {
+  const leaves: Leaf[] = [];
+  const walk = (d: TreeDef, node: unknown, path: string): void => {
+    const where = path === "" ? what : `${what} ${path}`;
+    if (typeof d === "number") {
+      if (!isLeaf(node)) throw ftError("FT302", { what: where, why: `expected a tensor, got ${describeValue(node)}` });
+      leaves[d] = node;
+    } else if (Array.isArray(d)) {
+      if (!Array.isArray(node) || node.length !== d.length) {
+        throw ftError("FT302", { what: where, why: `expected an array of ${d.length}, got ${describeValue(node)}` });
+      }
+      d.forEach((child, i) => walk(child, node[i], `${path}[${i}]`));
+    } else {
+      if (node === null || typeof node !== "object" || Array.isArray(node) || isLeaf(node)) {
+        throw ftError("FT302", { what: where, why: `expected a record with keys ${Object.keys(d).join(", ")}, got ${describeValue(node)}` });
+      }
+      const record = node as Record<string, unknown>;
+      const extra = Object.keys(record).filter((k) => !(k in d));
+      if (extra.length > 0) throw ftError("FT302", { what: where, why: `unknown key ${extra.join(", ")}` });
+      for (const [key, child] of Object.entries(d as Record<string, TreeDef>)) {
+        if (!(key in record)) throw ftError("FT302", { what: where, why: `missing key ${key}` });
+        walk(child, record[key], path === "" ? key : `${path}.${key}`);
+      }
+    }
+  };
+  walk(def, tree, "");
+  return leaves;
 }

@@ -21,7 +21,11 @@ export type Attrs = { readonly [key: string]: Json };
 
 export interface PrimitiveRule {
   infer(inputs: readonly ValueType[], attrs: Attrs, op: string, bodyOutputs?: readonly (readonly ValueType[])[]): ValueType[];
+  /** Control primitives: the parameter types of each body, from the node's operand types. */
+  bodyParams?(operands: readonly ValueType[], attrs: Attrs): ValueType[][];
 }
+
+const asMember = (t: ValueType): ValueType => ({ ...t, placement: "member" });
 
 const num = (attrs: Attrs, key: string): number => attrs[key] as number;
 const nums = (attrs: Attrs, key: string): number[] => attrs[key] as number[];
@@ -162,13 +166,33 @@ export const primitives: Record<string, PrimitiveRule> = {
   reshape: {
     infer: ([x], attrs) => [{ ...x!, shape: shapes.reshapeShape(x!.shape, attrs.shape as DimValue[], printType(x!)) }],
   },
-  /** x broadcast (numpy rules) to the shape of `like`. */
+  /** x broadcast (numpy rules) to a concrete shape; used once dims are bound (src/transform/batch.ts). */
+  broadcast_to: {
+    infer: ([x], attrs, op) => [
+      { ...x!, shape: shapes.broadcastShapes(x!.shape, nums(attrs, "shape"), { op, a: printType(x!), b: printShape(nums(attrs, "shape")) }) },
+    ],
+  },
+  /** The per-client loop of a batched program: runs its body once per client (see src/lower). */
+  client_loop: {
+    infer: (_inputs, attrs, _op, bodies) =>
+      bodies![0]!.map((t) => ({ ...t, shape: [num(attrs, "clients"), ...t.shape], placement: "local" })),
+    bodyParams: (operands, attrs) => [
+      operands.map((t, i) => ({ ...t, shape: (attrs.batched as boolean[])[i] ? t.shape.slice(1) : t.shape, placement: "member" })),
+    ],
+  },
+  expand_dims: {
+    infer: ([x], attrs, op) => [{ ...x!, shape: shapes.expandDimsShape(x!.shape, num(attrs, "axis"), op, printType(x!)) }],
+  },
+  /**
+   * x broadcast (numpy rules) to the shape of `like`; with attrs.axes, x first gets unit dims
+   * at those axes of like (the cotangent of a reduction without keepDims).
+   */
   broadcast_like: {
     infer: ([x, like], _attrs, op) => [
       { shape: like!.shape, dtype: x!.dtype, placement: joinPlacement(op, x!, like!) },
     ],
   },
-  /** x summed down to the shape of `like`: the transpose of broadcasting. */
+  /** x summed down to the shape of `like` (over attrs.axes first, if given): the transpose of broadcast_like. */
   unbroadcast: {
     infer: ([x, like], _attrs, op) => [
       { shape: like!.shape, dtype: x!.dtype, placement: joinPlacement(op, x!, like!) },
@@ -287,8 +311,13 @@ export const primitives: Record<string, PrimitiveRule> = {
       const placement = mapPlacement(inputs);
       return bodies![0]!.map((t) => ({ ...t, placement }));
     },
+    bodyParams: (operands) => [operands.map(asMember)],
   },
   scan: {
+    bodyParams: (operands, attrs) => {
+      const carries = num(attrs, "carries");
+      return [operands.map((t, i) => (i < carries ? t : { ...t, shape: t.shape.slice(1) }))];
+    },
     infer: (inputs, attrs, _op, bodies) => {
       const carries = num(attrs, "carries");
       const length = attrs.length as DimValue;
@@ -298,6 +327,11 @@ export const primitives: Record<string, PrimitiveRule> = {
   },
   aggregate: {
     infer: (_inputs, _attrs, _op, bodies) => bodies![2]!.map((t) => ({ ...t, placement: "server" })),
+    bodyParams: (operands, attrs) => {
+      const members = operands.slice(0, num(attrs, "members")).map(asMember);
+      const acc = operands.slice(num(attrs, "members")).map(asMember);
+      return [[...acc, ...members], [...acc, ...acc], acc];
+    },
   },
 };
 

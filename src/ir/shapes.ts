@@ -202,6 +202,14 @@ export function reshapeShape(from: Shape, to: Shape, a: string): DimValue[] {
     return [...to];
   }
   const left = leftoverNames(source.names, target.names);
+  if (left !== undefined && left.length === 0 && source.names.length === target.names.length) {
+    // All factors known (or the same names on both sides): the -1 is a quotient, or an error.
+    if (target.literal === 0n || source.literal % target.literal !== 0n) {
+      throw ftError("FT203", { a, b, na: printCount(source), nb: printCount(target) });
+    }
+    const hole = Number(source.literal / target.literal);
+    return to.map((d) => (d === -1 ? hole : d));
+  }
   if (source.literal !== target.literal || left === undefined || left.length > 1) return unknownHoles();
   return to.map((d) => (d === -1 ? (left[0] ?? 1) : d));
 }

@@ -29,8 +29,8 @@ export interface Node {
   readonly outputs: readonly number[];
   readonly attrs: { readonly [key: string]: Json };
   readonly bodies?: readonly Graph[];
-  /** How many trailing inputs are values captured by the bodies (default 0). */
-  readonly captures?: number;
+  /** Per body, how many of its trailing inputs are captured values (absent when none). */
+  readonly captures?: readonly number[];
 }
 
 export interface Graph {

