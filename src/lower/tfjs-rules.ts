@@ -147,7 +147,13 @@ export const tfjsRules: Record<string, LoweringRule> = {
     const paddings = before.map((b, i) => [b, after[i]!] as [number, number]);
     return ([x]) => [tf.pad(x!, paddings)];
   },
-  one_hot: (node) => ([x]) => [tf.oneHot(x! as tf.Tensor1D, node.attrs.depth as number, 1, 0, "float32")],
+  // tfjs wasm's OneHot writes int32 data whatever dtype it is asked for: make int32, then cast.
+  one_hot: (node) => ([x]) => {
+    const ints = tf.oneHot(x! as tf.Tensor1D, node.attrs.depth as number);
+    const out = tf.cast(ints, "float32");
+    ints.dispose();
+    return [out];
+  },
   reduce_sum: reduction((x, axes, keep) => tf.sum(x, axes, keep)),
   reduce_mean: reduction((x, axes, keep) => tf.mean(x, axes, keep)),
   reduce_max: reduction((x, axes, keep) => tf.max(x, axes, keep)),

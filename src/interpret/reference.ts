@@ -1,0 +1,94 @@
+/**
+ * The reference interpreter: a plain float64 evaluator of the IR with an explicit loop over
+ * clients (DrJAX's "virtual global tensor" semantics, unbatched). It is the oracle the
+ * optimised TensorFlow.js path is tested against, so it aims to be simple, obviously correct
+ * and complete rather than fast.
+ *
+ * Every primitive has one evaluation rule, keyed by its name as in ir/primitives.ts: tensor
+ * rules compute one tensor from tensors and are applied once per client when an operand is
+ * at the CLIENTS; control rules (placement primitives, map, scan, aggregate) see placed values
+ * as they are. Every value produced is checked against its IR type, which binds named dims.
+ */
+import { ftError } from "../errors/error.js";
+import type { Graph, Node, ProgramIR, ValueType } from "../ir/types.js";
+import { arrayRules } from "./array-rules.js";
+import { controlRules } from "./control-rules.js";
+import { elementwiseRules } from "./elementwise-rules.js";
+import { readInputs, writeOutputs, type InputTree, type OutputTree } from "./io.js";
+import { reductionRules } from "./reduction-rules.js";
+import type { ControlRule, Evaluator, RuleContext, TensorRule } from "./rule.js";
+import type { Tensor } from "./tensor.js";
+import { AtClients, checkValue, DimBindings, isAtClientsValue, type Value } from "./values.js";
+import { windowRules } from "./window-rules.js";
+
+export type { InputLeaf, InputTree, InputValue, OutputLeaf, OutputTree } from "./io.js";
+
+export interface InterpretOptions {
+  /** The number of clients when no input is at the CLIENTS (else it must agree with them). */
+  readonly clients?: number;
+}
+
+export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules };
+export { controlRules };
+
+/** Applies a tensor rule, once per client when an operand is at the CLIENTS (other operands shared). */
+function perClient(rule: TensorRule, inputs: readonly Value[], cx: RuleContext): Value {
+  const placed = inputs.find(isAtClientsValue);
+  if (placed === undefined) return rule(inputs as readonly Tensor[], cx);
+  return new AtClients(placed.members.map((_, i) => rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[i]! : x)), cx)));
+}
+
+class Run implements Evaluator {
+  constructor(
+    readonly types: readonly ValueType[],
+    readonly dims: DimBindings,
+    private readonly clientCount: number | undefined,
+  ) {}
+
+  readonly clients = (): number => {
+    if (this.clientCount === undefined) {
+      throw ftError("FT302", { what: "options.clients", why: "no input is at the CLIENTS, so the number of clients must be given" });
+    }
+    return this.clientCount;
+  };
+
+  evaluate(graph: Graph, args: readonly Value[], what: string): Value[] {
+    const env = new Map<number, Value>();
+    const bind = (id: number, value: Value | undefined, role: string): void => {
+      if (value === undefined) throw new Error(`internal: ${role} has no value for value ${id}`);
+      checkValue(value, this.types[id]!, this.clients, this.dims, role);
+      env.set(id, value);
+    };
+    const lookup = (id: number): Value => {
+      const value = env.get(id);
+      if (value === undefined) throw new Error(`internal: value ${id} is used in ${what} before it is defined`);
+      return value;
+    };
+    graph.inputs.forEach((id, i) => bind(id, args[i], `${what} input ${i}`));
+    for (const node of graph.nodes) {
+      const outputs = this.node(node, node.inputs.map(lookup));
+      node.outputs.forEach((id, i) => bind(id, outputs[i], `${node.op}() result`));
+    }
+    return graph.outputs.map(lookup);
+  }
+
+  private node(node: Node, inputs: readonly Value[]): Value[] {
+    const control: ControlRule | undefined = controlRules[node.op];
+    if (control !== undefined) return control(inputs, node, this);
+    const rule = tensorRules[node.op];
+    if (rule === undefined) throw new Error(`internal: the reference interpreter has no rule for primitive ${node.op}`);
+    const cx: RuleContext = { op: node.op, attrs: node.attrs, inputTypes: node.inputs.map((id) => this.types[id]!), dims: this.dims, clients: this.clients };
+    return [perClient(rule, inputs, cx)];
+  }
+}
+
+/**
+ * Runs a program on data. `inputs` follows the program's input tree by name; a value at the
+ * CLIENTS is given, and returned, with a leading client axis [C, ...member shape].
+ */
+export function interpret(ir: ProgramIR, inputs: InputTree, options: InterpretOptions = {}): OutputTree {
+  const dims = new DimBindings();
+  const { args, clients } = readInputs(ir, inputs, options.clients, dims);
+  const outputs = new Run(ir.values, dims, clients).evaluate(ir.graph, args, "program");
+  return writeOutputs(ir, outputs);
+}

@@ -1,0 +1,50 @@
+/**
+ * Dense models on flattened images: multinomial logistic regression (784-10) and the FedAvg
+ * paper's "2NN" (784-200-200-10 with ReLU), McMahan et al. 2017.
+ */
+import { add, relu } from "../../front/elementwise.js";
+import { matmul } from "../../front/tensor-ops.js";
+import { f32 } from "../../front/specs.js";
+import { glorotUniform, zerosParam, type Model } from "./model.js";
+
+const logisticSpecs = { w: f32([784, 10]), b: f32([10]) };
+export type LogisticParams = typeof logisticSpecs;
+
+export const logistic: Model<LogisticParams, [784], 10> = {
+  name: "logistic",
+  params: logisticSpecs,
+  inputShape: [784],
+  classes: 10,
+  logits: (p, x) => add(matmul(x, p.w), p.b),
+  init: (rng) => ({ w: glorotUniform(rng.fork("w"), [784, 10], 784, 10), b: zerosParam([10]) }),
+};
+
+const mlpSpecs = {
+  w1: f32([784, 200]),
+  b1: f32([200]),
+  w2: f32([200, 200]),
+  b2: f32([200]),
+  w3: f32([200, 10]),
+  b3: f32([10]),
+};
+export type MlpParams = typeof mlpSpecs;
+
+export const mlp2nn: Model<MlpParams, [784], 10> = {
+  name: "2nn",
+  params: mlpSpecs,
+  inputShape: [784],
+  classes: 10,
+  logits: (p, x) => {
+    const h1 = relu(add(matmul(x, p.w1), p.b1));
+    const h2 = relu(add(matmul(h1, p.w2), p.b2));
+    return add(matmul(h2, p.w3), p.b3);
+  },
+  init: (rng) => ({
+    w1: glorotUniform(rng.fork("w1"), [784, 200], 784, 200),
+    b1: zerosParam([200]),
+    w2: glorotUniform(rng.fork("w2"), [200, 200], 200, 200),
+    b2: zerosParam([200]),
+    w3: glorotUniform(rng.fork("w3"), [200, 10], 200, 10),
+    b3: zerosParam([10]),
+  }),
+};

@@ -1,0 +1,378 @@
+/**
+ * The configuration of `fedtensor run`: one table of options that serves the command-line
+ * flags, the keys of a JSON config file, validation and the documentation alike. Adding an
+ * option is one entry in `runOptions`; its flag, type, default and help row follow from it.
+ *
+ * Every value is validated and every unknown flag or key is an FT305 error: a misspelt option
+ * that was silently ignored would quietly train something other than what was asked for.
+ */
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { ftError } from "../../errors/error.js";
+
+/** An option that only means something for some values of a choice option, such as --mu for fedprox. */
+export interface Condition {
+  readonly key: string;
+  readonly values: readonly string[];
+}
+
+export interface OptionSpec<T> {
+  readonly type: "integer" | "number" | "choice" | "text" | "switch";
+  readonly default: T;
+  /** What values are allowed, in words, for errors and the help table. */
+  readonly range: string;
+  readonly description: string;
+  /** Whether a value (from a flag or a config file) is allowed. */
+  readonly accepts: (value: unknown) => value is T;
+}
+
+interface Bounds {
+  readonly min: number;
+  readonly minExclusive?: boolean;
+  readonly max?: number;
+  readonly maxExclusive?: boolean;
+}
+
+function boundsText({ min, minExclusive, max, maxExclusive }: Bounds): string {
+  if (max === undefined) return `${minExclusive ? ">" : ">="} ${min}`;
+  return `${min} ${minExclusive ? "<" : "<="} x ${maxExclusive ? "<" : "<="} ${max}`;
+}
+
+function withinBounds(x: number, { min, minExclusive, max, maxExclusive }: Bounds): boolean {
+  if (minExclusive ? x <= min : x < min) return false;
+  return max === undefined || (maxExclusive ? x < max : x <= max);
+}
+
+const decimalPattern = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * A flag's text as the number a config file would hold, or the text itself when malformed
+ * (validation then reports it): Number(text) would also take "", "0x10" and " 1 ".
+ */
+function parseDecimal(text: string): unknown {
+  return decimalPattern.test(text) ? Number(text) : text;
+}
+
+function numeric(type: "integer" | "number", description: string, fallback: number, bounds: Bounds): OptionSpec<number> {
+  const isKind = type === "integer" ? Number.isSafeInteger : Number.isFinite;
+  return {
+    type,
+    default: fallback,
+    range: `${type} ${boundsText(bounds)}`,
+    description,
+    accepts: (value): value is number => isKind(value) && withinBounds(value as number, bounds),
+  };
+}
+
+const integer = numeric.bind(undefined, "integer");
+const real = numeric.bind(undefined, "number");
+
+function choice<const V extends string>(description: string, values: readonly V[]): OptionSpec<V> {
+  return {
+    type: "choice",
+    default: values[0]!,
+    range: values.join(" | "),
+    description,
+    accepts: (value): value is V => (values as readonly unknown[]).includes(value),
+  };
+}
+
+function text(description: string, fallback: string): OptionSpec<string> {
+  return {
+    type: "text",
+    default: fallback,
+    range: "non-empty text",
+    description,
+    accepts: (value): value is string => typeof value === "string" && value.length > 0,
+  };
+}
+
+function switchOption(description: string): OptionSpec<boolean> {
+  return {
+    type: "switch",
+    default: false,
+    range: "true | false",
+    description,
+    accepts: (value): value is boolean => typeof value === "boolean",
+  };
+}
+
+function onlyWhen<T>(condition: Condition, spec: OptionSpec<T>): OptionSpec<T> & { readonly onlyWhen: Condition } {
+  return { ...spec, onlyWhen: condition };
+}
+
+const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
+
+export const runOptions = {
+  rounds: integer("Federated rounds to run", 20, { min: 1 }),
+  clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
+  batchSize: integer("Client minibatch size", 10, { min: 1 }),
+  lr: real("Client learning rate", 0.1, { min: 0, minExclusive: true }),
+  serverLr: real("Server learning rate applied to the aggregated update", 1, { min: 0, minExclusive: true }),
+  partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet"]),
+  alpha: onlyWhen(
+    { key: "partition", values: ["dirichlet"] },
+    real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
+  ),
+  seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
+  backend: choice("TensorFlow.js backend", ["wasm", "cpu", "tensorflow", "onnx"]),
+  out: text("Folder for metrics, plots and checkpoints", "runs/latest"),
+  checkpointEvery: integer("Rounds between checkpoints; 0 for none", 5, { min: 0 }),
+  keepCheckpoints: integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 }),
+  resume: switchOption("Continue from the latest checkpoint in --out"),
+  algorithm: choice("Federated algorithm", [
+    "fedavg",
+    "fedsgd",
+    "fedprox",
+    "fedadam",
+    "fedyogi",
+    "fedadagrad",
+    "scaffold",
+    "diloco",
+  ]),
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
+  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+    "mnist",
+    "fashion-mnist",
+    "sotu",
+  ]),
+  evalEvery: integer("Rounds between evaluations on the test set", 1, { min: 1 }),
+  mu: onlyWhen(
+    { key: "algorithm", values: ["fedprox"] },
+    real("FedProx proximal term weight", 0.01, { min: 0 }),
+  ),
+  beta1: onlyWhen(
+    { key: "algorithm", values: adaptiveServerOptimisers },
+    real("Server optimiser first-moment decay", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  beta2: onlyWhen(
+    { key: "algorithm", values: ["fedadam", "fedyogi"] },
+    real("Server optimiser second-moment decay", 0.99, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  tau: onlyWhen(
+    { key: "algorithm", values: adaptiveServerOptimisers },
+    real("Server optimiser adaptivity, its epsilon", 0.001, { min: 0, minExclusive: true }),
+  ),
+  outerMomentum: onlyWhen(
+    { key: "algorithm", values: ["diloco"] },
+    real("DiLoCo outer Nesterov momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+};
+
+type RunOptions = typeof runOptions;
+export type RunOptionKey = keyof RunOptions;
+type ValueOf<S> = S extends OptionSpec<infer T> ? T : never;
+type ConditionalKey = {
+  [K in RunOptionKey]: RunOptions[K] extends { readonly onlyWhen: Condition } ? K : never;
+}[RunOptionKey];
+
+/** A validated run configuration; options that apply only to some algorithms are present only then. */
+export type RunConfig = {
+  readonly [K in Exclude<RunOptionKey, ConditionalKey>]: ValueOf<RunOptions[K]>;
+} & { readonly [K in ConditionalKey]?: ValueOf<RunOptions[K]> };
+
+/** Checks that involve several options; errors blame the first of `keys` that was given. */
+const crossChecks: readonly {
+  readonly keys: readonly [RunOptionKey, ...RunOptionKey[]];
+  readonly problem: (config: Readonly<Record<string, unknown>>) => string | undefined;
+}[] = [
+  {
+    keys: ["model", "dataset"],
+    problem: ({ model, dataset }) =>
+      (model === "char") !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+        : undefined,
+  },
+];
+
+const optionEntries = Object.entries(runOptions) as [RunOptionKey, OptionSpec<unknown> & { onlyWhen?: Condition }][];
+
+function flagName(key: RunOptionKey): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+const keyByFlag = new Map(optionEntries.map(([key]) => [flagName(key).slice(2), key]));
+
+function describeGiven(value: unknown): string {
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** The name that a misspelling in case, dashes or underscores stands for, so an error can suggest it. */
+function suggestion(given: string, names: readonly string[]): string {
+  const normalise = (s: string): string => s.toLowerCase().replace(/[-_]/g, "");
+  const match = names.find((name) => normalise(name) === normalise(given));
+  return match === undefined ? "" : ` (did you mean ${match}?)`;
+}
+
+/** Where a value came from, as errors name it: "--lr" or "lr (in run.json)". */
+type Source = (key: RunOptionKey) => string;
+
+export interface ParsedRunFlags {
+  /** The config file named as the one positional argument, if any. */
+  readonly configPath: string | undefined;
+  readonly values: Partial<Record<RunOptionKey, unknown>>;
+}
+
+/** Parses command-line arguments into option values (not yet validated) and the config file path. */
+export function parseRunFlags(args: readonly string[]): ParsedRunFlags {
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: Object.fromEntries(
+      optionEntries.map(([key, spec]) => [flagName(key).slice(2), { type: spec.type === "switch" ? "boolean" : "string" }]),
+    ),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Partial<Record<RunOptionKey, unknown>> = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const key = keyByFlag.get(token.name);
+    if (key === undefined || !token.rawName.startsWith("--")) {
+      const flags = optionEntries.map(([k]) => flagName(k));
+      throw ftError("FT305", { option: token.rawName, why: `unknown flag${suggestion(token.rawName.replace(/^-+/, "--"), flags)}` });
+    }
+    if (key in values) throw ftError("FT305", { option: token.rawName, why: "given more than once" });
+    const spec = runOptions[key] as OptionSpec<unknown>;
+    if (spec.type === "switch") {
+      if (token.value !== undefined) throw ftError("FT305", { option: token.rawName, why: "takes no value" });
+      values[key] = true;
+    } else {
+      // parseArgs takes the next argument as the value even when it is another flag.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
+        throw ftError("FT305", { option: token.rawName, why: `needs a value (${spec.range})` });
+      }
+      values[key] = spec.type === "integer" || spec.type === "number" ? parseDecimal(token.value) : token.value;
+    }
+  }
+  if (positionals.length > 1) {
+    throw ftError("FT305", { option: positionals[1]!, why: "only one config file may be given" });
+  }
+  return { configPath: positionals[0], values };
+}
+
+/** Reads a JSON config file: an object whose keys are option names as in RunConfig (camelCase). */
+async function readRunConfigFile(path: string): Promise<Record<string, unknown>> {
+  let textContent: string;
+  try {
+    textContent = await readFile(path, "utf8");
+  } catch (error) {
+    throw ftError("FT304", { path, why: `cannot read the config file (${(error as Error).message})` });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(textContent);
+  } catch (error) {
+    throw ftError("FT304", { path, why: `not valid JSON (${(error as Error).message})` });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw ftError("FT304", { path, why: "a config file holds one JSON object of options" });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Checks a config-file object's keys against the option table. */
+function knownKeys(object: Readonly<Record<string, unknown>>, source: string): Partial<Record<RunOptionKey, unknown>> {
+  const keys = optionEntries.map(([key]) => key as string);
+  for (const key of Object.keys(object)) {
+    if (!keys.includes(key)) {
+      throw ftError("FT305", { option: `${key} (in ${source})`, why: `unknown config key${suggestion(key, keys)}` });
+    }
+  }
+  return object as Partial<Record<RunOptionKey, unknown>>;
+}
+
+/**
+ * Validates explicitly given values over the defaults. Options that only apply to other
+ * algorithms or partitions are errors when given, and absent from the result when not.
+ */
+function validate(given: Partial<Record<RunOptionKey, unknown>>, sourceOf: Source): RunConfig {
+  const merged: Record<string, unknown> = {};
+  for (const [key, spec] of optionEntries) {
+    const value = key in given ? given[key] : spec.default;
+    if (!spec.accepts(value)) {
+      throw ftError("FT305", { option: sourceOf(key), why: `expected ${spec.range}, got ${describeGiven(value)}` });
+    }
+    merged[key] = value;
+  }
+  for (const [key, spec] of optionEntries) {
+    if (spec.onlyWhen === undefined) continue;
+    const { key: on, values } = spec.onlyWhen;
+    if (values.includes(merged[on] as string)) continue;
+    if (key in given) {
+      const onFlag = flagName(on as RunOptionKey);
+      throw ftError("FT305", {
+        option: sourceOf(key),
+        why: `applies only with ${onFlag} ${values.join(" | ")}, not ${String(merged[on])}`,
+      });
+    }
+    delete merged[key];
+  }
+  for (const { keys, problem } of crossChecks) {
+    const why = problem(merged);
+    if (why !== undefined) throw ftError("FT305", { option: sourceOf(keys.find((key) => key in given) ?? keys[0]), why });
+  }
+  return merged as RunConfig;
+}
+
+/** Validates a config object, such as one stored in a checkpoint; `source` names it in errors. */
+export function validateRunConfig(object: Readonly<Record<string, unknown>>, source: string): RunConfig {
+  return validate(knownKeys(object, source), (key) => `${key} (in ${source})`);
+}
+
+/** `fedtensor run [config.json] [--flags]` arguments to a validated configuration; flags override the file. */
+export async function loadRunConfig(args: readonly string[]): Promise<RunConfig> {
+  const { configPath, values } = parseRunFlags(args);
+  if (configPath === undefined) return validate(values, flagName);
+  const fromFile = knownKeys(await readRunConfigFile(configPath), configPath);
+  return validate({ ...fromFile, ...values }, (key) => (key in values ? flagName(key) : `${key} (in ${configPath})`));
+}
+
+export interface RunOptionRow {
+  readonly flag: string;
+  readonly key: RunOptionKey;
+  readonly default: string;
+  readonly range: string;
+  /** Empty when the option always applies. */
+  readonly appliesTo: string;
+  readonly description: string;
+}
+
+/** The documented options, one row each, in table order: the one source for help text and README. */
+export function runOptionRows(): RunOptionRow[] {
+  return optionEntries.map(([key, spec]) => ({
+    flag: flagName(key),
+    key,
+    default: String(spec.default),
+    range: spec.range,
+    appliesTo: spec.onlyWhen === undefined ? "" : `${flagName(spec.onlyWhen.key as RunOptionKey)} ${spec.onlyWhen.values.join(" | ")}`,
+    description: spec.description,
+  }));
+}
+
+/** The options as aligned plain text for `fedtensor run --help`. */
+export function formatRunOptionsHelp(): string {
+  const rows = runOptionRows();
+  const flagWidth = Math.max(...rows.map((r) => r.flag.length));
+  return rows
+    .map((r) => {
+      const only = r.appliesTo === "" ? "" : `; only with ${r.appliesTo}`;
+      return `  ${r.flag.padEnd(flagWidth)}  ${r.description} (${r.range}; default ${r.default}${only})`;
+    })
+    .join("\n");
+}
+
+/** The options as a Markdown table for the README. */
+export function formatRunOptionsMarkdown(): string {
+  const cell = (s: string): string => s.replace(/\|/g, "\\|");
+  return [
+    "| flag | config key | default | allowed | only with | description |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...runOptionRows().map((r) =>
+      `| \`${r.flag}\` | \`${r.key}\` | ${cell(r.default)} | ${cell(r.range)} | ${cell(r.appliesTo)} | ${r.description} |`,
+    ),
+  ].join("\n");
+}

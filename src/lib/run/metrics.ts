@@ -1,0 +1,138 @@
+/**
+ * Per-round metrics of a run, as metrics.jsonl (one JSON object per line, the file --resume
+ * reads back) and metrics.csv (the same rows for spreadsheets). Each row is written and
+ * fsynced before append() returns, so a run killed at any point keeps every completed round.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { ftError } from "../../errors/error.js";
+
+export type MetricValue = number | string | boolean | null;
+export type MetricsRow = { readonly round: number } & { readonly [column: string]: MetricValue };
+
+export const metricsFiles = { jsonl: "metrics.jsonl", csv: "metrics.csv" } as const;
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, and its quotes doubled. */
+function csvField(value: MetricValue): string {
+  const text = value === null ? "" : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvLine(fields: readonly MetricValue[]): string {
+  return `${fields.map(csvField).join(",")}\r\n`;
+}
+
+function checkRow(row: MetricsRow, columns: readonly string[]): void {
+  const keys = Object.keys(row);
+  const added = keys.filter((key) => !columns.includes(key));
+  const missing = columns.filter((key) => !keys.includes(key));
+  if (added.length > 0 || missing.length > 0) {
+    const parts = [
+      added.length > 0 ? `new columns ${added.join(", ")}` : "",
+      missing.length > 0 ? `missing columns ${missing.join(", ")} (write null for a value a round lacks)` : "",
+    ];
+    throw new Error(`metrics row for round ${row.round} does not match the columns ${columns.join(", ")}: ${parts.filter(Boolean).join("; ")}`);
+  }
+  for (const key of keys) {
+    const value = row[key];
+    // JSON has no NaN or Infinity; writing null for them would hide a diverged run.
+    if (typeof value === "number" && !Number.isFinite(value)) {
+      throw new Error(`metrics row for round ${row.round}: ${key} is ${value}; write null or a finite number`);
+    }
+  }
+}
+
+/**
+ * Reads metrics.jsonl. A last line without its newline is a row whose write was cut off by
+ * a kill, and is left out; any other malformed line is an FT304 error.
+ */
+export function readMetrics(path: string): MetricsRow[] {
+  let content: string;
+  try {
+    content = readFileSync(path, "utf8");
+  } catch (error) {
+    throw ftError("FT304", { path, why: `cannot read metrics (${(error as Error).message})` });
+  }
+  const lines = content.split("\n");
+  lines.pop(); // the text after the last newline: empty, or a torn row
+  return lines.map((line, index) => {
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw ftError("FT304", { path, why: `line ${index + 1} is not valid JSON` });
+    }
+    if (row === null || typeof row !== "object" || !Number.isSafeInteger((row as { round?: unknown }).round)) {
+      throw ftError("FT304", { path, why: `line ${index + 1} is not a metrics row with an integer round` });
+    }
+    return row as MetricsRow;
+  });
+}
+
+export class MetricsWriter {
+  private readonly jsonlFd: number;
+  private readonly csvFd: number;
+  private columns: readonly string[] | undefined;
+
+  private constructor(dir: string, columns: readonly string[] | undefined) {
+    this.jsonlFd = openSync(join(dir, metricsFiles.jsonl), "a");
+    this.csvFd = openSync(join(dir, metricsFiles.csv), "a");
+    this.columns = columns;
+  }
+
+  /** Starts fresh metrics files in `dir`, replacing any there. */
+  static create(dir: string): MetricsWriter {
+    for (const name of Object.values(metricsFiles)) closeSync(openSync(join(dir, name), "w"));
+    return new MetricsWriter(dir, undefined);
+  }
+
+  /**
+   * Continues the metrics of a run resumed after `round`: rows of later rounds (written after
+   * the checkpoint being resumed) are dropped, and the CSV is rebuilt from metrics.jsonl.
+   */
+  static resume(dir: string, round: number): MetricsWriter {
+    const jsonlPath = join(dir, metricsFiles.jsonl);
+    const kept = existsSync(jsonlPath) ? readMetrics(jsonlPath).filter((row) => row.round <= round) : [];
+    const columns = kept.length === 0 ? undefined : Object.keys(kept[0]!);
+    const csv = columns === undefined ? "" : [columns, ...kept.map((row) => columns.map((c) => row[c] ?? null))].map(csvLine).join("");
+    // Replaced through a rename so a kill here leaves the old rows rather than none.
+    replaceFile(jsonlPath, kept.map((row) => `${JSON.stringify(row)}\n`).join(""));
+    replaceFile(join(dir, metricsFiles.csv), csv);
+    return new MetricsWriter(dir, columns);
+  }
+
+  /** Appends one round's row to both files and flushes them to disk. */
+  append(row: MetricsRow): void {
+    const columns = this.columns ?? Object.keys(row);
+    checkRow(row, columns);
+    if (this.columns === undefined) {
+      this.columns = columns;
+      writeAll(this.csvFd, csvLine(columns));
+    }
+    writeAll(this.jsonlFd, `${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))}\n`);
+    writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
+    fsyncSync(this.jsonlFd);
+    fsyncSync(this.csvFd);
+  }
+
+  close(): void {
+    closeSync(this.jsonlFd);
+    closeSync(this.csvFd);
+  }
+}
+
+/** One write call per row, so a kill leaves whole rows plus at most one torn last line. */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written);
+}
+
+function replaceFile(path: string, content: string): void {
+  const temp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(temp, "w");
+  writeAll(fd, content);
+  fsyncSync(fd);
+  closeSync(fd);
+  renameSync(temp, path);
+}

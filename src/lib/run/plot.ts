@@ -1,0 +1,115 @@
+/**
+ * The plot of a run: one panel per metric (accuracy and loss by default) against the round,
+ * one line per run when several are compared. The chart is a Vega-Lite spec compiled and
+ * rendered to SVG by vega in Node (no canvas needed), and rasterised to PNG by resvg, whose
+ * binary ships inside its npm package. Text in the PNG uses the system's fonts (DejaVu Sans
+ * where present); on a machine with none, the PNG has lines and no labels, the SVG is intact.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parse, View } from "vega";
+import { compile, type TopLevelSpec } from "vega-lite";
+import type { MetricsRow } from "./metrics.js";
+
+export interface PlotSeries {
+  /** The run's name in the legend, such as its algorithm. */
+  readonly name: string;
+  readonly rows: readonly MetricsRow[];
+}
+
+export interface PlotMetric {
+  /** The metrics column. */
+  readonly key: string;
+  /** The panel title and y-axis label. */
+  readonly title: string;
+  /** A d3 number format for the y axis, such as ".0%" for fractions. */
+  readonly format?: string;
+}
+
+export interface PlotOptions {
+  readonly title: string;
+  readonly metrics?: readonly PlotMetric[];
+}
+
+export const defaultPlotMetrics: readonly PlotMetric[] = [
+  { key: "accuracy", title: "Accuracy", format: ".0%" },
+  { key: "loss", title: "Loss" },
+];
+
+export const plotFiles = { svg: "plot.svg", png: "plot.png" } as const;
+
+const fontFamily = "DejaVu Sans";
+/** Beyond this many rounds, point markers crowd the lines and are left out. */
+const maxRoundsWithPoints = 50;
+
+/** The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its line joins the rounds around it. */
+export function plotSpec(series: readonly PlotSeries[], { title, metrics = defaultPlotMetrics }: PlotOptions): TopLevelSpec {
+  const values = series.flatMap(({ name, rows }) =>
+    rows.flatMap((row) =>
+      metrics.flatMap(({ key }) => {
+        const value = row[key];
+        return typeof value === "number" ? [{ run: name, round: row.round, metric: key, value }] : [];
+      }),
+    ),
+  );
+  const rounds = Math.max(0, ...series.map(({ rows }) => rows.length));
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: title, fontSize: 16 },
+    data: { values },
+    config: { font: fontFamily, background: "white" },
+    // One round axis for all panels, so a round lines up across them.
+    resolve: { scale: { x: "shared" } },
+    vconcat: metrics.map(({ key, title: metricTitle, format }) => ({
+      title: metricTitle,
+      width: 560,
+      height: 200,
+      transform: [{ filter: { field: "metric", equal: key } }],
+      mark: { type: "line", point: rounds <= maxRoundsWithPoints },
+      encoding: {
+        x: { field: "round", type: "quantitative", title: "Round", axis: { tickMinStep: 1 } },
+        y: {
+          field: "value",
+          type: "quantitative",
+          title: metricTitle,
+          scale: { zero: false },
+          ...(format === undefined ? {} : { axis: { format } }),
+        },
+        color: { field: "run", type: "nominal", title: "Run" },
+      },
+    })),
+  };
+}
+
+export async function renderPlotSvg(series: readonly PlotSeries[], options: PlotOptions): Promise<string> {
+  const view = new View(parse(compile(plotSpec(series, options)).spec), { renderer: "none" });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+/** Rasterises an SVG at twice its size, so the PNG stays sharp on high-density screens. */
+export async function svgToPng(svg: string): Promise<Buffer> {
+  // Loaded on first use so that a platform without a resvg binary loses only the PNG.
+  const { Resvg } = await import("@resvg/resvg-js");
+  const renderer = new Resvg(svg, {
+    font: { loadSystemFonts: true, defaultFontFamily: fontFamily },
+    fitTo: { mode: "zoom", value: 2 },
+  });
+  return renderer.render().asPng();
+}
+
+/** Writes plot.svg, then plot.png, into `dir`; returns their paths. */
+export async function writePlots(
+  dir: string,
+  series: readonly PlotSeries[],
+  options: PlotOptions,
+): Promise<{ svg: string; png: string }> {
+  const svg = await renderPlotSvg(series, options);
+  const paths = { svg: join(dir, plotFiles.svg), png: join(dir, plotFiles.png) };
+  await writeFile(paths.svg, svg);
+  await writeFile(paths.png, await svgToPng(svg));
+  return paths;
+}

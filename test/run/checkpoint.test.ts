@@ -1,0 +1,191 @@
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FedTensorError } from "../../src/errors/error.js";
+import {
+  checkpointFileName,
+  listCheckpoints,
+  loadLatestCheckpoint,
+  readCheckpoint,
+  writeCheckpoint,
+  type Checkpoint,
+} from "../../src/lib/run/checkpoint.js";
+import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
+import { tempDir } from "./temp-dir.js";
+import { transpileForNode } from "./transpile.js";
+
+const checkpointDir = (): string => tempDir("ft-checkpoint-");
+
+function checkpointOf(round: number): Checkpoint {
+  return {
+    round,
+    serverState: {
+      dense: { kernel: { shape: [2, 3], data: Float32Array.from([1, -2, 3.5, 0, 1e-8, round]) }, bias: { shape: [3], data: new Float32Array(3).fill(0.25) } },
+      layers: [{ shape: [], data: Float32Array.from([Math.PI]) }],
+    },
+    rngState: { s: [round, 7, 11, 13], spare: null },
+    config: { rounds: 20, algorithm: "fedavg", lr: 0.1 },
+  };
+}
+
+async function loadError(path: string): Promise<FedTensorError> {
+  const error = await readCheckpoint(path).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FedTensorError);
+  expect((error as FedTensorError).code).toBe("FT304");
+  expect((error as FedTensorError).params.path).toBe(path);
+  return error as FedTensorError;
+}
+
+describe("checkpoint files", () => {
+  it("round-trips the state tree, RNG state and config exactly", async () => {
+    const dir = checkpointDir();
+    const path = await writeCheckpoint(dir, checkpointOf(4), { keep: 3 });
+    expect(path).toBe(join(dir, "checkpoint-00000004.ftckpt"));
+    const loaded = await readCheckpoint(path);
+    expect(loaded).toEqual(checkpointOf(4));
+    const kernel = (loaded.serverState as unknown as { dense: { kernel: { data: Float32Array } } }).dense.kernel.data;
+    expect(kernel).toBeInstanceOf(Float32Array);
+    expect([...kernel]).toEqual([...Float32Array.from([1, -2, 3.5, 0, 1e-8, 4])]);
+  });
+
+  it("stores a run config that validates back to itself on resume", async () => {
+    const config = await loadRunConfig(["--algorithm", "fedprox", "--rounds", "8"]);
+    const path = await writeCheckpoint(checkpointDir(), { ...checkpointOf(1), config }, { keep: 1 });
+    const stored = (await readCheckpoint(path)).config as Record<string, unknown>;
+    expect(validateRunConfig(stored, path)).toEqual(config);
+  });
+
+  it("stores tensors as binary float32, not JSON numbers", async () => {
+    const values = new Float32Array(1000).fill(0.1);
+    const path = await writeCheckpoint(checkpointDir(), { round: 1, serverState: { w: { shape: [1000], data: values } }, rngState: 0, config: {} }, { keep: 1 });
+    const bytes = readFileSync(path);
+    // 8 magic + 4 length + a short header + 4000 payload + 32 checksum.
+    expect(bytes.length).toBeGreaterThan(4044);
+    expect(bytes.length).toBeLessThan(4300);
+    expect(bytes.subarray(0, 8).toString("latin1")).toBe("FTCKPT01");
+  });
+
+  it("rejects a tensor whose data does not fill its shape", async () => {
+    const bad = { round: 1, serverState: { a: { b: { shape: [2, 2], data: new Float32Array(3) } } }, rngState: null, config: null };
+    await expect(writeCheckpoint(checkpointDir(), bad, { keep: 1 })).rejects.toThrow(
+      "FT302: server state at a.b: shape [2,2] holds 4 values but its data has 3",
+    );
+  });
+
+  it("refuses a round that could not name a checkpoint file", async () => {
+    await expect(writeCheckpoint(checkpointDir(), checkpointOf(-1), { keep: 1 })).rejects.toThrow(
+      "a checkpoint's round must be an integer >= 0, got -1",
+    );
+  });
+
+  it("keeps the newest N and drops superseded later rounds and stale temp files", async () => {
+    const dir = checkpointDir();
+    for (let round = 1; round <= 5; round++) await writeCheckpoint(dir, checkpointOf(round), { keep: 2 });
+    expect((await listCheckpoints(dir)).map((c) => c.round)).toEqual([4, 5]);
+    writeFileSync(join(dir, `.${checkpointFileName(6)}.tmp-999-1`), "half a checkpoint");
+    // A run resumed from round 2 writes round 3: rounds 4 and 5 of the run it resumed are superseded.
+    await writeCheckpoint(dir, checkpointOf(3), { keep: 2 });
+    expect(readdirSync(dir).sort()).toEqual([checkpointFileName(3)]);
+  });
+});
+
+describe("corrupt checkpoints", () => {
+  async function writtenCheckpoint(): Promise<{ path: string; size: number }> {
+    const path = await writeCheckpoint(checkpointDir(), checkpointOf(2), { keep: 1 });
+    return { path, size: readFileSync(path).length };
+  }
+
+  it("detects a file truncated mid-write at any length", async () => {
+    const { path, size } = await writtenCheckpoint();
+    for (const length of [size - 1, size - 32, size - 50]) {
+      truncateSync(path, length);
+      expect((await loadError(path)).params.why).toBe(`truncated: expected ${size} bytes, the file has ${length}`);
+    }
+    truncateSync(path, 20);
+    expect((await loadError(path)).params.why).toMatch(/^truncated: its header needs \d+ bytes, the file has 20$/);
+    truncateSync(path, 10);
+    expect((await loadError(path)).params.why).toBe("truncated: 10 bytes end before the header length");
+    truncateSync(path, 5);
+    expect((await loadError(path)).params.why).toBe("not a FedTensor checkpoint (5 bytes, no FTCKPT01 signature)");
+  });
+
+  it("detects changed bytes through the checksum", async () => {
+    const { path, size } = await writtenCheckpoint();
+    const bytes = readFileSync(path);
+    const flipped = Buffer.from(bytes);
+    flipped.writeUInt8(bytes.readUInt8(size - 40) ^ 0x01, size - 40);
+    writeFileSync(path, flipped);
+    expect((await loadError(path)).params.why).toBe("SHA-256 checksum mismatch: the contents are damaged");
+    writeFileSync(path, Buffer.concat([bytes, Buffer.from([0])]));
+    expect((await loadError(path)).params.why).toBe(`too long: expected ${size} bytes, the file has ${size + 1}`);
+  });
+
+  it("loads the newest checkpoint that verifies and names the ones skipped", async () => {
+    const dir = checkpointDir();
+    for (const round of [1, 2, 3]) await writeCheckpoint(dir, checkpointOf(round), { keep: 3 });
+    const newest = join(dir, checkpointFileName(3));
+    truncateSync(newest, 100);
+    const loaded = await loadLatestCheckpoint(dir);
+    expect(loaded?.checkpoint.round).toBe(2);
+    expect(loaded?.skipped).toEqual([{ path: newest, why: expect.stringContaining(`FT304: ${newest}: truncated`) }]);
+  });
+
+  it("throws the newest one's FT304 when none verifies, and finds nothing in an empty or missing folder", async () => {
+    const dir = checkpointDir();
+    await writeCheckpoint(dir, checkpointOf(1), { keep: 3 });
+    expect(await loadLatestCheckpoint(join(dir, "missing"))).toBeUndefined();
+    writeFileSync(join(dir, checkpointFileName(2)), "not a checkpoint at all, but long enough to have a header");
+    truncateSync(join(dir, checkpointFileName(1)), 64);
+    await expect(loadLatestCheckpoint(dir)).rejects.toThrow(`FT304: ${join(dir, checkpointFileName(2))}: not a FedTensor checkpoint`);
+    expect(await loadLatestCheckpoint(checkpointDir())).toBeUndefined();
+  });
+});
+
+describe("a writer killed with SIGKILL", () => {
+  /** Starts the writer child, waits for `rounds` more checkpoints plus a random delay, and kills it. */
+  function runAndKill(script: string, dir: string, rounds: number): Promise<number> {
+    return new Promise((resolvePromise, reject) => {
+      const child = spawn(process.execPath, [script, dir], { stdio: ["ignore", "pipe", "pipe"] });
+      let lastReported = 0;
+      let reports = 0;
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on("data", (chunk: Buffer) => {
+        for (const [, round] of chunk.toString().matchAll(/wrote (\d+)/g)) {
+          lastReported = Number(round);
+          if (++reports === rounds) setTimeout(() => child.kill("SIGKILL"), Math.random() * 40);
+        }
+      });
+      child.on("close", (code, signal) => {
+        if (signal === "SIGKILL") resolvePromise(lastReported);
+        else reject(new Error(`writer exited with ${code}: ${stderr}`));
+      });
+    });
+  }
+
+  it("never leaves a corrupt latest checkpoint", async () => {
+    const script = transpileForNode(join(import.meta.dirname, "checkpoint-writer.ts"), checkpointDir());
+    const dir = checkpointDir();
+    let tempFilesLeft = 0;
+    // At least 3 kills, and more until one lands mid-write (each does with odds of about 2 in 3).
+    for (let kill = 0; kill < 3 || (tempFilesLeft === 0 && kill < 12); kill++) {
+      const reported = await runAndKill(script, dir, 2);
+      tempFilesLeft += readdirSync(dir).filter((name) => name.includes(".tmp-")).length;
+      const latest = await loadLatestCheckpoint(dir);
+      expect(latest?.skipped).toEqual([]);
+      const { round, serverState, rngState } = latest!.checkpoint;
+      // The kill may land after a rename but before the round was reported.
+      expect([reported, reported + 1]).toContain(round);
+      expect(rngState).toEqual({ round });
+      const data = (serverState as { layer: { w: { shape: number[]; data: Float32Array } } }).layer.w;
+      expect(data.shape).toEqual([262_144, 4]);
+      expect(data.data.every((value) => value === round)).toBe(true);
+    }
+    // Evidence that some kills landed mid-write, so the test exercised the torn-write case.
+    expect(tempFilesLeft).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { MetricsRow } from "../../src/lib/run/metrics.js";
+import { plotFiles, plotSpec, writePlots, type PlotSeries } from "../../src/lib/run/plot.js";
+import { tempDir } from "./temp-dir.js";
+
+/** A run whose loss decays and accuracy rises at `rate`, evaluated every other round. */
+function run(name: string, rounds: number, rate: number): PlotSeries {
+  const rows: MetricsRow[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const decay = Math.exp(-round * rate);
+    rows.push({ round, loss: 2 * decay, accuracy: round % 2 === 0 ? 1 - 0.9 * decay : null });
+  }
+  return { name, rows };
+}
+
+describe("plotSpec", () => {
+  it("has one panel per metric and one data point per evaluated round", () => {
+    const spec = plotSpec([run("fedavg", 4, 0.5)], { title: "MNIST" }) as unknown as {
+      data: { values: { run: string; round: number; metric: string; value: number }[] };
+      vconcat: { title: string; mark: { point: boolean } }[];
+    };
+    expect(spec.vconcat.map((panel) => panel.title)).toEqual(["Accuracy", "Loss"]);
+    expect(spec.vconcat[0]!.mark.point).toBe(true);
+    const values = spec.data.values;
+    expect(values.filter((v) => v.metric === "accuracy").map((v) => v.round)).toEqual([2, 4]);
+    expect(values.filter((v) => v.metric === "loss").map((v) => v.round)).toEqual([1, 2, 3, 4]);
+    expect(values[0]).toEqual({ run: "fedavg", round: 1, metric: "loss", value: 2 * Math.exp(-0.5) });
+  });
+
+  it("leaves out point markers on long runs", () => {
+    const spec = plotSpec([run("fedavg", 51, 0.1)], { title: "long" }) as unknown as { vconcat: { mark: { point: boolean } }[] };
+    expect(spec.vconcat.every((panel) => !panel.mark.point)).toBe(true);
+  });
+});
+
+describe("writePlots", () => {
+  it("writes a labelled SVG and a PNG of it", async () => {
+    const dir = tempDir("ft-plot-");
+    const paths = await writePlots(dir, [run("fedavg", 20, 0.25), run("fedprox", 20, 0.15)], {
+      title: "MNIST 2NN, 10 clients per round",
+    });
+    expect(paths).toEqual({ svg: join(dir, plotFiles.svg), png: join(dir, plotFiles.png) });
+
+    const svg = readFileSync(paths.svg, "utf8");
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
+    for (const text of ["MNIST 2NN, 10 clients per round", "Accuracy", "Loss", "Round", "Run", "fedavg", "fedprox", "100%"]) {
+      expect(svg).toContain(`>${text}</text>`);
+    }
+
+    const png = readFileSync(paths.png);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect(png.subarray(12, 16).toString("latin1")).toBe("IHDR");
+    const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+    // Two 560x200 panels with axes, titles and a legend, rendered at twice the SVG's size.
+    expect(width).toBeGreaterThan(1200);
+    expect(width).toBeLessThan(1800);
+    expect(height).toBeGreaterThan(900);
+    expect(height).toBeLessThan(1400);
+    expect(png.length).toBeGreaterThan(30_000);
+  });
+});
