@@ -1,9 +1,11 @@
 /**
  * Hand-written TensorFlow.js FedAvg rounds for the 2NN, the baselines of bench/fedavg-round.ts.
  *
- * `bestRound` is the fastest plain form we know on tfjs wasm: a client at a time, the backward
- * pass written out with explicit 2-D transposes (wasm's fast path is plain 2-D matMul), every
- * step in tf.tidy. `naiveRound` is what most people write first: tf.grads per step.
+ * Both compute what the DSL's FedAvg computes: the new server parameters and the cohort's
+ * mean training loss. `bestRound` is the fastest plain form we know on tfjs wasm: a client at
+ * a time, the backward pass written out with explicit 2-D transposes (wasm's fast path is
+ * plain 2-D matMul), every step in tf.tidy. `naiveRound` is what most people write first:
+ * tf.valueAndGrads per step.
  */
 import * as tf from "@tensorflow/tfjs";
 
@@ -28,11 +30,19 @@ function forward(p: Params, x: tf.Tensor) {
   return { z1, h1, z2, h2, logits };
 }
 
+interface Step {
+  readonly params: Params;
+  /** The batch's summed cross-entropy. */
+  readonly lossSum: tf.Scalar;
+}
+
 /** One SGD step with the backward pass written by hand. */
-function handStep(p: Params, x: tf.Tensor2D, labels: tf.Tensor2D, lr: number): Params {
+function handStep(p: Params, x: tf.Tensor2D, labels: tf.Tensor2D, lr: number): Step {
   return tf.tidy(() => {
     const { z1, h1, z2, h2, logits } = forward(p, x);
-    const dz3 = tf.div(tf.sub(tf.softmax(logits), labels), x.shape[0]) as tf.Tensor2D;
+    const logp = tf.logSoftmax(logits);
+    const lossSum = tf.neg(tf.sum(tf.mul(labels, logp))) as tf.Scalar;
+    const dz3 = tf.div(tf.sub(tf.exp(logp), labels), x.shape[0]) as tf.Tensor2D;
     const dw3 = tf.matMul(tf.transpose(h2) as tf.Tensor2D, dz3);
     const dh2 = tf.matMul(dz3, tf.transpose(p.w3) as tf.Tensor2D);
     const dz2 = tf.mul(dh2, tf.step(z2)) as tf.Tensor2D;
@@ -41,37 +51,48 @@ function handStep(p: Params, x: tf.Tensor2D, labels: tf.Tensor2D, lr: number): P
     const dz1 = tf.mul(dh1, tf.step(z1)) as tf.Tensor2D;
     const dw1 = tf.matMul(tf.transpose(x) as tf.Tensor2D, dz1);
     const g: Params = { w1: dw1, b1: tf.sum(dz1, 0), w2: dw2, b2: tf.sum(dz2, 0), w3: dw3, b3: tf.sum(dz3, 0) };
-    return Object.fromEntries(keys.map((k) => [k, tf.sub(p[k], tf.mul(g[k], lr))])) as Params;
+    return { params: Object.fromEntries(keys.map((k) => [k, tf.sub(p[k], tf.mul(g[k], lr))])) as Params, lossSum };
   });
 }
 
 /** One SGD step through TensorFlow.js's own autodiff. */
-function gradsStep(p: Params, x: tf.Tensor2D, labels: tf.Tensor2D, lr: number): Params {
+function gradsStep(p: Params, x: tf.Tensor2D, labels: tf.Tensor2D, lr: number): Step {
   return tf.tidy(() => {
     const loss = (...ws: tf.Tensor[]) => {
       const q = Object.fromEntries(keys.map((k, i) => [k, ws[i]!])) as Params;
       return tf.losses.softmaxCrossEntropy(labels, forward(q, x).logits) as tf.Scalar;
     };
-    const g = tf.grads(loss)(keys.map((k) => p[k]));
-    return Object.fromEntries(keys.map((k, i) => [k, tf.sub(p[k], tf.mul(g[i]!, lr))])) as Params;
+    const { value, grads } = tf.valueAndGrads(loss)(keys.map((k) => p[k]));
+    const params = Object.fromEntries(keys.map((k, i) => [k, tf.sub(p[k], tf.mul(grads[i]!, lr))])) as Params;
+    return { params, lossSum: tf.mul(value, x.shape[0]) as tf.Scalar };
   });
 }
 
+export interface RoundResult {
+  readonly params: Params;
+  /** Mean training loss over the cohort's examples. */
+  readonly loss: tf.Scalar;
+}
+
 /** A FedAvg round with the given local step: clients one after another, then the weighted mean. */
-function round(step: typeof handStep, params: Params, cohort: Cohort, lr: number): Params {
+function round(step: typeof handStep, params: Params, cohort: Cohort, lr: number): RoundResult {
   const clientsX = tf.unstack(cohort.x);
   const clientsY = tf.unstack(cohort.y);
   const counts = Array.from(cohort.count.dataSync());
   const total = counts.reduce((a, b) => a + b, 0);
   let sum: Params | undefined;
+  let lossSum: tf.Scalar = tf.scalar(0);
   clientsX.forEach((cx, c) => {
     const batchesX = tf.unstack(cx) as tf.Tensor2D[];
-    const batchesY = tf.unstack(clientsY[c]!).map((yb) => tf.tidy(() => tf.oneHot(yb as tf.Tensor1D, 10).toFloat() as tf.Tensor2D));
+    const batchesY = tf.tidy(() => tf.unstack(clientsY[c]!).map((yb) => tf.oneHot(yb as tf.Tensor1D, 10).toFloat() as tf.Tensor2D));
     let p = params;
     batchesX.forEach((xb, s) => {
       const next = step(p, xb, batchesY[s]!, lr);
       if (p !== params) tf.dispose(Object.values(p));
-      p = next;
+      p = next.params;
+      const total = tf.add(lossSum, next.lossSum) as tf.Scalar;
+      tf.dispose([lossSum, next.lossSum]);
+      lossSum = total;
     });
     const weighted = tf.tidy(() => Object.fromEntries(keys.map((k) => [k, tf.mul(p[k], counts[c]! / total)])) as Params);
     if (p !== params) tf.dispose(Object.values(p));
@@ -84,7 +105,9 @@ function round(step: typeof handStep, params: Params, cohort: Cohort, lr: number
     tf.dispose([...batchesX, ...batchesY]);
   });
   tf.dispose([...clientsX, ...clientsY]);
-  return sum!;
+  const loss = tf.div(lossSum, total) as tf.Scalar;
+  lossSum.dispose();
+  return { params: sum!, loss };
 }
 
 export const bestRound = (params: Params, cohort: Cohort, lr: number) => round(handStep, params, cohort, lr);

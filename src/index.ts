@@ -66,6 +66,11 @@ export {
 } from "./front/nn.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { grad, valueAndGrad } from "./front/grad.js";
+export { constant, zeros, ones, full } from "./front/constants.js";
+export { loadProgram } from "./front/load.js";
+export { interpret } from "./interpret/reference.js";
+export type { RunOptions } from "./runtime/run.js";
+export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";

@@ -5,7 +5,7 @@
 import type { FailWith, Message } from "./errors.js";
 export type { IfValid, Validate } from "./errors.js";
 import type { Print } from "./print.js";
-import type { AtClients, LeafPaths, Placement, PlacementOf, Place, Typed } from "./tensor.js";
+import type { AtClients, DType, DTypeOf, LeafPaths, Leaves, Placement, PlacementOf, Place, Typed } from "./tensor.js";
 
 /** How two operand placements combine; the tags name the failure when they cannot. */
 type JoinTable = {
@@ -55,10 +55,17 @@ export type BroadcastCheck<T> =
   | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
   | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
 
-/** The reductions and aggregate(): every leaf at the CLIENTS. */
-export type ReduceCheck<Op extends string, T> =
+/** The reductions and aggregate(): every leaf at the CLIENTS (and of a dtype the reduction takes). */
+export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
   | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
-  | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>;
+  | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>
+  | DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>;
+type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
+type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> = [Bad] extends [never]
+  ? never
+  : DType extends Accepts
+    ? never
+    : Message<"FT205", { op: Op; want: Accepts extends "float32" ? "f32" : "f32 or i32"; got: Short[Bad] }>;
 
 /** map()'s arguments: every leaf at the CLIENTS. */
 export type MapArgCheck<T> =

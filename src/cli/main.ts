@@ -3,6 +3,7 @@
  * Exit status: 0 success, 1 the command found errors (type errors, a failed run), 2 bad usage.
  */
 import { FedTensorError } from "../errors/error.js";
+import { checkCommand } from "./check.js";
 import { irCommand } from "./ir.js";
 
 export interface Command {
@@ -14,7 +15,7 @@ export interface Command {
 
 export class UsageError extends Error {}
 
-const commands: readonly Command[] = [irCommand];
+const commands: readonly Command[] = [checkCommand, irCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

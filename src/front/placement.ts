@@ -57,16 +57,17 @@ export function broadcast<T extends TreeLike>(x: Validate<T, BroadcastCheck<T>>)
   return federated("broadcast", "federated_broadcast", x) as never;
 }
 
-export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T>>): IfValid<ReduceCheck<"reduceSum", T>, Place<T, "server">> {
+type Numeric = "float32" | "int32";
+export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T, Numeric>>): IfValid<ReduceCheck<"reduceSum", T, Numeric>, Place<T, "server">> {
   return federated("reduceSum", "federated_sum", x) as never;
 }
-export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T>>): IfValid<ReduceCheck<"reduceMean", T>, Place<T, "server">> {
+export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T, "float32">>): IfValid<ReduceCheck<"reduceMean", T, "float32">, Place<T, "server">> {
   return federated("reduceMean", "federated_mean", x) as never;
 }
-export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T>>): IfValid<ReduceCheck<"reduceMax", T>, Place<T, "server">> {
+export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T, Numeric>>): IfValid<ReduceCheck<"reduceMax", T, Numeric>, Place<T, "server">> {
   return federated("reduceMax", "federated_max", x) as never;
 }
-export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T>>): IfValid<ReduceCheck<"reduceMin", T>, Place<T, "server">> {
+export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T, Numeric>>): IfValid<ReduceCheck<"reduceMin", T, Numeric>, Place<T, "server">> {
   return federated("reduceMin", "federated_min", x) as never;
 }
 

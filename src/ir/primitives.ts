@@ -62,7 +62,7 @@ function reduction(cls: DTypeClass): PrimitiveRule {
 }
 
 /** A placement primitive's check: every input at `from`, result moved to `to`. */
-function federated(from: "server" | "clients", to: Placement): PrimitiveRule {
+function federated(from: "server" | "clients", to: Placement, cls: DTypeClass = "any"): PrimitiveRule {
   return {
     infer: ([x], _attrs, op) => {
       const ok = from === "server" ? x!.placement === "server" : isAtClients(x!.placement);
@@ -71,7 +71,7 @@ function federated(from: "server" | "clients", to: Placement): PrimitiveRule {
         if (from === "server") throw ftError("FT101", { got: printType(x!) });
         throw ftError("FT103", { op, got: printType(x!) });
       }
-      return [{ ...x!, placement: to }];
+      return [{ ...x!, dtype: elementwiseDType(op, cls, x!.dtype), placement: to }];
     },
   };
 }
@@ -300,10 +300,10 @@ export const primitives: Record<string, PrimitiveRule> = {
 
   // placement
   federated_broadcast: federated("server", "clients-equal"),
-  federated_sum: federated("clients", "server"),
-  federated_mean: federated("clients", "server"),
-  federated_max: federated("clients", "server"),
-  federated_min: federated("clients", "server"),
+  federated_sum: federated("clients", "server", "numeric"),
+  federated_mean: federated("clients", "server", "float"),
+  federated_max: federated("clients", "server", "numeric"),
+  federated_min: federated("clients", "server", "numeric"),
 
   // control: types come from the bodies
   map: {

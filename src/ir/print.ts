@@ -37,33 +37,32 @@ export function printPlaced(member: string, placement: ValueType["placement"]): 
 }
 
 /**
- * A tree of types, TFF style: `<w=f32[784,10],b=f32[10]>@SERVER` when every leaf shares a
- * placement, leaf by leaf otherwise.
+ * A tree of types, TFF style: a subtree whose leaves share a placement prints once with it
+ * (`<w=f32[784,10],b=f32[10]>@SERVER`, `{<f32[4],f32[2]>}@CLIENTS`), others part by part.
  */
 export function printTree(tree: TreeDef, typeOf: (leaf: number) => ValueType): string {
-  const placements = new Set<string>();
+  if (typeof tree === "number") return printType(typeOf(tree));
+  const placements = new Set<ValueType["placement"]>();
   collectPlacements(tree, typeOf, placements);
-  const shared = placements.size === 1 ? [...placements][0]! : undefined;
-  if (shared === undefined || typeof tree === "number" || shared === "local" || shared === "member") {
-    return printEach(tree, typeOf, false);
-  }
-  return printPlaced(printEach(tree, typeOf, true), shared as ValueType["placement"]);
+  const [shared] = placements;
+  if (placements.size === 1 && shared !== "local" && shared !== "member") return printPlaced(printMembers(tree, typeOf), shared!);
+  return printParts(tree, (child) => printTree(child, typeOf));
 }
 
-function printEach(tree: TreeDef, typeOf: (leaf: number) => ValueType, bare: boolean): string {
-  if (typeof tree === "number") {
-    const type = typeOf(tree);
-    return bare ? printMember(type) : printType(type);
-  }
-  if (Array.isArray(tree)) return `<${tree.map((t) => printEach(t, typeOf, bare)).join(",")}>`;
+/** A record or array tree as `<a=...,b=...>` or `<...,...>`, each part printed by `part`. */
+export function printParts(tree: TreeDef, part: (child: TreeDef) => string): string {
+  if (Array.isArray(tree)) return `<${tree.map(part).join(",")}>`;
   const record = tree as { readonly [key: string]: TreeDef };
   return `<${Object.keys(record)
-    .map((k) => `${k}=${printEach(record[k]!, typeOf, bare)}`)
+    .map((k) => `${k}=${part(record[k]!)}`)
     .join(",")}>`;
 }
 
-function collectPlacements(tree: TreeDef, typeOf: (leaf: number) => ValueType, into: Set<string>): void {
+function printMembers(tree: TreeDef, typeOf: (leaf: number) => ValueType): string {
+  return typeof tree === "number" ? printMember(typeOf(tree)) : printParts(tree, (child) => printMembers(child, typeOf));
+}
+
+function collectPlacements(tree: TreeDef, typeOf: (leaf: number) => ValueType, into: Set<ValueType["placement"]>): void {
   if (typeof tree === "number") into.add(typeOf(tree).placement);
-  else if (Array.isArray(tree)) for (const t of tree) collectPlacements(t, typeOf, into);
-  else for (const t of Object.values(tree as object)) collectPlacements(t as TreeDef, typeOf, into);
+  else for (const t of Array.isArray(tree) ? tree : Object.values(tree as object)) collectPlacements(t as TreeDef, typeOf, into);
 }

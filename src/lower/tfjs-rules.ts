@@ -14,10 +14,20 @@ const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.s
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
 const inShape = (node: Node, ctx: LoweringContext, i: number) => shapeOf(ctx, node.inputs[i]!);
 
-type Unary = (x: tf.Tensor) => tf.Tensor;
-type Binary = (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
-const unary = (f: Unary): LoweringRule => () => ([x]) => [f(x!)];
-const binary = (f: Binary): LoweringRule => () => ([a, b]) => [f(a!, b!)];
+/**
+ * A tfjs kernel called directly. The IR is typed and checked already, so the op wrappers'
+ * argument conversion and checks are redundant, and on wasm they cost as much again as a
+ * small kernel itself.
+ */
+function kernelCall(name: string, inputNames: readonly string[], attrs: Record<string, unknown> = {}): Kernel {
+  return (ins) => {
+    const named: Record<string, tf.Tensor> = {};
+    inputNames.forEach((n, i) => (named[n] = ins[i]!));
+    return [tf.engine().runKernel(name, named, attrs as never) as tf.Tensor];
+  };
+}
+const unary = (name: string): LoweringRule => () => kernelCall(name, ["x"]);
+const binary = (name: string): LoweringRule => () => kernelCall(name, ["a", "b"]);
 
 /** Axes of a reduction (undefined = all, as tfjs takes it). */
 const axesOf = (attrs: Attrs): number[] | undefined => (attrs.axes === null ? undefined : (attrs.axes as number[]));
@@ -77,39 +87,39 @@ const constantOf = (attrs: Attrs): Kernel => {
 };
 
 export const tfjsRules: Record<string, LoweringRule> = {
-  neg: unary(tf.neg),
-  abs: unary(tf.abs),
-  sign: unary(tf.sign),
-  relu: unary(tf.relu),
-  exp: unary(tf.exp),
-  log: unary(tf.log),
-  sqrt: unary(tf.sqrt),
-  sigmoid: unary(tf.sigmoid),
-  tanh: unary(tf.tanh),
-  logical_not: unary(tf.logicalNot),
-  stop_gradient: unary((x) => x.clone()),
-  cast: (node) => ([x]) => [tf.cast(x!, node.attrs.dtype as DType)],
-  add: binary(tf.add),
-  sub: binary(tf.sub),
-  mul: binary(tf.mul),
-  div: binary(tf.div),
-  pow: binary(tf.pow),
-  maximum: binary(tf.maximum),
-  minimum: binary(tf.minimum),
-  less: binary(tf.less),
-  less_equal: binary(tf.lessEqual),
-  greater: binary(tf.greater),
-  greater_equal: binary(tf.greaterEqual),
-  equal: binary(tf.equal),
-  not_equal: binary(tf.notEqual),
-  logical_and: binary(tf.logicalAnd),
-  logical_or: binary(tf.logicalOr),
+  neg: unary("Neg"),
+  abs: unary("Abs"),
+  sign: unary("Sign"),
+  relu: unary("Relu"),
+  exp: unary("Exp"),
+  log: unary("Log"),
+  sqrt: unary("Sqrt"),
+  sigmoid: unary("Sigmoid"),
+  tanh: unary("Tanh"),
+  logical_not: unary("LogicalNot"),
+  stop_gradient: () => ([x]) => [x!.clone()],
+  cast: (node) => kernelCall("Cast", ["x"], { dtype: node.attrs.dtype as DType }),
+  add: binary("Add"),
+  sub: binary("Sub"),
+  mul: binary("Multiply"),
+  div: binary("RealDiv"),
+  pow: binary("Pow"),
+  maximum: binary("Maximum"),
+  minimum: binary("Minimum"),
+  less: binary("Less"),
+  less_equal: binary("LessEqual"),
+  greater: binary("Greater"),
+  greater_equal: binary("GreaterEqual"),
+  equal: binary("Equal"),
+  not_equal: binary("NotEqual"),
+  logical_and: binary("LogicalAnd"),
+  logical_or: binary("LogicalOr"),
   where: (node, ctx) => {
     const shape = outShape(node, ctx);
     return (ins) => {
       // tfjs's select wants equal shapes: broadcast the operands that need it.
       const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : tf.broadcastTo(t, shape)));
-      const out = tf.where(full[0]!, full[1]!, full[2]!);
+      const out = tf.engine().runKernel("Select", { condition: full[0]!, t: full[1]!, e: full[2]! }) as tf.Tensor;
       full.forEach((t, i) => t !== ins[i] && t.dispose());
       return [out];
     };
@@ -126,15 +136,13 @@ export const tfjsRules: Record<string, LoweringRule> = {
   },
 
   matmul: (node, ctx) => matmulForm(inShape(node, ctx, 0), inShape(node, ctx, 1), outShape(node, ctx), ctx.backend),
-  transpose: (node) => ([x]) => [tf.transpose(x!, (node.attrs.perm as number[] | null) ?? undefined)],
-  reshape: (node, ctx) => {
-    const shape = outShape(node, ctx);
-    return ([x]) => [x!.reshape(shape)];
+  transpose: (node, ctx) => {
+    const rank = inShape(node, ctx, 0).length;
+    const perm = (node.attrs.perm as number[] | null) ?? [...Array(rank).keys()].reverse();
+    return kernelCall("Transpose", ["x"], { perm });
   },
-  reshape_like: (node, ctx) => {
-    const shape = outShape(node, ctx);
-    return ([x]) => [x!.reshape(shape)];
-  },
+  reshape: (node, ctx) => kernelCall("Reshape", ["x"], { shape: outShape(node, ctx) }),
+  reshape_like: (node, ctx) => kernelCall("Reshape", ["x"], { shape: outShape(node, ctx) }),
   expand_dims: (node) => ([x]) => [tf.expandDims(x!, node.attrs.axis as number)],
   broadcast_to: broadcastInto,
   broadcast_like: broadcastInto,
@@ -154,7 +162,11 @@ export const tfjsRules: Record<string, LoweringRule> = {
     ints.dispose();
     return [out];
   },
-  reduce_sum: reduction((x, axes, keep) => tf.sum(x, axes, keep)),
+  reduce_sum: (node, ctx) => {
+    const rank = inShape(node, ctx, 0).length;
+    const axis = (axesOf(node.attrs) ?? [...Array(rank).keys()]).map((a) => (a < 0 ? a + rank : a));
+    return kernelCall("Sum", ["x"], { axis, keepDims: node.attrs.keepDims === true });
+  },
   reduce_mean: reduction((x, axes, keep) => tf.mean(x, axes, keep)),
   reduce_max: reduction((x, axes, keep) => tf.max(x, axes, keep)),
   reduce_min: reduction((x, axes, keep) => tf.min(x, axes, keep)),

@@ -9,6 +9,7 @@ import type { Graph, ProgramIR, ValueType } from "../ir/types.js";
 import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
 import { tfjsRules } from "../lower/tfjs-rules.js";
 import { batchProgram, type BatchPolicy } from "../transform/batch.js";
+import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
 import { activateBackend, requestedBackend, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
@@ -51,14 +52,15 @@ function policyFor(backend: BackendName): BatchPolicy {
 }
 
 function compile(ir: ProgramIR, types: readonly ValueType[], bindings: ReadonlyMap<string, number>, clients: number, backend: BackendName): Compiled {
-  const concrete = specialize(ir, types, bindings);
+  const concrete = simplify(specialize(ir, types, bindings));
   const batched = batchProgram(concrete, clients, policyFor(backend));
+  const program = simplify(batched.ir);
   const ctx: LoweringContext = {
     backend,
-    types: batched.ir.values,
+    types: program.values,
     compile: (graph) => new CompiledGraph(graph, tfjsRules, ctx),
   };
-  return { graph: new CompiledGraph(batched.ir.graph, tfjsRules, ctx) };
+  return { graph: new CompiledGraph(program.graph, tfjsRules, ctx) };
 }
 
 function cached(ir: ProgramIR, key: string, make: () => Compiled): Compiled {

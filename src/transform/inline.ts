@@ -7,16 +7,20 @@ import { currentGraph, traceBody, type Tracer } from "../front/trace.js";
 import { primitives } from "../ir/primitives.js";
 import type { Graph, Node } from "../ir/types.js";
 
-/** Rewrites a node's attributes while replaying (specialize() substitutes bound dims). */
-export type AttrRewrite = (node: Node) => Node["attrs"];
-const keepAttrs: AttrRewrite = (node) => node.attrs;
+/** How a replay may change nodes; by default each is recorded again as it was. */
+export interface Replay {
+  /** The node's attributes in the new graph (specialize() substitutes bound dims). */
+  attrs?(node: Node): Node["attrs"];
+  /** Records the node some other way (simplify() aliases no-ops), or undefined to keep it. */
+  node?(node: Node, inputs: readonly Tracer[], attrs: Node["attrs"]): Tracer[] | undefined;
+}
 
 /** Records graph's nodes with `inputs` bound to its inputs; returns its outputs. */
-export function inline(graph: Graph, inputs: readonly Tracer[], rewrite = keepAttrs): Tracer[] {
+export function inline(graph: Graph, inputs: readonly Tracer[], replay: Replay = {}): Tracer[] {
   const env = new Map<number, Tracer>();
   graph.inputs.forEach((id, i) => env.set(id, inputs[i]!));
   for (const node of graph.nodes) {
-    const outs = reemit(node, node.inputs.map((id) => env.get(id)!), rewrite);
+    const outs = reemit(node, node.inputs.map((id) => env.get(id)!), replay);
     node.outputs.forEach((id, i) => env.set(id, outs[i]!));
   }
   return graph.outputs.map((id) => env.get(id)!);
@@ -32,15 +36,17 @@ export function splitCaptures<T>(node: Node, inputs: readonly T[]): { operands: 
 }
 
 /** Records one node again, with the given input tracers (its bodies re-traced). */
-export function reemit(node: Node, inputs: readonly Tracer[], rewrite = keepAttrs): Tracer[] {
+export function reemit(node: Node, inputs: readonly Tracer[], replay: Replay = {}): Tracer[] {
   const graph = currentGraph(node.op);
-  const attrs = rewrite(node);
+  const attrs = replay.attrs?.(node) ?? node.attrs;
+  const replaced = replay.node?.(node, inputs, attrs);
+  if (replaced !== undefined) return replaced;
   if (node.bodies === undefined) return graph.emit(node.op, inputs, attrs, node.op);
   const { operands, captured } = splitCaptures(node, inputs);
   // Parameter types follow from the new operands (they may be more specific than before).
   const paramTypes = primitives[node.op]!.bodyParams!(operands.map((t) => t.type), attrs);
   const bodies = node.bodies.map((body, k) =>
-    traceBody(node.op, paramTypes[k]!, (ins) => inline(body, [...ins, ...captured[k]!], rewrite)),
+    traceBody(node.op, paramTypes[k]!, (ins) => inline(body, [...ins, ...captured[k]!], replay)),
   );
   return graph.emit(node.op, operands, attrs, node.op, bodies);
 }

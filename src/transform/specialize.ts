@@ -37,7 +37,7 @@ export function specialize(ir: ProgramIR, inputTypes: readonly ValueType[], bind
   const root = new GraphBuilder(values, undefined);
   const outputs = recordInto(root, () => {
     const inputs = inputTypes.map((t) => root.addInput(t));
-    return inline(ir.graph, inputs, bindAttrs(bindings));
+    return inline(ir.graph, inputs, { attrs: bindAttrs(bindings) });
   });
   for (const t of outputs) {
     if (t.shape.some((d) => typeof d !== "number")) {

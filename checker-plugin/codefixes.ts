@@ -1,0 +1,265 @@
+/**
+ * Quick fixes for FT errors whose fix is mechanical: move a value to where the operation needs
+ * it (broadcast, a reduction), drop a reduction of a SERVER value, transpose a matmul operand,
+ * add unit dims or a -1 with reshape, cast a dtype. Each fix is offered only when the operand
+ * types read through the checker show that it resolves the error; the edits add the import of
+ * the function they call when the file lacks it.
+ */
+import type ts from "typescript";
+import type { ErrorCode } from "../src/errors/catalogue.js";
+import type { DimValue, Placement, ValueType } from "../src/ir/types.js";
+import { ftMessagesIn, messageParams, type FtMessage } from "./explain.js";
+import { fedTensorCallee } from "./imports.js";
+import { nodeWithSpan } from "./nodes.js";
+import { hasKnownRank, leafType, typeTree } from "./value-types.js";
+
+/** Where an FT error was reported: the argument the diagnostic points at, in its call. */
+interface Site {
+  readonly typescript: typeof ts;
+  readonly checker: ts.TypeChecker;
+  readonly file: ts.SourceFile;
+  readonly message: FtMessage;
+  readonly node: ts.Expression;
+  readonly call: ts.CallExpression;
+}
+
+interface Fix {
+  readonly name: string;
+  readonly description: string;
+  readonly changes: readonly ts.TextChange[];
+}
+
+const atServer = new Set<Placement>(["server"]);
+const atClients = new Set<Placement>(["clients", "clients-equal"]);
+
+/** The source text of a node for a fix's description, on one line and shortened when long. */
+function label(site: Site, node: ts.Node): string {
+  const text = node.getText(site.file).replace(/\s+/g, " ");
+  return text.length <= 24 ? text : `${text.slice(0, 20)}…`;
+}
+
+/** Whether every leaf of the node's value is at one of the placements. */
+function allAt(site: Site, node: ts.Expression, placements: ReadonlySet<Placement>): boolean {
+  const tree = typeTree(site.checker, site.checker.getTypeAtLocation(node));
+  return tree !== undefined && tree.leaves.every((leaf) => placements.has(leaf.placement));
+}
+
+function leafOf(site: Site, node: ts.Expression | undefined): ValueType | undefined {
+  return node === undefined ? undefined : leafType(site.checker, site.checker.getTypeAtLocation(node));
+}
+
+const insert = (at: number, newText: string): ts.TextChange => ({ span: { start: at, length: 0 }, newText });
+const replace = (node: ts.Node, file: ts.SourceFile, newText: string): ts.TextChange => ({
+  span: { start: node.getStart(file), length: node.getEnd() - node.getStart(file) },
+  newText,
+});
+
+/** `fn(target, ...extra)` in place of target, importing fn when needed. */
+function wrapIn(site: Site, target: ts.Expression, fn: string, extra = ""): ts.TextChange[] {
+  const callee = fedTensorCallee(site.typescript, site.checker, site.file, site.call, fn);
+  const wrap = [insert(target.getStart(site.file), `${callee.text}(`), insert(target.getEnd(), `${extra})`)];
+  return callee.importEdit === undefined ? wrap : [callee.importEdit, ...wrap];
+}
+
+function broadcastFix(site: Site, target: ts.Expression): Fix {
+  const what = label(site, target);
+  return { name: "broadcast", description: `Broadcast ${what} to the CLIENTS: broadcast(${what})`, changes: wrapIn(site, target, "broadcast") };
+}
+
+function reduceFixes(site: Site, target: ts.Expression): Fix[] {
+  const what = label(site, target);
+  return ["reduceMean", "reduceSum"].map((fn) => ({
+    name: fn,
+    description: `Reduce ${what} to the SERVER: ${fn}(${what})`,
+    changes: wrapIn(site, target, fn),
+  }));
+}
+
+/** FT101: a CLIENTS value reaches the SERVER through a reduction before it is broadcast. */
+function reduceBeforeBroadcast(site: Site): Fix[] {
+  return allAt(site, site.node, atClients) ? reduceFixes(site, site.node) : [];
+}
+
+/** FT102: a SERVER value is broadcast before map() reads it. */
+function broadcastMapArgument(site: Site): Fix[] {
+  return allAt(site, site.node, atServer) ? [broadcastFix(site, site.node)] : [];
+}
+
+/** FT103: reducing a SERVER value does nothing it needs; use the value itself. */
+function removeReduction(site: Site): Fix[] {
+  if (site.call.arguments.length !== 1 || !allAt(site, site.node, atServer)) return [];
+  const what = label(site, site.node);
+  const reduction = site.call.expression.getText(site.file);
+  return [
+    {
+      name: "remove-reduction",
+      description: `Remove ${reduction}(): ${what} is already at the SERVER`,
+      changes: [replace(site.call, site.file, site.node.getText(site.file))],
+    },
+  ];
+}
+
+/** FT104: broadcast the SERVER operand, or reduce the CLIENTS one. */
+function moveOperands(site: Site): Fix[] {
+  const operands = site.call.arguments;
+  return [
+    ...operands.filter((o) => allAt(site, o, atServer)).map((o) => broadcastFix(site, o)),
+    ...operands.filter((o) => allAt(site, o, atClients)).flatMap((o) => reduceFixes(site, o)),
+  ];
+}
+
+const dimsAgree = (a: DimValue | undefined, b: DimValue | undefined): boolean => a === b || a === null || b === null;
+
+/** A shape as TypeScript source: names quoted, the one unknown dim as -1; undefined if it cannot be written. */
+function shapeSource(shape: readonly DimValue[]): string | undefined {
+  if (shape.filter((d) => d === null).length > 1) return undefined;
+  return `[${shape.map((d) => (d === null ? "-1" : typeof d === "string" ? JSON.stringify(d) : String(d))).join(", ")}]`;
+}
+
+/** numpy broadcasting, aligned from the right. */
+function broadcastable(a: readonly DimValue[], b: readonly DimValue[]): boolean {
+  for (let i = 1; i <= Math.min(a.length, b.length); i++) {
+    const da = a[a.length - i]!;
+    const db = b[b.length - i]!;
+    if (!dimsAgree(da, db) && da !== 1 && db !== 1) return false;
+  }
+  return true;
+}
+
+/** The call's first two arguments with their types, when both are tensors of known rank. */
+function twoTensors(site: Site): { a: ts.Expression; ta: ValueType; b: ts.Expression; tb: ValueType } | undefined {
+  const [a, b] = site.call.arguments;
+  const ta = leafOf(site, a);
+  const tb = leafOf(site, b);
+  if (a === undefined || b === undefined || ta === undefined || tb === undefined) return undefined;
+  return hasKnownRank(ta) && hasKnownRank(tb) ? { a, ta, b, tb } : undefined;
+}
+
+/** FT201: trailing unit dims on the lower-rank operand align it with the other's leading dims. */
+function reshapeForBroadcast(site: Site): Fix[] {
+  const operands = twoTensors(site);
+  if (operands === undefined) return [];
+  const { a, ta, b, tb } = operands;
+  const [low, lowType, highType] = ta.shape.length < tb.shape.length ? [a, ta, tb] : [b, tb, ta];
+  const padded = [...lowType.shape, ...Array<DimValue>(highType.shape.length - lowType.shape.length).fill(1)];
+  const target = shapeSource(padded);
+  if (padded.length === lowType.shape.length || target === undefined || !broadcastable(highType.shape, padded)) return [];
+  const what = label(site, low);
+  return [{ name: "reshape", description: `Reshape ${what} to ${target}: reshape(${what}, ${target})`, changes: wrapIn(site, low, "reshape", `, ${target}`) }];
+}
+
+/** FT202: swapping an operand's last two dims makes matmul's contracted dims agree. */
+function transposeOperand(site: Site): Fix[] {
+  const operands = twoTensors(site);
+  if (messageParams(site.message)?.["op"] !== "matmul" || operands === undefined) return [];
+  const { a, ta, b, tb } = operands;
+  const [ra, rb] = [ta.shape.length, tb.shape.length];
+  const innerA = ta.shape[ra - 1];
+  const innerB = rb === 1 ? tb.shape[0] : tb.shape[rb - 2];
+  const candidates: [ts.Expression, number][] = [];
+  if (rb >= 2 && dimsAgree(innerA, tb.shape[rb - 1])) candidates.push([b, rb]);
+  if (ra >= 2 && dimsAgree(ta.shape[ra - 2], innerB)) candidates.push([a, ra]);
+  return candidates.map(([operand, rank]) => {
+    // transpose() without a permutation reverses every axis, which swaps only a matrix's two.
+    const perm = rank === 2 ? "" : `, [${[...Array(rank - 2).keys(), rank - 1, rank - 2].join(", ")}]`;
+    const what = label(site, operand);
+    return { name: "transpose", description: `Transpose ${what}: transpose(${what}${perm})`, changes: wrapIn(site, operand, "transpose", perm) };
+  });
+}
+
+/** A known-rank shape's element count as a literal product and a list of named factors; undefined if unknown. */
+function elementCount(shape: readonly DimValue[]): { literal: bigint; names: string[] } | undefined {
+  let literal = 1n;
+  const names: string[] = [];
+  for (const d of shape) {
+    if (d === null) return undefined;
+    if (typeof d === "string") names.push(d);
+    else literal *= BigInt(d);
+  }
+  return { literal, names };
+}
+
+/** Whether every name of part occurs in whole, counting repeats. */
+function namesDivide(whole: readonly string[], part: readonly string[]): boolean {
+  const left = [...whole];
+  return part.every((name) => left.includes(name) && left.splice(left.indexOf(name), 1).length === 1);
+}
+
+/** FT203: -1 in place of one target dim, where the other dims divide the element count. */
+function inferOneDim(site: Site): Fix[] {
+  const source = leafOf(site, site.call.arguments[0]);
+  const { typescript } = site;
+  const target = site.node;
+  if (source === undefined || !hasKnownRank(source) || !typescript.isArrayLiteralExpression(target)) return [];
+  const sourceCount = elementCount(source.shape);
+  const dims = target.elements.map((e): DimValue | undefined =>
+    typescript.isNumericLiteral(e) ? Number(e.text) : typescript.isStringLiteral(e) ? e.text : undefined,
+  );
+  if (sourceCount === undefined || dims.some((d) => d === undefined)) return [];
+  return dims.flatMap((_, i) => {
+    const rest = elementCount(dims.filter((__, j) => j !== i) as DimValue[]);
+    if (rest === undefined || rest.literal === 0n || sourceCount.literal % rest.literal !== 0n) return [];
+    if (!namesDivide(sourceCount.names, rest.names)) return [];
+    const shown = `[${dims.map((d, j) => (j === i ? "-1" : JSON.stringify(d))).join(", ")}]`;
+    return [{ name: "reshape-infer", description: `Let reshape() infer dim ${i}: ${shown}`, changes: [replace(target.elements[i]!, site.file, "-1")] }];
+  });
+}
+
+const dtypeNames = { f32: "float32", i32: "int32", bool: "bool" } as const;
+
+/** FT205: cast the operand whose dtype the message names to the dtype it asks for. */
+function castOperand(site: Site): Fix[] {
+  const params = messageParams(site.message);
+  const leaf = leafOf(site, site.node);
+  const [want, got] = [params?.["want"], params?.["got"]];
+  if (want === undefined || got === undefined || leaf === undefined || dtypeNames[got as keyof typeof dtypeNames] !== leaf.dtype) return [];
+  // "f32 or i32" (a bool given where numbers belong) casts to float32, the default numeric dtype.
+  const dtype = want in dtypeNames ? dtypeNames[want as keyof typeof dtypeNames] : "float32";
+  const what = label(site, site.node);
+  return [{ name: "cast", description: `Cast ${what} to ${dtype}: cast(${what}, "${dtype}")`, changes: wrapIn(site, site.node, "cast", `, "${dtype}"`) }];
+}
+
+const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
+  FT101: reduceBeforeBroadcast,
+  FT102: broadcastMapArgument,
+  FT103: removeReduction,
+  FT104: moveOperands,
+  FT201: reshapeForBroadcast,
+  FT202: transposeOperand,
+  FT203: inferOneDim,
+  FT205: castOperand,
+};
+
+/**
+ * The FedTensor fixes for the FT diagnostics (as TypeScript reported them, before they were
+ * explained) that overlap [start, end] and have one of errorCodes.
+ */
+export function fedTensorCodeFixes(
+  typescript: typeof ts,
+  program: ts.Program | undefined,
+  diagnostics: readonly ts.Diagnostic[],
+  fileName: string,
+  start: number,
+  end: number,
+  errorCodes: readonly number[],
+): ts.CodeFixAction[] {
+  const file = program?.getSourceFile(fileName);
+  if (program === undefined || file === undefined) return [];
+  const checker = program.getTypeChecker();
+  const actions: ts.CodeFixAction[] = [];
+  for (const diagnostic of diagnostics) {
+    const { start: at, length } = diagnostic;
+    if (at === undefined || length === undefined || at > end || at + length < start || !errorCodes.includes(diagnostic.code)) continue;
+    const node = nodeWithSpan(typescript, file, at, length);
+    const call = node?.parent;
+    if (node === undefined || call === undefined || !typescript.isCallExpression(call) || !call.arguments.some((a) => a === node)) continue;
+    for (const message of ftMessagesIn(diagnostic.messageText)) {
+      const site: Site = { typescript, checker, file, message, node: node as ts.Expression, call };
+      for (const fix of fixesByCode[message.code]?.(site) ?? []) {
+        const textChanges = [...fix.changes].sort((x, y) => x.span.start - y.span.start);
+        actions.push({ fixName: `fedtensor-${fix.name}`, description: fix.description, changes: [{ fileName, textChanges }] });
+      }
+    }
+  }
+  return actions;
+}

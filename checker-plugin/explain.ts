@@ -1,0 +1,93 @@
+/**
+ * FT errors in TypeScript diagnostics, explained from the error catalogue. Shared by the
+ * checker plugin (the editor's diagnostics) and `fedtensor check` (the command line), so both
+ * say the same thing in the same words.
+ *
+ * A failed FedTensor check makes a parameter's type the FT message itself, so tsc reports it
+ * inside an ordinary diagnostic (TS2345, TS2322, ...) as a string literal type:
+ * `... not assignable to parameter of type '"FT101: broadcast() takes a SERVER value, got ..."'`.
+ * The messages are read back from that text; nothing here needs the TypeScript runtime.
+ */
+import type ts from "typescript";
+import { catalogue, type ErrorCode } from "../src/errors/catalogue.js";
+
+/** One FT message found in a diagnostic: its code and its full text ("FT101: ..."). */
+export interface FtMessage {
+  readonly code: ErrorCode;
+  readonly text: string;
+}
+
+// A string literal type as tsc prints it: double quotes, with `"` and `\` escaped.
+const quotedFtMessage = /"(FT(\d{3}): (?:[^"\\]|\\.)*)"/g;
+
+function chainTexts(message: string | ts.DiagnosticMessageChain, into: string[]): string[] {
+  if (typeof message === "string") {
+    into.push(message);
+  } else {
+    into.push(message.messageText);
+    for (const next of message.next ?? []) chainTexts(next, into);
+  }
+  return into;
+}
+
+/** The FT messages a diagnostic reports, in order, each once; empty for other diagnostics. */
+export function ftMessagesIn(message: string | ts.DiagnosticMessageChain): FtMessage[] {
+  const found = new Map<string, FtMessage>();
+  for (const text of chainTexts(message, [])) {
+    for (const match of text.matchAll(quotedFtMessage)) {
+      const code = `FT${match[2]}`;
+      if (!(code in catalogue)) continue;
+      const full = match[1]!.replace(/\\(.)/g, "$1");
+      if (!found.has(full)) found.set(full, { code: code as ErrorCode, text: full });
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * The values a message filled into the placeholders of its catalogue template (`{op}`,
+ * `{got}`, ...), or undefined when the text does not follow the template.
+ */
+export function messageParams(message: FtMessage): { readonly [placeholder: string]: string } | undefined {
+  const template: string = catalogue[message.code].message;
+  const pattern = template
+    .split(/\{(\w+)\}/)
+    .map((part, i) => (i % 2 === 1 ? `(?<${part}>.+?)` : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${message.code}: ${pattern}$`).exec(message.text)?.groups;
+}
+
+/** The kind of rule an FT code enforces, as the explanation names it. */
+export function ruleKind(code: ErrorCode): string {
+  switch (code) {
+    case "FT107":
+      return "tree structure";
+    case "FT108":
+      return "tracing";
+    case "FT205":
+      return "dtype";
+    default:
+      return code.startsWith("FT1") ? "placement" : code.startsWith("FT2") ? "shape" : "run-time";
+  }
+}
+
+/**
+ * The explanation of one FT message: the message, what went wrong, why the rule exists, and
+ * how to fix it. The plugin joins the lines into a diagnostic's text; the CLI indents them
+ * under a code frame.
+ */
+export function explanationLines(message: FtMessage): string[] {
+  const entry = catalogue[message.code];
+  const kind = ruleKind(message.code);
+  return [
+    message.text,
+    `What went wrong: ${entry.title}.`,
+    `Why this is ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} error: ${entry.explanation}`,
+    `How to fix it: ${entry.fix}`,
+  ];
+}
+
+/** The explained text of a diagnostic that reports FT messages, one block per message. */
+export function explainedText(messages: readonly FtMessage[]): string {
+  return messages.map((m) => explanationLines(m).join("\n")).join("\n\n");
+}

@@ -1,0 +1,96 @@
+/**
+ * `fedtensor check`: its output over the fixture project (and over examples/ when that has a
+ * tsconfig.json), and its three exit statuses. Most runs call main() in this process; one runs
+ * the installed bin to check that the status reaches the shell.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { fixtureProject, linkFedTensor, repoRoot } from "./language-service.js";
+
+const project = relative(process.cwd(), fixtureProject);
+
+/** Runs `fedtensor check ...args` in this process: its exit status and what it printed. */
+async function check(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  vi.spyOn(console, "log").mockImplementation((...parts: unknown[]) => void stdout.push(parts.join(" ")));
+  vi.spyOn(console, "error").mockImplementation((...parts: unknown[]) => void stderr.push(parts.join(" ")));
+  const status = await main(["check", ...args]);
+  return { status, stdout: stdout.join("\n"), stderr: stderr.join("\n") };
+}
+
+/** Each FT error's block explains it, and the last line sums up what the exit status says. */
+function expectExplainedOutput({ status, stdout }: { status: number; stdout: string }): void {
+  const blocks = stdout.split(/\n\n(?=\S)/);
+  for (const block of blocks.filter((b) => / - error FT\d{3}: /.test(b.split("\n")[0]!))) {
+    expect(block).toMatch(/\n {2}What went wrong: .*\n {2}Why this is an? [a-z -]+ error: .*\n {2}How to fix it: /);
+  }
+  expect(status).toBe(stdout.startsWith("No errors") ? 0 : 1);
+  expect(blocks.at(-1)).toMatch(status === 0 ? /^No errors in \d+ files?\.$/ : /^Found \d+ errors? \(\d+ FedTensor, \d+ TypeScript\) in \d+ files?\.$/);
+}
+
+beforeAll(() => linkFedTensor());
+afterEach(() => vi.restoreAllMocks());
+
+describe("fedtensor check", () => {
+  it("explains each FT error under a code frame, prints other errors plainly, and exits 1", async () => {
+    const { status, stdout } = await check("-p", project);
+    expect(status).toBe(1);
+    expectExplainedOutput({ status, stdout });
+    expect(stdout).toContain(
+      [
+        `${project}/mistakes.ts:4:105 - error FT104: mul() mixes {f32[10]}@CLIENTS with f32[10]@SERVER: broadcast the SERVER value or reduce the CLIENTS one`,
+        "",
+        "  4 | export const scaled = program({ w: atServer(f32([10])), x: atClients(f32([10])) }, ({ w, x }) => mul(x, w));",
+        "    |                                                                                                         ^",
+        "  What went wrong: Operation mixes SERVER and CLIENTS values.",
+        "  Why this is a placement error: Operations on placed values run where the values live. One operand lives at the SERVER and the other at the CLIENTS, so there is no single place to compute the result.",
+        "  How to fix it: Move one operand: broadcast(...) the SERVER value to compute at the CLIENTS, or reduceMean(...)/reduceSum(...) the CLIENTS value to compute at the SERVER.",
+      ].join("\n"),
+    );
+    expect(stdout).toContain(`${project}/plain-error.ts:2:14 - error TS2322: Type 'string' is not assignable to type 'number'.\n\nFound`);
+    expect(stdout.match(/^\S+:\d+:\d+ - error FT\d{3}: /gm)?.map((line) => line.slice(line.indexOf("FT"), -2))).toEqual([
+      "FT104",
+      "FT102",
+      "FT202",
+      "FT201",
+      "FT203",
+      "FT205",
+    ]);
+    expect(stdout).toMatchSnapshot();
+  });
+
+  it("exits 0 on a clean project", async () => {
+    const { status, stdout } = await check(join(project, "tsconfig.clean.json"));
+    expect({ status, stdout }).toEqual({ status: 0, stdout: "No errors in 1 file." });
+  });
+
+  it("exits 2 with a clear message for a missing or invalid tsconfig and for unknown options", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "fedtensor-check-"));
+    try {
+      expect(await check("-p", folder)).toMatchObject({ status: 2, stderr: expect.stringMatching(/^fedtensor check: no tsconfig\.json at .*tsconfig\.json\n/) });
+      writeFileSync(join(folder, "tsconfig.json"), '{ "compilerOptions": { "strict": tru } }');
+      const invalid = await check("--project", folder);
+      expect(invalid.status).toBe(2);
+      expect(invalid.stderr).toMatch(/^fedtensor check: invalid .*tsconfig\.json:\n {2}.*tsconfig\.json:1:\d+ - error TS\d+: /);
+      expect(await check("--strict")).toMatchObject({ status: 2, stderr: expect.stringMatching(/^fedtensor check: unknown option --strict\n/) });
+      expect(await check("a", "b")).toMatchObject({ status: 2, stderr: expect.stringMatching(/^fedtensor check: expected one project, got a, b\n/) });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("sets the process exit status from the installed bin", () => {
+    const run = spawnSync(process.execPath, [join(repoRoot, "bin/fedtensor.js"), "check", "-p", "no/such/project"], { encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^fedtensor check: no tsconfig\.json at no\/such\/project\n/);
+  });
+
+  it.runIf(existsSync(join(repoRoot, "examples/tsconfig.json")))("checks examples/ with every FT error explained", async () => {
+    expectExplainedOutput(await check("-p", relative(process.cwd(), join(repoRoot, "examples"))));
+  });
+});

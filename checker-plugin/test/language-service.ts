@@ -1,0 +1,111 @@
+/**
+ * Language services over the fixture project for tests and the overhead bench: the plain one
+ * TypeScript makes, and the same service decorated by the checker plugin as tsserver would do
+ * it. Files are held in memory, so a test can write sources inline and apply edits.
+ */
+import { mkdirSync, symlinkSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { createPlugin } from "../plugin.js";
+
+/** This package's root, found upwards from here, so the same from the sources and compiled into dist/ (for the bench). */
+function packageRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const manifest = ts.sys.readFile(join(dir, "package.json"));
+    if (manifest !== undefined && (JSON.parse(manifest) as { name?: string }).name === "fedtensor") return dir;
+  }
+  throw new Error("the checker-plugin tests run inside the fedtensor package");
+}
+
+export const repoRoot = packageRoot();
+export const fixtureProject = join(repoRoot, "checker-plugin/test/fixtures/project");
+
+/**
+ * Makes `fedtensor` resolve from a project as it does for a user who installed it: a link
+ * node_modules/fedtensor to this package (built by `npm run build`). Idempotent, and safe when
+ * test files running in parallel race to create it.
+ */
+export function linkFedTensor(projectDir: string = fixtureProject): void {
+  const link = join(projectDir, "node_modules", "fedtensor");
+  if (ts.sys.directoryExists(link)) return;
+  mkdirSync(dirname(link), { recursive: true });
+  try {
+    // A junction needs no privileges on Windows; elsewhere it is an ordinary symlink.
+    symlinkSync(relative(dirname(link), repoRoot) || ".", link, "junction");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}
+
+/** The compiler options of a project's tsconfig.json, and the texts of its files. */
+export function readProject(projectDir: string): { options: ts.CompilerOptions; files: { [fileName: string]: string } } {
+  const config = ts.getParsedCommandLineOfConfigFile(join(projectDir, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    },
+  });
+  if (config === undefined) throw new Error(`cannot read ${projectDir}/tsconfig.json`);
+  return { options: config.options, files: Object.fromEntries(config.fileNames.map((f) => [f, ts.sys.readFile(f) ?? ""])) };
+}
+
+export interface Services {
+  readonly plain: ts.LanguageService;
+  readonly plugin: ts.LanguageService;
+  /** What the plugin wrote to the tsserver log. */
+  readonly log: string[];
+  /** Sets a file's text (a new file, or an edit), as an editor's buffer would. */
+  setFile(fileName: string, text: string): void;
+  text(fileName: string): string;
+}
+
+/** Plain and plugin language services over `files` (absolute path to text) with a project's compiler options. */
+export function createServices(files: { readonly [fileName: string]: string }, projectDir: string = fixtureProject): Services {
+  const { options } = readProject(projectDir);
+  const texts = new Map(Object.entries(files));
+  const versions = new Map<string, number>();
+  const host: ts.LanguageServiceHost = {
+    getCompilationSettings: () => options,
+    getScriptFileNames: () => [...texts.keys()],
+    getScriptVersion: (f) => String(versions.get(f) ?? 0),
+    getScriptSnapshot: (f) => {
+      const text = texts.get(f) ?? ts.sys.readFile(f);
+      return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
+    },
+    getCurrentDirectory: () => projectDir,
+    getDefaultLibFileName: (options) => ts.getDefaultLibFilePath(options),
+    fileExists: (f) => texts.has(f) || ts.sys.fileExists(f),
+    readFile: (f) => texts.get(f) ?? ts.sys.readFile(f),
+    readDirectory: ts.sys.readDirectory,
+    directoryExists: ts.sys.directoryExists,
+    getDirectories: ts.sys.getDirectories,
+    realpath: ts.sys.realpath,
+  };
+  const plain = ts.createLanguageService(host, ts.createDocumentRegistry());
+  const log: string[] = [];
+  const info = {
+    languageService: ts.createLanguageService(host, ts.createDocumentRegistry()),
+    languageServiceHost: host,
+    project: { projectService: { logger: { info: (message: string) => log.push(message) } } },
+    config: { name: "fedtensor/checker-plugin" },
+  } as unknown as ts.server.PluginCreateInfo;
+  const plugin = createPlugin({ typescript: ts }).create(info);
+  return {
+    plain,
+    plugin,
+    log,
+    setFile(fileName, text) {
+      texts.set(fileName, text);
+      versions.set(fileName, (versions.get(fileName) ?? 0) + 1);
+    },
+    text: (fileName) => texts.get(fileName) ?? "",
+  };
+}
+
+/** A file's text with text changes applied (last first, so earlier spans stay valid). */
+export function applyChanges(text: string, changes: readonly ts.TextChange[]): string {
+  return [...changes]
+    .sort((a, b) => b.span.start - a.span.start)
+    .reduce((t, c) => t.slice(0, c.span.start) + c.newText + t.slice(c.span.start + c.span.length), text);
+}

@@ -1,0 +1,62 @@
+/**
+ * Local constants: values with no placement, usable at any placement (a constant combines
+ * with a SERVER or CLIENTS value where that value lives). Shapes may use named dims, bound
+ * when the program runs.
+ */
+import type { DType, Dim, Tensor } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { currentGraph, type Tracer } from "./trace.js";
+
+/** The shape of a nested array literal: [[1,2],[3,4]] is [2, 2]. */
+export type ShapeOfArray<V> = V extends number ? [] : V extends readonly [infer First, ...unknown[]] ? [V["length"], ...ShapeOfArray<First>] : V extends readonly unknown[] ? [number] : never;
+type Mutable<S> = { -readonly [K in keyof S]: S[K] };
+
+const dtypes: readonly DType[] = ["float32", "int32", "bool"];
+
+function checkDType(dtype: string, op: string): void {
+  if (!dtypes.includes(dtype as DType)) throw ftError("FT305", { option: `${op} dtype`, why: `unknown dtype ${dtype}; use ${dtypes.join(", ")}` });
+}
+
+/** The shape of nested arrays, checking that they are rectangular and hold finite numbers. */
+function arrayShape(value: unknown, op: string): number[] {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw ftError("FT302", { what: `${op}() value`, why: `${value} is not a finite number` });
+    return [];
+  }
+  if (!Array.isArray(value) || value.length === 0) throw ftError("FT302", { what: `${op}() value`, why: "expected a number or a non-empty nested array of numbers" });
+  const inner = value.map((v) => arrayShape(v, op));
+  if (inner.some((s) => s.join() !== inner[0]!.join())) throw ftError("FT302", { what: `${op}() value`, why: "nested arrays of different lengths" });
+  return [value.length, ...inner[0]!];
+}
+
+/** A local constant from a number or nested arrays; float32 unless a dtype is given. */
+export function constant<const V extends number | readonly unknown[], D extends DType = "float32">(
+  value: V,
+  dtype?: D,
+): Tensor<ShapeOfArray<V>, D, "local"> {
+  const op = "constant";
+  const type = dtype ?? "float32";
+  checkDType(type, op);
+  const shape = arrayShape(value, op);
+  return currentGraph(op).emit("constant", [], { value: value as never, dtype: type, shape }, op)[0] as never;
+}
+
+function filled(op: string, shape: readonly Dim[], value: number, dtype: DType): Tracer {
+  checkDType(dtype, op);
+  for (const d of shape) {
+    const ok = (typeof d === "string" && d.length > 0) || (Number.isInteger(d) && (d as number) >= 0);
+    if (!ok) throw ftError("FT302", { what: `${op}() shape`, why: `dims are sizes >= 0 or names, got ${String(d)}` });
+  }
+  return currentGraph(op).emit("fill", [], { shape: [...shape], value, dtype }, op)[0]!;
+}
+
+export function zeros<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+  return filled("zeros", shape, 0, dtype ?? "float32") as never;
+}
+export function ones<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+  return filled("ones", shape, 1, dtype ?? "float32") as never;
+}
+export function full<const S extends readonly Dim[], D extends DType = "float32">(shape: S, value: number, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+  if (!Number.isFinite(value)) throw ftError("FT302", { what: "full() value", why: `${value} is not a finite number` });
+  return filled("full", shape, value, dtype ?? "float32") as never;
+}
