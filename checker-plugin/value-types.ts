@@ -6,7 +6,7 @@
  * text uses the very notation of `program.signature` and the FT messages.
  */
 import type ts from "typescript";
-import { printTree } from "../src/ir/print.js";
+import { printSignature, printTree } from "../src/ir/print.js";
 import type { DimValue, DType, Placement, TreeDef, ValueType } from "../src/ir/types.js";
 
 /** A tree of FedTensor types: the tree's layout, with leaves numbering into `leaves`. */
@@ -114,7 +114,8 @@ export function programSignature(checker: ts.TypeChecker, type: ts.Type): string
   const inputTree = inputs && typeTree(checker, inputs);
   const outputTree = output && typeTree(checker, output);
   if (inputTree === undefined || outputTree === undefined) return undefined;
-  return `(${printTypeTree(inputTree)} -> ${printTypeTree(outputTree)})`;
+  const typeOf = (tree: TypeTree) => (leaf: number) => tree.leaves[leaf]!;
+  return printSignature(inputTree.def, typeOf(inputTree), outputTree.def, typeOf(outputTree));
 }
 
 /** The hover line for a FedTensor value or program, or undefined for other types. */

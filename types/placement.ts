@@ -65,7 +65,7 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
   ? never
   : DType extends Accepts
     ? never
-    : Message<"FT205", { op: Op; want: Accepts extends "float32" ? "f32" : "f32 or i32"; got: Short[Bad] }>;
+    : Message<"FT205", { op: Op; want: [Accepts] extends ["float32"] ? "f32" : "f32 or i32"; got: Short[Bad] }>;
 
 /** map()'s arguments: every leaf at the CLIENTS. */
 export type MapArgCheck<T> =

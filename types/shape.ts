@@ -83,8 +83,8 @@ export type MatMul<A extends Shape, B extends Shape, Ctx extends OpContext> = Is
               ? Batch extends Fail
                 ? Batch
                 : Batch extends Shape
-                ? Contract<K, K2, [...Batch, N, M], Ctx>
-                : never
+                  ? Contract<K, K2, [...Batch, N, M], Ctx>
+                  : never
               : never
             : Rank0<Ctx>
         : Rank0<Ctx>;

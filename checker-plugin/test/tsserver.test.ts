@@ -67,7 +67,7 @@ describe("tsserver with the checker plugin", () => {
     expect(await hover("({ ", "params")).toMatch(/^FedTensor: `<w=f32\[784,10\],b=f32\[10\]>@SERVER`/);
     expect(await hover("const ", "logits")).toMatch(/^FedTensor: `f32\[B,10\]`/);
     expect(await hover("const ", "round")).toMatch(
-      /^FedTensor program: `\(<params=<w=f32\[784,10\]@SERVER,b=f32\[10\]@SERVER>,x=\{f32\[B,784\]\}@CLIENTS,y=\{f32\[B,10\]\}@CLIENTS> -> <w=f32\[784,10\],b=f32\[10\]>@SERVER\)`/,
+      /^FedTensor program: `\(<params=<w=f32\[784,10\],b=f32\[10\]>@SERVER,x=\{f32\[B,784\]\}@CLIENTS,y=\{f32\[B,10\]\}@CLIENTS> -> <w=f32\[784,10\],b=f32\[10\]>@SERVER\)`/,
     );
   });
 

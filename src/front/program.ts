@@ -8,7 +8,7 @@ import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
-import { printParts, printTree } from "../ir/print.js";
+import { printSignature } from "../ir/print.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
@@ -58,12 +58,10 @@ export type RunInputs<I> = I extends TensorSpec ? InputLeaf : { readonly [K in k
 /** What run() gives back for each output: a tfjs tensor (CLIENTS values with the clients on axis 0). */
 export type RunOutputs<O> = O extends Typed ? TfTensor : { -readonly [K in keyof O]: RunOutputs<O[K]> };
 
-/** The parameter list prints input by input (never as one placed tuple), the result as a tree. */
 export function signatureOf(ir: ProgramIR): string {
   const inputType = (i: number): ValueType => ir.values[ir.graph.inputs[i]!]!;
   const outputType = (i: number): ValueType => ir.values[ir.graph.outputs[i]!]!;
-  const parameters = printParts(ir.inputTree, (input) => printTree(input, inputType));
-  return `(${parameters} -> ${printTree(ir.outputTree, outputType)})`;
+  return printSignature(ir.inputTree, inputType, ir.outputTree, outputType);
 }
 
 /**

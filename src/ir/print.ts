@@ -66,3 +66,17 @@ function collectPlacements(tree: TreeDef, typeOf: (leaf: number) => ValueType, i
   if (typeof tree === "number") into.add(typeOf(tree).placement);
   else for (const t of Array.isArray(tree) ? tree : Object.values(tree as object)) collectPlacements(t as TreeDef, typeOf, into);
 }
+
+/**
+ * A program's type, TFF style: the parameters print input by input (never as one placed
+ * tuple), the result as a tree: `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`.
+ */
+export function printSignature(
+  inputs: TreeDef,
+  inputType: (leaf: number) => ValueType,
+  outputs: TreeDef,
+  outputType: (leaf: number) => ValueType,
+): string {
+  const parameters = typeof inputs === "number" ? printType(inputType(inputs)) : printParts(inputs, (input) => printTree(input, inputType));
+  return `(${parameters} -> ${printTree(outputs, outputType)})`;
+}

@@ -91,7 +91,7 @@ export function transposeShape(shape: Shape, perm: readonly number[] | undefined
   const axes = normalizeAxes(perm, shape.length, op, a);
   const seen = new Set<number>();
   for (const [i, axis] of axes.entries()) {
-    if (seen.has(axis)) throw ftError("FT204", { op, axis: perm[i]!, a, rank: shape.length });
+    if (seen.has(axis)) throw ftError("FT204", { op, axis, a, rank: shape.length });
     seen.add(axis);
   }
   return axes.map((axis) => shape[axis]!);
