@@ -320,7 +320,8 @@ export const primitives: Record<string, PrimitiveRule> = {
     },
     infer: (inputs, attrs, _op, bodies) => {
       const carries = num(attrs, "carries");
-      const length = attrs.length as DimValue;
+      // The steps are the xs' leading dim (as specialised), or the given length when there are no xs.
+      const length = inputs.length > carries ? inputs[carries]!.shape[0]! : (attrs.length as DimValue);
       const out = bodies![0]!;
       return out.map((t, i) => (i < carries ? inputs[i]! : { ...t, shape: [length, ...t.shape] }));
     },

@@ -1,0 +1,84 @@
+import * as tf from "@tensorflow/tfjs";
+import { afterEach, describe, expect, test } from "vitest";
+import { atClients, atServer, broadcast, f32, FedTensorError, map, matmul, program, reduceMean, relu, sum } from "../../src/index.js";
+
+const p = program({ w: atServer(f32([3, 2])), x: atClients(f32(["B", 3])) }, ({ w, x }) =>
+  reduceMean(map((wm, xm) => sum(relu(matmul(xm, wm))), broadcast(w), x)),
+);
+const inputs = { w: [[1, -1], [0.5, 2], [-1, 1]], x: [[[1, 2, 3], [0, 1, 0]], [[2, 2, 2], [-1, 0, 1]]] };
+
+async function failure(run: () => Promise<unknown>): Promise<FedTensorError> {
+  try {
+    await run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(FedTensorError);
+    return error as FedTensorError;
+  }
+  throw new Error("expected an FT error");
+}
+
+describe("backends", () => {
+  afterEach(() => {
+    delete process.env.FEDTENSOR_BACKEND;
+  });
+
+  test("wasm (the default) and cpu compute the same result", async () => {
+    const onWasm = await p.run(inputs);
+    expect(tf.getBackend()).toBe("wasm");
+    const onCpu = await p.run(inputs, { backend: "cpu" });
+    expect(tf.getBackend()).toBe("cpu");
+    expect(await onCpu.data()).toEqual(await onWasm.data());
+    // client 1: relu([-1,6]) + relu([0.5,2]) = 8.5; client 2: relu([1,4]) + relu([-2,2]) = 7
+    expect((await onWasm.data())[0]).toBeCloseTo(7.75, 5);
+    tf.dispose([onWasm, onCpu]);
+  });
+
+  test("FEDTENSOR_BACKEND chooses the backend when no option is given", async () => {
+    process.env.FEDTENSOR_BACKEND = "cpu";
+    (await p.run(inputs)).dispose();
+    expect(tf.getBackend()).toBe("cpu");
+  });
+
+  test("tensorflow without @tensorflow/tfjs-node is FT301, never a silent fallback", async () => {
+    const error = await failure(() => p.run(inputs, { backend: "tensorflow" }));
+    expect(error.code).toBe("FT301");
+    expect(error.message).toMatch(/^FT301: backend tensorflow is not available: it needs @tensorflow\/tfjs-node-gpu \(CUDA\) or @tensorflow\/tfjs-node/);
+    expect(error.fix).toMatch(/npm i @tensorflow\/tfjs-node/);
+  });
+
+  test("an unknown backend is FT305, from the option or from the environment", async () => {
+    expect((await failure(() => p.run(inputs, { backend: "tpu" }))).message).toBe(
+      "FT305: backend option: unknown backend 'tpu'; choose one of wasm, cpu, tensorflow",
+    );
+    process.env.FEDTENSOR_BACKEND = "gpu";
+    expect((await failure(() => p.run(inputs))).message).toBe("FT305: FEDTENSOR_BACKEND: unknown backend 'gpu'; choose one of wasm, cpu, tensorflow");
+  });
+});
+
+describe("inputs checked against the program's declaration", () => {
+  test("a named dim that disagrees between inputs is FT210", async () => {
+    const q = program({ a: atClients(f32(["B"])), b: atClients(f32(["B"])) }, ({ a, b }) => reduceMean(map((x, y) => sum(x), a, b)));
+    const error = await failure(() => q.run({ a: [[1, 2]], b: [[1, 2, 3]] }));
+    expect(error.message).toBe("FT210: input b: dim B is 3 here but 2 elsewhere");
+  });
+
+  test("clients that disagree between CLIENTS inputs are FT210", async () => {
+    const q = program({ a: atClients(f32([])), b: atClients(f32([])) }, ({ a, b }) => reduceMean(map((x, y) => sum(x), a, b)));
+    expect((await failure(() => q.run({ a: [1, 2], b: [1, 2, 3] }))).message).toBe("FT210: input b: dim clients is 3 here but 2 elsewhere");
+  });
+
+  test("an input the program does not declare is FT302, not ignored", async () => {
+    expect((await failure(() => p.run({ ...inputs, extra: 1 } as never))).message).toBe("FT302: program input: unknown key extra");
+  });
+
+  test("a literal dim that differs from the data, a wrong rank, a missing input and bad data are clear errors", async () => {
+    expect((await failure(() => p.run({ w: [[1, 2, 3], [4, 5, 6]], x: inputs.x }))).message).toBe("FT210: input w: dim 0 is 2 here but 3 elsewhere");
+    expect((await failure(() => p.run({ w: inputs.w, x: [[1, 2, 3]] }))).message).toBe(
+      "FT302: input x: rank 2 (shape [1,3]) where {f32[B,3]}@CLIENTS needs rank 3 (clients first)",
+    );
+    expect((await failure(() => p.run({ w: inputs.w } as never))).message).toBe("FT302: program input: missing key x");
+    expect((await failure(() => p.run({ w: { shape: [3, 2], data: [1, 2, 3] }, x: inputs.x }))).message).toBe(
+      "FT302: input w: data has 3 values but shape [3,2] needs 6",
+    );
+  });
+});
