@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalogue, type ErrorCode } from "../src/errors/catalogue.js";
+import { annotationsOf, type ExpectedError } from "./helpers/annotations.js";
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const fixtureDir = join(projectRoot, "test/fixtures/type-errors");
@@ -46,38 +47,14 @@ interface Fixture {
   readonly expected: readonly ExpectedError[];
 }
 
-interface ExpectedError {
-  /** 1-based line the diagnostic must start on: the first after the annotation lines. */
-  readonly line: number;
-  readonly code: string;
-  /** The message as the catalogue fills it, after "FTxxx: ". */
-  readonly message: string;
-}
-
 interface FoundError {
   readonly line: number;
   readonly text: string;
 }
 
-const annotation = /^\s*\/\/ error: (FT\d{3}): (.*)$/;
 /** An FT message inside a diagnostic, where tsc quotes the string literal parameter type. */
 const quotedMessage = /"(FT\d{3}: [^"]*)"/g;
 
-/** Annotations with the line they apply to: the next line that is not an annotation. */
-function annotationsOf(text: string): ExpectedError[] {
-  const expected: ExpectedError[] = [];
-  let pending: { code: string; message: string }[] = [];
-  text.split("\n").forEach((line, index) => {
-    const match = annotation.exec(line);
-    if (match !== null) {
-      pending.push({ code: match[1]!, message: match[2]! });
-    } else {
-      expected.push(...pending.map((p) => ({ ...p, line: index + 1 })));
-      pending = [];
-    }
-  });
-  return expected;
-}
 
 /** Fixtures are named after their code: ft101-broadcast.ts holds FT101 mistakes. */
 function readFixtures(): Fixture[] {

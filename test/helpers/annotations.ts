@@ -1,0 +1,34 @@
+/**
+ * The annotations of the mistake fixtures (test/fixtures/type-errors/): a comment
+ *
+ *     // error: FT101: broadcast() takes a SERVER value, got {f32[B,784]}@CLIENTS
+ *
+ * above the line where tsc must report that message, and where the same mistake made from
+ * JavaScript fails while tracing with the same text.
+ */
+
+export interface ExpectedError {
+  /** 1-based line the diagnostic must start on: the first after the annotation lines. */
+  readonly line: number;
+  readonly code: string;
+  /** The message as the catalogue fills it, after "FTxxx: ". */
+  readonly message: string;
+}
+
+const annotation = /^\s*\/\/ error: (FT\d{3}): (.*)$/;
+
+/** Annotations with the line they apply to: the next line that is not an annotation. */
+export function annotationsOf(text: string): ExpectedError[] {
+  const expected: ExpectedError[] = [];
+  let pending: { code: string; message: string }[] = [];
+  text.split("\n").forEach((line, index) => {
+    const match = annotation.exec(line);
+    if (match !== null) {
+      pending.push({ code: match[1]!, message: match[2]! });
+    } else {
+      expected.push(...pending.map((p) => ({ ...p, line: index + 1 })));
+      pending = [];
+    }
+  });
+  return expected;
+}

@@ -1,0 +1,83 @@
+/**
+ * The same mistakes made from JavaScript: the runtime checks that run while tracing must fail
+ * with the same FT code and the same text as tsc (SPEC sections 3-4: one error catalogue).
+ *
+ * Each fixture under test/fixtures/type-errors/ exports programs, some with annotated
+ * mistakes. This test turns every exported `program(...)` call, and every export holding a
+ * mistake, into a function (so that one mistake does not stop the others from being traced),
+ * runs each, and holds the error it throws to the annotations inside that export. Exported
+ * programs without annotations must trace.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { afterAll, describe, expect, test } from "vitest";
+import { FedTensorError } from "../src/index.js";
+import { annotationsOf, type ExpectedError } from "./helpers/annotations.js";
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+const fixtureDir = join(projectRoot, "test/fixtures/type-errors");
+const workDir = mkdtempSync(join(tmpdir(), "fedtensor-runtime-errors-"));
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+interface ExportedProgram {
+  readonly name: string;
+  readonly firstLine: number;
+  readonly lastLine: number;
+}
+
+/** The fixture with each exported initializer wrapped in a function, and where each export sits. */
+function asThunks(text: string, annotatedLines: readonly number[]): { source: string; exports: ExportedProgram[] } {
+  const file = ts.createSourceFile("fixture.ts", text, ts.ScriptTarget.ES2022, true);
+  const line = (pos: number) => file.getLineAndCharacterOfPosition(pos).line + 1;
+  const callsProgram = (e: ts.Expression) => ts.isCallExpression(e) && ts.isIdentifier(e.expression) && e.expression.text === "program";
+  const exports: ExportedProgram[] = [];
+  const edits: { at: number; insert: string }[] = [];
+  for (const statement of file.statements) {
+    if (!ts.isVariableStatement(statement) || !statement.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
+    for (const declaration of statement.declarationList.declarations) {
+      const init = declaration.initializer;
+      if (init === undefined || !ts.isIdentifier(declaration.name)) continue;
+      const [firstLine, lastLine] = [line(statement.getFullStart()), line(statement.end)];
+      if (!callsProgram(init) && !annotatedLines.some((l) => l >= firstLine && l <= lastLine)) continue;
+      edits.push({ at: init.getStart(), insert: "() => (" }, { at: init.end, insert: ")" });
+      exports.push({ name: declaration.name.text, firstLine, lastLine });
+    }
+  }
+  let source = text;
+  for (const edit of edits.sort((a, b) => b.at - a.at)) source = source.slice(0, edit.at) + edit.insert + source.slice(edit.at);
+  // The copy lives elsewhere: import the library by absolute path.
+  source = source.replaceAll('"../../../src/', `"${projectRoot}/src/`);
+  return { source, exports };
+}
+
+const fixtures = readdirSync(fixtureDir).filter((f) => f.endsWith(".ts"));
+
+describe.each(fixtures)("%s traced from JavaScript", (fixture) => {
+  const text = readFileSync(join(fixtureDir, fixture), "utf8");
+  const annotations = annotationsOf(text);
+  const { source, exports } = asThunks(text, annotations.map((a) => a.line));
+  const path = join(workDir, fixture);
+  writeFileSync(path, source);
+  const annotatedIn = (e: ExportedProgram): ExpectedError[] => annotations.filter((a) => a.line >= e.firstLine && a.line <= e.lastLine);
+
+  test.each(exports.map((e) => [e.name, e] as const))("%s", async (_name, exported) => {
+    const module = (await import(path)) as Record<string, () => unknown>;
+    const expected = annotatedIn(exported);
+    let thrown: unknown;
+    try {
+      module[exported.name]!();
+    } catch (error) {
+      thrown = error;
+    }
+    if (expected.length === 0) {
+      expect(thrown).toBeUndefined();
+      return;
+    }
+    expect(thrown).toBeInstanceOf(FedTensorError);
+    // Tracing stops at the first mistake, which is one of those tsc reports in this export.
+    expect(expected.map((e) => `${e.code}: ${e.message}`)).toContain((thrown as Error).message);
+  });
+});
