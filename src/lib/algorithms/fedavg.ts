@@ -5,8 +5,14 @@
  */
 import { program } from "../../front/program.js";
 import { f32 } from "../../front/specs.js";
-import { clientBatchSpecs, localSgd, serverParamSpecs, type AnyModel } from "./local.js";
+import { clientBatchSpecs, localSgd, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
+import type { AnyModel, Hyper, ParamsAt, RoundFunction, RoundProgram, ServerScalar } from "./types.js";
+
+/** FedAvg's round as a typed function on traced values, for use inside a user's program. */
+export function fedAvg<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper }, { params: ParamsAt<M, "server">; loss: ServerScalar }> {
+  return ((params: Value, data: Value, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr)) as never;
+}
 
 /** One FedAvg round on traced values: the new server parameters and the cohort's training loss. */
 export function fedAvgRound(model: AnyModel, params: Value, data: Value, lr: Value): { params: Value; loss: Value } {
@@ -27,10 +33,10 @@ export function fedAvgRound(model: AnyModel, params: Value, data: Value, lr: Val
 }
 
 /** FedAvg's round as a program: (server params, cohort batches, lr) -> (params, loss). */
-export function fedAvgProgram<M extends AnyModel>(model: M) {
+export function fedAvgProgram<M extends AnyModel>(model: M): RoundProgram<M> {
   return program(
-    { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]) },
-    ({ params, x, y, mask, count, lr }) => fedAvgRound(model, params, { x, y, mask, count }, lr),
+    { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]) } as never,
+    ({ params, x, y, mask, count, lr }: Value) => fedAvgRound(model, params, { x, y, mask, count }, lr),
     { name: `fedavg_${model.name}` },
-  );
+  ) as never;
 }

@@ -4,23 +4,20 @@
  */
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { Place } from "../../../types/tensor.js";
-import type { Model } from "../models/model.js";
 import { ops, type Value } from "./loose.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyModel = Model<any, readonly number[], number>;
+import type { AnyModel, ClientBatchSpecs } from "./types.js";
 
 /**
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
  */
-export function clientBatchSpecs<M extends AnyModel>(model: M) {
+export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs<M["inputShape"]> {
   return {
-    x: atClients(f32(["S", "B", ...model.inputShape] as unknown as ["S", "B", ...M["inputShape"]])),
+    x: atClients(f32(["S", "B", ...model.inputShape])),
     y: atClients(i32(["S", "B"])),
     mask: atClients(f32(["S", "B"])),
     count: atClients(f32([])),
-  };
+  } as never;
 }
 
 /** The model's parameter specs placed at the server. */
