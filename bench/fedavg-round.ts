@@ -16,12 +16,12 @@ import * as tf from "@tensorflow/tfjs";
 import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
 import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
-import { activateBackend, requestedBackend } from "../src/runtime/backend.js";
+import { useBackend } from "../src/runtime/backend.js";
 import { bestRound, naiveRound, type Params, type RoundResult } from "./fedavg-baselines.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" }, backend: { type: "string" } } });
 const rounds = Number(values.rounds);
-const backend = await activateBackend(requestedBackend(values.backend));
+const backend = await useBackend(values.backend);
 const [clients, examples, batch, lr] = [10, 600, 20, 0.1];
 const steps = examples / batch;
 

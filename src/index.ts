@@ -70,6 +70,7 @@ export { constant, zeros, ones, full } from "./front/constants.js";
 export { loadProgram } from "./front/load.js";
 export { interpret } from "./interpret/reference.js";
 export type { RunOptions } from "./runtime/run.js";
+export { useBackend, backendNames, type BackendName } from "./runtime/backend.js";
 export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";

@@ -5,6 +5,7 @@
 import { FedTensorError } from "../errors/error.js";
 import { checkCommand } from "./check.js";
 import { irCommand } from "./ir.js";
+import { runCommand } from "./run.js";
 
 export interface Command {
   readonly name: string;
@@ -15,7 +16,7 @@ export interface Command {
 
 export class UsageError extends Error {}
 
-const commands: readonly Command[] = [checkCommand, irCommand];
+const commands: readonly Command[] = [runCommand, checkCommand, irCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -53,7 +54,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (error instanceof FedTensorError) {
       console.error(`fedtensor ${name}: ${error.message}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
-      return 1;
+      // An unknown or invalid option is bad usage; other FT errors are failures of the work.
+      return error.code === "FT305" ? 2 : 1;
     }
     throw error;
   }

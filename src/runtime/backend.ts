@@ -64,3 +64,11 @@ export async function activateBackend(name: BackendName): Promise<BackendName> {
   }
   return name;
 }
+
+/**
+ * Activates the backend a program would run on (the option, else FEDTENSOR_BACKEND, else
+ * wasm). Call it before making tfjs tensors of your own, so they live on that backend.
+ */
+export async function useBackend(name?: string): Promise<BackendName> {
+  return activateBackend(requestedBackend(name));
+}

@@ -15,6 +15,7 @@ import { tempDir } from "./temp-dir.js";
 
 const defaults = {
   rounds: 20,
+  clients: 100,
   clientsPerRound: 10,
   localEpochs: 1,
   batchSize: 10,
@@ -170,7 +171,7 @@ describe("run config from a file", () => {
     [{ rounds: "20" }, "rounds", 'expected integer >= 1, got "20"'],
     [{ resume: "yes" }, "resume", 'expected true | false, got "yes"'],
     [{ lr: null }, "lr", "expected number > 0, got null"],
-    [{ backend: "webgpu" }, "backend", 'expected wasm | cpu | tensorflow | onnx, got "webgpu"'],
+    [{ backend: "webgpu" }, "backend", 'expected wasm | cpu | tensorflow, got "webgpu"'],
   ];
   it.each(badFiles)("rejects %j with FT305", async (content, key, why) => {
     const path = await configFile(content);

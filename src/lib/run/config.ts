@@ -105,6 +105,7 @@ const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 export const runOptions = {
   rounds: integer("Federated rounds to run", 20, { min: 1 }),
+  clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
   batchSize: integer("Client minibatch size", 10, { min: 1 }),
@@ -116,7 +117,7 @@ export const runOptions = {
     real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
   ),
   seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
-  backend: choice("TensorFlow.js backend", ["wasm", "cpu", "tensorflow", "onnx"]),
+  backend: choice("TensorFlow.js backend", ["wasm", "cpu", "tensorflow"]),
   out: text("Folder for metrics, plots and checkpoints", "runs/latest"),
   checkpointEvery: integer("Rounds between checkpoints; 0 for none", 5, { min: 0 }),
   keepCheckpoints: integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 }),

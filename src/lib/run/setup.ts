@@ -1,0 +1,55 @@
+/**
+ * What a run trains on: the data set split into clients, and the model, from the run config.
+ */
+import { ftError } from "../../errors/error.js";
+import type { AnyModel } from "../algorithms/types.js";
+import { federate, type FederatedDataset } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
+import { loadFashionMnist, loadMnist } from "../data/mnist.js";
+import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
+import { loadSotuCharacters } from "../data/sotu.js";
+import { logistic, mlp2nn } from "../models/dense.js";
+import { Rng } from "../random.js";
+import type { RunConfig } from "./config.js";
+
+export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn };
+
+export function modelFor(config: RunConfig): AnyModel {
+  const model = models[config.model];
+  if (model === undefined) throw ftError("FT305", { option: "model", why: `no model '${config.model}' in this build` });
+  return model;
+}
+
+/** The training set split among `config.clients` clients as the partition says (images), or by president (text). */
+export function federatedData(config: RunConfig): FederatedDataset<HostData> {
+  if (config.dataset === "sotu") {
+    if (config.partition !== "iid") {
+      throw ftError("FT305", { option: "partition", why: "sotu is partitioned by president already; --partition applies to the image sets" });
+    }
+    return loadSotuCharacters();
+  }
+  const load = config.dataset === "mnist" ? loadMnist : loadFashionMnist;
+  const train = load("train");
+  const test = load("test");
+  const rng = Rng.fromSeed(config.seed).fork("partition");
+  const clients = config.clients;
+  const partition =
+    config.partition === "iid"
+      ? partitionIid(train.y.length, clients, rng)
+      : config.partition === "shards"
+        ? partitionShards(train.y, { numShards: 2 * clients, shardsPerClient: 2 }, rng)
+        : partitionDirichlet(train.y, train.numClasses, { numClients: clients, alpha: config.alpha ?? 0.5, minExamplesPerClient: 1 }, rng);
+  return federate(train, test, partition);
+}
+
+/** The model's view of one example's features: the data's shape, or a reshape with the same count (784 for 28x28). */
+export function featureShapeFor(model: AnyModel, dataShape: readonly number[]): readonly number[] {
+  const count = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+  if (count(model.inputShape) !== count(dataShape)) {
+    throw ftError("FT302", {
+      what: `model ${model.name}`,
+      why: `takes examples of shape [${model.inputShape.join(",")}] but the data's are [${dataShape.join(",")}]`,
+    });
+  }
+  return model.inputShape;
+}

@@ -1,0 +1,156 @@
+/**
+ * The training loop of `fedtensor run`: rounds of the chosen algorithm on the chosen data,
+ * with evaluation, a progress display, metrics files, checkpoints and a plot.
+ *
+ * Each round's randomness (its cohort and shuffles) derives from the seed and the round
+ * number alone, so a resumed run makes the same choices as an uninterrupted one. A round whose
+ * new state is not finite is rejected (FT303) before it replaces anything: the in-memory state
+ * and the last checkpoint stay as they were.
+ */
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../../errors/error.js";
+import { flatten, leafPaths, unflatten } from "../../front/tree.js";
+import { useBackend } from "../../runtime/backend.js";
+import { batchEvaluation, roundCohort, type CohortBatches, type FederatedDataset } from "../data/federated.js";
+import type { HostData, HostTensor } from "../data/host-tensor.js";
+import { Rng } from "../random.js";
+import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "./checkpoint.js";
+import type { RunConfig } from "./config.js";
+import { evaluationProgram } from "./evaluate.js";
+import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
+import { writePlots } from "./plot.js";
+import { RoundProgress, type ProgressStream } from "./progress.js";
+import { runnerFor, type DeviceTree, type TrainingState } from "./rounds.js";
+import { featureShapeFor, federatedData, modelFor } from "./setup.js";
+
+/** The plot's panels: the server model's test accuracy, and the clients' training loss. */
+export const plottedMetrics = [
+  { key: "test_accuracy", title: "Test accuracy", format: ".1%" },
+  { key: "train_loss", title: "Training loss" },
+] as const;
+
+export interface TrainingResult {
+  readonly rounds: number;
+  readonly accuracy: number | undefined;
+  readonly loss: number | undefined;
+  readonly outDir: string;
+  readonly seconds: number;
+}
+
+const isStored = (x: unknown): x is { shape: readonly number[]; data: Float32Array } =>
+  typeof x === "object" && x !== null && "data" in x && (x as { data: unknown }).data instanceof Float32Array;
+const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
+
+function toDevice(tree: TensorTree): DeviceTree {
+  const { leaves, def } = flatten(tree, isStored, "server state", "float32 tensors");
+  return unflatten(def, leaves.map((t) => tf.tensor(t.data, [...t.shape], "float32"))) as DeviceTree;
+}
+
+async function toHost(tree: DeviceTree): Promise<TensorTree> {
+  const { leaves, def } = flatten(tree, isTensor, "server state");
+  const data = await Promise.all(leaves.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));
+  return unflatten(def, data) as TensorTree;
+}
+
+/** A host batch tensor seen with the model's example shape (e.g. 28x28 images as 784 features). */
+function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: number, featureShape: readonly number[]): HostTensor<D> {
+  return { shape: [...t.shape.slice(0, leading), ...featureShape], data: t.data };
+}
+
+/** FT303 when any leaf of the new state holds NaN or Infinity, naming the first. */
+async function rejectNonFinite(round: number, state: TrainingState): Promise<void> {
+  const { leaves, def } = flatten(state, isTensor, "server state");
+  const paths = leafPaths(def);
+  for (const [i, t] of leaves.entries()) {
+    const finite = tf.tidy(() => tf.all(tf.isFinite(t)));
+    const ok = (await finite.data())[0] === 1;
+    finite.dispose();
+    if (!ok) throw ftError("FT303", { round, what: `the update of ${paths[i]}` });
+  }
+}
+
+export async function train(config: RunConfig, stream: ProgressStream): Promise<TrainingResult> {
+  const started = performance.now();
+  await useBackend(config.backend);
+  const model = modelFor(config);
+  const data: FederatedDataset<HostData> = federatedData(config);
+  const featureShape = featureShapeFor(model, data.train.featureShape);
+  const runner = runnerFor(config, model);
+  const evaluate = evaluationProgram(model);
+  const testBatches = batchEvaluation(data.test, 500);
+  const evaluation = {
+    x: withFeatureShape(testBatches.x, 2, featureShape),
+    y: testBatches.y,
+    mask: testBatches.mask,
+  };
+  const rng = Rng.fromSeed(config.seed);
+  await mkdir(config.out, { recursive: true });
+
+  let state: TrainingState;
+  let firstRound = 0;
+  const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
+  if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there" });
+  if (resumed !== undefined) {
+    state = toDevice(resumed.checkpoint.serverState) as unknown as TrainingState;
+    firstRound = resumed.checkpoint.round;
+  } else {
+    const params = model.init(rng.fork("init"));
+    state = toDevice({ params, server: runner.initialServerState(params) }) as unknown as TrainingState;
+  }
+  const metrics = resumed === undefined ? await MetricsWriter.create(config.out) : await MetricsWriter.resume(config.out, firstRound);
+  const progress = new RoundProgress({ stream, totalRounds: config.rounds, startRound: firstRound });
+  if (resumed !== undefined) progress.log(`resumed from round ${firstRound} (${resumed.path})`);
+
+  let last: { accuracy?: number; loss?: number } = {};
+  try {
+    for (let round = firstRound + 1; round <= config.rounds; round++) {
+      const roundStart = performance.now();
+      const cohort: CohortBatches<HostData> = roundCohort(data, {
+        rng,
+        round,
+        clientsPerRound: config.clientsPerRound,
+        batchSize: config.batchSize,
+        epochs: config.localEpochs,
+      });
+      const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
+      const next = await runner.round(state, batches, config);
+      try {
+        await rejectNonFinite(round, next.state);
+      } catch (error) {
+        tf.dispose([next.state as never, next.loss]);
+        throw error;
+      }
+      tf.dispose(state as never);
+      state = next.state;
+      const trainLoss = (await next.loss.data())[0]!;
+      next.loss.dispose();
+      const row: Record<string, number> = { round, train_loss: trainLoss };
+      if (round % config.evalEvery === 0 || round === config.rounds) {
+        const result = await evaluate.run({ params: state.params as never, ...evaluation });
+        last = { accuracy: (await result.accuracy.data())[0]!, loss: (await result.loss.data())[0]! };
+        tf.dispose([result.accuracy, result.loss]);
+        Object.assign(row, { test_accuracy: last.accuracy, test_loss: last.loss });
+      } else {
+        Object.assign(row, { test_accuracy: null, test_loss: null });
+      }
+      row.seconds = (performance.now() - roundStart) / 1000;
+      await metrics.append(row as MetricsRow);
+      progress.update({ round, loss: trainLoss, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
+      if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
+        await writeCheckpoint(config.out, { round, serverState: await toHost(state as never), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
+      }
+    }
+  } finally {
+    progress.finish();
+    await metrics.close();
+  }
+  const rows = readMetrics(join(config.out, metricsFiles.jsonl));
+  await writePlots(config.out, [{ name: `${config.algorithm} ${model.name}`, rows }], {
+    title: `${config.algorithm} on ${config.dataset} (${model.name})`,
+    metrics: plottedMetrics,
+  });
+  tf.dispose(state as never);
+  return { rounds: config.rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
