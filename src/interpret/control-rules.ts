@@ -81,18 +81,24 @@ function stackSteps(steps: readonly Value[], type: ValueType, run: Evaluator): V
   return new AtClients(range(run.clients()).map((i) => stackTensors(steps.map((y) => membersOf(y, "stacked output")[i]!))));
 }
 
-/** body(carry..., x_t..., captured...) -> (carry..., y_t...) for t = 0 .. length-1; returns [final carry..., stacked y...]. */
+/**
+ * body(carry..., x_t..., captured...) -> (carry..., y_t...) for t = 0 .. length-1, or from
+ * length-1 down to 0 when attrs.reverse (the backward scan of a gradient); returns
+ * [final carry..., stacked y...] with y_t at position t either way.
+ */
 function scan(inputs: readonly Value[], node: Node, run: Evaluator): Value[] {
   const body = node.bodies![0]!;
   const carries = node.attrs.carries as number;
   const [captures] = capturesPerBody(node, inputs);
   const xs = inputs.slice(carries, inputs.length - capturedCount(node));
   let carry = inputs.slice(0, carries);
-  const ys: Value[][] = [];
-  for (let t = 0, length = scanLength(node, xs, run); t < length; t++) {
+  const length = scanLength(node, xs, run);
+  const ys: Value[][] = new Array(length);
+  for (let k = 0; k < length; k++) {
+    const t = node.attrs.reverse === true ? length - 1 - k : k;
     const outs = run.evaluate(body, [...carry, ...xs.map((x) => stepOf(x, t)), ...captures!], "scan body");
     carry = outs.slice(0, carries);
-    ys.push(outs.slice(carries));
+    ys[t] = outs.slice(carries);
   }
   const yTypes = node.outputs.slice(carries).map((id) => run.types[id]!);
   return [...carry, ...yTypes.map((type, j) => stackSteps(ys.map((step) => step[j]!), type, run))];

@@ -31,10 +31,14 @@ export interface InterpretOptions {
 export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules };
 export { controlRules };
 
-/** Applies a tensor rule, once per client when an operand is at the CLIENTS (other operands shared). */
+/**
+ * Applies a tensor rule, once per client when an operand is at the CLIENTS (other operands
+ * shared). dim_size reads only a shape, the same for every member: it runs once, on the first.
+ */
 function perClient(rule: TensorRule, inputs: readonly Value[], cx: RuleContext): Value {
   const placed = inputs.find(isAtClientsValue);
   if (placed === undefined) return rule(inputs as readonly Tensor[], cx);
+  if (cx.op === "dim_size") return rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[0]! : x)), cx);
   return new AtClients(placed.members.map((_, i) => rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[i]! : x)), cx)));
 }
 

@@ -3,6 +3,7 @@
  * what to use where a backend has no kernel (tfjs wasm has no Conv2DBackpropFilter).
  */
 import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../errors/error.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Kernel } from "./executable.js";
 
@@ -131,5 +132,45 @@ export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank:
     moved.dispose();
     applied.dispose();
     return [out];
+  };
+}
+
+/** The most dims tfjs wasm's elementwise kernels (XNNPACK) take; beyond, they return garbage. */
+const WASM_MAX_RANK = 6;
+
+/**
+ * An elementwise kernel on operands of rank above what the backend takes: adjacent dims that
+ * every operand either has in full or broadcasts from 1 alike are merged (a reshape, no copy)
+ * until the rank fits, and the result is reshaped back. Client batching adds a dim to every
+ * member, so a rank-6 member reaches rank 7.
+ */
+export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly number[])[], outShape: readonly number[], backend: string): Kernel {
+  if (backend !== "wasm" || outShape.length <= WASM_MAX_RANK) return kernel;
+  const rank = outShape.length;
+  const aligned = inShapes.map((s) => [...Array<number>(rank - s.length).fill(1), ...s]);
+  // Per operand and dim: does it have the dim in full? (A dim of size 1 in the output fits either way.)
+  const full = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === outShape[d];
+  const unit = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === 1;
+  const groups: number[][] = outShape.map((_, d) => [d]);
+  for (let g = 0; g < groups.length - 1 && groups.length > WASM_MAX_RANK; ) {
+    const [first, next] = [groups[g]!, groups[g + 1]!];
+    const dims = [...first, ...next];
+    const mergeable = aligned.every((s) => dims.every((d) => full(s, d)) || dims.every((d) => unit(s, d)));
+    if (mergeable) groups.splice(g, 2, dims);
+    else g++;
+  }
+  if (groups.length > WASM_MAX_RANK) {
+    throw ftError("FT301", {
+      backend,
+      why: `its elementwise kernels take at most ${WASM_MAX_RANK} dims, and operands of shapes ${inShapes.map((s) => `[${s.join(",")}]`).join(", ")} cannot be merged to fit; use the cpu backend for this program`,
+    });
+  }
+  const merged = aligned.map((s) => groups.map((dims) => product(dims.map((d) => s[d]!))));
+  return (ins) => {
+    const reshaped = ins.map((t, i) => t.reshape(merged[i]!));
+    const [out] = kernel(reshaped);
+    const result = out!.reshape(outShape as number[]);
+    [...reshaped, out!].forEach((t) => t.dispose());
+    return [result];
   };
 }

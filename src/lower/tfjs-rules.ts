@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong } from "./tfjs-forms.js";
+import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -26,8 +26,17 @@ function kernelCall(name: string, inputNames: readonly string[], attrs: Record<s
     return [tf.engine().runKernel(name, named, attrs as never) as tf.Tensor];
   };
 }
-const unary = (name: string): LoweringRule => () => kernelCall(name, ["x"]);
-const binary = (name: string): LoweringRule => () => kernelCall(name, ["a", "b"]);
+const elementwise =
+  (name: string, inputNames: readonly string[], attrs?: (node: Node) => Record<string, unknown>): LoweringRule =>
+  (node, ctx) =>
+    withinKernelRank(
+      kernelCall(name, inputNames, attrs?.(node)),
+      node.inputs.map((id) => shapeOf(ctx, id)),
+      outShape(node, ctx),
+      ctx.backend,
+    );
+const unary = (name: string): LoweringRule => elementwise(name, ["x"]);
+const binary = (name: string): LoweringRule => elementwise(name, ["a", "b"]);
 
 /** Axes of a reduction (undefined = all, as tfjs takes it). */
 const axesOf = (attrs: Attrs): number[] | undefined => (attrs.axes === null ? undefined : (attrs.axes as number[]));
@@ -98,7 +107,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
   tanh: unary("Tanh"),
   logical_not: unary("LogicalNot"),
   stop_gradient: () => ([x]) => [x!.clone()],
-  cast: (node) => kernelCall("Cast", ["x"], { dtype: node.attrs.dtype as DType }),
+  cast: elementwise("Cast", ["x"], (node) => ({ dtype: node.attrs.dtype as DType })),
   add: binary("Add"),
   sub: binary("Sub"),
   mul: binary("Multiply"),

@@ -36,9 +36,9 @@ export function reshapeTo(t: Tracer, shape: readonly number[]): Tracer {
 }
 
 /** Inserts unit dims after the client axis until the member has `rank` dims (aligning from the right). */
-function liftMember(ctx: BatchContext, t: Tracer, rank: number): Tracer {
-  const missing = rank - memberRank(ctx, t);
-  if (!ctx.isBatched(t) || missing <= 0) return t;
+function liftMember(ctx: BatchContext, t: Tracer, rank: number, batched = ctx.isBatched(t)): Tracer {
+  const missing = rank - (t.shape.length - (batched ? 1 : 0));
+  if (!batched || missing <= 0) return t;
   const shape = dims(t.shape);
   return reshapeTo(t, [shape[0]!, ...Array<number>(missing).fill(1), ...shape.slice(1)]);
 }
@@ -80,12 +80,15 @@ const reshapeToOutput: BatchRule = (ctx) => [reshapeTo(ctx.inputs[0]!, outShape(
 const matmul: BatchRule = (ctx) => {
   const [a, b] = ctx.inputs as [Tracer, Tracer];
   if (!anyBatched(ctx)) return [prim("matmul", [a, b])];
+  // Intermediate values are not in ctx's batched set: carry each operand's flag along.
+  const [aBatched, bBatched] = [ctx.isBatched(a), ctx.isBatched(b)];
   const asMatrix = (t: Tracer, vectorAxis: number) =>
     memberRank(ctx, t) === 1 ? prim("expand_dims", [t], { axis: vectorAxis }) : t;
   const am = asMatrix(a, -2);
   const bm = asMatrix(b, -1);
-  const batchRank = Math.max(memberRank(ctx, am), memberRank(ctx, bm)) - 2;
-  const out = prim("matmul", [liftMember(ctx, am, batchRank + 2), liftMember(ctx, bm, batchRank + 2)]);
+  const rankOf = (t: Tracer, batched: boolean) => t.shape.length - (batched ? 1 : 0);
+  const matrixRank = Math.max(rankOf(am, aBatched), rankOf(bm, bBatched));
+  const out = prim("matmul", [liftMember(ctx, am, matrixRank, aBatched), liftMember(ctx, bm, matrixRank, bBatched)]);
   return [reshapeTo(out, outShape(ctx, true))];
 };
 

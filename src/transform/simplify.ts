@@ -74,16 +74,19 @@ class Simplifier implements Replay {
   private withoutBroadcasts(op: string, inputs: readonly Tracer[], attrs: Node["attrs"]): Tracer | undefined {
     if (op === "where") return undefined;
     const outShape = numpyShape(inputs.map((t) => t.shape as number[]));
+    // Operands are narrowed one at a time, each checked against the others as already narrowed,
+    // so that two broadcasts never both drop the dims only they supplied.
+    const narrowed = [...inputs];
     let changed = false;
-    const narrowed = inputs.map((t, i) => {
+    inputs.forEach((t, i) => {
       const source = this.producers.get(t.id);
-      if (source === undefined || (source.op !== "broadcast_like" && source.op !== "broadcast_to")) return t;
+      if (source === undefined || (source.op !== "broadcast_like" && source.op !== "broadcast_to")) return;
       const candidateShape = this.unbroadcastShape(source, t);
-      const others = inputs.map((u, j) => (j === i ? candidateShape : (u.shape as number[])));
-      if (!sameDims(numpyShape(others), outShape)) return t;
+      const shapes = narrowed.map((u, j) => (j === i ? candidateShape : (u.shape as number[])));
+      if (!sameDims(numpyShape(shapes), outShape)) return;
       changed = true;
       const value = source.inputs[0]!;
-      return sameDims(value.shape, candidateShape) ? value : this.emitShared("reshape", [value], { shape: candidateShape })[0]!;
+      narrowed[i] = sameDims(value.shape, candidateShape) ? value : this.emitShared("reshape", [value], { shape: candidateShape })[0]!;
     });
     return changed ? this.emitShared(op, narrowed, attrs)[0] : undefined;
   }

@@ -1,0 +1,32 @@
+/**
+ * Differential tests of gradients: random losses of server parameters (through broadcast,
+ * map, the reductions over clients, loops, and per-client grads inside map), differentiated
+ * with valueAndGrad or grad inside the program. The optimised path (wasm) must agree with the
+ * reference interpreter, and the reference interpreter's gradients with finite differences.
+ */
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import { checkFiniteDifferences } from "./finite-differences.js";
+import { checkAgreement, propertySettings } from "./harness.js";
+import { gradientProgram } from "./programs.js";
+import { gradientRecipe } from "./recipe.js";
+
+const PROGRAMS = 400;
+
+test("gradients agree on wasm, the reference interpreter and finite differences", async () => {
+  let checked = 0;
+  let skipped = 0;
+  await fc.assert(
+    fc.asyncProperty(gradientRecipe, async (recipe) => {
+      const g = gradientProgram(recipe);
+      const count = checkFiniteDifferences(g, await checkAgreement(g, ["wasm"]));
+      checked += count.checked;
+      skipped += count.skipped;
+    }),
+    propertySettings(31337, PROGRAMS),
+  );
+  // Every program has at least one parameter entry, most several.
+  expect(checked).toBeGreaterThan(2 * PROGRAMS);
+  // Kinks within 1e-6 of a parameter are rare: most entries have a derivative to compare.
+  expect(skipped).toBeLessThan(0.05 * (checked + skipped));
+}, 300_000);
