@@ -51,6 +51,15 @@ export class Program<I = InputSpecs, O = unknown> {
     const { runProgram } = await import("../runtime/run.js");
     return (await runProgram(this.ir, inputs, options)) as RunOutputs<O>;
   }
+
+  /**
+   * Frees the tensors that running the program compiled (its constants). A program that is
+   * garbage-collected frees them too; this does it now. The program can still run afterwards.
+   */
+  async dispose(): Promise<void> {
+    const { releaseCompiled } = await import("../runtime/run.js");
+    releaseCompiled(this.ir);
+  }
 }
 
 /** What run() takes for each declared input: a tfjs tensor, {shape, data}, a number or nested arrays. */

@@ -28,6 +28,25 @@ interface Compiled {
 /** Compiled forms kept per program; the oldest is dropped (and its constants freed) past this. */
 const CACHE_SIZE = 8;
 const cache = new WeakMap<ProgramIR, Map<string, Compiled>>();
+/**
+ * tfjs tensors are not garbage-collected: when a program is, its compiled forms' constants are
+ * freed here (and at once by Program.dispose()).
+ */
+const constantsOfCollected = new FinalizationRegistry<Map<string, Compiled>>((forProgram) => disposeAll(forProgram));
+
+function disposeAll(forProgram: Map<string, Compiled>): void {
+  for (const compiled of forProgram.values()) compiled.graph.dispose();
+  forProgram.clear();
+}
+
+/** Frees a program's compiled forms; the next run compiles again. */
+export function releaseCompiled(ir: ProgramIR): void {
+  const forProgram = cache.get(ir);
+  if (forProgram === undefined) return;
+  disposeAll(forProgram);
+  cache.delete(ir);
+  constantsOfCollected.unregister(forProgram);
+}
 
 /** Ops whose operands must both vary per client for a backend to prefer one kernel per client. */
 const perClientOps: Readonly<Record<string, readonly number[]>> = { matmul: [0, 1], conv2d: [1], conv2d_grad_input: [1], conv2d_grad_filter: [0, 1] };
@@ -65,7 +84,10 @@ function compile(ir: ProgramIR, types: readonly ValueType[], bindings: ReadonlyM
 
 function cached(ir: ProgramIR, key: string, make: () => Compiled): Compiled {
   let forProgram = cache.get(ir);
-  if (forProgram === undefined) cache.set(ir, (forProgram = new Map()));
+  if (forProgram === undefined) {
+    cache.set(ir, (forProgram = new Map()));
+    constantsOfCollected.register(ir, forProgram, forProgram);
+  }
   let entry = forProgram.get(key);
   if (entry === undefined) {
     entry = make();

@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { expect, test } from "vitest";
-import { add, f32, matmul } from "../../src/index.js";
+import { add, atServer, constant, f32, matmul, mul, program } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import type { Model } from "../../src/lib/models/model.js";
 
@@ -37,3 +37,19 @@ test("1,000 FedAvg rounds leave tf.memory().numTensors unchanged", async () => {
   expect((w as number[][]).flat().every(Number.isFinite)).toBe(true);
   tf.dispose([...Object.values(params), ...Object.values(data)]);
 }, 120_000);
+
+test("a program's compiled constants are freed by dispose(), and it still runs afterwards", async () => {
+  const before = tf.memory().numTensors;
+  const scaled = program({ x: atServer(f32([3])) }, ({ x }) => add(mul(x, constant([1, 2, 3])), 1));
+  const first = await scaled.run({ x: [1, 1, 1] });
+  expect(await first.array()).toEqual([2, 3, 4]);
+  first.dispose();
+  expect(tf.memory().numTensors).toBeGreaterThan(before); // the compiled constants
+  await scaled.dispose();
+  expect(tf.memory().numTensors).toBe(before);
+  const again = await scaled.run({ x: [2, 2, 2] });
+  expect(await again.array()).toEqual([3, 5, 7]);
+  again.dispose();
+  await scaled.dispose();
+  expect(tf.memory().numTensors).toBe(before);
+});
