@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong, withinKernelRank } from "./tfjs-forms.js";
+import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -218,7 +218,7 @@ function scanKernel(node: Node, ctx: LoweringContext): Kernel {
   return (inputs) => {
     const operands = inputs.slice(0, inputs.length - captured);
     const caps = inputs.slice(inputs.length - captured);
-    const xsSteps = operands.slice(carries).map((x) => tf.unstack(x));
+    const xsSteps = operands.slice(carries).map((x) => unstack(x, ctx.backend));
     const steps = xsSteps[0]?.length ?? length;
     let carry = operands.slice(0, carries);
     const ys: tf.Tensor[][] = [];
@@ -252,7 +252,7 @@ function clientLoopKernel(node: Node, ctx: LoweringContext): Kernel {
   return (inputs) => {
     const operands = inputs.slice(0, inputs.length - captured);
     const caps = inputs.slice(inputs.length - captured);
-    const members = operands.map((x, i) => (batched[i] ? tf.unstack(x) : undefined));
+    const members = operands.map((x, i) => (batched[i] ? unstack(x, ctx.backend) : undefined));
     const results: tf.Tensor[][] = [];
     for (let c = 0; c < clients; c++) {
       results.push(body.run([...operands.map((x, i) => members[i]?.[c] ?? x), ...caps]));

@@ -91,7 +91,10 @@ class Simplifier implements Replay {
     return changed ? this.emitShared(op, narrowed, attrs)[0] : undefined;
   }
 
-  /** The shape of a broadcast's input with unit dims at the broadcast axes (if it had axes). */
+  /**
+   * The shape of a broadcast's input with unit dims at the broadcast axes (if it had axes),
+   * less leading unit dims, which numpy alignment supplies anyway.
+   */
   private unbroadcastShape(source: Producer, broadcast: Tracer): number[] {
     const value = source.inputs[0]!.shape as number[];
     const axes = source.attrs.axes as number[] | undefined;
@@ -99,8 +102,11 @@ class Simplifier implements Replay {
     const rank = broadcast.shape.length;
     const at = axes.map((a) => (a < 0 ? a + rank : a));
     let next = 0;
-    return Array.from({ length: rank }, (_, i) => (at.includes(i) ? 1 : value[next++]!));
+    const withUnits = Array.from({ length: rank }, (_, i) => (at.includes(i) ? 1 : value[next++]!));
+    const firstDim = withUnits.findIndex((d) => d !== 1);
+    return firstDim < 0 ? [] : withUnits.slice(firstDim);
   }
+
 
   /** Emits a node, or returns the outputs of an identical node already in this graph. */
   private emitShared(op: string, inputs: readonly Tracer[], attrs: Node["attrs"]): Tracer[] {
