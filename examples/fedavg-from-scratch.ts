@@ -34,7 +34,7 @@ import { batchEvaluation, federate, roundCohort } from "../src/lib/data/federate
 import { loadMnist } from "../src/lib/data/mnist.js";
 import { partitionIid } from "../src/lib/data/partition.js";
 import { Rng } from "../src/lib/random.js";
-import { evaluationProgram } from "../src/lib/run/evaluate.js";
+import { evaluationProgram } from "../src/lib/algorithms/evaluation.js";
 import { logistic } from "../src/lib/models/dense.js";
 
 type Params = { w: Tensor<[784, 10], "float32", "member">; b: Tensor<[10], "float32", "member"> };

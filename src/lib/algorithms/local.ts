@@ -1,19 +1,26 @@
 /**
- * Client-side pieces shared by the algorithms: the masked batch loss and local SGD over a
- * client's padded batches (a scan, traced once).
+ * Pieces shared by the algorithms: input specs, the masked batch loss, local SGD over a
+ * client's padded batches (a scan, traced once), and the round skeleton of every algorithm
+ * that trains locally and averages the clients' model deltas.
  */
+import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
-import type { Place } from "../../../types/tensor.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, ClientBatchSpecs } from "./types.js";
+import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
+
+/** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype. */
+export function featureSpec(model: AnyModel) {
+  const shape = ["S", "B", ...model.inputShape] as const;
+  return model.inputDType === "int32" ? i32(shape) : f32(shape);
+}
 
 /**
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
  */
-export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs<M["inputShape"]> {
+export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
   return {
-    x: atClients(f32(["S", "B", ...model.inputShape])),
+    x: atClients(featureSpec(model)),
     y: atClients(i32(["S", "B"])),
     mask: atClients(f32(["S", "B"])),
     count: atClients(f32([])),
@@ -21,44 +28,123 @@ export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs
 }
 
 /** The model's parameter specs placed at the server. */
-export function serverParamSpecs<M extends AnyModel>(model: M): Place<M["params"], "server"> {
+export function serverParamSpecs<M extends AnyModel>(model: M): ParamSpecsAt<M, "server"> {
   return atServer(model.params as never) as never;
+}
+
+/** The model's parameter specs placed at the clients: one tree per client (SCAFFOLD's controls). */
+export function clientParamSpecs<M extends AnyModel>(model: M): ParamSpecsAt<M, "clients"> {
+  return atClients(model.params as never) as never;
+}
+
+/** Cross-entropy of each example of a batch, from the model's logits. */
+export function exampleLosses(model: AnyModel, logits: Value, y: Value): Value {
+  return ops.softmaxCrossEntropy(logits, ops.oneHot(y, model.classes));
+}
+
+/** The summed cross-entropy of the real (unmasked) examples of a batch. */
+export function maskedLossSum(model: AnyModel, params: Value, x: Value, y: Value, mask: Value): Value {
+  return ops.sum(ops.mul(exampleLosses(model, model.logits(params, x), y), mask));
 }
 
 /** Mean cross-entropy over the real (unmasked) examples of a batch; 0 for an all-padding batch. */
 export function maskedLoss(model: AnyModel, params: Value, x: Value, y: Value, mask: Value): Value {
-  const perExample = ops.softmaxCrossEntropy(model.logits(params, x), ops.oneHot(y, model.classes));
-  return ops.div(ops.sum(ops.mul(perExample, mask)), ops.maximum(ops.sum(mask), 1));
+  return ops.div(maskedLossSum(model, params, x, y, mask), ops.maximum(ops.sum(mask), 1));
+}
+
+/** 1 when a batch's mask [B] holds a real example, else 0 (float32). */
+export function isRealBatch(mask: Value): Value {
+  return ops.cast(ops.greater(ops.sum(mask), 0), "float32");
+}
+
+/** The number of batches of masks [S, B] that hold a real example: a client's real local steps. */
+export function realSteps(masks: Value): Value {
+  return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
 }
 
 export interface LocalTraining {
   /** Parameters after the client's local steps. */
   readonly params: Value;
-  /** The client's mean training loss over its real examples. */
+  /** The client's mean training loss over its real examples (without `extra`'s term). */
   readonly loss: Value;
 }
 
+export interface LocalHooks {
+  /** A term added to each step's objective (FedProx's proximal term). */
+  readonly extra?: (p: Value) => Value;
+  /** Adjusts each step's gradient (SCAFFOLD's control variates). */
+  readonly correct?: (g: Value) => Value;
+}
+
 /**
- * Plain SGD over a client's batches: params -= lr * grad(loss + extra). `extra` adds a term
- * to each step's objective (FedProx's proximal term); `correct` adjusts each step's gradient
- * (SCAFFOLD's control variates).
+ * Plain SGD over a client's batches: params -= lr * grad(loss + extra). A batch with no real
+ * example takes no step, so padding changes nothing even when a hook's term does not vanish
+ * there (a proximal pull, a control-variate correction).
  */
 export function localSgd(
   model: AnyModel,
   params: Value,
   batches: { x: Value; y: Value; mask: Value },
   lr: Value,
-  hooks: { extra?: (p: Value) => Value; correct?: (g: Value) => Value } = {},
+  hooks: LocalHooks = {},
 ): LocalTraining {
   const [trained, stepLosses] = ops.scan(params, batches, (p: Value, b: Value) => {
     const objective = (q: Value) => {
       const loss = maskedLoss(model, q, b.x, b.y, b.mask);
       return hooks.extra === undefined ? loss : ops.add(loss, hooks.extra(q));
     };
-    const [loss, g] = ops.valueAndGrad(objective)(p);
+    const [value, g] = ops.valueAndGrad(objective)(p);
+    const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
     const step = hooks.correct === undefined ? g : hooks.correct(g);
-    return [ops.sub(p, ops.mul(step, lr)), ops.mul(loss, ops.sum(b.mask))];
+    return [ops.sub(p, ops.mul(step, ops.mul(lr, isRealBatch(b.mask)))), ops.mul(loss, ops.sum(b.mask))];
   });
   const examples = ops.maximum(ops.sum(batches.mask), 1);
   return { params: trained, loss: ops.div(ops.sum(stepLosses), examples) };
+}
+
+/**
+ * The round skeleton of FedAvg and its relatives: every client starts from the server
+ * parameters and runs localSgd; the result, at the SERVER, is the example-weighted mean of
+ * the clients' deltas (trained - params: a step direction, minus Reddi et al.'s
+ * pseudo-gradient) and of their training losses. `hooks(global)` makes each client's local
+ * hooks from its copy of the server parameters (FedProx's anchor).
+ */
+export function meanClientDelta(
+  model: AnyModel,
+  params: Value,
+  data: RoundData,
+  lr: Value,
+  hooks: (global: Value) => LocalHooks = () => ({}),
+): { delta: Value; loss: Value } {
+  const local = ops.map(
+    (w: Value, x: Value, y: Value, mask: Value) => {
+      const trained = localSgd(model, w, { x, y, mask }, lr, hooks(w));
+      return { delta: ops.sub(trained.params, w), loss: trained.loss };
+    },
+    ops.broadcast(params),
+    data.x,
+    data.y,
+    data.mask,
+  );
+  return {
+    delta: ops.reduceWeightedMean(local.delta, data.count),
+    loss: ops.reduceWeightedMean(local.loss, data.count),
+  };
+}
+
+/**
+ * A round program: inputs params@SERVER, the cohort's batches, lr, then `extraInputs`; named
+ * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData.
+ */
+export function roundProgram(
+  model: AnyModel,
+  algorithm: string,
+  extraInputs: InputSpecs,
+  round: (inputs: Value, data: RoundData) => Value,
+): unknown {
+  return program(
+    { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]), ...extraInputs } as never,
+    (inputs: Value) => round(inputs, { x: inputs.x, y: inputs.y, mask: inputs.mask, count: inputs.count }),
+    { name: `${algorithm}_${model.name}` },
+  );
 }

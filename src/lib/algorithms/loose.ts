@@ -7,6 +7,7 @@
  * run time: every call is still checked while tracing, with the same FT codes. The
  * algorithms' entry points (the programs and round functions users call) have precise types.
  */
+import * as constants from "../../front/constants.js";
 import * as elementwise from "../../front/elementwise.js";
 import * as grads from "../../front/grad.js";
 import * as loops from "../../front/loops.js";
@@ -19,6 +20,6 @@ import * as tensorOps from "../../front/tensor-ops.js";
 export type Value = any;
 type Loose<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? (...args: Value[]) => Value : never };
 
-export const ops = { ...elementwise, ...tensorOps, ...nn, ...placement, ...loops, ...grads } as unknown as Loose<
-  typeof elementwise & typeof tensorOps & typeof nn & typeof placement & typeof loops & typeof grads
+export const ops = { ...constants, ...elementwise, ...tensorOps, ...nn, ...placement, ...loops, ...grads } as unknown as Loose<
+  typeof constants & typeof elementwise & typeof tensorOps & typeof nn & typeof placement & typeof loops & typeof grads
 >;

@@ -5,7 +5,7 @@
 import { add, relu } from "../../front/elementwise.js";
 import { matmul } from "../../front/tensor-ops.js";
 import { f32 } from "../../front/specs.js";
-import { glorotUniform, zerosParam, type Model } from "./model.js";
+import { denseKernel, zerosParam, type Model } from "./model.js";
 
 const logisticSpecs = { w: f32([784, 10]), b: f32([10]) };
 export type LogisticParams = typeof logisticSpecs;
@@ -16,7 +16,7 @@ export const logistic: Model<LogisticParams, [784], 10> = {
   inputShape: [784],
   classes: 10,
   logits: (p, x) => add(matmul(x, p.w), p.b),
-  init: (rng) => ({ w: glorotUniform(rng.fork("w"), [784, 10], 784, 10), b: zerosParam([10]) }),
+  init: (rng) => ({ w: denseKernel(rng.fork("w"), 784, 10), b: zerosParam([10]) }),
 };
 
 const mlpSpecs = {
@@ -40,11 +40,11 @@ export const mlp2nn: Model<MlpParams, [784], 10> = {
     return add(matmul(h2, p.w3), p.b3);
   },
   init: (rng) => ({
-    w1: glorotUniform(rng.fork("w1"), [784, 200], 784, 200),
+    w1: denseKernel(rng.fork("w1"), 784, 200),
     b1: zerosParam([200]),
-    w2: glorotUniform(rng.fork("w2"), [200, 200], 200, 200),
+    w2: denseKernel(rng.fork("w2"), 200, 200),
     b2: zerosParam([200]),
-    w3: glorotUniform(rng.fork("w3"), [200, 10], 200, 10),
+    w3: denseKernel(rng.fork("w3"), 200, 10),
     b3: zerosParam([10]),
   }),
 };

@@ -18,7 +18,7 @@ import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "./checkpoint.js";
 import type { RunConfig } from "./config.js";
-import { evaluationProgram } from "./evaluate.js";
+import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";

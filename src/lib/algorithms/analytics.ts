@@ -1,0 +1,34 @@
+/**
+ * Federated analytics as programs: statistics of values that stay on the clients, of which
+ * the server sees only the aggregate.
+ */
+import { program, type Program } from "../../front/program.js";
+import { atClients, f32, i32 } from "../../front/specs.js";
+import type { Dim, Tensor, TensorSpec } from "../../../types/tensor.js";
+import { ops, type Value } from "./loose.js";
+
+export type FederatedMeanProgram<S extends readonly Dim[]> = Program<{ readonly value: TensorSpec<[...S], "float32", "clients"> }, Tensor<[...S], "float32", "server">>;
+
+/** The mean over the clients of one value per client, of the given shape: {f32[S]}@CLIENTS -> f32[S]@SERVER. */
+export function federatedMeanProgram<const S extends readonly Dim[]>(shape: S): FederatedMeanProgram<S> {
+  return program({ value: atClients(f32(shape) as never) }, ({ value }: Value) => ops.reduceMean(value), { name: "federated_mean" }) as never;
+}
+
+export type FederatedHistogramProgram<Bins extends number> = Program<
+  { readonly values: TensorSpec<["N"], "int32", "clients">; readonly mask: TensorSpec<["N"], "float32", "clients"> },
+  Tensor<[Bins], "float32", "server">
+>;
+
+/**
+ * A histogram of the clients' values in [0, bins): each client counts its values (oneHot,
+ * summed over its N values, padding slots masked out) and the server sums the counts. A value
+ * outside [0, bins) counts nowhere, as oneHot gives it no 1.
+ */
+export function federatedHistogramProgram<const Bins extends number>(bins: Bins): FederatedHistogramProgram<Bins> {
+  return program(
+    { values: atClients(i32(["N"])), mask: atClients(f32(["N"])) },
+    ({ values, mask }: Value) =>
+      ops.reduceSum(ops.map((v: Value, m: Value) => ops.sum(ops.mul(ops.oneHot(v, bins), ops.expandDims(m, 1)), 0), values, mask)),
+    { name: `federated_histogram_${bins}` },
+  ) as never;
+}

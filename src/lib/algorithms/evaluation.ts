@@ -1,0 +1,49 @@
+/**
+ * Centralised evaluation: accuracy and mean loss of a model's parameters on a padded, masked
+ * test set (batchEvaluation's batches). Everything is local: no placement, no clients.
+ */
+import { program, type Program } from "../../front/program.js";
+import { f32, i32 } from "../../front/specs.js";
+import type { Tensor } from "../../../types/tensor.js";
+import { exampleLosses, featureSpec } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
+
+export interface Evaluation<S extends "local" | "server" = "local"> {
+  /** The share of real examples whose highest logit is their label. */
+  accuracy: Tensor<[], "float32", S>;
+  /** Mean cross-entropy over the real examples. */
+  loss: Tensor<[], "float32", S>;
+}
+
+export type EvaluationProgram<M extends AnyModel> = Program<
+  { readonly params: M["params"] } & EvaluationBatchSpecs<M["inputShape"], InputDTypeOf<M>>,
+  Evaluation
+>;
+
+/** Accuracy and mean loss of `params` over batches x [S, B, ...], y and mask [S, B], on traced values. */
+export function evaluate(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }): { accuracy: Value; loss: Value } {
+  const zero = () => ops.zeros([]);
+  const [sums] = ops.scan({ correct: zero(), loss: zero() }, batches, (acc: Value, b: Value) => {
+    const logits = model.logits(params, b.x);
+    const hits = ops.cast(ops.equal(ops.argmax(logits), b.y), "float32");
+    return [
+      {
+        correct: ops.add(acc.correct, ops.sum(ops.mul(hits, b.mask))),
+        loss: ops.add(acc.loss, ops.sum(ops.mul(exampleLosses(model, logits, b.y), b.mask))),
+      },
+      undefined,
+    ];
+  });
+  const examples = ops.maximum(ops.sum(batches.mask), 1);
+  return { accuracy: ops.div(sums.correct, examples), loss: ops.div(sums.loss, examples) };
+}
+
+/** The evaluation as a program: (params, x, y, mask) -> (accuracy, loss), all local. */
+export function evaluationProgram<M extends AnyModel>(model: M): EvaluationProgram<M> {
+  return program(
+    { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) } as never,
+    ({ params, x, y, mask }: Value) => evaluate(model, params, { x, y, mask }),
+    { name: `evaluate_${model.name}` },
+  ) as never;
+}

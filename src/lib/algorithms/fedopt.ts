@@ -1,0 +1,60 @@
+/**
+ * FedOpt (Reddi et al. 2021, "Adaptive Federated Optimization"): clients train locally as in
+ * FedAvg; the example-weighted mean of their deltas is a pseudo-gradient (negated) for an
+ * adaptive server optimiser, FedAdam, FedYogi or FedAdagrad, whose moments live at the SERVER.
+ */
+import { f32 } from "../../front/specs.js";
+import { meanClientDelta, roundProgram, serverParamSpecs } from "./local.js";
+import type { Value } from "./loose.js";
+import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
+import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+
+export interface FedOptOptions extends AdaptiveOptions {
+  /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
+  readonly optimizer: AdaptiveOptimizer;
+}
+
+export interface FedOptHypers<State> {
+  /** The clients' SGD learning rate. */
+  readonly lr: Hyper;
+  /** The server optimiser's learning rate (eta in the paper). */
+  readonly serverLr: Hyper;
+  /** The server optimiser's moments, at the SERVER. */
+  readonly state: State;
+}
+
+export type FedOptState<M extends AnyModel> = AdaptiveState<ParamsAt<M, "server">>;
+export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M, "server">>;
+export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
+
+/** FedOpt's round as a typed function on traced values, for use inside a user's program. */
+export function fedOpt<M extends AnyModel>(
+  model: M,
+  options: FedOptOptions,
+): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }> {
+  return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers)) as never;
+}
+
+/** One FedOpt round on traced values: local SGD, then the adaptive server step. */
+export function fedOptRound(
+  model: AnyModel,
+  options: FedOptOptions,
+  params: Value,
+  data: RoundData,
+  { lr, serverLr, state }: FedOptHypers<Value>,
+): { params: Value; loss: Value; state: AdaptiveState<Value> } {
+  const { delta, loss } = meanClientDelta(model, params, data, lr);
+  const step = adaptiveStep(options.optimizer, options, params, delta, state, serverLr);
+  return { params: step.params, loss, state: step.state };
+}
+
+/**
+ * FedOpt's round as a program: (server params, cohort batches, lr, serverLr, state) ->
+ * (params, loss, state). initialAdaptiveState makes the first round's state.
+ */
+export function fedOptProgram<M extends AnyModel>(model: M, options: FedOptOptions): FedOptProgram<M> {
+  const moments = { m: serverParamSpecs(model), v: serverParamSpecs(model) };
+  return roundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, ({ params, lr, serverLr, state }, data) =>
+    fedOptRound(model, options, params, data, { lr, serverLr, state }),
+  ) as never;
+}

@@ -1,0 +1,34 @@
+/**
+ * FedProx (Li et al. 2020): FedAvg whose clients minimise their loss plus a proximal term
+ * mu/2 ||w - w_global||^2, which keeps heterogeneous clients near the server model. With
+ * mu = 0 it is FedAvg.
+ */
+import { f32 } from "../../front/specs.js";
+import { meanClientDelta, roundProgram } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import { squaredNorm } from "./trees.js";
+import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+
+export interface FedProxHypers {
+  /** The clients' SGD learning rate. */
+  readonly lr: Hyper;
+  /** The proximal term's weight. */
+  readonly mu: Hyper;
+}
+
+/** FedProx's round as a typed function on traced values, for use inside a user's program. */
+export function fedProx<M extends AnyModel>(model: M): RoundFunction<FedProxHypers, RoundOutputs<M>> {
+  return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers)) as never;
+}
+
+/** One FedProx round on traced values: FedAvg with the proximal term in every local step. */
+export function fedProxRound(model: AnyModel, params: Value, data: RoundData, { lr, mu }: { lr: Value; mu: Value }): { params: Value; loss: Value } {
+  const proximal = (global: Value) => ({ extra: (w: Value) => ops.mul(squaredNorm(ops.sub(w, global)), ops.mul(mu, 0.5)) });
+  const { delta, loss } = meanClientDelta(model, params, data, lr, proximal);
+  return { params: ops.add(params, delta), loss };
+}
+
+/** FedProx's round as a program: (server params, cohort batches, lr, mu) -> (params, loss). */
+export function fedProxProgram<M extends AnyModel>(model: M): RoundProgram<M, { readonly mu: ScalarSpec }> {
+  return roundProgram(model, "fedprox", { mu: f32([]) }, ({ params, lr, mu }, data) => fedProxRound(model, params, data, { lr, mu })) as never;
+}

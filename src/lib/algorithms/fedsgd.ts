@@ -1,0 +1,42 @@
+/**
+ * FedSGD (McMahan et al. 2017, the baseline of FedAvg): each client computes one gradient of
+ * its mean loss over all its data at the server model; the server takes one SGD step along the
+ * example-weighted mean of those gradients, which is the gradient of the mean loss over all the
+ * cohort's examples: one full-batch gradient step.
+ */
+import { maskedLossSum, roundProgram } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import { zerosLikeTree } from "./trees.js";
+import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+
+/** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
+export function fedSgd<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper }, RoundOutputs<M>> {
+  return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr)) as never;
+}
+
+/**
+ * A client's gradient and loss, both averaged over its real examples. The batches are summed
+ * one at a time (a scan), so memory stays that of one batch however much data the client has.
+ */
+function clientGradient(model: AnyModel, w: Value, x: Value, y: Value, mask: Value): { grad: Value; loss: Value } {
+  const [sums] = ops.scan({ grad: zerosLikeTree(w), loss: ops.zeros([]) }, { x, y, mask }, (acc: Value, b: Value) => {
+    const [loss, g] = ops.valueAndGrad((q: Value) => maskedLossSum(model, q, b.x, b.y, b.mask))(w);
+    return [{ grad: ops.add(acc.grad, g), loss: ops.add(acc.loss, loss) }, undefined];
+  });
+  const examples = ops.maximum(ops.sum(mask), 1);
+  return { grad: ops.div(sums.grad, examples), loss: ops.div(sums.loss, examples) };
+}
+
+/** One FedSGD round on traced values: params - lr * (weighted mean of client gradients). */
+export function fedSgdRound(model: AnyModel, params: Value, data: RoundData, lr: Value): { params: Value; loss: Value } {
+  const local = ops.map((w: Value, x: Value, y: Value, mask: Value) => clientGradient(model, w, x, y, mask), ops.broadcast(params), data.x, data.y, data.mask);
+  return {
+    params: ops.sub(params, ops.mul(ops.reduceWeightedMean(local.grad, data.count), lr)),
+    loss: ops.reduceWeightedMean(local.loss, data.count),
+  };
+}
+
+/** FedSGD's round as a program: (server params, cohort batches, server lr) -> (params, loss). */
+export function fedSgdProgram<M extends AnyModel>(model: M): RoundProgram<M> {
+  return roundProgram(model, "fedsgd", {}, ({ params, lr }, data) => fedSgdRound(model, params, data, lr)) as never;
+}

@@ -1,0 +1,95 @@
+/**
+ * SCAFFOLD (Karimireddy et al. 2020) with option II control variates. The server keeps a
+ * control variate c (at the SERVER), every client i its own c_i, which the caller stores per
+ * client between rounds (a CLIENTS input and output). Local steps are corrected for client
+ * drift:
+ *   y <- y - lr (g(y) - c_i + c)                      for each of the client's K real batches
+ *   c_i+ = c_i - c + (x - y) / (K lr)                 (option II)
+ * and the server moves by the cohort's plain means (the paper's 1/|S| sums):
+ *   x <- x + serverLr mean(y - x);   c <- c + participation mean(c_i+ - c_i)
+ * where participation = |S| / N, the cohort's share of all clients.
+ */
+import { f32 } from "../../front/specs.js";
+import { clientParamSpecs, localSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import type { TreeLike } from "../../../types/tensor.js";
+import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+
+export interface ScaffoldOptions {
+  /** |S| / N: the cohort's share of all clients, which scales the server control's update (default 1). */
+  readonly participation?: number;
+}
+
+export interface ScaffoldHypers<Control> {
+  /** The clients' SGD learning rate. */
+  readonly lr: Hyper;
+  /** The global (server) learning rate. */
+  readonly serverLr: Hyper;
+  /** The server control variate c, at the SERVER. */
+  readonly control: Control;
+}
+
+/** SCAFFOLD's client data: the cohort's batches and each client's control variate c_i. */
+export interface ScaffoldClientData extends RoundData {
+  readonly clientControls: TreeLike;
+}
+
+export type ScaffoldOutputs<M extends AnyModel> = RoundOutputs<M> & { control: ParamsAt<M, "server">; clientControls: ParamsAt<M, "clients"> };
+export type ScaffoldProgram<M extends AnyModel> = RoundProgram<
+  M,
+  { readonly serverLr: ScalarSpec; readonly control: ParamSpecsAt<M, "server">; readonly clientControls: ParamSpecsAt<M, "clients"> },
+  { control: ParamsAt<M, "server">; clientControls: ParamsAt<M, "clients"> }
+>;
+
+/**
+ * SCAFFOLD's round as a typed function on traced values: `data` holds the batches and the
+ * clients' control variates (both CLIENTS values), `hypers.control` the server's.
+ */
+export function scaffold<M extends AnyModel>(
+  model: M,
+  options: ScaffoldOptions = {},
+): RoundFunction<ScaffoldHypers<ParamsAt<M, "server">>, ScaffoldOutputs<M>, ScaffoldClientData> {
+  return ((params: Value, data: ScaffoldClientData, hypers: ScaffoldHypers<Value>) => scaffoldRound(model, options, params, data, hypers)) as never;
+}
+
+/** One SCAFFOLD round on traced values. */
+export function scaffoldRound(
+  model: AnyModel,
+  options: ScaffoldOptions,
+  params: Value,
+  data: ScaffoldClientData,
+  { lr, serverLr, control }: ScaffoldHypers<Value>,
+): { params: Value; loss: Value; control: Value; clientControls: Value } {
+  const local = ops.map(
+    (global: Value, c: Value, ci: Value, x: Value, y: Value, mask: Value) => {
+      const trained = localSgd(model, global, { x, y, mask }, lr, { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
+      // A client without real batches has no drift estimate; max(K, 1) keeps its division finite.
+      const steps = ops.maximum(realSteps(mask), 1);
+      const next = ops.add(ops.sub(ci, c), ops.div(ops.sub(global, trained.params), ops.mul(steps, lr)));
+      return { delta: ops.sub(trained.params, global), control: next, controlDelta: ops.sub(next, ci), loss: trained.loss };
+    },
+    ops.broadcast(params),
+    ops.broadcast(control),
+    data.clientControls,
+    data.x,
+    data.y,
+    data.mask,
+  );
+  return {
+    params: ops.add(params, ops.mul(ops.reduceMean(local.delta), serverLr)),
+    loss: ops.reduceWeightedMean(local.loss, data.count),
+    control: ops.add(control, ops.mul(ops.reduceMean(local.controlDelta), options.participation ?? 1)),
+    clientControls: local.control,
+  };
+}
+
+/**
+ * SCAFFOLD's round as a program: (server params, cohort batches, lr, serverLr, control,
+ * clientControls) -> (params, loss, control, clientControls). All control variates start at zero.
+ */
+export function scaffoldProgram<M extends AnyModel>(model: M, options: ScaffoldOptions = {}): ScaffoldProgram<M> {
+  const extra = { serverLr: f32([]), control: serverParamSpecs(model), clientControls: clientParamSpecs(model) };
+  return roundProgram(model, "scaffold", extra, ({ params, lr, serverLr, control, clientControls }, data) =>
+    scaffoldRound(model, options, params, { ...data, clientControls }, { lr, serverLr, control }),
+  ) as never;
+}

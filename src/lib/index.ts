@@ -1,0 +1,70 @@
+/**
+ * The model and algorithm library: models as typed parameter trees, federated algorithms as
+ * typed round functions and programs, federated analytics and evaluation programs, and the
+ * federated data layer.
+ */
+export * from "./data/index.js";
+export { Rng } from "./random.js";
+
+export { convKernel, denseKernel, glorotUniform, zerosParam, type HostParam, type HostParams, type InputDType, type Member, type Model } from "./models/model.js";
+export { logistic, mlp2nn, type LogisticParams, type MlpParams } from "./models/dense.js";
+export { cnn, type CnnParams } from "./models/cnn.js";
+export { characterModel, type CharacterModelOptions, type CharacterParams } from "./models/character.js";
+
+export type {
+  AnyModel,
+  ClientBatchSpecs,
+  ClientBatches,
+  EvaluationBatchSpecs,
+  Hyper,
+  InputDTypeOf,
+  ParamSpecsAt,
+  ParamsAt,
+  RoundData,
+  RoundFunction,
+  RoundInputs,
+  RoundOutputs,
+  RoundProgram,
+  ScalarSpec,
+  ServerScalar,
+} from "./algorithms/types.js";
+export { clientBatchSpecs, clientParamSpecs, localSgd, maskedLoss, serverParamSpecs, type LocalHooks, type LocalTraining } from "./algorithms/local.js";
+export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
+export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
+export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";
+export {
+  fedOpt,
+  fedOptProgram,
+  fedOptRound,
+  type FedOptHypers,
+  type FedOptOptions,
+  type FedOptProgram,
+  type FedOptState,
+  type FedOptStateSpecs,
+} from "./algorithms/fedopt.js";
+export {
+  scaffold,
+  scaffoldProgram,
+  scaffoldRound,
+  type ScaffoldClientData,
+  type ScaffoldHypers,
+  type ScaffoldOptions,
+  type ScaffoldOutputs,
+  type ScaffoldProgram,
+} from "./algorithms/scaffold.js";
+export { diloco, dilocoProgram, dilocoRound, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
+export {
+  adaptiveDefaults,
+  filledLike,
+  initialAdaptiveState,
+  type AdaptiveOptimizer,
+  type AdaptiveOptions,
+  type AdaptiveState,
+} from "./algorithms/server-optimizers.js";
+export { evaluate, evaluationProgram, type Evaluation, type EvaluationProgram } from "./algorithms/evaluation.js";
+export {
+  federatedHistogramProgram,
+  federatedMeanProgram,
+  type FederatedHistogramProgram,
+  type FederatedMeanProgram,
+} from "./algorithms/analytics.js";
