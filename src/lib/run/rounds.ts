@@ -1,24 +1,34 @@
 /**
- * How `fedtensor run` drives each algorithm: its round program, the server state it keeps
- * besides the model (optimiser moments, control variates) and the per-client state some
- * algorithms keep between a client's rounds (SCAFFOLD). One entry per algorithm.
+ * How `fedtensor run` drives each algorithm: its round program, the state it keeps at the
+ * server besides the model (optimiser moments, control variates, a momentum buffer), and the
+ * state some algorithms keep per client between that client's rounds (SCAFFOLD's controls,
+ * held on the host and handed to the round for its cohort only).
  */
-import type * as tf from "@tensorflow/tfjs";
+import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
+import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
+import { fedOptProgram } from "../algorithms/fedopt.js";
+import { fedProxProgram } from "../algorithms/fedprox.js";
+import { fedSgdProgram } from "../algorithms/fedsgd.js";
+import { scaffoldProgram } from "../algorithms/scaffold.js";
+import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { CohortBatches } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
-import type { HostParams } from "../models/model.js";
+import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import type { RunConfig } from "./config.js";
 
 export type DeviceTree = tf.Tensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+type Params = HostParams<Record<string, unknown>>;
 
 export interface TrainingState {
   readonly params: DeviceTree;
   /** Algorithm state at the server besides the parameters ({} when there is none). */
   readonly server: DeviceTree;
+  /** Per-client state on the host, by client position ({} when the algorithm keeps none). */
+  readonly clients: { readonly [client: string]: TensorTree };
 }
 
 export interface RoundResult {
@@ -29,32 +39,134 @@ export interface RoundResult {
 
 export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
-  initialServerState(params: HostParams<Record<string, unknown>>): TensorTree;
+  initialServerState(params: Params): TensorTree;
   round(state: TrainingState, batches: CohortBatches<HostData>, config: RunConfig): Promise<RoundResult>;
 }
 
-function fedAvgRunner(model: AnyModel): RoundRunner {
-  const program = fedAvgProgram(model);
+const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
+
+/**
+ * The server learning rate for algorithms whose program has none (FedAvg, FedProx, FedSGD):
+ * the aggregated update scaled, params + serverLr (new - params). At 1 (the default) it is
+ * the program's result as it is.
+ */
+function withServerLr(old: DeviceTree, next: DeviceTree, serverLr: number): DeviceTree {
+  if (serverLr === 1) return next;
+  const scaled = tf.tidy(() => mapTrees(old, next, (o, n) => tf.add(o, tf.mul(tf.sub(n, o), serverLr))) as never) as DeviceTree;
+  tf.dispose(next as never);
+  return scaled;
+}
+
+function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor): DeviceTree {
+  if (a instanceof tf.Tensor) return f(a, b as tf.Tensor);
+  if (Array.isArray(a)) return a.map((x, i) => mapTrees(x, (b as DeviceTree[])[i]!, f));
+  const out: Record<string, DeviceTree> = {};
+  for (const [k, x] of Object.entries(a)) out[k] = mapTrees(x, (b as Record<string, DeviceTree>)[k]!, f);
+  return out;
+}
+
+/** Runners whose program takes the common inputs (plus `extra`) and returns { params, loss }. */
+function plainRunner(program: { run(inputs: never): Promise<{ params: unknown; loss: tf.Tensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
     async round(state, batches, config) {
-      const { params, loss } = await program.run({
-        params: state.params as never,
-        x: batches.x,
-        y: batches.y,
-        mask: batches.mask,
-        count: batches.count,
-        lr: config.lr,
-      });
-      return { state: { params: params as DeviceTree, server: state.server }, loss };
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: config.lr, ...extra(config) } as never);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
 }
 
-const runners: Readonly<Record<string, (model: AnyModel) => RoundRunner>> = { fedavg: fedAvgRunner };
+function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
+  const tau = config.tau ?? 1e-3;
+  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau });
+  return {
+    initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
+    async round(state, batches, cfg) {
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, state: state.server } as never);
+      return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
+    },
+  };
+}
+
+function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const program = dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9 });
+  return {
+    initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
+    async round(state, batches, cfg) {
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server } as never);
+      return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
+    },
+  };
+}
+
+/** Stacks the cohort's per-client trees into CLIENTS host tensors [C, ...], a client never seen starting at zero. */
+function stackClientStates(states: TrainingState["clients"], cohort: Int32Array, like: Params): Record<string, HostParam> {
+  const stacked: Record<string, HostParam> = {};
+  for (const [key, { shape, data }] of Object.entries(like)) {
+    const out = new Float32Array(cohort.length * data.length);
+    cohort.forEach((client, i) => {
+      const own = (states[client] as Record<string, HostParam> | undefined)?.[key];
+      if (own !== undefined) out.set(own.data, i * data.length);
+    });
+    stacked[key] = { shape: [cohort.length, ...shape], data: out };
+  }
+  return stacked;
+}
+
+async function unstackClientStates(tree: Record<string, tf.Tensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
+  const next: Record<string, TensorTree> = { ...into };
+  const parts: Record<string, Record<string, HostParam>> = {};
+  for (const [key, t] of Object.entries(tree)) {
+    const data = (await t.data()) as Float32Array;
+    const [, ...shape] = t.shape;
+    const size = data.length / cohort.length;
+    cohort.forEach((client, i) => {
+      (parts[client] ??= {})[key] = { shape, data: data.slice(i * size, (i + 1) * size) };
+    });
+  }
+  for (const [client, state] of Object.entries(parts)) next[client] = state;
+  return next;
+}
+
+function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const program = scaffoldProgram(model, { participation: config.clientsPerRound / config.clients });
+  let shapes: Params | undefined;
+  return {
+    initialServerState: (params) => {
+      shapes = filledLike(params, 0);
+      return shapes as unknown as TensorTree;
+    },
+    async round(state, batches, cfg) {
+      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, tf.Tensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
+      const clientControls = stackClientStates(state.clients, batches.clients, shapes);
+      const out = await program.run({
+        params: state.params,
+        ...cohortData(batches),
+        lr: cfg.lr,
+        serverLr: cfg.serverLr,
+        control: state.server,
+        clientControls,
+      } as never);
+      const clients = await unstackClientStates(out.clientControls as Record<string, tf.Tensor>, batches.clients, state.clients);
+      tf.dispose(out.clientControls as never);
+      return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients }, loss: out.loss };
+    },
+  };
+}
+
+const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => RoundRunner>> = {
+  fedavg: (model) => plainRunner(fedAvgProgram(model) as never),
+  fedsgd: (model) => plainRunner(fedSgdProgram(model) as never),
+  fedprox: (model) => plainRunner(fedProxProgram(model) as never, (config) => ({ mu: config.mu ?? 0.01 })),
+  fedadam: (model, config) => fedOptRunner(model, "adam", config),
+  fedyogi: (model, config) => fedOptRunner(model, "yogi", config),
+  fedadagrad: (model, config) => fedOptRunner(model, "adagrad", config),
+  scaffold: scaffoldRunner,
+  diloco: dilocoRunner,
+};
 
 export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
-  return make(model);
+  return make(model, config);
 }

@@ -8,11 +8,13 @@ import type { HostData } from "../data/host-tensor.js";
 import { loadFashionMnist, loadMnist } from "../data/mnist.js";
 import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
 import { loadSotuCharacters } from "../data/sotu.js";
+import { characterModel } from "../models/character.js";
+import { cnn } from "../models/cnn.js";
 import { logistic, mlp2nn } from "../models/dense.js";
 import { Rng } from "../random.js";
 import type { RunConfig } from "./config.js";
 
-export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn };
+export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel() };
 
 export function modelFor(config: RunConfig): AnyModel {
   const model = models[config.model];

@@ -59,16 +59,38 @@ function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: number,
   return { shape: [...t.shape.slice(0, leading), ...featureShape], data: t.data };
 }
 
-/** FT303 when any leaf of the new state holds NaN or Infinity, naming the first. */
+/** FT303 when any leaf of the new state (server or per-client) holds NaN or Infinity, naming the first. */
 async function rejectNonFinite(round: number, state: TrainingState): Promise<void> {
-  const { leaves, def } = flatten(state, isTensor, "server state");
-  const paths = leafPaths(def);
-  for (const [i, t] of leaves.entries()) {
+  const device = flatten({ params: state.params, server: state.server }, isTensor, "server state");
+  const devicePaths = leafPaths(device.def);
+  for (const [i, t] of device.leaves.entries()) {
     const finite = tf.tidy(() => tf.all(tf.isFinite(t)));
     const ok = (await finite.data())[0] === 1;
     finite.dispose();
-    if (!ok) throw ftError("FT303", { round, what: `the update of ${paths[i]}` });
+    if (!ok) throw ftError("FT303", { round, what: `the update of ${devicePaths[i]}` });
   }
+  const host = flatten(state.clients, isStored, "client state", "float32 tensors");
+  const hostPaths = leafPaths(host.def);
+  const bad = host.leaves.findIndex((t) => !t.data.every(Number.isFinite));
+  if (bad >= 0) throw ftError("FT303", { round, what: `the state of client ${hostPaths[bad]}` });
+}
+
+/** The state as a checkpoint stores it: everything on the host. */
+async function checkpointState(state: TrainingState): Promise<TensorTree> {
+  return { params: await toHost(state.params), server: await toHost(state.server), clients: state.clients };
+}
+
+function restoredState(stored: TensorTree): TrainingState {
+  const { params, server, clients } = stored as { params: TensorTree; server: TensorTree; clients: TrainingState["clients"] };
+  return { params: toDevice(params), server: toDevice(server), clients };
+}
+
+const disposeState = (state: TrainingState) => tf.dispose([state.params, state.server] as never);
+
+/** Disposes the tensors of `replaced` that `kept` does not share (an algorithm may carry state over unchanged). */
+function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
+  const keep = new Set(flatten({ p: kept.params, s: kept.server }, isTensor, "state").leaves);
+  for (const t of flatten({ p: replaced.params, s: replaced.server }, isTensor, "state").leaves) if (!keep.has(t)) t.dispose();
 }
 
 export async function train(config: RunConfig, stream: ProgressStream): Promise<TrainingResult> {
@@ -93,11 +115,11 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
   const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
   if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there" });
   if (resumed !== undefined) {
-    state = toDevice(resumed.checkpoint.serverState) as unknown as TrainingState;
+    state = restoredState(resumed.checkpoint.serverState);
     firstRound = resumed.checkpoint.round;
   } else {
     const params = model.init(rng.fork("init"));
-    state = toDevice({ params, server: runner.initialServerState(params) }) as unknown as TrainingState;
+    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
   const metrics = resumed === undefined ? await MetricsWriter.create(config.out) : await MetricsWriter.resume(config.out, firstRound);
   const progress = new RoundProgress({ stream, totalRounds: config.rounds, startRound: firstRound });
@@ -119,10 +141,11 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
       try {
         await rejectNonFinite(round, next.state);
       } catch (error) {
-        tf.dispose([next.state as never, next.loss]);
+        disposeReplaced(next.state, state);
+        next.loss.dispose();
         throw error;
       }
-      tf.dispose(state as never);
+      disposeReplaced(state, next.state);
       state = next.state;
       const trainLoss = (await next.loss.data())[0]!;
       next.loss.dispose();
@@ -139,7 +162,7 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
       await metrics.append(row as MetricsRow);
       progress.update({ round, loss: trainLoss, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
-        await writeCheckpoint(config.out, { round, serverState: await toHost(state as never), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
+        await writeCheckpoint(config.out, { round, serverState: await checkpointState(state), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
       }
     }
   } finally {
@@ -151,6 +174,6 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
     title: `${config.algorithm} on ${config.dataset} (${model.name})`,
     metrics: plottedMetrics,
   });
-  tf.dispose(state as never);
+  disposeState(state);
   return { rounds: config.rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
