@@ -22,15 +22,30 @@ export interface Fail<M extends string = string> {
 export type FailWith<Code extends ErrorCode, Params> = Fail<Message<Code, Params>>;
 
 /** The messages of every Fail found in a (possibly tree-shaped) result, or never. */
-export type Failures<R> = R extends Fail<infer M>
-  ? M
-  : R extends Typed
-    ? never
+// Leaves are asked first: most are tensors, and nothing is both a tensor and a Fail.
+export type Failures<R> = R extends Typed
+  ? never
+  : R extends Fail<infer M>
+    ? M
     : R extends readonly (infer E)[]
       ? Failures<E>
       : R extends object
         ? Failures<R[keyof R]>
         : never;
+
+/**
+ * T itself, in a form that the checker does not look into while T is still open. Inferring a
+ * call's type arguments, the checker walks every branch of the conditional types in the
+ * parameter types, and in the result type too (from the type the call's context expects: for a
+ * call nested in another, the outer parameter's constraint, such as `Tensor`), instantiating
+ * them with the type parameters still open, relating them, and building and comparing reverse
+ * mapped types for trees; for an array or object literal argument it also computes the
+ * constraint of the parameter type, through every type that type is built from. On nested
+ * operations and literal arguments that was most of the check time. Both stop at an `infer`
+ * type variable, whose constraint is unknown: result types and the messages of failed checks go
+ * through Opaque, as no type argument here is inferred from either.
+ */
+type Opaque<T> = [T] extends [infer Known] ? Known : never;
 
 /**
  * The type of a checked parameter: the argument as it is when there are no messages, else the
@@ -39,10 +54,10 @@ export type Failures<R> = R extends Fail<infer M>
 export type Validate<Arg, Messages> = [Messages] extends [never]
   ? Arg
   : // Rebuilt through a mapped type so that editors print the messages, not an alias name.
-    { [K in Messages & string]: K }[Messages & string];
+    { [K in Opaque<Messages> & string]: K }[Opaque<Messages> & string];
 
 /** The result type when the check passed, never otherwise (so one mistake reports once). */
-export type IfValid<Messages, Result> = [Messages] extends [never] ? Result : never;
+export type IfValid<Messages, Result> = Opaque<[Messages] extends [never] ? Result : never>;
 
 /** Validate for operations whose result type carries the failures (Fail) it found. */
 export type Checked<Arg, Result> = Validate<Arg, Failures<Result>>;

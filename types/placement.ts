@@ -5,7 +5,7 @@
 import type { FailWith, Message } from "./errors.js";
 export type { IfValid, Validate } from "./errors.js";
 import type { Print } from "./print.js";
-import type { AtClients, DType, DTypeOf, LeafPaths, Leaves, Placement, PlacementOf, Place, Typed } from "./tensor.js";
+import type { AtClients, DType, DTypeOf, LeafPaths, LeafTypes, Leaves, Placement, PlacementOf, PlacementsOf, Place, Typed } from "./tensor.js";
 
 /** How two operand placements combine; the tags name the failure when they cannot. */
 type JoinTable = {
@@ -47,18 +47,26 @@ type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]
 /*
  * The checks below are unions of messages, never when the value passes. A message built from
  * no offending leaf has `never` inside its template, which makes the whole template literal
- * never: only real failures remain.
+ * never: only real failures remain. Each check first asks whether any leaf is at a placement it
+ * rejects, from the union of the leaves' placements (one walk over the tree, cached per tree
+ * type); only then does it walk the tree again for the paths and printed types of the messages,
+ * so that code that passes, the common case, does not pay for them.
  */
 
 /** broadcast(): every leaf at the SERVER. */
-export type BroadcastCheck<T> =
-  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
-  | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
+export type BroadcastCheck<T> = [Exclude<PlacementsOf<T>, "server">] extends [never]
+  ? never
+  :
+      | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
+      | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
 
 /** The reductions and aggregate(): every leaf at the CLIENTS (and of a dtype the reduction takes). */
 export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
-  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
-  | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>
+  | ([Exclude<PlacementsOf<T>, AtClients>] extends [never]
+      ? never
+      :
+          | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
+          | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>)
   | DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>;
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> = [Bad] extends [never]
@@ -68,22 +76,24 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
     : Message<"FT205", { op: Op; want: [Accepts] extends ["float32"] ? "f32" : "f32 or i32"; got: Short[Bad] }>;
 
 /** map()'s arguments: every leaf at the CLIENTS. */
-export type MapArgCheck<T> =
-  | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "map" }>)
-  | Message<"FT102", { got: Got<LeafPaths<T, "server" | "local">> }>;
+export type MapArgCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [never]
+  ? never
+  :
+      | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "map" }>)
+      | Message<"FT102", { got: Got<LeafPaths<T, "server" | "local">> }>;
 
 /** map()'s function results: local members only. */
-export type MapResultCheck<T> = Message<"FT106", { got: Got<LeafPaths<T, "server" | AtClients>>; outer: "map()'s result" }>;
+export type MapResultCheck<T> = [Extract<PlacementsOf<T>, "server" | AtClients>] extends [never]
+  ? never
+  : Message<"FT106", { got: Got<LeafPaths<T, "server" | AtClients>>; outer: "map()'s result" }>;
 
 /** Program inputs and atServer/atClients: specs must not be placed twice. */
-export type NestCheck<T, Outer extends string> = Message<
-  "FT106",
-  { got: Got<LeafPaths<T, "server" | AtClients>>; outer: Outer }
->;
+export type NestCheck<T, Outer extends string> = [Extract<PlacementsOf<T>, "server" | AtClients>] extends [never]
+  ? never
+  : Message<"FT106", { got: Got<LeafPaths<T, "server" | AtClients>>; outer: Outer }>;
 
-export type MapPlacement<Xs> = Exclude<PlacementOf<LeavesOfAll<Xs>>, "clients-equal"> extends never
+export type MapPlacement<Xs> = Exclude<PlacementOf<LeafTypes<Xs>>, "clients-equal"> extends never
   ? "clients-equal"
   : "clients";
-type LeavesOfAll<Xs> = LeafPaths<Xs, Placement> extends [string, infer L] ? L : never;
 
 export type MapResult<R, Xs> = Place<R, MapPlacement<Xs>>;

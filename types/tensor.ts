@@ -108,3 +108,12 @@ export type LeafPaths<T, P extends Placement, Path extends string = ""> = T exte
     : T extends object
       ? { [K in keyof T & string]: LeafPaths<T[K], P, Path extends "" ? K : `${Path}.${K}`> }[keyof T & string]
       : never;
+
+/** Union of the leaves that LeafPaths walks (arrays only when they are tuples), without their paths. */
+export type LeafTypes<T> = T extends Typed
+  ? T
+  : T extends readonly unknown[]
+    ? { [K in keyof T & `${number}`]: LeafTypes<T[K]> }[keyof T & `${number}`]
+    : T extends object
+      ? { [K in keyof T & string]: LeafTypes<T[K]> }[keyof T & string]
+      : never;

@@ -5,7 +5,7 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { Dim, LeafPaths, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import type { Dim, LeafTypes, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
@@ -54,7 +54,7 @@ export type Stacked<Y, N extends Dim> = Y extends Tensor<infer S, infer D, infer
   : Y extends undefined | null
     ? Y
     : { -readonly [K in keyof Y]: Stacked<Y[K], N> };
-type LeadingDim<X> = LeafPaths<X, Placement> extends [string, infer L] ? (ShapeOf<L> extends readonly [infer N extends Dim, ...Dim[]] ? N : number) : number;
+type LeadingDim<X> = LeafTypes<X> extends infer L ? (ShapeOf<L> extends readonly [infer N extends Dim, ...Dim[]] ? N : number) : number;
 
 /**
  * Runs body over the leading axis of xs (a tree), threading a carry:
