@@ -151,6 +151,8 @@ expectType<I32<["B", 10], "clients">>(cast(mask, "int32"));
 expectType<F32<["B", 10], "clients">>(oneHot(labels, 10));
 expectType<F32<["B", 10], "clients">>(where(mask, logits, value<F32<[]>>()));
 expectType<I32<["B", 10], "clients">>(where(mask, counts, value<I32<[10]>>()));
+expectType<F32<["B", 10], "clients">>(where(mask, logits, 0));
+expectType<I32<["B", 10], "clients">>(where(mask, 1, counts));
 expectType<F32<["B", 10], "clients">>(clip(logits, -1, 1));
 expectType<F32<["B", 10], "clients">>(zerosLike(logits));
 expectType<I32<["B"], "clients">>(zerosLike(labels));

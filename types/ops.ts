@@ -44,7 +44,7 @@ export type ElementwiseDType<Op extends string, Class extends DTypeClass, DA ext
       : FailWith<"FT205", { op: Op; want: Short[DA]; got: Short[DB] }>;
 
 /** A plain JavaScript number: a local scalar that takes the other operand's dtype. */
-type AsTensor<X, Other> = X extends number ? Tensor<[], Other extends Typed ? DTypeOf<Other> : "float32", "local"> : X;
+export type AsTensor<X, Other> = X extends number ? Tensor<[], Other extends Typed ? DTypeOf<Other> : "float32", "local"> : X;
 
 /** First failure among the three rule results, else the tensor they describe. */
 type Combine<P, D, S> = P extends Fail

@@ -6,7 +6,7 @@
  */
 import type { Checked, Fail, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
-import type { Binary, Ctx, Many, RequireDType, ShapeOp, ShapesOf } from "../../types/ops.js";
+import type { AsTensor, Binary, Ctx, Many, RequireDType, ShapeOp, ShapesOf } from "../../types/ops.js";
 import type { Reshape } from "../../types/reshape.js";
 import type { Broadcast, Concat, ExpandDims, MatMul, Reduce, Slice, Stack, Transpose } from "../../types/shape.js";
 import type { DType, DTypeOf, Dim, Placement, PlacementOf, ShapeOf, Tensor } from "../../types/tensor.js";
@@ -171,7 +171,9 @@ export function cast<X extends Tensor, D extends DType>(x: X, dtype: D): Tensor<
   return graph("cast").emit("cast", [tracer(x, "cast")], { dtype }, "cast")[0] as never;
 }
 
-type WhereOutcome<C extends Tensor, A extends Tensor, B extends Tensor> =
+/** where()'s branches may be plain numbers: they take the other branch's dtype. */
+type WhereOutcome<C extends Tensor, A, B> = WhereOf<C, AsTensor<A, B> & Tensor, AsTensor<B, A> & Tensor>;
+type WhereOf<C extends Tensor, A extends Tensor, B extends Tensor> =
   DTypeOf<C> extends "bool"
     ? Binary<"where", "any", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<"where", A, B>>> extends infer AB
       ? AB extends Tensor
@@ -190,14 +192,15 @@ type WithCondition<C extends Tensor, AB extends Tensor> =
       : ShapeOp<Broadcast<ShapeOf<C>, ShapeOf<AB>, Ctx<"where", C, AB>>, DTypeOf<AB>, Extract<P, Placement>>
     : never;
 
-/** Elementwise choice: a where cond holds, b elsewhere (shapes broadcast). */
-export function where<C extends Tensor, A extends Tensor, B extends Tensor>(
+/** Elementwise choice: a where cond holds, b elsewhere (shapes broadcast; a number takes the other branch's dtype). */
+export function where<C extends Tensor, A extends Tensor | number, B extends Tensor | number>(
   cond: C,
   a: A,
   b: Checked<B, WhereOutcome<C, A, B>>,
 ): Outcome<WhereOutcome<C, A, B>> {
   const op = "where";
-  const ta = tracer(a, op);
+  const other = typeof a === "number" ? (b as unknown as Tracer) : (a as unknown as Tracer);
+  const ta = asTracer(a, op, typeof other === "number" ? undefined : other);
   return graph(op).emit("where", [tracer(cond, op), ta, asTracer(b, op, ta)], {}, op)[0] as never;
 }
 
