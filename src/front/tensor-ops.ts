@@ -172,7 +172,11 @@ export function cast<X extends Tensor, D extends DType>(x: X, dtype: D): Tensor<
 }
 
 /** where()'s branches may be plain numbers: they take the other branch's dtype. */
-type WhereOutcome<C extends Tensor, A, B> = WhereOf<C, AsTensor<A, B> & Tensor, AsTensor<B, A> & Tensor>;
+type WhereOutcome<C extends Tensor, A, B> = AsTensor<A, B> extends infer TA extends Tensor
+  ? AsTensor<B, A> extends infer TB extends Tensor
+    ? WhereOf<C, TA, TB>
+    : never
+  : never;
 type WhereOf<C extends Tensor, A extends Tensor, B extends Tensor> =
   DTypeOf<C> extends "bool"
     ? Binary<"where", "any", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<"where", A, B>>> extends infer AB
