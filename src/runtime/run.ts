@@ -6,13 +6,18 @@
 import * as tf from "@tensorflow/tfjs";
 import { unflatten } from "../front/tree.js";
 import type { Graph, ProgramIR, ValueType } from "../ir/types.js";
-import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
 import { tfjsRules } from "../lower/tfjs-rules.js";
 import { batchProgram, type BatchPolicy } from "../transform/batch.js";
 import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
 import { activateBackend, requestedBackend, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
+import { tfjsLowering, type Executable, type Lowering } from "./lowering.js";
+
+/** The lowering of each backend: TensorFlow.js kernels for all of them. */
+function loweringFor(backend: BackendName): Lowering {
+  return tfjsLowering(backend);
+}
 
 export interface RunOptions {
   /** wasm (default), cpu or tensorflow; else FEDTENSOR_BACKEND. */
@@ -21,21 +26,17 @@ export interface RunOptions {
   readonly clients?: number;
 }
 
-interface Compiled {
-  readonly graph: CompiledGraph;
-}
-
 /** Compiled forms kept per program; the oldest is dropped (and its constants freed) past this. */
 const CACHE_SIZE = 8;
-const cache = new WeakMap<ProgramIR, Map<string, Compiled>>();
+const cache = new WeakMap<ProgramIR, Map<string, Executable>>();
 /**
  * tfjs tensors are not garbage-collected: when a program is, its compiled forms' constants are
  * freed here (and at once by Program.dispose()).
  */
-const constantsOfCollected = new FinalizationRegistry<Map<string, Compiled>>((forProgram) => disposeAll(forProgram));
+const constantsOfCollected = new FinalizationRegistry<Map<string, Executable>>((forProgram) => disposeAll(forProgram));
 
-function disposeAll(forProgram: Map<string, Compiled>): void {
-  for (const compiled of forProgram.values()) compiled.graph.dispose();
+function disposeAll(forProgram: Map<string, Executable>): void {
+  for (const compiled of forProgram.values()) compiled.dispose();
   forProgram.clear();
 }
 
@@ -48,41 +49,13 @@ export function releaseCompiled(ir: ProgramIR): void {
   constantsOfCollected.unregister(forProgram);
 }
 
-/** Ops whose operands must both vary per client for a backend to prefer one kernel per client. */
-const perClientOps: Readonly<Record<string, readonly number[]>> = { matmul: [0, 1], conv2d: [1], conv2d_grad_input: [1], conv2d_grad_filter: [0, 1] };
-
-function usesPerClientOps(graph: Graph, isBatched: (id: number) => boolean): boolean {
-  return graph.nodes.some(
-    (node) =>
-      (perClientOps[node.op]?.every((i) => isBatched(node.inputs[i]!)) ?? false) ||
-      (node.bodies ?? []).some((body) => usesPerClientOps(body, isBatched)),
-  );
-}
-
-/**
- * tfjs wasm and cpu run one 2-D matmul fast but batched ones as slow loops: a map whose
- * function multiplies per-client values with per-client weights runs once per client there.
- * Native TensorFlow batches well.
- */
-function policyFor(backend: BackendName): BatchPolicy {
-  return {
-    acceptBatchedMap: (body, isBatched) => backend === "tensorflow" || !usesPerClientOps(body, isBatched),
-  };
-}
-
-function compile(ir: ProgramIR, types: readonly ValueType[], bindings: ReadonlyMap<string, number>, clients: number, backend: BackendName): Compiled {
+function compile(ir: ProgramIR, types: readonly ValueType[], bindings: ReadonlyMap<string, number>, clients: number, lowering: Lowering): Executable {
   const concrete = simplify(specialize(ir, types, bindings));
-  const batched = batchProgram(concrete, clients, policyFor(backend));
-  const program = simplify(batched.ir);
-  const ctx: LoweringContext = {
-    backend,
-    types: program.values,
-    compile: (graph) => new CompiledGraph(graph, tfjsRules, ctx),
-  };
-  return { graph: new CompiledGraph(program.graph, tfjsRules, ctx) };
+  const batched = batchProgram(concrete, clients, lowering.policy);
+  return lowering.compile(simplify(batched.ir));
 }
 
-function cached(ir: ProgramIR, key: string, make: () => Compiled): Compiled {
+function cached(ir: ProgramIR, key: string, make: () => Executable): Executable {
   let forProgram = cache.get(ir);
   if (forProgram === undefined) {
     cache.set(ir, (forProgram = new Map()));
@@ -93,8 +66,8 @@ function cached(ir: ProgramIR, key: string, make: () => Compiled): Compiled {
     entry = make();
     forProgram.set(key, entry);
     if (forProgram.size > CACHE_SIZE) {
-      const [oldestKey, oldest] = forProgram.entries().next().value as [string, Compiled];
-      oldest.graph.dispose();
+      const [oldestKey, oldest] = forProgram.entries().next().value as [string, Executable];
+      oldest.dispose();
       forProgram.delete(oldestKey);
     }
   }
@@ -107,8 +80,8 @@ export async function runProgram(ir: ProgramIR, inputs: unknown, options: RunOpt
   const bound = bindInputs(ir, inputs, options.clients);
   try {
     const key = JSON.stringify([backend, bound.clients, bound.types.map((t) => t.shape)]);
-    const compiled = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, backend));
-    return unflatten(ir.outputTree, compiled.graph.run(bound.tensors));
+    const executable = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, loweringFor(backend)));
+    return unflatten(ir.outputTree, await executable.run(bound.tensors));
   } finally {
     bound.created.forEach((t) => t.dispose());
   }
