@@ -62,6 +62,18 @@ class Simplifier implements Replay {
     if (op === "transpose" && Array.isArray(attrs.perm) && (attrs.perm as number[]).every((p, i) => p === i)) return x;
     if (op === "cast" && x!.dtype === attrs.dtype) return x;
     if (op === "stop_gradient") return x;
+    const identity = op === "mul" ? 1 : op === "add" ? 0 : undefined;
+    if (identity !== undefined) {
+      // x * 1 and x + 0 (seeds of gradients meet them) are x, when x already has the result's shape.
+      const [a, b] = inputs as [Tracer, Tracer];
+      const isIdentity = (t: Tracer) => {
+        const source = this.producers.get(t.id);
+        return source?.op === "constant" && source.attrs.value === identity && t.shape.length === 0;
+      };
+      const out = numpyShape([a.shape as number[], b.shape as number[]]);
+      if (isIdentity(b) && sameDims(a.shape, out)) return a;
+      if (isIdentity(a) && sameDims(b.shape, out)) return b;
+    }
     if (elementwiseBinary.has(op)) return this.withoutBroadcasts(op, inputs, attrs);
     return undefined;
   }

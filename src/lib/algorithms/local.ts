@@ -52,11 +52,6 @@ export function maskedLoss(model: AnyModel, params: Value, x: Value, y: Value, m
   return ops.div(maskedLossSum(model, params, x, y, mask), ops.maximum(ops.sum(mask), 1));
 }
 
-/** 1 when a batch's mask [B] holds a real example, else 0 (float32). */
-export function isRealBatch(mask: Value): Value {
-  return ops.cast(ops.greater(ops.sum(mask), 0), "float32");
-}
-
 /** The number of batches of masks [S, B] that hold a real example: a client's real local steps. */
 export function realSteps(masks: Value): Value {
   return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
@@ -80,6 +75,10 @@ export interface LocalHooks {
  * Plain SGD over a client's batches: params -= lr * grad(loss + extra). A batch with no real
  * example takes no step, so padding changes nothing even when a hook's term does not vanish
  * there (a proximal pull, a control-variate correction).
+ *
+ * What depends only on the masks (each step's learning rate, 0 on padding; each batch's
+ * 1/count) is computed once for all steps before the loop, and the loss is averaged after
+ * it: on tfjs wasm every small kernel in the loop body costs about as much as its arithmetic.
  */
 export function localSgd(
   model: AnyModel,
@@ -88,18 +87,22 @@ export function localSgd(
   lr: Value,
   hooks: LocalHooks = {},
 ): LocalTraining {
-  const [trained, stepLosses] = ops.scan(params, batches, (p: Value, b: Value) => {
+  const counts = ops.sum(batches.mask, 1);
+  const stepLr = ops.mul(ops.cast(ops.greater(counts, 0), "float32"), lr);
+  const perExample = ops.div(1, ops.maximum(counts, 1));
+  const steps = { ...batches, lr: stepLr, perExample };
+  const [trained, stepLosses] = ops.scan(params, steps, (p: Value, b: Value) => {
     const objective = (q: Value) => {
-      const loss = maskedLoss(model, q, b.x, b.y, b.mask);
+      const loss = ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
       return hooks.extra === undefined ? loss : ops.add(loss, hooks.extra(q));
     };
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
     const step = hooks.correct === undefined ? g : hooks.correct(g);
-    return [ops.sub(p, ops.mul(step, ops.mul(lr, isRealBatch(b.mask)))), ops.mul(loss, ops.sum(b.mask))];
+    return [ops.sub(p, ops.mul(step, b.lr)), loss];
   });
-  const examples = ops.maximum(ops.sum(batches.mask), 1);
-  return { params: trained, loss: ops.div(ops.sum(stepLosses), examples) };
+  const examples = ops.maximum(ops.sum(counts), 1);
+  return { params: trained, loss: ops.div(ops.sum(ops.mul(stepLosses, counts)), examples) };
 }
 
 /**
