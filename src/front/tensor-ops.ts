@@ -121,41 +121,32 @@ function reduceAxes(op: string, primitive: string, x: unknown, axis: Axes, keepD
   return graph(op).emit(primitive, [tracer(x, op)], attrs, op)[0]!;
 }
 
+type ClassCheck<Op extends string, Class extends "numeric" | "float", X extends Tensor> = Class extends "float" ? FloatCheck<Op, X> : NumericCheck<Op, X>;
+
+/** A reduction over axes (all when omitted), keeping them as unit dims with keepDims. */
+export type ReductionFn<Op extends string, Class extends "numeric" | "float"> = <
+  X extends Tensor,
+  const Axis extends Axes = undefined,
+  K extends boolean = false,
+>(
+  x: Validate<X, ClassCheck<Op, Class, X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<Op, X>>>,
+  keepDims?: K,
+) => IfValid<ClassCheck<Op, Class, X>, Outcome<ReduceOutcome<Op, X, Axis, K, DTypeOf<X>>>>;
+
+/** A reduction; Class is its dtype class for the types, the primitive table applies the same at run time. */
+function reduction<Op extends string, Class extends "numeric" | "float">(op: Op, primitive: string): ReductionFn<Op, Class> {
+  return ((x: unknown, axis?: Axes, keepDims?: boolean) => reduceAxes(op, primitive, x, axis, keepDims)) as never;
+}
+
 /** Sum over axes (all when omitted). */
-export function sum<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
-  x: Validate<X, NumericCheck<"sum", X>>,
-  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"sum", X>>>,
-  keepDims?: K,
-): IfValid<NumericCheck<"sum", X>, Outcome<ReduceOutcome<"sum", X, Axis, K, DTypeOf<X>>>> {
-  return reduceAxes("sum", "reduce_sum", x, axis as Axes, keepDims) as never;
-}
-
+export const sum = reduction<"sum", "numeric">("sum", "reduce_sum");
 /** Mean over axes (all when omitted); float32 only. */
-export function mean<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
-  x: Validate<X, FloatCheck<"mean", X>>,
-  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"mean", X>>>,
-  keepDims?: K,
-): IfValid<FloatCheck<"mean", X>, Outcome<ReduceOutcome<"mean", X, Axis, K, DTypeOf<X>>>> {
-  return reduceAxes("mean", "reduce_mean", x, axis as Axes, keepDims) as never;
-}
-
+export const mean = reduction<"mean", "float">("mean", "reduce_mean");
 /** Maximum over axes (all when omitted). */
-export function max<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
-  x: Validate<X, NumericCheck<"max", X>>,
-  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"max", X>>>,
-  keepDims?: K,
-): IfValid<NumericCheck<"max", X>, Outcome<ReduceOutcome<"max", X, Axis, K, DTypeOf<X>>>> {
-  return reduceAxes("max", "reduce_max", x, axis as Axes, keepDims) as never;
-}
-
+export const max = reduction<"max", "numeric">("max", "reduce_max");
 /** Minimum over axes (all when omitted). */
-export function min<X extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
-  x: Validate<X, NumericCheck<"min", X>>,
-  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<"min", X>>>,
-  keepDims?: K,
-): IfValid<NumericCheck<"min", X>, Outcome<ReduceOutcome<"min", X, Axis, K, DTypeOf<X>>>> {
-  return reduceAxes("min", "reduce_min", x, axis as Axes, keepDims) as never;
-}
+export const min = reduction<"min", "numeric">("min", "reduce_min");
 
 /** Index of the maximum along an axis (default the last), as int32. */
 export function argmax<X extends Tensor, const Axis extends number = -1>(
