@@ -7,7 +7,7 @@
  * assignable to it and every editor prints the message.
  */
 import type { Catalogue, ErrorCode } from "../src/errors/catalogue.js";
-import type { Typed } from "./tensor.js";
+import type { IsAny, Typed } from "./tensor.js";
 
 type Fill<Template extends string, Params> = Template extends `${infer Head}{${infer Key}}${infer Tail}`
   ? `${Head}${Key extends keyof Params ? Params[Key] & (string | number) : `{${Key}}`}${Fill<Tail, Params>}`
@@ -23,7 +23,9 @@ export type FailWith<Code extends ErrorCode, Params> = Fail<Message<Code, Params
 
 /** The messages of every Fail found in a (possibly tree-shaped) result, or never. */
 // Leaves are asked first: most are tensors, and nothing is both a tensor and a Fail.
-export type Failures<R> = R extends Typed
+export type Failures<R> = IsAny<R> extends true
+  ? never
+  : R extends Typed
   ? never
   : R extends Fail<infer M>
     ? M

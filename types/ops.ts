@@ -5,7 +5,7 @@
 import type { Fail, FailWith } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
 import type { Broadcast, OpContext } from "./shape.js";
-import type { DType, DTypeOf, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "./tensor.js";
+import type { DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "./tensor.js";
 
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 
@@ -78,7 +78,9 @@ type IsLeaf<X> = X extends Typed ? true : X extends number ? true : false;
  * An elementwise operation on operands that may be trees: two trees pair their leaves by
  * position (FT107 when the structures differ); a leaf meets every leaf of a tree.
  */
-export type Elementwise<Op extends string, Class extends DTypeClass, A, B, Path extends string = ""> = IsLeaf<A> extends true
+export type Elementwise<Op extends string, Class extends DTypeClass, A, B, Path extends string = ""> = true extends IsAny<A> | IsAny<B>
+  ? any // eslint-disable-line @typescript-eslint/no-explicit-any -- an `any` operand opts out (see IsAny)
+  : IsLeaf<A> extends true
   ? IsLeaf<B> extends true
     ? LeafBinary<Op, Class, A, B>
     : { -readonly [K in keyof B]: Elementwise<Op, Class, A, B[K], Path> }
@@ -108,7 +110,9 @@ type SubPath<Path extends string, T, K> = T extends readonly unknown[]
     : `${Path}.${K & string}`;
 
 /** An elementwise function of one operand, over every leaf of a tree. */
-export type Unary<Op extends string, Class extends DTypeClass, A> = A extends Typed
+export type Unary<Op extends string, Class extends DTypeClass, A> = IsAny<A> extends true
+  ? A
+  : A extends Typed
   ? ElementwiseDType<Op, Class, DTypeOf<A>, DTypeOf<A>> extends infer D
     ? D extends Fail
       ? D

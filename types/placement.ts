@@ -60,14 +60,17 @@ export type BroadcastCheck<T> = [Exclude<PlacementsOf<T>, "server">] extends [ne
       | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
       | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
 
-/** The reductions and aggregate(): every leaf at the CLIENTS (and of a dtype the reduction takes). */
+/**
+ * The reductions and aggregate(): every leaf at the CLIENTS (and of a dtype the reduction
+ * takes; a leaf whose dtype is not known statically is checked while tracing).
+ */
 export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
   | ([Exclude<PlacementsOf<T>, AtClients>] extends [never]
       ? never
       :
           | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
           | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>)
-  | DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>;
+  | (DType extends DTypeOf<Leaves<T>> ? never : DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>);
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> = [Bad] extends [never]
   ? never

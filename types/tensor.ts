@@ -69,8 +69,17 @@ export type ShapeOf<T> = T extends { readonly [staticType]: TypeInfo<infer S, DT
 export type DTypeOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, infer D, Placement> } ? D : never;
 export type PlacementOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, DType, infer P> } ? P : never;
 
+/**
+ * True for `any`. A value typed `any` opts out of the static checks, as everywhere in
+ * TypeScript (tracing still checks it); the recursive tree types stop at it instead of
+ * walking `any`'s keys without end (TS2589).
+ */
+export type IsAny<T> = 0 extends 1 & T ? true : false;
+
 /** Union of the leaves of a tree. */
-export type Leaves<T> = T extends Typed
+export type Leaves<T> = IsAny<T> extends true
+  ? never
+  : T extends Typed
   ? T
   : T extends readonly (infer E)[]
     ? Leaves<E>
@@ -82,24 +91,32 @@ export type Leaves<T> = T extends Typed
 export type PlacementsOf<T> = PlacementOf<Leaves<T>>;
 
 /** The same tree with every leaf moved to placement P. */
-export type Place<T, P extends Placement> = T extends TensorSpec<infer S, infer D, Placement>
+export type Place<T, P extends Placement> = IsAny<T> extends true
+  ? T
+  : T extends TensorSpec<infer S, infer D, Placement>
   ? TensorSpec<S, D, P>
   : T extends Tensor<infer S, infer D, Placement>
     ? Tensor<S, D, P>
     : { -readonly [K in keyof T]: Place<T[K], P> };
 
 /** The traced values a spec tree declares. */
-export type ValueOf<T> = T extends TensorSpec<infer S, infer D, infer P>
+export type ValueOf<T> = IsAny<T> extends true
+  ? T
+  : T extends TensorSpec<infer S, infer D, infer P>
   ? Tensor<S, D, P>
   : { -readonly [K in keyof T]: ValueOf<T[K]> };
 
 /** The spec tree that declares values of a traced tree. */
-export type SpecOf<T> = T extends Tensor<infer S, infer D, infer P>
+export type SpecOf<T> = IsAny<T> extends true
+  ? T
+  : T extends Tensor<infer S, infer D, infer P>
   ? TensorSpec<S, D, P>
   : { -readonly [K in keyof T]: SpecOf<T[K]> };
 
 /** Tree paths of the leaves whose placement is in P, as "[path, leaf]" pairs. */
-export type LeafPaths<T, P extends Placement, Path extends string = ""> = T extends Typed
+export type LeafPaths<T, P extends Placement, Path extends string = ""> = IsAny<T> extends true
+  ? never
+  : T extends Typed
   ? PlacementOf<T> extends P
     ? [Path, T]
     : never
@@ -110,7 +127,9 @@ export type LeafPaths<T, P extends Placement, Path extends string = ""> = T exte
       : never;
 
 /** Union of the leaves that LeafPaths walks (arrays only when they are tuples), without their paths. */
-export type LeafTypes<T> = T extends Typed
+export type LeafTypes<T> = IsAny<T> extends true
+  ? never
+  : T extends Typed
   ? T
   : T extends readonly unknown[]
     ? { [K in keyof T & `${number}`]: LeafTypes<T[K]> }[keyof T & `${number}`]

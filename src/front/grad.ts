@@ -6,7 +6,7 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { Placement, Tensor } from "../../types/tensor.js";
+import type { DType, IsAny, Placement, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
@@ -16,7 +16,18 @@ import { flatten, unflatten } from "./tree.js";
 import { asTracer } from "./values.js";
 
 type ScalarLoss = Tensor<[], "float32", Placement>;
-type LossCheck<Op extends string, R> = R extends ScalarLoss ? never : Message<"FT209", { op: Op; got: Print<R> }>;
+/** FT209 unless f returns f32[]; a result whose rank or dtype is not known statically is checked while tracing. */
+type LossCheck<Op extends string, R> = IsAny<R> extends true
+  ? never
+  : R extends ScalarLoss
+    ? never
+    : R extends Tensor<infer S, infer D, Placement>
+      ? number extends S["length"]
+        ? never
+        : DType extends D
+          ? never
+          : Message<"FT209", { op: Op; got: Print<R> }>
+      : Message<"FT209", { op: Op; got: Print<R> }>;
 
 const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
 
