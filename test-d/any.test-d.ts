@@ -3,8 +3,8 @@
  * it type-check without errors (and without TS2589 from walking `any` as a tree); tracing
  * still checks it at run time.
  */
-import { expectAssignable, expectError, expectType } from "tsd";
-import { add, atClients, atServer, broadcast, f32, grad, map, mul, program, reduceMean, sum, type Tensor } from "../dist/src/index.js";
+import { expectError, expectType } from "tsd";
+import { add, atClients, atServer, broadcast, f32, grad, map, mul, program, reduceMean, sum } from "../dist/src/index.js";
 
 declare const anything: any;
 
