@@ -1,0 +1,45 @@
+/**
+ * A round whose update is not finite is rejected with FT303 before it replaces anything: the
+ * metrics and the last checkpoint on disk are those of the last good round.
+ */
+import { describe, expect, test } from "vitest";
+import { FedTensorError } from "../../src/index.js";
+import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
+import { validateRunConfig } from "../../src/lib/run/config.js";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { train } from "../../src/lib/run/train.js";
+import { tempDir } from "./temp-dir.js";
+
+const quiet = { write: () => true, isTTY: false };
+
+describe("non-finite updates", () => {
+  test("an exploding learning rate stops the run with FT303 and leaves the last good state", async () => {
+    const out = tempDir("ft-nonfinite-");
+    const config = validateRunConfig(
+      { model: "logistic", clients: 20, clientsPerRound: 3, batchSize: 100, rounds: 6, lr: 1e38, checkpointEvery: 1, evalEvery: 1, out },
+      "test",
+    );
+    let error: unknown;
+    try {
+      await train(config, quiet);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(FedTensorError);
+    const ft = error as FedTensorError;
+    expect(ft.code).toBe("FT303");
+    const round = Number(ft.params.round);
+    expect(ft.message).toMatch(new RegExp(`^FT303: round ${round}: the update of params\\.\\w+ is not finite; the server state was left unchanged$`));
+    // Rounds before the bad one completed: their metrics and checkpoints are there, finite.
+    const rows = readMetrics(`${out}/metrics.jsonl`);
+    expect(rows.map((r) => r.round)).toEqual(Array.from({ length: round - 1 }, (_, i) => i + 1));
+    const latest = await loadLatestCheckpoint(out);
+    if (round > 1) {
+      expect(latest!.checkpoint.round).toBe(round - 1);
+      const params = (latest!.checkpoint.serverState as { params: Record<string, { data: Float32Array }> }).params;
+      for (const leaf of Object.values(params)) expect(leaf.data.every(Number.isFinite)).toBe(true);
+    } else {
+      expect(latest).toBeUndefined();
+    }
+  }, 60_000);
+});
