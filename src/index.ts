@@ -65,7 +65,7 @@ export {
   type WindowOptions,
 } from "./front/nn.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
-export { grad, valueAndGrad } from "./front/grad.js";
+export { grad, jvp, valueAndGrad } from "./front/grad.js";
 export { constant, zeros, ones, full } from "./front/constants.js";
 export { loadProgram } from "./front/load.js";
 export { interpret } from "./interpret/reference.js";

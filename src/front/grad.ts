@@ -3,6 +3,7 @@
  * first argument (a tensor or a tree, such as model parameters), at any placement (SPEC
  * section 5). Calling the returned function while tracing records the forward and backward
  * computation as IR (see src/transform/vjp.ts); grad(grad(f)) works for scalar functions.
+ * jvp(f, primals, tangents) is forward mode (src/transform/jvp.ts).
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
@@ -10,7 +11,9 @@ import type { DType, IsAny, Placement, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
+import { jvp as jvpGraph } from "../transform/jvp.js";
 import { vjp } from "../transform/vjp.js";
+import type { TreeDef } from "../ir/types.js";
 import { traceBody, isTracer, type Tracer } from "./trace.js";
 import { flatten, unflatten } from "./tree.js";
 import { asTracer } from "./values.js";
@@ -69,4 +72,35 @@ export function valueAndGrad<A extends readonly unknown[], R>(
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
     return [value as R, grads as A[0]];
   };
+}
+
+/**
+ * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
+ * jvp. `tangents` has the structure of `primals` (a tangent per float32 leaf; int32 and bool
+ * leaves take none, whatever is given). The output tangent has the structure of f's output.
+ */
+export function jvp<A extends readonly unknown[], R>(f: (...args: A) => R, primals: readonly [...A], tangents: readonly [...A]): [R, R] {
+  const op = "jvp";
+  const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
+  const flatTangents = flatten(tangents, isLeaf, "jvp() tangents");
+  if (flatTangents.leaves.length !== flatPrimals.leaves.length) {
+    throw ftError("FT107", { op, path: "the tangents (they must have the primals' structure)" });
+  }
+  const leaves = flatPrimals.leaves.map((x) => asTracer(x, op));
+  const tangentLeaves = flatTangents.leaves.map((t, i) => asTracer(t, op, leaves[i]));
+  tangentLeaves.forEach((t, i) => {
+    const p = leaves[i]!;
+    if (p.dtype === "float32" && (t.dtype !== "float32" || t.shape.length !== p.shape.length || t.shape.some((d, j) => d !== null && p.shape[j] !== null && d !== p.shape[j]))) {
+      throw ftError("FT206", { op, axis: "any", a: printType(p.type), b: printType(t.type) });
+    }
+  });
+  let outDef: TreeDef = 0;
+  const body = traceBody(op, leaves.map((t) => t.type), (ins) => {
+    const out = flatten(f(...(unflatten(flatPrimals.def, ins) as unknown as A)), isTracer, "jvp() result");
+    outDef = out.def;
+    return out.leaves;
+  });
+  const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...tangentLeaves, ...body.captures.map(() => undefined)]);
+  const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));
+  return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as R];
 }

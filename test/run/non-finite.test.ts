@@ -36,7 +36,7 @@ describe("non-finite updates", () => {
     const latest = await loadLatestCheckpoint(out);
     if (round > 1) {
       expect(latest!.checkpoint.round).toBe(round - 1);
-      const params = (latest!.checkpoint.serverState as { params: Record<string, { data: Float32Array }> }).params;
+      const params = (latest!.checkpoint.serverState as unknown as { params: Record<string, { data: Float32Array }> }).params;
       for (const leaf of Object.values(params)) expect(leaf.data.every(Number.isFinite)).toBe(true);
     } else {
       expect(latest).toBeUndefined();
