@@ -1,12 +1,13 @@
 /**
  * Plain tensors in host memory: a shape and a flat row-major typed array. The data layer
- * produces these, and the runtime hands them to TensorFlow.js (`tf.tensor(data, shape)`)
- * without copying element by element.
+ * produces these, and program.run() takes them as they are (the runtime's HostTensor, with a
+ * typed array for data), handing them to TensorFlow.js without copying element by element.
  */
+import type { HostTensor as RunInput } from "../../runtime/inputs.js";
 
 export type HostData = Float32Array | Int32Array;
 
-export interface HostTensor<D extends HostData = HostData> {
+export interface HostTensor<D extends HostData = HostData> extends RunInput {
   readonly shape: number[];
   readonly data: D;
 }
