@@ -7,8 +7,11 @@
 import type * as tf from "@tensorflow/tfjs";
 import type { Graph, ProgramIR } from "../ir/types.js";
 import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
+import { OnnxExecutable, type SessionSettings } from "../lower/onnx/session.js";
 import { tfjsRules } from "../lower/tfjs-rules.js";
 import type { BatchPolicy } from "../transform/batch.js";
+import type { BackendName } from "./backend.js";
+import { shardedLowering } from "./shards.js";
 
 export interface Executable {
   /** Runs on the program's inputs; the inputs stay the caller's, the outputs become the caller's. */
@@ -51,4 +54,36 @@ export function tfjsLowering(backend: string): Lowering {
       return { run: async (inputs) => graph.run(inputs), dispose: () => graph.dispose() };
     },
   };
+}
+
+/**
+ * One ONNX graph per program, run by onnxruntime. On the CPU, local training (per-client
+ * weights times per-client data) runs as a Loop over clients on plain 2-D products, where the
+ * SGD update folds into Gemm: 62 ms per FedAvg round against 90 ms batched (bench/fedavg-round.ts's
+ * cohort, one thread); maps of shared weights stay batched, one kernel for all clients. A GPU
+ * provider gets every map batched: its kernels want large batches, not a loop of small products.
+ */
+export function onnxLowering(settings: SessionSettings): Lowering {
+  const onCpu = settings.executionProvider === "cpu";
+  return {
+    policy: { acceptBatchedMap: (body, isBatched) => !onCpu || !usesPerClientOps(body, isBatched) },
+    compile: (program) => new OnnxExecutable(program, settings),
+  };
+}
+
+/**
+ * The lowering of the parts of a program that shares its clients out between threads, and of
+ * each thread's slice of them: onnxruntime on one thread, as the other threads have the other cores.
+ */
+export function sliceLowering(backend: BackendName, executionProvider: string | undefined): Lowering {
+  return backend === "onnx" ? onnxLowering({ executionProvider: executionProvider!, threads: 1 }) : tfjsLowering(backend);
+}
+
+/**
+ * The lowering of each backend: one ONNX graph for onnx, TensorFlow.js kernels for the others;
+ * with workers, the client loops of a program are shared out between this thread and the workers.
+ */
+export function loweringFor(backend: BackendName, executionProvider: string | undefined, workers: number): Lowering {
+  const whole = backend === "onnx" ? onnxLowering({ executionProvider: executionProvider! }) : tfjsLowering(backend);
+  return workers === 0 ? whole : shardedLowering(whole, sliceLowering(backend, executionProvider), { backend, executionProvider, workers });
 }

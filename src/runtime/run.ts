@@ -4,24 +4,27 @@
  * program, backend and input shapes, so a training loop compiles once.
  */
 import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../errors/error.js";
 import { unflatten } from "../front/tree.js";
-import type { Graph, ProgramIR, ValueType } from "../ir/types.js";
-import { tfjsRules } from "../lower/tfjs-rules.js";
-import { batchProgram, type BatchPolicy } from "../transform/batch.js";
+import type { ProgramIR, ValueType } from "../ir/types.js";
+import { batchProgram } from "../transform/batch.js";
 import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
-import { activateBackend, requestedBackend, type BackendName } from "./backend.js";
+import { activateBackend, requestedBackend, requestedProvider, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
-import { tfjsLowering, type Executable, type Lowering } from "./lowering.js";
-
-/** The lowering of each backend: TensorFlow.js kernels for all of them. */
-function loweringFor(backend: BackendName): Lowering {
-  return tfjsLowering(backend);
-}
+import { loweringFor, type Executable, type Lowering } from "./lowering.js";
+import { defaultWorkers } from "./worker-pool.js";
 
 export interface RunOptions {
-  /** wasm (default), cpu or tensorflow; else FEDTENSOR_BACKEND. */
+  /** onnx (default), wasm, cpu or tensorflow; else FEDTENSOR_BACKEND. */
   readonly backend?: string;
+  /** The onnx backend's execution provider: cpu (default) or cuda; else FEDTENSOR_EXECUTION_PROVIDER. */
+  readonly executionProvider?: string;
+  /**
+   * Worker threads that share the clients of local training with this thread (onnx and wasm):
+   * by default one per core besides this thread's; 0 runs everything on this thread.
+   */
+  readonly workers?: number;
   /** The cohort size, for programs with no CLIENTS input. */
   readonly clients?: number;
 }
@@ -74,13 +77,24 @@ function cached(ir: ProgramIR, key: string, make: () => Executable): Executable 
   return entry;
 }
 
+/** Backends whose client loops run faster across worker threads (bench/fedavg-round.ts); onnx only on its CPU provider. */
+const sharded: readonly BackendName[] = ["onnx", "wasm"];
+
+function workersFor(backend: BackendName, provider: string | undefined, option: number | undefined): number {
+  if (option !== undefined && (!Number.isInteger(option) || option < 0)) throw ftError("FT305", { option: "workers", why: `expected a whole number of worker threads, got ${option}` });
+  return sharded.includes(backend) && (provider ?? "cpu") === "cpu" ? (option ?? defaultWorkers()) : 0;
+}
+
 /** Runs a program; returns its outputs as a tree of tfjs tensors that the caller owns. */
 export async function runProgram(ir: ProgramIR, inputs: unknown, options: RunOptions = {}): Promise<unknown> {
-  const backend = await activateBackend(requestedBackend(options.backend));
+  const requested = requestedBackend(options.backend);
+  const provider = requestedProvider(requested, options.executionProvider);
+  const backend = await activateBackend(requested, provider);
   const bound = bindInputs(ir, inputs, options.clients);
   try {
-    const key = JSON.stringify([backend, bound.clients, bound.types.map((t) => t.shape)]);
-    const executable = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, loweringFor(backend)));
+    const workers = workersFor(backend, provider, options.workers);
+    const key = JSON.stringify([backend, provider, workers, bound.clients, bound.types.map((t) => t.shape)]);
+    const executable = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, loweringFor(backend, provider, workers)));
     return unflatten(ir.outputTree, await executable.run(bound.tensors));
   } finally {
     bound.created.forEach((t) => t.dispose());

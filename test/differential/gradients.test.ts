@@ -1,8 +1,9 @@
 /**
  * Differential tests of gradients: random losses of server parameters (through broadcast,
  * map, the reductions over clients, loops, and per-client grads inside map), differentiated
- * with valueAndGrad or grad inside the program. The optimised path (wasm) must agree with the
- * reference interpreter, and the reference interpreter's gradients with finite differences.
+ * with valueAndGrad or grad inside the program. The optimised path must agree with the
+ * reference interpreter (on wasm, and every other program on onnx too), and the reference
+ * interpreter's gradients with finite differences.
  */
 import fc from "fast-check";
 import { expect, test } from "vitest";
@@ -13,13 +14,14 @@ import { gradientRecipe } from "./recipe.js";
 
 const PROGRAMS = 400;
 
-test("gradients agree on wasm, the reference interpreter and finite differences", async () => {
+test("gradients agree on wasm, onnx, the reference interpreter and finite differences", async () => {
   let checked = 0;
   let skipped = 0;
+  let programs = 0;
   await fc.assert(
     fc.asyncProperty(gradientRecipe, async (recipe) => {
       const g = gradientProgram(recipe);
-      const count = checkFiniteDifferences(g, await checkAgreement(g, ["wasm"]));
+      const count = checkFiniteDifferences(g, await checkAgreement(g, programs++ % 2 === 0 ? ["wasm", "onnx"] : ["wasm"]));
       checked += count.checked;
       skipped += count.skipped;
     }),

@@ -1,6 +1,6 @@
 /**
  * Running a generated program on both paths and checking that they agree: the optimised
- * TensorFlow.js path (twice: the second run must leave tf.memory().numTensors as it found it
+ * path on a backend (twice: the second run must leave tf.memory().numTensors as it found it
  * and give the same outputs bit for bit) against the float64 reference interpreter.
  */
 import * as tf from "@tensorflow/tfjs";
@@ -9,7 +9,7 @@ import { interpret, type OutputTree } from "../../src/interpret/reference.js";
 import { differences, toHost, type HostTree } from "./compare.js";
 import type { GeneratedProgram } from "./programs.js";
 
-export type Backend = "wasm" | "cpu";
+export type Backend = "wasm" | "cpu" | "onnx";
 
 /** A failure report: the program as code, its data, and what went wrong. */
 export function report(g: GeneratedProgram, what: string): Error {
@@ -53,12 +53,20 @@ async function runOptimised(g: GeneratedProgram, backend: Backend): Promise<Host
   return second;
 }
 
-/** Runs g on both paths (on each backend given); throws a report when they disagree. */
+/**
+ * Runs g on both paths (on each backend given); throws a report when they disagree. The
+ * compiled forms are freed at the end: a program left to the garbage collector would free its
+ * constants while a later program's run awaits onnxruntime, and upset that run's tensor count.
+ */
 export async function checkAgreement(g: GeneratedProgram, backends: readonly Backend[]): Promise<OutputTree> {
   const reference = runReference(g);
-  for (const backend of backends) {
-    const found = differences(await runOptimised(g, backend), reference);
-    if (found.length > 0) throw report(g, `the optimised path (${backend}) disagrees with the reference interpreter:\n${found.join("\n")}`);
+  try {
+    for (const backend of backends) {
+      const found = differences(await runOptimised(g, backend), reference);
+      if (found.length > 0) throw report(g, `the optimised path (${backend}) disagrees with the reference interpreter:\n${found.join("\n")}`);
+    }
+  } finally {
+    await g.program.dispose();
   }
   return reference;
 }

@@ -1,7 +1,7 @@
 /**
  * Disagreements the differential tests found, each minimised to the smallest program that
  * shows it. Every test states the right answer (worked out by hand in the comments) and
- * requires it of both paths: the reference interpreter and the optimised path on wasm.
+ * requires it of every path: the reference interpreter and the optimised path on wasm and onnx.
  */
 import * as tf from "@tensorflow/tfjs";
 import { describe, expect, test } from "vitest";
@@ -26,20 +26,22 @@ import {
 import { interpret, type InputTree } from "../../src/interpret/reference.js";
 import { toHost, type HostLeaf, type HostTree } from "./compare.js";
 
-/** The program's outputs from the reference interpreter and from the optimised path (wasm), as data. */
-async function bothPaths(p: Program<unknown, unknown>, inputs: InputTree): Promise<Record<"reference" | "optimised", HostTree>> {
-  const reference = interpret(p.ir, inputs);
-  const out = await p.run(inputs as never, { backend: "wasm" });
-  try {
-    return { reference, optimised: await toHost(out) };
-  } finally {
-    tf.dispose(out as tf.TensorContainer);
-  }
+/** The program's outputs from the reference interpreter and from the optimised path on wasm and onnx, as data. */
+async function allPaths(p: Program<unknown, unknown>, inputs: InputTree): Promise<Record<"reference" | "wasm" | "onnx", HostTree>> {
+  const onBackend = async (backend: "wasm" | "onnx") => {
+    const out = await p.run(inputs as never, { backend });
+    try {
+      return await toHost(out);
+    } finally {
+      tf.dispose(out as tf.TensorContainer);
+    }
+  };
+  return { reference: interpret(p.ir, inputs), wasm: await onBackend("wasm"), onnx: await onBackend("onnx") };
 }
 
-/** Both paths give a tensor of this shape and these entries (to 6 digits). */
-async function expectBothPaths(p: Program<unknown, unknown>, inputs: InputTree, shape: number[], data: number[]): Promise<void> {
-  const outputs = await bothPaths(p, inputs);
+/** Every path gives a tensor of this shape and these entries (to 6 digits). */
+async function expectAllPaths(p: Program<unknown, unknown>, inputs: InputTree, shape: number[], data: number[]): Promise<void> {
+  const outputs = await allPaths(p, inputs);
   for (const [path, leaf] of Object.entries(outputs) as [string, HostLeaf][]) {
     expect([...leaf.shape], `${path} shape`).toEqual(shape);
     Array.from(leaf.data).forEach((v, i) => expect(v, `${path} entry ${i}`).toBeCloseTo(data[i]!, 6));
@@ -51,7 +53,7 @@ describe("reference interpreter", () => {
   // interpreter applied dim_size once per client and failed its own type check.
   test("grad of mean w.r.t. a CLIENTS value is 1/n per entry", async () => {
     const p = program({ x: atClients(f32([2])) }, ({ x }) => grad((q: typeof x) => mean(q))(x));
-    await expectBothPaths(p, { x: [[1, 2], [3, 4]] }, [2, 2], [0.5, 0.5, 0.5, 0.5]);
+    await expectAllPaths(p, { x: [[1, 2], [3, 4]] }, [2, 2], [0.5, 0.5, 0.5, 0.5]);
   });
 
   // f(v) = sum_t c_t v_t with c_0 = 0, c_{t+1} = c_t + v_t: for v = [2, 3, 5], f = 0*2 + 2*3 + 5*5,
@@ -64,7 +66,7 @@ describe("reference interpreter", () => {
         return sum(ys);
       })(v),
     );
-    await expectBothPaths(p, { v: [2, 3, 5], zero: 0 }, [3], [8, 7, 5]);
+    await expectAllPaths(p, { v: [2, 3, 5], zero: 0 }, [3], [8, 7, 5]);
   });
 });
 
@@ -75,13 +77,13 @@ describe("optimised path", () => {
   test("per-client matrix @ per-client vector", async () => {
     const p = program({ a: atClients(f32([2, 3])), v: atClients(f32([3])) }, ({ a, v }) => matmul(a, v));
     const inputs = { a: [[[1, 2, 3], [4, 5, 6]], [[1, 0, 0], [0, 1, 0]]], v: [[1, 1, 1], [1, 2, 3]] };
-    await expectBothPaths(p, inputs, [2, 2], [6, 15, 1, 2]);
+    await expectAllPaths(p, inputs, [2, 2], [6, 15, 1, 2]);
   });
 
   test("per-client vector @ per-client matrix, inside map", async () => {
     const p = program({ v: atClients(f32([3])), b: atClients(f32([3, 2])) }, ({ v, b }) => map((vm, bm) => matmul(vm, bm), v, b));
     const inputs = { v: [[1, 1, 1], [1, 2, 3]], b: [[[1, 2], [3, 4], [5, 6]], [[1, 0], [0, 1], [0, 0]]] };
-    await expectBothPaths(p, inputs, [2, 2], [9, 12, 1, 2]);
+    await expectAllPaths(p, inputs, [2, 2], [9, 12, 1, 2]);
   });
 
   // src/transform/simplify.ts drops the broadcast of each operand of an elementwise op when the
@@ -90,25 +92,25 @@ describe("optimised path", () => {
   // the result shrinks.
   test("the gradient of sum(v + v) has v's shape", async () => {
     const p = program({ s: atServer(f32([2])) }, ({ s }) => grad((v: typeof s) => sum(add(v, v)))(s));
-    await expectBothPaths(p, { s: [1, 2] }, [2], [2, 2]);
+    await expectAllPaths(p, { s: [1, 2] }, [2], [2, 2]);
   });
 
   // The same: max's gradient shares the cotangent among tied entries, counting them with a
   // sum over equal(x, max(x)); with both operands broadcasts the count came out 1, not 2.
   test("the gradient of max at a tie is shared among the tied entries", async () => {
     const p = program({ s: atServer(f32([2])) }, ({ s }) => grad((q: typeof s) => max(q))(zerosLike(s)));
-    await expectBothPaths(p, { s: [1, 2] }, [2], [0.5, 0.5]);
+    await expectAllPaths(p, { s: [1, 2] }, [2], [0.5, 0.5]);
   });
 
   // tfjs-wasm's elementwise kernels (XNNPACK) take at most 6 dims; on 7 they fail silently
   // and return uninitialised memory. A CLIENTS value of member rank 6 is such a tensor.
   test("elementwise ops on rank-7 tensors", async () => {
     const p = program({ x: atServer(f32([1, 1, 1, 1, 1, 1, 2])) }, ({ x }) => mul(x, x));
-    await expectBothPaths(p, { x: { shape: [1, 1, 1, 1, 1, 1, 2], data: [3, 4] } }, [1, 1, 1, 1, 1, 1, 2], [9, 16]);
+    await expectAllPaths(p, { x: { shape: [1, 1, 1, 1, 1, 1, 2], data: [3, 4] } }, [1, 1, 1, 1, 1, 1, 2], [9, 16]);
   });
 
   test("elementwise ops on CLIENTS values of member rank 6", async () => {
     const p = program({ x: atClients(f32([1, 1, 1, 1, 1, 2])) }, ({ x }) => reduceSum(map((m) => mul(m, m), x)));
-    await expectBothPaths(p, { x: { shape: [2, 1, 1, 1, 1, 1, 2], data: [1, 2, 3, 4] } }, [1, 1, 1, 1, 1, 2], [10, 20]);
+    await expectAllPaths(p, { x: { shape: [2, 1, 1, 1, 1, 1, 2], data: [1, 2, 3, 4] } }, [1, 1, 1, 1, 1, 2], [10, 20]);
   });
 });

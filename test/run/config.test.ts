@@ -23,7 +23,7 @@ const defaults = {
   serverLr: 1,
   partition: "iid",
   seed: 0,
-  backend: "wasm",
+  backend: "onnx",
   out: "runs/latest",
   checkpointEvery: 5,
   keepCheckpoints: 3,
@@ -171,7 +171,7 @@ describe("run config from a file", () => {
     [{ rounds: "20" }, "rounds", 'expected integer >= 1, got "20"'],
     [{ resume: "yes" }, "resume", 'expected true | false, got "yes"'],
     [{ lr: null }, "lr", "expected number > 0, got null"],
-    [{ backend: "webgpu" }, "backend", 'expected wasm | cpu | tensorflow, got "webgpu"'],
+    [{ backend: "webgpu" }, "backend", 'expected onnx | wasm | cpu | tensorflow, got "webgpu"'],
   ];
   it.each(badFiles)("rejects %j with FT305", async (content, key, why) => {
     const path = await configFile(content);

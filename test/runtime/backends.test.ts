@@ -22,8 +22,8 @@ describe("backends", () => {
     delete process.env.FEDTENSOR_BACKEND;
   });
 
-  test("wasm (the default) and cpu compute the same result", async () => {
-    const onWasm = await p.run(inputs);
+  test("wasm and cpu compute the same result", async () => {
+    const onWasm = await p.run(inputs, { backend: "wasm" });
     expect(tf.getBackend()).toBe("wasm");
     const onCpu = await p.run(inputs, { backend: "cpu" });
     expect(tf.getBackend()).toBe("cpu");
@@ -48,10 +48,55 @@ describe("backends", () => {
 
   test("an unknown backend is FT305, from the option or from the environment", async () => {
     expect((await failure(() => p.run(inputs, { backend: "tpu" }))).message).toBe(
-      "FT305: backend option: unknown backend 'tpu'; choose one of wasm, cpu, tensorflow",
+      "FT305: backend option: unknown backend 'tpu'; choose one of wasm, cpu, tensorflow, onnx",
     );
     process.env.FEDTENSOR_BACKEND = "gpu";
-    expect((await failure(() => p.run(inputs))).message).toBe("FT305: FEDTENSOR_BACKEND: unknown backend 'gpu'; choose one of wasm, cpu, tensorflow");
+    expect((await failure(() => p.run(inputs))).message).toBe("FT305: FEDTENSOR_BACKEND: unknown backend 'gpu'; choose one of wasm, cpu, tensorflow, onnx");
+  });
+});
+
+describe("the onnx backend", () => {
+  afterEach(() => {
+    delete process.env.FEDTENSOR_BACKEND;
+    delete process.env.FEDTENSOR_EXECUTION_PROVIDER;
+  });
+
+  test("is the default, and computes what wasm does, with its tensors on tfjs's cpu backend, which onnxruntime reads in place", async () => {
+    const onOnnx = await p.run(inputs);
+    expect(tf.getBackend()).toBe("cpu");
+    expect((await onOnnx.data())[0]).toBeCloseTo(7.75, 5);
+    const onWasm = await p.run(inputs, { backend: "wasm" });
+    expect(await onOnnx.data()).toEqual(await onWasm.data());
+    tf.dispose([onOnnx, onWasm]);
+  });
+
+  test("FEDTENSOR_BACKEND chooses it, and a run leaves only its outputs", async () => {
+    process.env.FEDTENSOR_BACKEND = "onnx";
+    (await p.run(inputs, { backend: "wasm" })).dispose();
+    (await p.run(inputs)).dispose();
+    expect(tf.getBackend()).toBe("cpu");
+    const before = tf.memory().numTensors;
+    const out = await p.run(inputs);
+    expect(tf.memory().numTensors).toBe(before + 1);
+    out.dispose();
+  });
+
+  // CI and these machines have no CUDA provider libraries: asking for cuda must fail, not run on the CPU.
+  test("an execution provider that cannot start is FT301, never a silent fallback to the CPU", async () => {
+    const error = await failure(() => p.run(inputs, { backend: "onnx", executionProvider: "cuda" }));
+    expect(error.code).toBe("FT301");
+    expect(error.message).toMatch(/^FT301: backend onnx is not available: execution provider cuda does not start \(.+\); its libraries come with npm i onnxruntime-node --onnxruntime-node-install=cuda12/);
+    process.env.FEDTENSOR_EXECUTION_PROVIDER = "cuda";
+    expect((await failure(() => p.run(inputs, { backend: "onnx" }))).code).toBe("FT301");
+  });
+
+  test("an unknown execution provider, or one for another backend, is FT305", async () => {
+    expect((await failure(() => p.run(inputs, { backend: "onnx", executionProvider: "tpu" }))).message).toMatch(
+      /^FT305: executionProvider: unknown execution provider 'tpu'; onnxruntime-node here has cpu, /,
+    );
+    expect((await failure(() => p.run(inputs, { backend: "wasm", executionProvider: "cpu" }))).message).toBe(
+      "FT305: executionProvider: only the onnx backend takes one, and this run is on wasm",
+    );
   });
 });
 

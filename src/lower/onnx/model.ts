@@ -1,0 +1,85 @@
+/**
+ * A batched, specialised program as one ONNX model: every node lowered by its rule (rules.ts,
+ * windows.ts, loops.ts) into one graph whose inputs and outputs are the program's, so that a
+ * whole round, local training loops included, is one onnxruntime session call.
+ */
+import type { Graph, Node, ProgramIR, ValueType } from "../../ir/types.js";
+import { ModelScope, OnnxGraph, valueInfo } from "./graph.js";
+import { loopRules } from "./loops.js";
+import { foldingIntoGemm } from "./gemm.js";
+import { encodeModel, type GraphProto } from "./proto.js";
+import { tensorRules, type OnnxContext, type OnnxRule } from "./rules.js";
+import { windowRules } from "./windows.js";
+
+/** The ONNX lowering of every primitive left after client batching. */
+export const onnxRules: Readonly<Record<string, OnnxRule>> = {
+  ...tensorRules,
+  add: foldingIntoGemm(1, tensorRules.add!),
+  sub: foldingIntoGemm(-1, tensorRules.sub!),
+  ...windowRules,
+  ...loopRules,
+};
+
+/** onnx 1.13's IR version, the first with opset 18. */
+const IR_VERSION = 8;
+const OPSET = 18;
+
+/** A finished main graph (initializers included) as a model's bytes. */
+export function modelBytes(graph: GraphProto): Uint8Array {
+  return encodeModel({ ir_version: IR_VERSION, opset_import: [{ domain: "", version: OPSET }], producer_name: "fedtensor", graph });
+}
+
+/** Lowers `graph`'s nodes into `g`, its inputs bound to `inputs`; returns the names of its outputs. */
+function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inputs: readonly string[]): string[] {
+  const names = new Map<number, string>();
+  const producers = new Map<number, Node>();
+  const uses = new Map<number, number>();
+  for (const id of [...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs]) uses.set(id, (uses.get(id) ?? 0) + 1);
+  graph.inputs.forEach((id, i) => names.set(id, inputs[i]!));
+  const cx: OnnxContext = {
+    g,
+    types,
+    name: (id) => {
+      const name = names.get(id);
+      if (name === undefined) throw new Error(`internal: value ${id} used before it is lowered`);
+      return name;
+    },
+    producer: (id) => producers.get(id),
+    uses: (id) => uses.get(id) ?? 0,
+    lowerBody: (body, into, bound) => lowerGraph(body, into, types, bound),
+  };
+  for (const node of graph.nodes) {
+    const rule = onnxRules[node.op];
+    if (rule === undefined) throw new Error(`internal: no onnx lowering for ${node.op}`);
+    const outs = rule(node, cx);
+    node.outputs.forEach((id, i) => {
+      names.set(id, outs[i]!);
+      producers.set(id, node);
+    });
+  }
+  return graph.outputs.map(cx.name);
+}
+
+export interface OnnxModel {
+  readonly bytes: Uint8Array;
+  /** Input names, in the order of the program's graph inputs. */
+  readonly inputs: readonly string[];
+  /** Output names, in the order of the program's graph outputs. */
+  readonly outputs: readonly string[];
+}
+
+export function buildModel(program: ProgramIR): OnnxModel {
+  const scope = new ModelScope();
+  const g = new OnnxGraph(scope);
+  const types = program.values;
+  const inputs = program.graph.inputs.map((_, i) => `input${i}`);
+  const outs = lowerGraph(program.graph, g, types, inputs);
+  const typeOf = (id: number) => ({ type: types[id]!.dtype, shape: types[id]!.shape as number[] });
+  const graph = g.finish(
+    program.name,
+    program.graph.inputs.map((id, i) => valueInfo(inputs[i]!, typeOf(id).type, typeOf(id).shape)),
+    program.graph.outputs.map((id, i) => ({ name: outs[i]!, ...typeOf(id) })),
+  );
+  graph.initializer = scope.initializers;
+  return { bytes: modelBytes(graph), inputs, outputs: graph.output.map((o) => o.name) };
+}

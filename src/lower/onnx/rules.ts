@@ -1,0 +1,190 @@
+/**
+ * Lowering to ONNX, one rule per primitive (the ONNX counterpart of src/lower/tfjs-rules.ts).
+ * A rule emits ONNX nodes into the graph being built and returns the names of its outputs.
+ * Shapes are concrete (the program was specialised), so every shape, axis list and pad is a
+ * constant of the model. Opset 18 semantics: reductions and Slice/Pad/Reshape/Expand take
+ * their axes and shapes as int64 inputs. Where onnxruntime's CPU kernels lack a dtype (Where
+ * on bool branches) the rule uses ops it has.
+ */
+import type { DType, Graph, Node, ValueType } from "../../ir/types.js";
+import type { OnnxGraph } from "./graph.js";
+import { DataType } from "./proto.js";
+
+export interface OnnxContext {
+  /** The graph being built. */
+  readonly g: OnnxGraph;
+  readonly types: readonly ValueType[];
+  /** The ONNX name of an IR value in scope. */
+  name(id: number): string;
+  /** The node of the IR graph being lowered that computed `id` (undefined for its inputs). */
+  producer(id: number): Node | undefined;
+  /** How many times the IR graph being lowered uses `id` (as an operand or an output). */
+  uses(id: number): number;
+  /** Lowers an IR body into `into`, its inputs bound to the given names; returns its outputs' names. */
+  lowerBody(body: Graph, into: OnnxGraph, inputs: readonly string[]): string[];
+}
+
+export type OnnxRule = (node: Node, cx: OnnxContext) => string[];
+
+export const shapeOf = (cx: OnnxContext, id: number): number[] => cx.types[id]!.shape as number[];
+export const inShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.inputs[i]!);
+export const outShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.outputs[i]!);
+const inputs = (node: Node, cx: OnnxContext): string[] => node.inputs.map((id) => cx.name(id));
+const normalized = (axis: number, rank: number) => (axis < 0 ? axis + rank : axis);
+
+const onnxDataType: Record<DType, number> = { float32: DataType.FLOAT, int32: DataType.INT32, bool: DataType.BOOL };
+
+/** The same ONNX op on the node's inputs (numpy broadcasting, as the IR's elementwise ops). */
+const same =
+  (type: string, attrs: (node: Node) => Record<string, number> = () => ({})): OnnxRule =>
+  (node, cx) => [cx.g.op1(type, inputs(node, cx), attrs(node))];
+
+export function reshape(cx: OnnxContext, x: string, shape: readonly number[]): string {
+  return cx.g.op1("Reshape", [x, cx.g.model.ints(shape)]);
+}
+const toOutputShape: OnnxRule = (node, cx) => [reshape(cx, cx.name(node.inputs[0]!), outShape(node, cx))];
+
+/** A reduction over `axes` (all when undefined); an empty axis list reduces nothing. */
+function reduce(cx: OnnxContext, type: string, x: string, axes: readonly number[] | undefined, keepDims: boolean): string {
+  if (axes !== undefined && axes.length === 0) return cx.g.op1("Identity", [x]);
+  const axesInput = axes === undefined ? [] : [cx.g.model.ints(axes)];
+  return cx.g.op1(type, [x, ...axesInput], { keepdims: keepDims ? 1 : 0 });
+}
+const reduction =
+  (type: string): OnnxRule =>
+  (node, cx) => {
+    const rank = inShape(node, cx).length;
+    const axes = node.attrs.axes === null ? undefined : (node.attrs.axes as number[]).map((a) => normalized(a, rank));
+    return [reduce(cx, type, cx.name(node.inputs[0]!), axes, node.attrs.keepDims === true)];
+  };
+
+/** x with unit dims at `axes` of the target (when given), then broadcast to the target shape. */
+const broadcastInto: OnnxRule = (node, cx) => {
+  const target = outShape(node, cx);
+  const source = inShape(node, cx);
+  const axes = node.attrs.axes as number[] | undefined;
+  let x = cx.name(node.inputs[0]!);
+  if (axes !== undefined) {
+    const at = axes.map((a) => normalized(a, target.length));
+    let next = 0;
+    x = reshape(cx, x, target.map((_, i) => (at.includes(i) ? 1 : source[next++]!)));
+  }
+  return [cx.g.op1("Expand", [x, cx.g.model.ints(target)])];
+};
+
+/** x summed down to the target shape (over attrs.axes first, when given). */
+const sumInto: OnnxRule = (node, cx) => {
+  const target = outShape(node, cx);
+  const source = inShape(node, cx);
+  const first = (node.attrs.axes as number[] | undefined)?.map((a) => normalized(a, source.length));
+  const afterFirst = first === undefined ? source : source.filter((_, i) => !first.includes(i));
+  const lead = afterFirst.length - target.length;
+  const rest = afterFirst.map((_, i) => i).filter((i) => i < lead || (target[i - lead] === 1 && afterFirst[i] !== 1));
+  let x = cx.name(node.inputs[0]!);
+  if (first !== undefined) x = reduce(cx, "ReduceSum", x, first, false);
+  if (rest.length > 0) x = reduce(cx, "ReduceSum", x, rest, true);
+  return [reshape(cx, x, target)];
+};
+
+/** A constant tensor: attrs.value is one number for every entry or the nested entries. */
+const constant: OnnxRule = (node, cx) => {
+  const shape = node.attrs.shape as number[];
+  const size = shape.reduce((n, d) => n * d, 1);
+  const value = node.attrs.value as number | unknown[];
+  const values = typeof value === "number" ? new Array<number>(size).fill(value) : (value.flat(Infinity) as number[]);
+  return [cx.g.model.constant(node.attrs.dtype as DType, shape, values)];
+};
+
+/** Where on bool branches, which onnxruntime has no kernel for: (c and a) or (not c and b). */
+function whereOfBools(cx: OnnxContext, [c, a, b]: readonly string[]): string {
+  const g = cx.g;
+  return g.op1("Or", [g.op1("And", [c!, a!]), g.op1("And", [g.op1("Not", [c!]), b!])]);
+}
+
+/** Rules of the elementwise, array and reduction primitives. */
+export const tensorRules: Record<string, OnnxRule> = {
+  neg: same("Neg"),
+  abs: same("Abs"),
+  sign: same("Sign"),
+  relu: same("Relu"),
+  exp: same("Exp"),
+  log: same("Log"),
+  sqrt: same("Sqrt"),
+  sigmoid: same("Sigmoid"),
+  tanh: same("Tanh"),
+  logical_not: same("Not"),
+  stop_gradient: same("Identity"),
+  cast: same("Cast", (node) => ({ to: onnxDataType[node.attrs.dtype as DType] })),
+  add: same("Add"),
+  sub: same("Sub"),
+  mul: same("Mul"),
+  div: same("Div"),
+  pow: same("Pow"),
+  maximum: same("Max"),
+  minimum: same("Min"),
+  less: same("Less"),
+  less_equal: same("LessOrEqual"),
+  greater: same("Greater"),
+  greater_equal: same("GreaterOrEqual"),
+  equal: same("Equal"),
+  not_equal: (node, cx) => [cx.g.op1("Not", [cx.g.op1("Equal", inputs(node, cx))])],
+  logical_and: same("And"),
+  logical_or: same("Or"),
+  where: (node, cx) => [cx.types[node.outputs[0]!]!.dtype === "bool" ? whereOfBools(cx, inputs(node, cx)) : cx.g.op1("Where", inputs(node, cx))],
+
+  constant,
+  fill: constant,
+  iota: (node, cx) => {
+    const length = node.attrs.length as number;
+    return [cx.g.model.constant("int32", [length], Array.from({ length }, (_, i) => i))];
+  },
+  dim_size: (node, cx) => {
+    const shape = inShape(node, cx);
+    const axes = node.attrs.axes === null ? shape.map((_, i) => i) : (node.attrs.axes as number[]);
+    return [cx.g.model.scalar("float32", axes.reduce((n, a) => n * shape[normalized(a, shape.length)]!, 1))];
+  },
+
+  matmul: same("MatMul"),
+  transpose: (node, cx) => {
+    const rank = inShape(node, cx).length;
+    const perm = (node.attrs.perm as number[] | null) ?? [...Array(rank).keys()].reverse();
+    return [cx.g.op1("Transpose", [cx.name(node.inputs[0]!)], { perm })];
+  },
+  reshape: toOutputShape,
+  reshape_like: toOutputShape,
+  expand_dims: toOutputShape,
+  broadcast_to: broadcastInto,
+  broadcast_like: broadcastInto,
+  unbroadcast: sumInto,
+  concat: (node, cx) => [cx.g.op1("Concat", inputs(node, cx), { axis: normalized(node.attrs.axis as number, outShape(node, cx).length) })],
+  slice: (node, cx) => {
+    const { begin, size } = node.attrs as { begin: number[]; size: number[] };
+    const shape = inShape(node, cx);
+    const ends = begin.map((b, i) => (size[i] === -1 ? shape[i]! : b + size[i]!));
+    const m = cx.g.model;
+    return [cx.g.op1("Slice", [cx.name(node.inputs[0]!), m.ints(begin), m.ints(ends), m.ints(begin.map((_, i) => i))])];
+  },
+  pad: (node, cx) => {
+    const { before, after } = node.attrs as { before: number[]; after: number[] };
+    return [cx.g.op1("Pad", [cx.name(node.inputs[0]!), cx.g.model.ints([...before, ...after])])];
+  },
+  // Rows of an identity: an index outside [0, depth) gives a row of zeros, as in the reference
+  // (ONNX's OneHot would count negative indices from the end).
+  one_hot: (node, cx) => {
+    const depth = node.attrs.depth as number;
+    const column = reshape(cx, cx.name(node.inputs[0]!), [...inShape(node, cx), 1]);
+    const positions = cx.g.model.constant("int32", [depth], Array.from({ length: depth }, (_, i) => i));
+    return [cx.g.op1("Cast", [cx.g.op1("Equal", [column, positions])], { to: DataType.FLOAT })];
+  },
+  reduce_sum: reduction("ReduceSum"),
+  reduce_mean: reduction("ReduceMean"),
+  reduce_max: reduction("ReduceMax"),
+  reduce_min: reduction("ReduceMin"),
+  argmax: (node, cx) => {
+    const axis = normalized(node.attrs.axis as number, inShape(node, cx).length);
+    const indices = cx.g.op1("ArgMax", [cx.name(node.inputs[0]!)], { axis, keepdims: 0 });
+    return [cx.g.op1("Cast", [indices], { to: DataType.INT32 })];
+  },
+  softmax: same("Softmax", (node) => ({ axis: node.attrs.axis as number })),
+  log_softmax: same("LogSoftmax", (node) => ({ axis: node.attrs.axis as number })),
+};
