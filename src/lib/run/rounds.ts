@@ -66,11 +66,14 @@ function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) 
 }
 
 /** Runners whose program takes the common inputs (plus `extra`) and returns { params, loss }. */
-function plainRunner(program: { run(inputs: never): Promise<{ params: unknown; loss: tf.Tensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+/** The run options every round program gets from the run config: its backend. */
+export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
+
+function plainRunner(program: { run(inputs: never, options: never): Promise<{ params: unknown; loss: tf.Tensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
     async round(state, batches, config) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: config.lr, ...extra(config) } as never);
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: config.lr, ...extra(config) } as never, runOptionsOf(config) as never);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -82,7 +85,7 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
     async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, state: state.server } as never);
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, state: state.server } as never, runOptionsOf(cfg));
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -93,7 +96,7 @@ function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
     async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server } as never);
+      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server } as never, runOptionsOf(cfg));
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
@@ -146,7 +149,7 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
         serverLr: cfg.serverLr,
         control: state.server,
         clientControls,
-      } as never);
+      } as never, runOptionsOf(cfg));
       const clients = await unstackClientStates(out.clientControls as Record<string, tf.Tensor>, batches.clients, state.clients);
       tf.dispose(out.clientControls as never);
       return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients }, loss: out.loss };

@@ -22,7 +22,7 @@ import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
-import { runnerFor, type DeviceTree, type TrainingState } from "./rounds.js";
+import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy, and the clients' training loss. */
@@ -151,7 +151,7 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
       next.loss.dispose();
       const row: Record<string, number> = { round, train_loss: trainLoss };
       if (round % config.evalEvery === 0 || round === config.rounds) {
-        const result = await evaluate.run({ params: state.params as never, ...evaluation });
+        const result = await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config));
         last = { accuracy: (await result.accuracy.data())[0]!, loss: (await result.loss.data())[0]! };
         tf.dispose([result.accuracy, result.loss]);
         Object.assign(row, { test_accuracy: last.accuracy, test_loss: last.loss });

@@ -1,6 +1,7 @@
 /**
- * A round whose update is not finite is rejected with FT303 before it replaces anything: the
- * metrics and the last checkpoint on disk are those of the last good round.
+ * The training loop of `fedtensor run`: a round whose update is not finite is rejected with
+ * FT303 before it replaces anything (metrics and the last checkpoint on disk are those of the
+ * last good round), and every program of a run runs on the configured backend.
  */
 import { describe, expect, test } from "vitest";
 import { FedTensorError } from "../../src/index.js";
@@ -41,5 +42,15 @@ describe("non-finite updates", () => {
     } else {
       expect(latest).toBeUndefined();
     }
+  }, 60_000);
+});
+
+describe("the run's backend", () => {
+  test("every program of a run runs on the configured backend", async () => {
+    const tf = await import("@tensorflow/tfjs");
+    const config = validateRunConfig({ model: "logistic", clients: 10, clientsPerRound: 2, batchSize: 200, rounds: 1, backend: "wasm", checkpointEvery: 0, out: tempDir("ft-backend-") }, "test");
+    const result = await train(config, quiet);
+    expect(result.accuracy).toBeGreaterThan(0.5);
+    expect(tf.getBackend()).toBe("wasm");
   }, 60_000);
 });
