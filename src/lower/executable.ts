@@ -16,6 +16,8 @@ export interface LoweringContext {
   readonly types: readonly ValueType[];
   /** Compiles a body graph (of scan or client_loop) with the same lowering. */
   compile(graph: Graph): CompiledGraph;
+  /** Makes a tensor a kernel keeps (a constant operand) the compiled graph's, freed with it. */
+  own<T extends tf.Tensor>(tensor: T): T;
 }
 
 export type LoweringRule = (node: Node, ctx: LoweringContext) => Kernel;
@@ -38,14 +40,21 @@ export class CompiledGraph {
   private readonly constants = new Map<number, tf.Tensor>();
   /** Compiled bodies of this graph's loops, disposed with it. */
   private readonly bodies: CompiledGraph[] = [];
+  /** Tensors kernels keep (see LoweringContext.own). */
+  private readonly owned: tf.Tensor[] = [];
 
-  constructor(graph: Graph, rules: Readonly<Record<string, LoweringRule>>, parentCtx: LoweringContext) {
+  /** `parentCtx` gives the backend and types; this graph provides the context's ownership of tensors. */
+  constructor(graph: Graph, rules: Readonly<Record<string, LoweringRule>>, parentCtx: Omit<LoweringContext, "own">) {
     const ctx: LoweringContext = {
       ...parentCtx,
       compile: (body) => {
         const compiled = parentCtx.compile(body);
         this.bodies.push(compiled);
         return compiled;
+      },
+      own: (tensor) => {
+        this.owned.push(tensor);
+        return tensor;
       },
     };
     const slotOf = new Map<number, number>();
@@ -128,5 +137,7 @@ export class CompiledGraph {
     for (const t of this.constants.values()) t.dispose();
     this.constants.clear();
     for (const body of this.bodies) body.dispose();
+    for (const t of this.owned) t.dispose();
+    this.owned.length = 0;
   }
 }

@@ -1,11 +1,12 @@
 /**
  * Kernel forms that depend on the backend: which shape of matmul a backend runs fast, and
- * what to use where a backend has no kernel (tfjs wasm has no Conv2DBackpropFilter).
+ * what to use where a backend has no kernel (tfjs wasm has no Conv2DBackpropFilter) or a
+ * wrong one (test/differential/windows.test.ts found each of tfjs wasm's).
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../errors/error.js";
 import type { Attrs } from "../ir/primitives.js";
-import type { Kernel } from "./executable.js";
+import type { Kernel, LoweringContext } from "./executable.js";
 
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
 
@@ -33,7 +34,20 @@ function perSliceMatmul(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
  * together when the right operand is one matrix (the client axis becomes rows); batched
  * kernels or one 2-D call per batch element otherwise.
  */
-export function matmulForm(aShape: readonly number[], bShape: readonly number[], outShape: readonly number[], backend: string): Kernel {
+export function matmulForm(aShape: readonly number[], bShape: readonly number[], outShape: readonly number[], backend: string, dtype: string): Kernel {
+  const float = matmulFloat(aShape, bShape, outShape, backend);
+  if (dtype === "float32" || backend !== "wasm") return float;
+  // tfjs wasm's BatchMatMul takes float32 only: int32 products go through float32 (exact below 2^24).
+  return (ins) => {
+    const floats = ins.map((t) => tf.cast(t, "float32"));
+    const [product] = float(floats);
+    const out = tf.cast(product!, "int32");
+    [...floats, product!].forEach((t) => t.dispose());
+    return [out];
+  };
+}
+
+function matmulFloat(aShape: readonly number[], bShape: readonly number[], outShape: readonly number[], backend: string): Kernel {
   const a2 = aShape.length === 1 ? [1, aShape[0]!] : aShape;
   const b2 = bShape.length === 1 ? [bShape[0]!, 1] : bShape;
   const [n, k] = a2.slice(-2) as [number, number];
@@ -76,6 +90,24 @@ function samePadding(input: number, output: number, kernel: number, stride: numb
 }
 
 /**
+ * conv2d. tfjs wasm's SAME padding (XNNPACK's) is wrong when the stride exceeds the kernel
+ * (a 2x2 kernel at stride 3 gives zeros): there the padding is explicit and the window VALID.
+ */
+export function conv2dForm(attrs: Attrs, xShape: readonly number[], filterShape: readonly number[], outShape: readonly number[], backend: string): Kernel {
+  const { strides, padding } = attrs as unknown as Window;
+  if (backend !== "wasm" || padding === "valid") {
+    return ([x, f]) => [tf.conv2d(x! as tf.Tensor4D, f! as tf.Tensor4D, strides, padding)];
+  }
+  const pads: [number, number][] = [[0, 0], samePadding(xShape[1]!, outShape[1]!, filterShape[0]!, strides[0]), samePadding(xShape[2]!, outShape[2]!, filterShape[1]!, strides[1]), [0, 0]];
+  return ([x, f]) => {
+    const padded = tf.pad(x!, pads) as tf.Tensor4D;
+    const out = tf.conv2d(padded, f! as tf.Tensor4D, strides, "valid");
+    padded.dispose();
+    return [out];
+  };
+}
+
+/**
  * The filter gradient of conv2d. Where the backend has the kernel, that; otherwise as a
  * convolution of the (padded) input with the output cotangent, dilated by the strides, over
  * the batch axis: dF[i,j,c,f] = sum over n,oh,ow of x[n, oh*sh+i, ow*sw+j, c] dy[n, oh, ow, f].
@@ -108,15 +140,52 @@ export function conv2dFilterGradient(attrs: Attrs, xShape: readonly number[], fi
   };
 }
 
-/** max_pool's gradient through the backend's MaxPoolGrad kernel, which needs the forward output. */
-export function maxPoolGradient(attrs: Attrs): Kernel {
+/**
+ * max_pool's gradient: the backend's MaxPoolGrad kernel where it is right. tfjs wasm's
+ * routes the cotangent to the wrong pixels (even for 1x1 windows), so there it is composed:
+ * for each offset of the window, in row-major order, the pixels under it that equal the
+ * window's max and no earlier offset claimed take dy, spread back to their places by
+ * interleaving zeros for the stride. The first max in the window wins, as on the cpu.
+ */
+export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend: string): Kernel {
   const { window, strides, padding } = attrs as unknown as Window & { window: [number, number] };
-  return ([x, dy]) => {
-    const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
-    const out = tf.engine().runKernel("MaxPoolGrad", { dy: dy!, input: x!, output: y }, { filterSize: window, strides, pad: padding }) as tf.Tensor;
-    y.dispose();
-    return [out];
-  };
+  if (backend !== "wasm") {
+    return ([x, dy]) => {
+      const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
+      const out = tf.engine().runKernel("MaxPoolGrad", { dy: dy!, input: x!, output: y }, { filterSize: window, strides, pad: padding }) as tf.Tensor;
+      y.dispose();
+      return [out];
+    };
+  }
+  const [n, h, w, c] = xShape as [number, number, number, number];
+  const [kh, kw] = window;
+  const [sh, sw] = strides;
+  return ([x, dy]) => [
+    tf.tidy(() => {
+      const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
+      const [, oh, ow] = y.shape;
+      const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
+      const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
+      const [hp, wp] = [h + top + bottom, w + left + right];
+      // Padding never wins a window: SAME windows always hold a real pixel.
+      const padded = tf.pad(x!, [[0, 0], [top, bottom], [left, right], [0, 0]], -Infinity);
+      const zeros = tf.zerosLike(dy!);
+      let claimed = tf.zerosLike(y).cast("bool");
+      let dx = tf.zeros([n, hp, wp, c]);
+      for (let i = 0; i < kh; i++) {
+        for (let j = 0; j < kw; j++) {
+          const under = tf.stridedSlice(padded, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
+          const wins = tf.logicalAnd(tf.equal(under, y), tf.logicalNot(claimed));
+          claimed = tf.logicalOr(claimed, wins);
+          const taken = tf.where(wins, dy!, zeros).reshape([n, oh, 1, ow, 1, c]);
+          const spread = tf.pad(taken, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]]).reshape([n, oh * sh, ow * sw, c]);
+          const placed = tf.pad(spread, [[0, 0], [i, Math.max(0, hp - i - oh * sh)], [j, Math.max(0, wp - j - ow * sw)], [0, 0]]);
+          dx = tf.add(dx, tf.slice(placed, [0, 0, 0, 0], [n, hp, wp, c]));
+        }
+      }
+      return tf.slice(dx, [0, top, left, 0], [n, h, w, c]);
+    }),
+  ];
 }
 
 /** softmax-like functions, which tfjs runs only over the last axis: transpose around them otherwise. */
@@ -187,4 +256,36 @@ export function unstack(x: tf.Tensor, backend: string): tf.Tensor[] {
   const size = product(member);
   const data = x.dataSync();
   return Array.from({ length: count! }, (_, i) => tf.tensor(data.subarray(i * size, (i + 1) * size) as Float32Array, member, x.dtype));
+}
+
+/**
+ * where() on bool branches for tfjs wasm, whose Select reads bool operands as float32:
+ * (c and t) or (not c and e), with the operands broadcast by the logical kernels.
+ */
+export const boolSelect: Kernel = ([c, t, e]) => {
+  const notC = tf.logicalNot(c!);
+  const whenTrue = tf.logicalAnd(c!, t!);
+  const whenFalse = tf.logicalAnd(notC, e!);
+  const out = tf.logicalOr(whenTrue, whenFalse);
+  [notC, whenTrue, whenFalse].forEach((x) => x.dispose());
+  return [out];
+};
+
+/**
+ * One-hot rows (float32) of int32 indices, a zero row for an index outside [0, depth). tfjs
+ * wasm's OneHot writes outside its output for such indices (corrupting the wasm memory) and
+ * int32 data whatever dtype it is asked for, so there the rows are `index == 0..depth-1`.
+ */
+export function oneHotForm(depth: number, ctx: LoweringContext): Kernel {
+  if (ctx.backend !== "wasm") {
+    return ([x]) => [tf.oneHot(x! as tf.Tensor1D, depth, 1, 0, "float32")];
+  }
+  const classes = ctx.own(tf.range(0, depth, 1, "int32"));
+  return ([x]) => {
+    const column = tf.expandDims(x!, -1);
+    const hits = tf.equal(column, classes);
+    const out = tf.cast(hits, "float32");
+    [column, hits].forEach((t) => t.dispose());
+    return [out];
+  };
 }

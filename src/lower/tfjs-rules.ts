@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { conv2dFilterGradient, matmulForm, maxPoolGradient, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -36,6 +36,11 @@ const elementwise =
       ctx.backend,
     );
 const unary = (name: string): LoweringRule => elementwise(name, ["x"]);
+/** x compared with a zero of its dtype by a binary kernel. */
+function binaryWithZero(name: string, node: Node, ctx: LoweringContext): Kernel {
+  const zero = ctx.own(tf.scalar(0, ctx.types[node.inputs[0]!]!.dtype));
+  return withinKernelRank(([x]) => [tf.engine().runKernel(name, { a: x!, b: zero }) as tf.Tensor], [inShape(node, ctx, 0)], outShape(node, ctx), ctx.backend);
+}
 const binary = (name: string): LoweringRule => elementwise(name, ["a", "b"]);
 
 /** Axes of a reduction (undefined = all, as tfjs takes it). */
@@ -107,7 +112,9 @@ export const tfjsRules: Record<string, LoweringRule> = {
   tanh: unary("Tanh"),
   logical_not: unary("LogicalNot"),
   stop_gradient: () => ([x]) => [x!.clone()],
-  cast: elementwise("Cast", ["x"], (node) => ({ dtype: node.attrs.dtype as DType })),
+  // tfjs wasm's Cast to bool truncates to a byte (255 for -1.5): bool is x != 0, on every backend.
+  cast: (node, ctx) =>
+    node.attrs.dtype === "bool" ? binaryWithZero("NotEqual", node, ctx) : elementwise("Cast", ["x"], () => ({ dtype: node.attrs.dtype as DType }))(node, ctx),
   add: binary("Add"),
   sub: binary("Sub"),
   mul: binary("Multiply"),
@@ -125,6 +132,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
   logical_or: binary("LogicalOr"),
   where: (node, ctx) => {
     const shape = outShape(node, ctx);
+    if (ctx.types[node.outputs[0]!]!.dtype === "bool" && ctx.backend === "wasm") return boolSelect;
     return (ins) => {
       // tfjs's select wants equal shapes: broadcast the operands that need it.
       const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : tf.broadcastTo(t, shape)));
@@ -144,7 +152,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
     return () => [tf.scalar(count, "float32")];
   },
 
-  matmul: (node, ctx) => matmulForm(inShape(node, ctx, 0), inShape(node, ctx, 1), outShape(node, ctx), ctx.backend),
+  matmul: (node, ctx) => matmulForm(inShape(node, ctx, 0), inShape(node, ctx, 1), outShape(node, ctx), ctx.backend, ctx.types[node.outputs[0]!]!.dtype),
   transpose: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const perm = (node.attrs.perm as number[] | null) ?? [...Array(rank).keys()].reverse();
@@ -164,13 +172,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
     const paddings = before.map((b, i) => [b, after[i]!] as [number, number]);
     return ([x]) => [tf.pad(x!, paddings)];
   },
-  // tfjs wasm's OneHot writes int32 data whatever dtype it is asked for: make int32, then cast.
-  one_hot: (node) => ([x]) => {
-    const ints = tf.oneHot(x! as tf.Tensor1D, node.attrs.depth as number);
-    const out = tf.cast(ints, "float32");
-    ints.dispose();
-    return [out];
-  },
+  one_hot: (node, ctx) => oneHotForm(node.attrs.depth as number, ctx),
   reduce_sum: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const axis = (axesOf(node.attrs) ?? [...Array(rank).keys()]).map((a) => (a < 0 ? a + rank : a));
@@ -187,10 +189,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
   softmax: (node, ctx) => softmaxAlong(tf.softmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
   log_softmax: (node, ctx) => softmaxAlong(tf.logSoftmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
 
-  conv2d: (node) => {
-    const { strides, padding } = node.attrs as { strides: [number, number]; padding: "same" | "valid" };
-    return ([x, f]) => [tf.conv2d(x! as tf.Tensor4D, f! as tf.Tensor4D, strides, padding)];
-  },
+  conv2d: (node, ctx) => conv2dForm(node.attrs, inShape(node, ctx, 0), inShape(node, ctx, 1), outShape(node, ctx), ctx.backend),
   conv2d_grad_input: (node, ctx) => {
     const { strides, padding } = node.attrs as { strides: [number, number]; padding: "same" | "valid" };
     const inputShape = inShape(node, ctx, 2) as [number, number, number, number];
@@ -201,7 +200,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
     const { window, strides, padding } = node.attrs as { window: [number, number]; strides: [number, number]; padding: "same" | "valid" };
     return ([x]) => [tf.maxPool(x! as tf.Tensor4D, window, strides, padding)];
   },
-  max_pool_grad: (node) => maxPoolGradient(node.attrs),
+  max_pool_grad: (node, ctx) => maxPoolGradient(node.attrs, inShape(node, ctx, 0), ctx.backend),
 
   scan: (node, ctx) => scanKernel(node, ctx),
   client_loop: (node, ctx) => clientLoopKernel(node, ctx),

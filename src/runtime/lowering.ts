@@ -45,7 +45,7 @@ export function tfjsLowering(backend: string): Lowering {
   return {
     policy: { acceptBatchedMap: (body, isBatched) => backend === "tensorflow" || !usesPerClientOps(body, isBatched) },
     compile(program) {
-      const ctx: LoweringContext = {
+      const ctx: Omit<LoweringContext, "own"> = {
         backend,
         types: program.values,
         compile: (graph) => new CompiledGraph(graph, tfjsRules, ctx),

@@ -1,11 +1,11 @@
 /**
  * Differential tests of what the random programs of programs.ts do not generate: convolution
  * and pooling with their gradients (TensorFlow's SAME padding, strides that skip pixels, ties
- * in a pooling window), and integer and boolean operations. The optimised path on onnx, and
- * on tfjs's cpu kernels for comparison, must agree with the reference interpreter (harness.ts),
- * whose window rules are checked by hand in test/interpret/windows.test.ts. (tfjs wasm fails
- * both today: its int32 Sum corrupts its memory, and a per-client filter gradient comes out
- * wrong.)
+ * in a pooling window), and integer and boolean operations. The optimised path on onnx, tfjs
+ * wasm and tfjs cpu must agree with the reference interpreter (harness.ts), whose window rules
+ * are checked by hand in test/interpret/windows.test.ts. These cases found the wasm kernels
+ * that tfjs-forms.ts works around: SAME convolutions with a stride above the kernel,
+ * MaxPoolGrad, int32 matmul, casts to bool, bool select and out-of-range one-hot indices.
  */
 import fc from "fast-check";
 import { test } from "vitest";
@@ -65,16 +65,16 @@ function windowProgram(c: WindowCase): GeneratedProgram {
 const fits = (c: WindowCase) =>
   c.padding === "same" || (c.kernel <= c.height && c.kernel <= c.width && c.pool <= Math.floor((c.height - c.kernel) / c.stride) + 1 && c.pool <= Math.floor((c.width - c.kernel) / c.stride) + 1);
 
-test("convolution, pooling and their gradients agree on cpu, onnx and the reference interpreter", async () => {
+test("convolution, pooling and their gradients agree on cpu, wasm, onnx and the reference interpreter", async () => {
   await fc.assert(
     fc.asyncProperty(windowCase.filter(fits), async (c) => {
-      await checkAgreement(windowProgram(c), ["cpu", "onnx"]);
+      await checkAgreement(windowProgram(c), ["cpu", "wasm", "onnx"]);
     }),
     propertySettings(4242, 60),
   );
 }, 120_000);
 
-test("integer and boolean operations agree on cpu, onnx and the reference interpreter", async () => {
+test("integer and boolean operations agree on cpu, wasm, onnx and the reference interpreter", async () => {
   const specs = { a: ft.atServer(ft.i32([2, 3])), b: ft.atServer(ft.i32([3, 2])), labels: ft.atClients(ft.i32([3])), x: ft.atServer(ft.f32([2, 3])) };
   const program = ft.program(specs as never, ({ a, b, labels, x }: Record<string, unknown>) => {
     const positive = op.greater!(a, 0);
@@ -95,5 +95,5 @@ test("integer and boolean operations agree on cpu, onnx and the reference interp
     labels: { shape: [2, 3], data: [0, 3, -1, 4, 2, 1] },
     x: { shape: [2, 3], data: [-1.5, 0.75, 2.25, 0, -0.5, 3] },
   };
-  await checkAgreement({ program, code: "integer and boolean operations (see the test)", inputs, clients: 2 }, ["cpu", "onnx"]);
+  await checkAgreement({ program, code: "integer and boolean operations (see the test)", inputs, clients: 2 }, ["cpu", "wasm", "onnx"]);
 });
