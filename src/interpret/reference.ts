@@ -26,7 +26,15 @@ export type { InputLeaf, InputTree, InputValue, OutputLeaf, OutputTree } from ".
 export interface InterpretOptions {
   /** The number of clients when no input is at the CLIENTS (else it must agree with them). */
   readonly clients?: number;
+  /**
+   * Sees every application of a tensor rule (once per client for CLIENTS operands), for
+   * callers that audit a run, e.g. the differential tests looking for comparisons whose
+   * operands tie to within float32 rounding.
+   */
+  readonly observe?: TensorObserver;
 }
+
+export type TensorObserver = (op: string, inputs: readonly Tensor[], output: Tensor) => void;
 
 export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules };
 export { controlRules };
@@ -42,11 +50,22 @@ function perClient(rule: TensorRule, inputs: readonly Value[], cx: RuleContext):
   return new AtClients(placed.members.map((_, i) => rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[i]! : x)), cx)));
 }
 
+/** The rule, reporting each application to the observer when there is one. */
+function observed(rule: TensorRule, observe: TensorObserver | undefined): TensorRule {
+  if (observe === undefined) return rule;
+  return (tensors, cx) => {
+    const output = rule(tensors, cx);
+    observe(cx.op, tensors, output);
+    return output;
+  };
+}
+
 class Run implements Evaluator {
   constructor(
     readonly types: readonly ValueType[],
     readonly dims: DimBindings,
     private readonly clientCount: number | undefined,
+    private readonly observe: TensorObserver | undefined,
   ) {}
 
   readonly clients = (): number => {
@@ -82,7 +101,7 @@ class Run implements Evaluator {
     const rule = tensorRules[node.op];
     if (rule === undefined) throw new Error(`internal: the reference interpreter has no rule for primitive ${node.op}`);
     const cx: RuleContext = { op: node.op, attrs: node.attrs, inputTypes: node.inputs.map((id) => this.types[id]!), dims: this.dims, clients: this.clients };
-    return [perClient(rule, inputs, cx)];
+    return [perClient(observed(rule, this.observe), inputs, cx)];
   }
 }
 
@@ -93,6 +112,6 @@ class Run implements Evaluator {
 export function interpret(ir: ProgramIR, inputs: InputTree, options: InterpretOptions = {}): OutputTree {
   const dims = new DimBindings();
   const { args, clients } = readInputs(ir, inputs, options.clients, dims);
-  const outputs = new Run(ir.values, dims, clients).evaluate(ir.graph, args, "program");
+  const outputs = new Run(ir.values, dims, clients, options.observe).evaluate(ir.graph, args, "program");
   return writeOutputs(ir, outputs);
 }

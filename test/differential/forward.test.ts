@@ -5,18 +5,21 @@
  * switching the active backend back and forth must not disturb any of them).
  */
 import fc from "fast-check";
-import { test } from "vitest";
-import { checkAgreement, propertySettings, type Backend } from "./harness.js";
+import { expect, test } from "vitest";
+import { checkAgreement, discardingTies, propertySettings, type Backend } from "./harness.js";
 import { forwardProgram } from "./programs.js";
 import { programRecipe } from "./recipe.js";
 
 const agreeOn = (backends: readonly Backend[], seed: number, programs: number) => async () => {
+  const discards = { count: 0 };
   await fc.assert(
     fc.asyncProperty(programRecipe, async (recipe) => {
-      await checkAgreement(forwardProgram(recipe), backends);
+      await discardingTies(() => checkAgreement(forwardProgram(recipe), backends), discards);
     }),
     propertySettings(seed, programs),
   );
+  // Disagreements on near ties (ties.ts) are rare; many would hide a wrong comparison.
+  expect(discards.count).toBeLessThan(0.01 * programs + 1);
 };
 
 test("random federated programs agree on wasm and the reference interpreter", agreeOn(["wasm"], 20240501, 1200), 300_000);
