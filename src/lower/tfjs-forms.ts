@@ -72,12 +72,14 @@ function matmulFloat(aShape: readonly number[], bShape: readonly number[], outSh
   const batch = broadcastDims(aBatch, bBatch);
   const size = product(batch);
   return ([a, b]) => {
-    const fa = tf.broadcastTo(reshaped(a!, a2), [...batch, n, k]);
-    const fb = tf.broadcastTo(reshaped(b!, b2), [...batch, k, m]);
+    const ra = reshaped(a!, a2);
+    const rb = reshaped(b!, b2);
+    const fa = tf.broadcastTo(ra, [...batch, n, k]);
+    const fb = tf.broadcastTo(rb, [...batch, k, m]);
     const a3 = fa.reshape([size, n, k]) as tf.Tensor3D;
     const b3 = fb.reshape([size, k, m]) as tf.Tensor3D;
     const out = prefersPlainMatmul(backend) ? perSliceMatmul(a3, b3) : tf.matMul(a3, b3);
-    return finish(out, fa, fb, a3, b3);
+    return finish(out, ...[ra, rb].filter((t) => t !== a && t !== b), fa, fb, a3, b3);
   };
 }
 

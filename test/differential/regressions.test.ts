@@ -113,4 +113,17 @@ describe("optimised path", () => {
     const p = program({ x: atClients(f32([1, 1, 1, 1, 1, 2])) }, ({ x }) => reduceSum(map((m) => mul(m, m), x)));
     await expectAllPaths(p, { x: { shape: [2, 1, 1, 1, 1, 1, 2], data: [1, 2, 3, 4] } }, [1, 1, 1, 1, 1, 2], [10, 20]);
   });
+
+  // A vector times a batch of matrices: the lowering reshaped the vector to a row and never
+  // disposed of that reshape, one tensor per run (found with FEDTENSOR_DIFF_SEED=102).
+  test("vector @ batch of matrices leaves no tensor behind", async () => {
+    const p = program({ v: atServer(f32([2])), b: atServer(f32([2, 2, 1])) }, ({ v, b }) => matmul(v, b));
+    const inputs = { v: [1, 2], b: [[[3], [4]], [[5], [6]]] };
+    await expectAllPaths(p, inputs, [2, 1], [11, 17]);
+    for (const backend of ["wasm", "cpu", "onnx"] as const) {
+      const before = tf.memory().numTensors;
+      tf.dispose((await p.run(inputs, { backend })) as tf.TensorContainer);
+      expect(tf.memory().numTensors, backend).toBe(before);
+    }
+  });
 });
