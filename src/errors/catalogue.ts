@@ -230,6 +230,17 @@ export const catalogue = {
     explanation: "An option, flag or config key is unknown or has a value outside its range.",
     fix: "See `fedtensor run --help` for the options and their ranges.",
   },
+  FT306: {
+    title: "Backend out of memory",
+    message: "backend {backend} ran out of memory running the program: {why}",
+    explanation:
+      "A round holds all its clients' data and results at once. tfjs wasm works in a 32-bit " +
+      "memory of at most 4 GiB, and its kernels fail once tensors reach past 2 GiB of it " +
+      "(a wasm 'memory access out of bounds'); native backends fail when the machine's memory does.",
+    fix:
+      "Use the onnx backend (native memory), fewer clients per round, or smaller client data; " +
+      "on wasm, a round's inputs and activations must stay well under 2 GiB.",
+  },
 } as const;
 
 export type Catalogue = typeof catalogue;

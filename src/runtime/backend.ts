@@ -10,15 +10,15 @@
  * FT301 error, never a silent fallback.
  */
 import * as tf from "@tensorflow/tfjs";
-import { ftError } from "../errors/error.js";
+import { FedTensorError, ftError } from "../errors/error.js";
 import { onnxRuntime, probeProvider } from "../lower/onnx/session.js";
 
 export const backendNames = ["wasm", "cpu", "tensorflow", "onnx"] as const;
 export type BackendName = (typeof backendNames)[number];
 
 /**
- * The default: the fastest on CPU. A FedAvg round of the 2NN takes 0.05 s on onnx, 0.39 s on
- * wasm and 0.37 s in PyTorch on a 2-core machine (bench/fedavg-round.ts).
+ * The default: the fastest on CPU. A FedAvg round of the 2NN takes 0.04 s on onnx, 0.36 s on
+ * wasm and 0.28 s in PyTorch on a 2-core machine (bench/fedavg-round.ts, docs/benchmarks.md).
  */
 export const defaultBackend: BackendName = "onnx";
 
@@ -125,4 +125,18 @@ export async function activateBackend(name: BackendName, executionProvider?: str
 export async function useBackend(name?: string, executionProvider?: string): Promise<BackendName> {
   const backend = requestedBackend(name);
   return activateBackend(backend, requestedProvider(backend, executionProvider));
+}
+
+/**
+ * How the backends report running out of memory: tfjs wasm's kernels trap (a WebAssembly
+ * RuntimeError) once tensors reach past 2 GiB of its heap, or its heap cannot grow; V8 cannot
+ * allocate an ArrayBuffer; onnxruntime's allocator fails. Messages from worker threads arrive
+ * as plain Errors, so the messages are what is matched.
+ */
+const OUT_OF_MEMORY = /memory access out of bounds|out of memory|cannot enlarge memory|array buffer allocation failed|failed to allocate memory|bad_alloc/i;
+
+/** The error a failed run throws: FT306 for a backend out of memory, else the error as it is. */
+export function runFailure(backend: BackendName, error: unknown): unknown {
+  if (!(error instanceof Error) || !OUT_OF_MEMORY.test(error.message)) return error;
+  return new FedTensorError("FT306", { backend, why: `${error.name}: ${error.message}` }, { cause: error });
 }

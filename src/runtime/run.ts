@@ -10,7 +10,7 @@ import type { ProgramIR, ValueType } from "../ir/types.js";
 import { batchProgram } from "../transform/batch.js";
 import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
-import { activateBackend, requestedBackend, requestedProvider, type BackendName } from "./backend.js";
+import { activateBackend, requestedBackend, requestedProvider, runFailure, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
 import { loweringFor, type Executable, type Lowering } from "./lowering.js";
 import { defaultWorkers } from "./worker-pool.js";
@@ -96,6 +96,8 @@ export async function runProgram(ir: ProgramIR, inputs: unknown, options: RunOpt
     const key = JSON.stringify([backend, provider, workers, bound.clients, bound.types.map((t) => t.shape)]);
     const executable = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, loweringFor(backend, provider, workers)));
     return unflatten(ir.outputTree, await executable.run(bound.tensors));
+  } catch (error) {
+    throw runFailure(backend, error);
   } finally {
     bound.created.forEach((t) => t.dispose());
   }

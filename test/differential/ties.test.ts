@@ -12,13 +12,13 @@ const generated = (p: GeneratedProgram["program"], inputs: GeneratedProgram["inp
 // The seed-99 counterexample in small: a mean of equal values equals each value in float64,
 // but may come out one ulp off in float32, so minimum's gradient could go either way.
 test("a minimum of values and their mean is a near tie when the values are equal", () => {
-  const p = program({ x: atClients(f32([6])) }, ({ x }) => map((v: typeof x) => minimum(v, mean(v)), x));
+  const p = program({ x: atClients(f32([6])) }, ({ x }) => map((v) => minimum(v, mean(v)), x));
   expect(nearTie(generated(p as never, { x: [[0.3, 0.3, 0.3, 0.3, 0.3, 0.3], [1, 2, 3, 4, 5, 6]] }))).toMatch(/^minimum of operands within/);
   expect(nearTie(generated(p as never, { x: [[1, 2, 3, 4, 5, 7], [1, 2, 3, 4, 5, 7]] }))).toBeUndefined();
 });
 
 test("relu of a value that cancels to about zero is a near tie; clear values are not", () => {
-  const p = program({ x: atClients(f32([2])) }, ({ x }) => map((v: typeof x) => relu(sub(add(v, 0.1), 0.1)), x));
+  const p = program({ x: atClients(f32([2])) }, ({ x }) => map((v) => relu(sub(add(v, 0.1), 0.1)), x));
   expect(nearTie(generated(p as never, { x: [[0, 1], [2, 3]] }))).toMatch(/^relu of a value within/);
   expect(nearTie(generated(p as never, { x: [[-1, 1], [2, 3]] }))).toBeUndefined();
 });

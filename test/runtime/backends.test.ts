@@ -1,6 +1,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { afterEach, describe, expect, test } from "vitest";
 import { atClients, atServer, broadcast, f32, FedTensorError, map, matmul, program, reduceMean, relu, sum } from "../../src/index.js";
+import { runFailure } from "../../src/runtime/backend.js";
 
 const p = program({ w: atServer(f32([3, 2])), x: atClients(f32(["B", 3])) }, ({ w, x }) =>
   reduceMean(map((wm, xm) => sum(relu(matmul(xm, wm))), broadcast(w), x)),
@@ -125,5 +126,42 @@ describe("inputs checked against the program's declaration", () => {
     expect((await failure(() => p.run({ w: { shape: [3, 2], data: [1, 2, 3] }, x: inputs.x }))).message).toBe(
       "FT302: input w: data has 3 values but shape [3,2] needs 6",
     );
+  });
+});
+
+describe("a backend out of memory", () => {
+  // A wasm module whose one function loads past its one 64 KiB page: the trap tfjs wasm's
+  // kernels hit when tensors reach past 2 GiB of its heap (1,000 clients x 600 MNIST images).
+  const outOfBoundsLoad = new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x05, 0x03, 0x01, 0x00, 0x01,
+    0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00, 0x0a, 0x0b, 0x01, 0x09, 0x00, 0x41, 0x80, 0x80, 0x08, 0x28, 0x02, 0x00, 0x0b,
+  ]);
+  // Node's typings leave out the WebAssembly global (it is in TypeScript's DOM library).
+  const { Module, Instance } = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object) => { exports: object } } })
+    .WebAssembly;
+  const caught = (f: () => unknown): Error => {
+    try {
+      f();
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error("expected a throw");
+  };
+
+  test("a wasm trap is FT306, with the trap as its cause", () => {
+    const { f } = new Instance(new Module(outOfBoundsLoad)).exports as { f: () => number };
+    const trap = caught(f);
+    const error = runFailure("wasm", trap) as FedTensorError;
+    expect(error.code).toBe("FT306");
+    expect(error.message).toBe("FT306: backend wasm ran out of memory running the program: RuntimeError: memory access out of bounds");
+    expect(error.cause).toBe(trap);
+    expect(error.fix).toMatch(/onnx backend/);
+  });
+
+  test("an ArrayBuffer V8 cannot allocate is FT306 too; other errors pass through as they are", () => {
+    const allocation = caught(() => new ArrayBuffer(2 ** 40));
+    expect((runFailure("onnx", allocation) as FedTensorError).message).toBe("FT306: backend onnx ran out of memory running the program: RangeError: Array buffer allocation failed");
+    const other = new Error("something else");
+    expect(runFailure("wasm", other)).toBe(other);
   });
 });
