@@ -1,7 +1,7 @@
 /**
  * Differential tests of random well-typed forward programs: the optimised path against the
- * reference interpreter, with the memory and reproducibility checks of harness.ts. Most run on
- * wasm; a subset also on cpu and onnx, since the lowering picks kernel forms per backend (and
+ * reference interpreter, with the memory and reproducibility checks of harness.ts. All run on
+ * wasm and onnx; a subset also on cpu, since the lowering picks kernel forms per backend (and
  * switching the active backend back and forth must not disturb any of them).
  */
 import fc from "fast-check";
@@ -22,6 +22,6 @@ const agreeOn = (backends: readonly Backend[], seed: number, programs: number) =
   expect(discards.count).toBeLessThan(0.01 * programs + 1);
 };
 
-test("random federated programs agree on wasm and the reference interpreter", agreeOn(["wasm"], 20240501, 1200), 300_000);
+test("random federated programs agree on wasm, onnx and the reference interpreter", agreeOn(["wasm", "onnx"], 20240501, 1200), 300_000);
 
 test("random federated programs agree on cpu, wasm, onnx and the reference interpreter", agreeOn(["cpu", "wasm", "onnx"], 7151, 300), 300_000);
