@@ -235,11 +235,11 @@ export const catalogue = {
     message: "backend {backend} ran out of memory running the program: {why}",
     explanation:
       "A round holds all its clients' data and results at once. tfjs wasm works in a 32-bit " +
-      "memory of at most 4 GiB, and its kernels fail once tensors reach past 2 GiB of it " +
-      "(a wasm 'memory access out of bounds'); native backends fail when the machine's memory does.",
+      "memory of at most 4 GiB and fails (an abort, or a 'memory access out of bounds' trap) when " +
+      "a round needs more than it can give; native backends fail when the machine's memory does.",
     fix:
       "Use the onnx backend (native memory), fewer clients per round, or smaller client data; " +
-      "on wasm, a round's inputs and activations must stay well under 2 GiB.",
+      "on wasm, a round's inputs, activations and results must fit in well under 4 GiB.",
   },
 } as const;
 

@@ -128,12 +128,13 @@ export async function useBackend(name?: string, executionProvider?: string): Pro
 }
 
 /**
- * How the backends report running out of memory: tfjs wasm's kernels trap (a WebAssembly
- * RuntimeError) once tensors reach past 2 GiB of its heap, or its heap cannot grow; V8 cannot
- * allocate an ArrayBuffer; onnxruntime's allocator fails. Messages from worker threads arrive
- * as plain Errors, so the messages are what is matched.
+ * How the backends report running out of memory: tfjs wasm aborts ("Aborted()") when its
+ * 32-bit heap cannot grow past 4 GiB, or traps ("memory access out of bounds", as a
+ * 1,000-client round of the 2NN does); V8 cannot allocate an ArrayBuffer; onnxruntime's
+ * allocator fails. Messages from worker threads arrive as plain Errors, so the messages are
+ * what is matched.
  */
-const OUT_OF_MEMORY = /memory access out of bounds|out of memory|cannot enlarge memory|array buffer allocation failed|failed to allocate memory|bad_alloc/i;
+const OUT_OF_MEMORY = /memory access out of bounds|^Aborted\(\)|out of memory|cannot enlarge memory|array buffer allocation failed|failed to allocate memory|bad_alloc/i;
 
 /** The error a failed run throws: FT306 for a backend out of memory, else the error as it is. */
 export function runFailure(backend: BackendName, error: unknown): unknown {
