@@ -1,0 +1,40 @@
+/**
+ * docs/algorithms.md prints each algorithm's program signature (for the 2NN where a model
+ * is needed); this keeps those lines in step with the library: every signature the library's
+ * programs print appears in the docs, and the docs print no other.
+ */
+import { readFileSync } from "node:fs";
+import { expect, test } from "vitest";
+import {
+  dilocoProgram,
+  evaluationProgram,
+  fedAvgProgram,
+  federatedHistogramProgram,
+  federatedMeanProgram,
+  fedOptProgram,
+  fedProxProgram,
+  fedSgdProgram,
+  mlp2nn,
+  scaffoldProgram,
+} from "../../src/lib/index.js";
+
+const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
+  .split("\n")
+  .filter((line) => line.startsWith("(<"));
+
+test("docs/algorithms.md prints the signatures the library's programs have", () => {
+  const programs = {
+    fedAvg: fedAvgProgram(mlp2nn),
+    fedSgd: fedSgdProgram(mlp2nn),
+    fedProx: fedProxProgram(mlp2nn),
+    fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),
+    scaffold: scaffoldProgram(mlp2nn),
+    diloco: dilocoProgram(mlp2nn),
+    federatedMean: federatedMeanProgram([3]),
+    federatedHistogram: federatedHistogramProgram(10),
+    evaluation: evaluationProgram(mlp2nn),
+  };
+  const printed = Object.entries(programs).map(([name, p]) => [name, p.signature] as const);
+  for (const [name, signature] of printed) expect(documented, name).toContain(signature);
+  expect(new Set(documented)).toEqual(new Set(printed.map(([, signature]) => signature)));
+});
