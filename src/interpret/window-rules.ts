@@ -131,10 +131,19 @@ function maxPoolGrad([x, ct]: readonly Tensor[], cx: RuleContext): Tensor {
   return dx;
 }
 
+/** Per window of max_pool over x: t at the window's first maximum (max_pool's tangent, max_pool_grad's transpose). */
+function maxPoolPick([x, t]: readonly Tensor[], cx: RuleContext): Tensor {
+  requireShape("max_pool_pick operand", t!.shape, x!.shape);
+  const out = tensor(windowShape(x!.shape, attrNumbers(cx, "window"), x!.shape[3]!, cx), t!.dtype);
+  forEachPoolMaximum(x!, cx, (outPos, xPos) => (out.data[outPos] = t!.data[xPos]!));
+  return out;
+}
+
 export const windowRules: Record<string, TensorRule> = {
   conv2d,
   conv2d_grad_input: conv2dGradInput,
   conv2d_grad_filter: conv2dGradFilter,
   max_pool: maxPool,
   max_pool_grad: maxPoolGrad,
+  max_pool_pick: maxPoolPick,
 };

@@ -297,6 +297,16 @@ export const primitives: Record<string, PrimitiveRule> = {
   },
   /** Gradient of max_pool: inputs (input, cotangent); routes each cotangent to its window's maximum. */
   max_pool_grad: { infer: ([x]) => [x!] },
+  /**
+   * The transpose of max_pool_grad, and max_pool's tangent: inputs (input, t like the input);
+   * per window, t at the window's first maximum of the input.
+   */
+  max_pool_pick: {
+    infer: ([x, t], attrs, op) => {
+      const [wh, ww] = nums(attrs, "window") as [number, number];
+      return [{ ...t!, placement: joinPlacement(op, x!, t!), shape: windowShape(x!, [wh, ww], x!.shape[3]!, attrs) }];
+    },
+  },
 
   // placement
   federated_broadcast: federated("server", "clients-equal"),

@@ -190,6 +190,42 @@ export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend
   ];
 }
 
+/**
+ * max_pool_pick: per window, t at the window's first maximum of x. tfjs has no gather by
+ * argmax on every backend, so it is composed on all: for each offset of the window, in
+ * row-major order, the outputs whose max sits under that offset (and no earlier offset
+ * claimed) take t from there.
+ */
+export function maxPoolPick(attrs: Attrs, xShape: readonly number[]): Kernel {
+  const { window, strides, padding } = attrs as unknown as Window & { window: [number, number] };
+  const [n, h, w, c] = xShape as [number, number, number, number];
+  const [kh, kw] = window;
+  const [sh, sw] = strides;
+  return ([x, t]) => [
+    tf.tidy(() => {
+      const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
+      const [, oh, ow] = y.shape;
+      const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
+      const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
+      const pads: [number, number][] = [[0, 0], [top, bottom], [left, right], [0, 0]];
+      // Padding never wins a window: SAME windows always hold a real pixel.
+      const paddedX = tf.pad(x!, pads, -Infinity);
+      const paddedT = tf.pad(t!, pads);
+      let claimed = tf.zerosLike(y).cast("bool");
+      let picked: tf.Tensor = tf.zerosLike(y);
+      for (let i = 0; i < kh; i++) {
+        for (let j = 0; j < kw; j++) {
+          const under = (v: tf.Tensor) => tf.stridedSlice(v, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
+          const wins = tf.logicalAnd(tf.equal(under(paddedX), y), tf.logicalNot(claimed));
+          claimed = tf.logicalOr(claimed, wins);
+          picked = tf.where(wins, under(paddedT), picked);
+        }
+      }
+      return picked;
+    }),
+  ];
+}
+
 /** softmax-like functions, which tfjs runs only over the last axis: transpose around them otherwise. */
 export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank: number): Kernel {
   const at = axis < 0 ? axis + rank : axis;

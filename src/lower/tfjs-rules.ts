@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -201,6 +201,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
     return ([x]) => [tf.maxPool(x! as tf.Tensor4D, window, strides, padding)];
   },
   max_pool_grad: (node, ctx) => maxPoolGradient(node.attrs, inShape(node, ctx, 0), ctx.backend),
+  max_pool_pick: (node, ctx) => maxPoolPick(node.attrs, inShape(node, ctx, 0)),
 
   scan: (node, ctx) => scanKernel(node, ctx),
   client_loop: (node, ctx) => clientLoopKernel(node, ctx),

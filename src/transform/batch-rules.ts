@@ -234,6 +234,7 @@ export const batchRules: Record<string, BatchRule> = {
   conv2d_grad_filter: perClientUnlessShared,
   max_pool: foldIntoImages([true]),
   max_pool_grad: foldIntoImages([true, true]),
+  max_pool_pick: foldIntoImages([true, true]),
   federated_broadcast: (ctx) => [ctx.inputs[0]!],
   federated_sum: (ctx) => {
     const x = ctx.inputs[0]!;

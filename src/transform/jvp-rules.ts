@@ -2,8 +2,7 @@
  * Forward-mode rules, one per primitive: given a node's primal inputs and outputs and the
  * tangents of its inputs (undefined for zero), emit the tangents of its outputs. Linear
  * primitives apply themselves to the tangents; the others multiply by their local derivative.
- * Primitives without a rule (max_pool, aggregate, the convolution gradients) are refused by
- * jvp() with FT211.
+ * aggregate has no rule and is refused by jvp() with FT211.
  */
 import type { Tracer } from "../front/trace.js";
 import type { Node } from "../ir/types.js";
@@ -40,6 +39,8 @@ const chain =
   (c, [t]) =>
     [t === undefined ? undefined : mul(t, derivative(c))];
 const constantOutput: JvpRule = (c) => c.outputs.map(() => undefined);
+/** The node's own window op on new leading operands, keeping the rest (the shape donor) and its attributes. */
+const windowOp = (c: JvpContext, leading: readonly Tracer[]) => prim(c.node.op, [...leading, ...c.inputs.slice(leading.length)], c.node.attrs);
 
 export const jvpRules: Record<string, JvpRule> = {
   add: (c, [ta, tb]) => sumOf(c, [ta, tb]),
@@ -108,6 +109,14 @@ export const jvpRules: Record<string, JvpRule> = {
     return [sub(t, prim("reduce_sum", [mul(prim("exp", [y0(c)]), t)], { axes: [axis], keepDims: true }))];
   },
   conv2d: (c, [tx, tf]) => sumOf(c, [tx && prim("conv2d", [tx, x1(c)], c.node.attrs), tf && prim("conv2d", [x0(c), tf], c.node.attrs)]),
+  // Bilinear in their first two operands; the third only lends its shape.
+  conv2d_grad_input: (c, [tdy, tf]) => sumOf(c, [tdy && windowOp(c, [tdy, x1(c)]), tf && windowOp(c, [x0(c), tf])]),
+  conv2d_grad_filter: (c, [tx, tdy]) => sumOf(c, [tx && windowOp(c, [tx, x1(c)]), tdy && windowOp(c, [x0(c), tdy])]),
+  // Where each window's maximum is does not move under a small change of x: the tangent is
+  // t at the maxima, and the pooling gradients are linear in their second operand.
+  max_pool: (c, [t]) => [t && prim("max_pool_pick", [x0(c), t], c.node.attrs)],
+  max_pool_grad: (c, [, t]) => [t && windowOp(c, [x0(c), t])],
+  max_pool_pick: (c, [, t]) => [t && windowOp(c, [x0(c), t])],
 
   federated_broadcast: linear,
   federated_sum: linear,

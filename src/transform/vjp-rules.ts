@@ -213,6 +213,28 @@ export const vjpRules: Record<string, VjpRule> = {
   },
   max_pool: each((c, ct) => prim("max_pool_grad", [x0(c), ct], attrs(c))),
 
+  // The gradients of the window ops, for grad(grad(f)): each is linear in its operands but the
+  // last (a value lending its shape), and the pooling ones depend on x only through where
+  // each window's maximum is, which is piecewise constant.
+  conv2d_grad_input: (ctx, [ct]) => {
+    const [dy, f] = ctx.inputs as [Tracer, Tracer];
+    return [
+      ctx.active[0] ? prim("conv2d", [ct!, f], attrs(ctx)) : undefined,
+      ctx.active[1] ? prim("conv2d_grad_filter", [ct!, dy, f], attrs(ctx)) : undefined,
+      undefined,
+    ];
+  },
+  conv2d_grad_filter: (ctx, [ct]) => {
+    const [x, dy] = ctx.inputs as [Tracer, Tracer];
+    return [
+      ctx.active[0] ? prim("conv2d_grad_input", [dy, ct!, x], attrs(ctx)) : undefined,
+      ctx.active[1] ? prim("conv2d", [x, ct!], attrs(ctx)) : undefined,
+      undefined,
+    ];
+  },
+  max_pool_grad: (ctx, [ct]) => [undefined, ctx.active[1] ? prim("max_pool_pick", [x0(ctx), ct!], attrs(ctx)) : undefined],
+  max_pool_pick: (ctx, [ct]) => [undefined, ctx.active[1] ? prim("max_pool_grad", [x0(ctx), ct!], attrs(ctx)) : undefined],
+
   federated_broadcast: each((_c, ct) => prim("federated_sum", [ct])),
   federated_sum: each((_c, ct) => prim("federated_broadcast", [ct])),
   federated_mean: each((_c, ct) => div(prim("federated_broadcast", [ct]), prim("client_count", []))),

@@ -40,7 +40,9 @@ type WindowCase = typeof windowCase extends fc.Arbitrary<infer T> ? T : never;
 /**
  * conv2d then max_pool, both with the case's windows, and the gradient of the summed squares
  * with respect to the images and the filter: at the server, and per client with the filter
- * broadcast (the client axis folds into the images).
+ * broadcast (the client axis folds into the images). Then the derivatives of the window ops'
+ * own gradients: a second-order gradient (grad of the squared norm of the filter gradient)
+ * and forward mode, of the forward pass and of the gradient (forward over reverse).
  */
 function windowProgram(c: WindowCase): GeneratedProgram {
   const imageShape = [c.images, c.height, c.width, c.channels];
@@ -49,15 +51,34 @@ function windowProgram(c: WindowCase): GeneratedProgram {
   const pool = { strides: c.poolStride, padding: c.padding };
   const forward = (x: unknown, f: unknown) => op.maxPool2d!(op.conv2d!(x, f, conv), c.pool, pool);
   const loss = (x: unknown, f: unknown) => op.sum!(op.mul!(forward(x, f), forward(x, f)));
-  const specs = { x: ft.atServer(ft.f32(imageShape as never)), f: ft.atServer(ft.f32(filterShape as never)), cx: ft.atClients(ft.f32(imageShape as never)) };
-  const program = ft.program(specs as never, ({ x, f, cx }: Record<string, unknown>) => {
-    const [dx, df] = op.grad!(([q, g]: unknown[]) => loss(q, g))([x, f]);
+  const specs = {
+    x: ft.atServer(ft.f32(imageShape as never)),
+    f: ft.atServer(ft.f32(filterShape as never)),
+    cx: ft.atClients(ft.f32(imageShape as never)),
+    tx: ft.atServer(ft.f32(imageShape as never)),
+    tf: ft.atServer(ft.f32(filterShape as never)),
+  };
+  const gradient = (x: unknown, f: unknown) => op.grad!(([q, g]: unknown[]) => loss(q, g))([x, f]) as unknown[];
+  const program = ft.program(specs as never, ({ x, f, cx, tx, tf }: Record<string, unknown>) => {
+    const [dx, df] = gradient(x, f);
     const perClient = op.map!((xm: unknown, fm: unknown) => forward(xm, fm), cx, op.broadcast!(f));
     const dfClients = op.grad!((g: unknown) => op.reduceSum!(op.map!((xm: unknown, fm: unknown) => loss(xm, fm), cx, op.broadcast!(g))))(f);
-    return { pooled: forward(x, f), dx, df, perClient, dfClients };
+    const secondOrder = op.grad!(([q, g]: unknown[]) => {
+      const [, dg] = gradient(q, g);
+      return op.sum!(op.mul!(dg, dg));
+    })([x, f]);
+    const [, forwardTangent] = op.jvp!(forward, [x, f], [tx, tf]);
+    const [, gradientTangent] = op.jvp!(gradient, [x, f], [tx, tf]);
+    return { pooled: forward(x, f), dx, df, perClient, dfClients, secondOrder, forwardTangent, gradientTangent };
   }) as ft.Program<unknown, unknown>;
-  const code = `conv2d(${JSON.stringify(imageShape)} * ${JSON.stringify(filterShape)}, ${JSON.stringify(conv)}) then maxPool2d(${c.pool}, ${JSON.stringify(pool)}), their gradients, and per client`;
-  const inputs: InputTree = { x: data(imageShape, c.seed), f: data(filterShape, c.seed + 1), cx: data([c.clients, ...imageShape], c.seed + 2) };
+  const code = `conv2d(${JSON.stringify(imageShape)} * ${JSON.stringify(filterShape)}, ${JSON.stringify(conv)}) then maxPool2d(${c.pool}, ${JSON.stringify(pool)}), their gradients, per client, second order and jvp`;
+  const inputs: InputTree = {
+    x: data(imageShape, c.seed),
+    f: data(filterShape, c.seed + 1),
+    cx: data([c.clients, ...imageShape], c.seed + 2),
+    tx: data(imageShape, c.seed + 3),
+    tf: data(filterShape, c.seed + 4),
+  };
   return { program, code, inputs, clients: c.clients };
 }
 

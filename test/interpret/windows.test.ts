@@ -35,7 +35,7 @@ describe("conv2d", () => {
   });
 });
 
-describe("max_pool and max_pool_grad", () => {
+describe("max_pool, max_pool_grad and max_pool_pick", () => {
   test("valid and same windows", () => {
     const p = program({ x: f32([1, 4, 4, 1]), y: f32([1, 3, 3, 1]) }, ({ x, y }) => ({
       valid: maxPool2d(x, 2, { padding: "valid" }),
@@ -59,6 +59,15 @@ describe("max_pool and max_pool_grad", () => {
     const attrs = { window: [1, 2], strides: [1, 1], padding: "valid" };
     const p = primitiveProgram("max_pool_grad", { x: f32([1, 1, 3, 1]), ct: f32([1, 1, 2, 1]) }, attrs);
     expect(plain(run(p, { x: [[[[1], [3], [2]]]], ct: [[[[1], [2]]]] })).data).toEqual([0, 3, 0]);
+  });
+
+  test("max_pool_pick takes each window's value of t at its first maximum of x", () => {
+    const attrs = { window: [2, 2], strides: [2, 2], padding: "valid" };
+    const p = primitiveProgram("max_pool_pick", { x: f32([1, 2, 4, 1]), t: f32([1, 2, 4, 1]) }, attrs);
+    // Left window: max 3 at (0,1), t there 20. Right window: a tie of 5s, the first at (0,2), t 30.
+    const x = [[[[1], [3], [5], [5]], [[2], [0], [5], [4]]]];
+    const t = [[[[10], [20], [30], [31]], [[40], [50], [60], [70]]]];
+    expect(plain(run(p, { x, t }))).toEqual({ shape: [1, 1, 2, 1], data: [20, 30] });
   });
 });
 

@@ -41,9 +41,9 @@ function maxPoolNode(node: Node, cx: OnnxContext, outputs: number): string[] {
   return cx.g.op("MaxPool", [x], { kernel_shape: attrs.window, strides: attrs.strides, pads }, outputs);
 }
 
-/** max_pool's output shape, also for its gradient (whose output is the input's shape). */
+/** max_pool's output shape, also for its gradient (whose output is the input's shape: its cotangent has the pooled one). */
 function pooledShape(node: Node, cx: OnnxContext): number[] {
-  return node.op === "max_pool" ? outShape(node, cx) : inShape(node, cx, 1);
+  return node.op === "max_pool_grad" ? inShape(node, cx, 1) : outShape(node, cx);
 }
 
 export const windowRules: Record<string, OnnxRule> = {
@@ -105,5 +105,14 @@ export const windowRules: Record<string, OnnxRule> = {
     const zeros = cx.g.op1("ConstantOfShape", [cx.g.model.ints([n * c * h * w])]);
     const flat = cx.g.op1("ScatterElements", [zeros, reshape(cx, indices, [-1]), reshape(cx, dy, [-1])], { axis: 0, reduction: "add" });
     return [transpose(cx, reshape(cx, flat, [n, c, h, w]), toChannelsLast)];
+  },
+
+  /** Per window, t at the window's first maximum: MaxPool's indices gather from t (NCHW, flattened). */
+  max_pool_pick: (node, cx) => {
+    const [n, oh, ow, c] = outShape(node, cx) as [number, number, number, number];
+    const [, indices] = maxPoolNode(node, cx, 2) as [string, string];
+    const t = transpose(cx, cx.name(node.inputs[1]!), toChannelsFirst);
+    const picked = cx.g.op1("Gather", [reshape(cx, t, [-1]), reshape(cx, indices, [-1])], { axis: 0 });
+    return [transpose(cx, reshape(cx, picked, [n, c, oh, ow]), toChannelsLast)];
   },
 };
