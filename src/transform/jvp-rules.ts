@@ -2,7 +2,7 @@
  * Forward-mode rules, one per primitive: given a node's primal inputs and outputs and the
  * tangents of its inputs (undefined for zero), emit the tangents of its outputs. Linear
  * primitives apply themselves to the tangents; the others multiply by their local derivative.
- * aggregate has no rule and is refused by jvp() with FT211.
+ * The control primitives (map, scan, aggregate) are differentiated in jvp.ts.
  */
 import type { Tracer } from "../front/trace.js";
 import type { Node } from "../ir/types.js";

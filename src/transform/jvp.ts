@@ -3,7 +3,8 @@
  * and, beside each node, emits its tangent by the rules of jvp-rules.ts. One forward pass
  * gives the derivative along one direction, which is cheaper than reverse mode when a
  * function has few inputs and many outputs (or to probe one direction, as a Hessian-vector
- * product does). map is differentiated member-wise, scan by carrying tangents beside the carry.
+ * product does). map is differentiated member-wise, scan by carrying tangents beside the carry,
+ * aggregate by accumulating tangents beside the accumulator.
  */
 import { ftError } from "../errors/error.js";
 import { traceBody, type Tracer } from "../front/trace.js";
@@ -46,6 +47,7 @@ export function jvp(graph: Graph, inputs: readonly Tracer[], inputTangents: read
 function differentiate(node: Node, ins: Tracer[], tins: (Tracer | undefined)[]): JvpResult {
   if (node.op === "map") return jvpMap(node, ins, tins);
   if (node.op === "scan") return jvpScan(node, ins, tins);
+  if (node.op === "aggregate") return jvpAggregate(node, ins, tins);
   const rule = jvpRules[node.op];
   if (rule === undefined) throw ftError("FT211", { op: "jvp", what: `${node.op}(), which has no forward-mode rule` });
   const outputs = reemit(node, ins);
@@ -114,4 +116,51 @@ function jvpScan(node: Node, ins: Tracer[], tins: (Tracer | undefined)[]): JvpRe
   const carryTangents = init.map((_, i) => (carried.includes(i) ? outs[carries + carried.indexOf(i)] : undefined));
   const ys = outs.slice(newCarries, newCarries + ysCount);
   return { outputs: [...outs.slice(0, carries), ...ys], tangents: [...carryTangents, ...outs.slice(newCarries + ysCount)] };
+}
+
+/**
+ * An aggregate whose accumulator holds its float leaves' tangents too and whose members come
+ * with theirs: accumulate, merge and report become their own jvps (the grouping of clients,
+ * and so every partial result, is the same as the primal's).
+ */
+function jvpAggregate(node: Node, ins: Tracer[], tins: (Tracer | undefined)[]): JvpResult {
+  const [accumulate, merge, report] = node.bodies!;
+  const memberCount = node.attrs.members as number;
+  const { operands, captured } = splitCaptures(node, ins);
+  const { operands: operandTangents, captured: capturedTangents } = splitCaptures(node, tins);
+  const members = operands.slice(0, memberCount);
+  const zero = operands.slice(memberCount);
+  const moving = members.map((_, i) => i).filter((i) => operandTangents[i] !== undefined);
+  const carried = zero.map((_, i) => i).filter((i) => isFloat(zero[i]!));
+  const zeroTangents = carried.map((i) => operandTangents[memberCount + i] ?? fillLike(0, zero[i]!));
+  const newOperands = [...members, ...moving.map((i) => operandTangents[i]!), ...zero, ...zeroTangents];
+  const attrs = { ...node.attrs, members: memberCount + moving.length, accumulators: zero.length + carried.length };
+  const [accParams, mergeParams, reportParams] = primitives.aggregate!.bodyParams!(newOperands.map((t) => t.type), attrs);
+  /** An accumulator with its tangents (zero where a body gives none) from a jvp result. */
+  const withTangents = (result: JvpResult) => [...result.outputs, ...carried.map((i) => result.tangents[i] ?? fillLike(0, result.outputs[i]!))];
+  const accTangentsOf = (tangents: readonly Tracer[]) => zero.map((_, i) => (carried.includes(i) ? tangents[carried.indexOf(i)] : undefined));
+  const split = (params: readonly Tracer[]) => [params.slice(0, zero.length), params.slice(zero.length, zero.length + carried.length)] as const;
+  const accumulateJvp = traceBody("aggregate", accParams!, (p) => {
+    const [acc, accTangents] = split(p);
+    const rest = p.slice(zero.length + carried.length);
+    const memberTangents = members.map((_, i) => (moving.includes(i) ? rest[memberCount + moving.indexOf(i)] : undefined));
+    const result = jvp(accumulate!, [...acc, ...rest.slice(0, memberCount), ...captured[0]!], [...accTangentsOf(accTangents), ...memberTangents, ...capturedTangents[0]!]);
+    return withTangents(result);
+  });
+  const mergeJvp = traceBody("aggregate", mergeParams!, (p) => {
+    const half = zero.length + carried.length;
+    const [a, aTangents] = split(p.slice(0, half));
+    const [b, bTangents] = split(p.slice(half));
+    const result = jvp(merge!, [...a, ...b, ...captured[1]!], [...accTangentsOf(aTangents), ...accTangentsOf(bTangents), ...capturedTangents[1]!]);
+    return withTangents(result);
+  });
+  let resultCount = 0;
+  const reportJvp = traceBody("aggregate", reportParams!, (p) => {
+    const [acc, accTangents] = split(p);
+    const result = jvp(report!, [...acc, ...captured[2]!], [...accTangentsOf(accTangents), ...capturedTangents[2]!]);
+    resultCount = result.outputs.length;
+    return [...result.outputs, ...result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y))];
+  });
+  const outs = primMany("aggregate", newOperands, attrs, [accumulateJvp, mergeJvp, reportJvp]);
+  return { outputs: outs.slice(0, resultCount), tangents: outs.slice(resultCount) };
 }

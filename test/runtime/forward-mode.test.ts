@@ -5,7 +5,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, broadcast, exp, f32, FedTensorError, grad, interpret, jvp, map, matmul, mul, program, reduceMean, scan, sigmoid, softmax, sub, sum, type Tensor } from "../../src/index.js";
+import { add, aggregate, atClients, atServer, broadcast, exp, f32, FedTensorError, full, grad, interpret, jvp, map, matmul, mean, mul, program, reduceMean, scan, sigmoid, softmax, sub, sum, tanh, zeros, type Tensor } from "../../src/index.js";
 
 type Server3 = Tensor<[3], "float32", "server">;
 const loss = (w: Server3, x: Tensor<[2, 3], "float32", "clients">) =>
@@ -32,6 +32,33 @@ describe("forward mode", () => {
     const reference = interpret(p.ir, inputs) as unknown as { tangent: { data: Float64Array } };
     expect(tangent).toBeCloseTo(reference.tangent.data[0]!, 5);
     tf.dispose([out.value, out.tangent, out.gradient]);
+  });
+
+  // aggregate has no reverse-mode rule (FT211), so its tangent is checked against a central
+  // difference of the reference interpreter in float64, and the optimised paths against that.
+  test("jvp through aggregate: accumulate, merge and report carry tangents beside their values", async () => {
+    const f = (w: Server3, x: Tensor<[2, 3], "float32", "clients">) =>
+      aggregate(map((wm, xm) => tanh(mul(sum(xm), wm)), broadcast(w), x), {
+        zero: () => ({ s: zeros([]), v: full([3], 0.5) }),
+        accumulate: (acc, m) => ({ s: add(mul(acc.s, 0.5), mean(m)), v: add(acc.v, mul(exp(m), sum(m))) }),
+        merge: (a, b) => ({ s: add(a.s, mul(b.s, b.s)), v: add(a.v, mul(b.v, 0.25)) }),
+        report: (acc) => add(mul(acc.v, acc.s), tanh(acc.v)),
+      });
+    const specs = { w: atServer(f32([3])), t: atServer(f32([3])), x: atClients(f32([2, 3])) };
+    const tangentProgram = program(specs, ({ w, t, x }) => jvp((v: Server3) => f(v, x), [w], [t])[1]);
+    const valueProgram = program(specs, ({ w, x }) => f(w, x));
+    const x3 = [...inputs.x, [[1, -1, 0.5], [0.2, 0.3, -0.4]]];
+    const at = (s: number) => ({ ...inputs, x: x3, w: inputs.w.map((wi, i) => wi + s * inputs.t[i]!) });
+    const h = 1e-6;
+    const [plus, minus] = [h, -h].map((s) => Array.from((interpret(valueProgram.ir, at(s)) as unknown as { data: Float64Array }).data));
+    const want = plus!.map((p, i) => (p - minus![i]!) / (2 * h));
+    const reference = Array.from((interpret(tangentProgram.ir, at(0)) as unknown as { data: Float64Array }).data);
+    reference.forEach((r, i) => expect(r).toBeCloseTo(want[i]!, 6));
+    for (const backend of ["wasm", "onnx"] as const) {
+      const out = await tangentProgram.run(at(0), { backend });
+      Array.from(await out.data()).forEach((v, i) => expect(v, backend).toBeCloseTo(want[i]!, 4));
+      out.dispose();
+    }
   });
 
   test("a non-scalar function: the tangent of matmul along both operands", async () => {
