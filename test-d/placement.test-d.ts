@@ -90,6 +90,10 @@ expectError(aggregate(reduceSum(images), pixelSums));
 // The accumulator is one client's member inside aggregate: there is nothing to reduce there.
 expectError(aggregate(images, { ...pixelSums, report: (acc) => reduceSum(acc) }));
 expectError(aggregate(images, { ...pixelSums, accumulate: (acc, x) => add(acc, reduceSum(sum(x, 0))) }));
+// The accumulator starts from local constants (FT208), not from a SERVER or CLIENTS value.
+expectError(aggregate(images, { ...pixelSums, zero: () => zerosLike(value<F32<[784], "server">>()) }));
+expectError(aggregate(images, { ...pixelSums, zero: () => zerosLike(value<F32<[784], "clients">>()) }));
+expectType<F32<[784], "server">>(aggregate(images, { ...pixelSums, zero: () => zerosLike(value<F32<[784], "local">>()) }));
 
 // ---- operands at SERVER and CLIENTS together (FT104) --------------------------------------
 

@@ -14,7 +14,7 @@ import type {
 } from "../../types/placement.js";
 import type { Message } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { Place, Tensor, TreeLike } from "../../types/tensor.js";
+import type { Place, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
@@ -139,9 +139,20 @@ export function map<const Xs extends readonly TreeLike[], R>(
 type Acc<U> = Place<U, "member">;
 type AccResult<U> = Place<U, "member" | "local">;
 
+/**
+ * FT208 for an accumulator leaf that zero() builds from a placed value: every group of
+ * clients starts its fold from the same local constants (a SERVER value would have to be
+ * broadcast first, and then it is no constant).
+ */
+type ZeroCheck<U> = U extends Typed
+  ? U extends Tensor<infer _S, infer _D, "local" | "member">
+    ? never
+    : Message<"FT208", { op: "aggregate zero"; got: Print<U>; want: "a local constant" }>
+  : { [K in keyof U]: ZeroCheck<U[K]> }[keyof U];
+
 export interface Aggregation<X, U, R> {
   /** The initial accumulator, built from constants. */
-  zero: () => U;
+  zero: () => Validate<U, ZeroCheck<U>>;
   /** Folds one client's member into a partial accumulator. */
   accumulate: (acc: Acc<U>, member: Place<X, "member">) => AccResult<U>;
   /** Combines two partial accumulators (from disjoint groups of clients). */
@@ -163,6 +174,9 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
   const xs = flattenTracers(x, "aggregate() argument");
   checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
   const zero = flattenTracers(fns.zero(), "aggregate() zero");
+  zero.leaves.forEach((t) => {
+    if (t.placement !== "local" && t.placement !== "member") throw ftError("FT208", { op: "aggregate zero", got: printType(t.type), want: "a local constant" });
+  });
   const accTypes = zero.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
   const memberTypes = xs.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
   const checkAcc = (what: string, out: unknown): Tracer[] => {
