@@ -178,11 +178,12 @@ export const catalogue = {
     message: "{op}() cannot differentiate through {what}",
     explanation:
       "grad() transforms every primitive on the path from the differentiated inputs to the " +
-      "loss. A few constructs have no gradient rule, such as aggregate() with custom functions, " +
-      "or a value that map()'s function captures from outside instead of taking as an argument.",
+      "loss. A few constructs have no gradient rule: a value that map()'s or aggregate()'s " +
+      "functions capture from outside instead of taking as an argument, aggregate()'s zero(), " +
+      "and a second gradient through aggregate().",
     fix:
       "Pass the value to map() as a (broadcast) argument, use the built-in reductions instead " +
-      "of aggregate(), or wrap the part in stopGradient(...) if it needs no gradient.",
+      "of aggregate() for second derivatives, or wrap the part in stopGradient(...) if it needs no gradient.",
   },
   FT210: {
     title: "Dims disagree at run time",

@@ -1,7 +1,7 @@
 /**
  * Evaluation rules of the placement primitives (broadcast and the reductions over clients)
- * and of the control primitives that run sub-graphs (map, scan, aggregate), with an explicit
- * loop over clients.
+ * and of the control primitives that run sub-graphs (map, scan, aggregate and its pullback),
+ * with an explicit loop over clients.
  */
 import { ftError } from "../errors/error.js";
 import { elementwiseDType, type DTypeClass } from "../ir/dtypes.js";
@@ -138,6 +138,45 @@ function aggregate(inputs: readonly Value[], node: Node, run: Evaluator): Value[
   return run.evaluate(report, [...merged, ...reportCaptures!], "aggregate report");
 }
 
+/**
+ * aggregate's member cotangents: the fold again, storing the accumulator entering each
+ * client's step; report's and merge's pullbacks give each group's accumulator cotangent, and
+ * accumulate's pullback walks each group back to its first client.
+ */
+function aggregateVjp(inputs: readonly Value[], node: Node, run: Evaluator): Value[] {
+  const [accumulate, merge, , accumulateVjp, mergeVjp, reportVjp] = node.bodies! as Graph[];
+  const memberCount = node.attrs.members as number;
+  const accCount = node.attrs.accumulators as number;
+  const members = inputs.slice(0, memberCount).map((x) => membersOf(x, "aggregate"));
+  const zero = inputs.slice(memberCount, memberCount + accCount);
+  const resultCts = inputs.slice(memberCount + accCount, inputs.length - capturedCount(node));
+  const caps = capturesPerBody(node, inputs);
+  const memberValues = (i: number) => members.map((m) => m[i]!);
+  const clients = range(run.clients());
+  const half = Math.ceil(clients.length / 2);
+  const groups = [clients.slice(0, half), clients.slice(half)];
+  const entering: Value[][] = [];
+  const partials = groups.map((group) =>
+    group.reduce((acc, i) => {
+      entering[i] = acc;
+      return run.evaluate(accumulate!, [...acc, ...memberValues(i), ...caps[0]!], "aggregate accumulate");
+    }, zero),
+  );
+  const merged = run.evaluate(merge!, [...partials[0]!, ...partials[1]!, ...caps[1]!], "aggregate merge");
+  const mergedCt = run.evaluate(reportVjp!, [...merged, ...resultCts, ...caps[5]!], "aggregate report pullback");
+  const partialCts = run.evaluate(mergeVjp!, [...partials[0]!, ...partials[1]!, ...mergedCt, ...caps[4]!], "aggregate merge pullback");
+  const memberCts: Value[][] = [];
+  groups.forEach((group, k) => {
+    let ct = partialCts.slice(k * accCount, (k + 1) * accCount);
+    for (const i of [...group].reverse()) {
+      const outs = run.evaluate(accumulateVjp!, [...entering[i]!, ...memberValues(i), ...ct, ...caps[3]!], "aggregate accumulate pullback");
+      ct = outs.slice(0, accCount);
+      memberCts[i] = outs.slice(accCount);
+    }
+  });
+  return members.map((_, j) => new AtClients(clients.map((i) => oneTensor(memberCts[i]![j]!, "aggregate"))));
+}
+
 export const controlRules: Record<string, ControlRule> = {
   federated_broadcast: ([x], _node, run) => [new AtClients(range(run.clients()).map(() => oneTensor(x!, "federated_broadcast")))],
   federated_sum: overClients("numeric", (acc, x) => acc + x),
@@ -149,4 +188,5 @@ export const controlRules: Record<string, ControlRule> = {
   scan,
   client_loop: clientLoop,
   aggregate,
+  aggregate_vjp: aggregateVjp,
 };

@@ -344,6 +344,22 @@ export const primitives: Record<string, PrimitiveRule> = {
       return [[...acc, ...members], [...acc, ...acc], acc];
     },
   },
+  /**
+   * The cotangents of aggregate's members: operands (members, zero, the result's cotangents);
+   * bodies accumulate, merge and report, then their pullbacks: (acc, member, ct of the new
+   * acc) to (ct of acc, ct of member), (a, b, ct of merged) to (ct of a, ct of b), and (acc,
+   * ct of the result) to (ct of acc). Runs the fold again, then back through it client by client.
+   */
+  aggregate_vjp: {
+    infer: (inputs, attrs) => inputs.slice(0, num(attrs, "members")).map((t) => ({ ...t, placement: "clients" })),
+    bodyParams: (operands, attrs) => {
+      const [memberCount, accCount] = [num(attrs, "members"), num(attrs, "accumulators")];
+      const members = operands.slice(0, memberCount).map(asMember);
+      const acc = operands.slice(memberCount, memberCount + accCount).map(asMember);
+      const resultCts = operands.slice(memberCount + accCount).map(asMember);
+      return [[...acc, ...members], [...acc, ...acc], acc, [...acc, ...members, ...acc], [...acc, ...acc, ...acc], [...acc, ...resultCts]];
+    },
+  },
 };
 
 export function inferNode(

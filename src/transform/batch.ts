@@ -83,6 +83,8 @@ class Batcher {
         return this.scan(node, inputs, types);
       case "aggregate":
         return this.aggregate(node, inputs, types);
+      case "aggregate_vjp":
+        return this.aggregateVjp(node, inputs, types);
     }
     const rule = batchRules[node.op];
     if (rule === undefined) throw new Error(`internal: no batching rule for ${node.op}`);
@@ -155,22 +157,74 @@ class Batcher {
    */
   private aggregate(node: Node, inputs: Tracer[], types: readonly ValueType[]): Tracer[] {
     const [accumulate, merge, report] = node.bodies!;
+    const { members, zero, captured } = this.aggregateOperands(node, inputs);
+    const partials = this.groups(members).flatMap(({ count, slices }) =>
+      count === 0 ? zero : scanSteps(zero, slices, count, false, (ins) => this.run(accumulate!, [...ins, ...captured[0]!], types)),
+    );
+    const merged = this.run(merge!, [...partials, ...captured[1]!], types);
+    return this.run(report!, [...merged, ...captured[2]!], types);
+  }
+
+  /**
+   * aggregate's member cotangents: the same two scans, storing the accumulator entering each
+   * client's step, then report's and merge's pullbacks, and per group a reverse scan over its
+   * clients with accumulate's pullback; the groups' cotangents are joined on the client axis.
+   */
+  private aggregateVjp(node: Node, inputs: Tracer[], types: readonly ValueType[]): Tracer[] {
+    const [accumulate, merge, , accumulateVjp, mergeVjp, reportVjp] = node.bodies!;
+    const accCount = node.attrs.accumulators as number;
+    const { members, zero: accAndCts, captured } = this.aggregateOperands(node, inputs);
+    const [zero, resultCts] = [accAndCts.slice(0, accCount), accAndCts.slice(accCount)];
+    const groups = this.groups(members);
+    const forward = groups.map(({ count, slices }) => {
+      if (count === 0) return { partial: zero, entering: [] };
+      const outs = scanSteps(zero, slices, count, false, (ins) => [...this.run(accumulate!, [...ins, ...captured[0]!], types), ...ins.slice(0, accCount)]);
+      return { partial: outs.slice(0, accCount), entering: outs.slice(accCount) };
+    });
+    const partials = forward.flatMap((f) => f.partial);
+    const merged = this.run(merge!, [...partials, ...captured[1]!], types);
+    const mergedCt = this.run(reportVjp!, [...merged, ...resultCts, ...captured[5]!], types);
+    const partialCts = this.run(mergeVjp!, [...partials, ...mergedCt, ...captured[4]!], types);
+    const perGroup = groups.flatMap(({ count, slices }, k) => {
+      if (count === 0) return [];
+      const init = partialCts.slice(k * accCount, (k + 1) * accCount);
+      const outs = scanSteps(init, [...forward[k]!.entering, ...slices], count, true, (ins) => {
+        const [ct, acc, member] = [ins.slice(0, accCount), ins.slice(accCount, 2 * accCount), ins.slice(2 * accCount)];
+        return this.run(accumulateVjp!, [...acc, ...member, ...ct, ...captured[3]!], types);
+      });
+      return [outs.slice(accCount)];
+    });
+    return members.map((_, j) => (perGroup.length === 1 ? perGroup[0]![j]! : prim("concat", perGroup.map((g) => g[j]!), { axis: 0 })));
+  }
+
+  private aggregateOperands(node: Node, inputs: Tracer[]) {
     const { operands, captured } = splitCaptures(node, inputs);
     const members = operands.slice(0, node.attrs.members as number).map((m) => this.materialize(m));
     const zero = operands.slice(node.attrs.members as number);
     if (zero.some(this.isBatched)) throw new Error("internal: aggregate's zero varies across clients");
-    const half = Math.ceil(this.clients / 2);
-    const fold = (from: number, count: number): Tracer[] => {
-      if (count === 0) return zero;
-      const slices = members.map((m) => prim("slice", [m], { begin: m.shape.map((_, i) => (i === 0 ? from : 0)), size: m.shape.map((d, i) => (i === 0 ? count : (d as number))) }));
-      const step = traceBody("scan", [...zero.map((t) => local(t.type)), ...slices.map((s) => ({ ...local(s.type), shape: s.shape.slice(1) }))], (ins) =>
-        this.run(accumulate!, [...ins, ...captured[0]!], types),
-      );
-      return primMany("scan", [...zero, ...slices], { carries: zero.length, length: count }, [step]);
-    };
-    const merged = this.run(merge!, [...fold(0, half), ...fold(half, this.clients - half), ...captured[1]!], types);
-    return this.run(report!, [...merged, ...captured[2]!], types);
+    return { members, zero, captured };
   }
+
+  /** The members of each group of clients: the first ceil(C/2), then the rest (maybe none). */
+  private groups(members: Tracer[]): { count: number; slices: Tracer[] }[] {
+    const half = Math.ceil(this.clients / 2);
+    return [
+      [0, half],
+      [half, this.clients - half],
+    ].map(([from, count]) => ({
+      count: count!,
+      slices:
+        count === 0
+          ? []
+          : members.map((m) => prim("slice", [m], { begin: m.shape.map((_, i) => (i === 0 ? from! : 0)), size: m.shape.map((d, i) => (i === 0 ? count! : (d as number))) })),
+    }));
+  }
+}
+
+/** A scan over axis 0 of xs, `count` steps, carrying init; body gets the carries, then one step of each x. */
+function scanSteps(init: Tracer[], xs: Tracer[], count: number, reverse: boolean, body: (ins: Tracer[]) => Tracer[]): Tracer[] {
+  const step = traceBody("scan", [...init.map((t) => local(t.type)), ...xs.map((x) => ({ ...local(x.type), shape: x.shape.slice(1) }))], body);
+  return primMany("scan", [...init, ...xs], { carries: init.length, length: count, ...(reverse ? { reverse: true } : {}) }, [step]);
 }
 
 /** [a, b, ...] to [b, a, ...]: between [C, steps, ...] and [steps, C, ...]. */

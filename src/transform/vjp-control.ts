@@ -6,11 +6,13 @@
  * scan is transposed into a reverse scan: a forward scan stores the carry entering each step,
  * and the backward scan walks the steps in reverse, pulling the carry cotangent back through
  * the body and summing the cotangents of captured values.
+ * aggregate becomes aggregate_vjp, which folds the clients again and walks back through each
+ * group of them with the pullbacks of accumulate, merge and report, built here.
  */
 import { ftError } from "../errors/error.js";
 import { traceBody, type Tracer } from "../front/trace.js";
 import { primitives } from "../ir/primitives.js";
-import type { ValueType } from "../ir/types.js";
+import type { Graph, ValueType } from "../ir/types.js";
 import { add, fillLike, primMany } from "./emit.js";
 import { inline, splitCaptures } from "./inline.js";
 import { vjp } from "./vjp.js";
@@ -99,4 +101,43 @@ export const vjpScan: VjpRule = (ctx, cts) => {
     ...xs.map((_, i) => xsCts[i]),
     ...caps.map((c) => (activeCaps.includes(c) ? capsCts[activeCaps.indexOf(c)] : undefined)),
   ];
+};
+
+const isFloat = (t: Tracer) => t.dtype === "float32";
+
+export const vjpAggregate: VjpRule = (ctx, cts) => {
+  const { node } = ctx;
+  const [accumulate, merge, report] = node.bodies! as [Graph, Graph, Graph];
+  const memberCount = node.attrs.members as number;
+  const { operands, captured } = splitCaptures(node, ctx.inputs);
+  const active = splitCaptures(node, ctx.active);
+  if (active.operands.slice(memberCount).some(Boolean) || active.captured.some((caps) => caps.some(Boolean))) {
+    throw ftError("FT211", { op: "grad", what: "aggregate()'s zero() or a value its functions capture from outside; only its CLIENTS argument is differentiated" });
+  }
+  const members = operands.slice(0, memberCount);
+  const zero = operands.slice(memberCount);
+  const wanted = members.map((m, i) => active.operands[i]! && isFloat(m));
+  if (!wanted.some(Boolean)) return ctx.inputs.map(() => undefined);
+  const attrs = { members: memberCount, accumulators: zero.length };
+  const params = primitives.aggregate_vjp!.bodyParams!([...members, ...zero, ...cts].map((t) => t.type), attrs);
+  /** A closed body running `graph` (with its captured values) on its parameters. */
+  const rerun = (k: number, graph: Graph) => traceBody("aggregate", params[k]!, (ins) => inline(graph, [...ins, ...captured[k]!]));
+  /** A closed body: the primals' cotangents from (primals, cotangents of graph's outputs). */
+  const pullback = (k: number, graph: Graph, caps: readonly Tracer[], wrt: readonly boolean[]) =>
+    traceBody("aggregate", params[k]!, (ins) => {
+      const primals = ins.slice(0, wrt.length);
+      const { inputCotangents } = vjp(graph, ctx.types, [...primals, ...caps], [...wrt, ...caps.map(() => false)], ins.slice(wrt.length));
+      return primals.map((p, i) => inputCotangents[i] ?? fillLike(0, p));
+    });
+  const accFloat = zero.map(isFloat);
+  const bodies = [
+    rerun(0, accumulate),
+    rerun(1, merge),
+    rerun(2, report),
+    pullback(3, accumulate, captured[0]!, [...accFloat, ...wanted]),
+    pullback(4, merge, captured[1]!, [...accFloat, ...accFloat]),
+    pullback(5, report, captured[2]!, accFloat),
+  ];
+  const memberCts = primMany("aggregate_vjp", [...members, ...zero, ...cts], attrs, bodies);
+  return ctx.inputs.map((_, i) => (i < memberCount && wanted[i] ? memberCts[i] : undefined));
 };

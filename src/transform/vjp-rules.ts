@@ -10,7 +10,7 @@ import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
 import type { Tracer } from "../front/trace.js";
 import { broadcastLike, div, fillLike, mul, neg, prim, reducedAxes, scalar, sub, unbroadcast } from "./emit.js";
-import { vjpMap, vjpScan } from "./vjp-control.js";
+import { vjpAggregate, vjpMap, vjpScan } from "./vjp-control.js";
 
 export interface VjpContext {
   readonly node: Node;
@@ -243,4 +243,5 @@ export const vjpRules: Record<string, VjpRule> = {
 
   map: vjpMap,
   scan: vjpScan,
+  aggregate: vjpAggregate,
 };

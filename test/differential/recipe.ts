@@ -60,13 +60,16 @@ interface StepOptions {
   /** How many levels of function bodies may still nest. */
   readonly depth: number;
   readonly maxSteps: number;
-  /** Ops without a gradient rule (aggregate) are left out of functions that grad differentiates. */
-  readonly differentiable: boolean;
+  /**
+   * How many times the steps are differentiated: a grad's body once more than the code around
+   * it. aggregate has a gradient but no second one, so it is left out from 2 on.
+   */
+  readonly differentiations: number;
 }
 
 function stepsArb(options: StepOptions): fc.Arbitrary<Step[]> {
   const flat = (ops: readonly OpName[]) => fc.record({ op: fc.constantFrom(...ops), a: choice, b: choice, k: choice, body: fc.constant([]) });
-  const federated = options.differentiable ? federatedOps.filter((op) => op !== "aggregate") : federatedOps;
+  const federated = options.differentiations >= 2 ? federatedOps.filter((op) => op !== "aggregate") : federatedOps;
   const arbitraries: fc.WeightedArbitrary<Step>[] = [{ arbitrary: flat(tensorOps), weight: 6 }];
   if (options.federated) arbitraries.push({ arbitrary: flat(federated), weight: 3 });
   if (options.depth > 0) {
@@ -74,7 +77,7 @@ function stepsArb(options: StepOptions): fc.Arbitrary<Step[]> {
     const withBody = (ops: readonly OpName[], body: StepOptions) =>
       fc.record({ op: fc.constantFrom(...ops), a: choice, b: choice, k: choice, body: stepsArb(body) });
     arbitraries.push({ arbitrary: withBody(loopOps, inner), weight: 1 });
-    arbitraries.push({ arbitrary: withBody(gradOps, { ...inner, differentiable: true }), weight: 1 });
+    arbitraries.push({ arbitrary: withBody(gradOps, { ...inner, differentiations: options.differentiations + 1 }), weight: 1 });
     if (options.federated) arbitraries.push({ arbitrary: withBody(["map"], { ...inner, federated: false }), weight: 3 });
   }
   return fc.array(fc.oneof(...arbitraries), { minLength: 1, maxLength: options.maxSteps });
@@ -85,7 +88,7 @@ function recipeFields(differentiable: boolean, serverShape: fc.Arbitrary<number[
     clients: fc.integer({ min: 1, max: 4 }),
     server: fc.array(serverShape, { minLength: 1, maxLength: 2 }),
     clientData: fc.array(shapeArb(3), { minLength: 1, maxLength: 2 }),
-    steps: stepsArb({ federated: true, depth: 2, maxSteps: 6, differentiable }),
+    steps: stepsArb({ federated: true, depth: 2, maxSteps: 6, differentiations: differentiable ? 1 : 0 }),
     dataSeed: fc.nat(),
   };
 }
