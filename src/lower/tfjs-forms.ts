@@ -150,7 +150,8 @@ export function conv2dFilterGradient(attrs: Attrs, xShape: readonly number[], fi
  * interleaving zeros for the stride. The first max in the window wins, as on the cpu.
  */
 export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend: string): Kernel {
-  const { window, strides, padding } = attrs as unknown as Window & { window: [number, number] };
+  const pool = attrs as unknown as PoolAttrs;
+  const { window, strides, padding } = pool;
   if (backend !== "wasm") {
     return ([x, dy]) => {
       const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
@@ -160,31 +161,19 @@ export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend
     };
   }
   const [n, h, w, c] = xShape as [number, number, number, number];
-  const [kh, kw] = window;
   const [sh, sw] = strides;
   return ([x, dy]) => [
     tf.tidy(() => {
-      const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
-      const [, oh, ow] = y.shape;
-      const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
-      const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
-      const [hp, wp] = [h + top + bottom, w + left + right];
-      // Padding never wins a window: SAME windows always hold a real pixel.
-      const padded = tf.pad(x!, [[0, 0], [top, bottom], [left, right], [0, 0]], -Infinity);
+      const windows = poolWindows(x!, pool, xShape);
+      const { oh, ow, top, left, hp, wp } = windows;
       const zeros = tf.zerosLike(dy!);
-      let claimed = tf.zerosLike(y).cast("bool");
       let dx = tf.zeros([n, hp, wp, c]);
-      for (let i = 0; i < kh; i++) {
-        for (let j = 0; j < kw; j++) {
-          const under = tf.stridedSlice(padded, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
-          const wins = tf.logicalAnd(tf.equal(under, y), tf.logicalNot(claimed));
-          claimed = tf.logicalOr(claimed, wins);
-          const taken = tf.where(wins, dy!, zeros).reshape([n, oh, 1, ow, 1, c]);
-          const spread = tf.pad(taken, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]]).reshape([n, oh * sh, ow * sw, c]);
-          const placed = tf.pad(spread, [[0, 0], [i, Math.max(0, hp - i - oh * sh)], [j, Math.max(0, wp - j - ow * sw)], [0, 0]]);
-          dx = tf.add(dx, tf.slice(placed, [0, 0, 0, 0], [n, hp, wp, c]));
-        }
-      }
+      windows.firstMaxima((i, j, wins) => {
+        const taken = tf.where(wins, dy!, zeros).reshape([n, oh, 1, ow, 1, c]);
+        const spread = tf.pad(taken, [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]]).reshape([n, oh * sh, ow * sw, c]);
+        const placed = tf.pad(spread, [[0, 0], [i, Math.max(0, hp - i - oh * sh)], [j, Math.max(0, wp - j - ow * sw)], [0, 0]]);
+        dx = tf.add(dx, tf.slice(placed, [0, 0, 0, 0], [n, hp, wp, c]));
+      });
       return tf.slice(dx, [0, top, left, 0], [n, h, w, c]);
     }),
   ];
@@ -192,38 +181,55 @@ export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend
 
 /**
  * max_pool_pick: per window, t at the window's first maximum of x. tfjs has no gather by
- * argmax on every backend, so it is composed on all: for each offset of the window, in
- * row-major order, the outputs whose max sits under that offset (and no earlier offset
- * claimed) take t from there.
+ * argmax on every backend, so it is composed on all: the outputs whose first maximum sits
+ * under each window offset take t from there.
  */
 export function maxPoolPick(attrs: Attrs, xShape: readonly number[]): Kernel {
-  const { window, strides, padding } = attrs as unknown as Window & { window: [number, number] };
-  const [n, h, w, c] = xShape as [number, number, number, number];
-  const [kh, kw] = window;
-  const [sh, sw] = strides;
   return ([x, t]) => [
     tf.tidy(() => {
-      const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
-      const [, oh, ow] = y.shape;
-      const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
-      const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
-      const pads: [number, number][] = [[0, 0], [top, bottom], [left, right], [0, 0]];
-      // Padding never wins a window: SAME windows always hold a real pixel.
-      const paddedX = tf.pad(x!, pads, -Infinity);
-      const paddedT = tf.pad(t!, pads);
-      let claimed = tf.zerosLike(y).cast("bool");
-      let picked: tf.Tensor = tf.zerosLike(y);
-      for (let i = 0; i < kh; i++) {
-        for (let j = 0; j < kw; j++) {
-          const under = (v: tf.Tensor) => tf.stridedSlice(v, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
-          const wins = tf.logicalAnd(tf.equal(under(paddedX), y), tf.logicalNot(claimed));
-          claimed = tf.logicalOr(claimed, wins);
-          picked = tf.where(wins, under(paddedT), picked);
-        }
-      }
+      const windows = poolWindows(x!, attrs as unknown as PoolAttrs, xShape);
+      const paddedT = windows.pad(t!, 0);
+      let picked: tf.Tensor = tf.zerosLike(windows.y);
+      windows.firstMaxima((_i, _j, wins, under) => {
+        picked = tf.where(wins, under(paddedT), picked);
+      });
       return picked;
     }),
   ];
+}
+
+type PoolAttrs = Window & { window: [number, number] };
+
+/**
+ * The windows of max_pool over x (for use inside a tidy): its output y, output and padded
+ * sizes, SAME padding, and `firstMaxima`, which visits the window offsets (i, j) in row-major
+ * order with the outputs whose window's first maximum sits there (no earlier offset claimed
+ * it) and a function giving a padded tensor's pixels at that offset, one per output.
+ */
+function poolWindows(x: tf.Tensor, attrs: PoolAttrs, xShape: readonly number[]) {
+  const { window, strides, padding } = attrs;
+  const [n, h, w, c] = xShape as [number, number, number, number];
+  const [kh, kw] = window;
+  const [sh, sw] = strides;
+  const y = tf.maxPool(x as tf.Tensor4D, window, strides, padding);
+  const [, oh, ow] = y.shape;
+  const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
+  const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
+  const pad = (v: tf.Tensor, value: number) => tf.pad(v, [[0, 0], [top, bottom], [left, right], [0, 0]], value);
+  // Padding never wins a window: SAME windows always hold a real pixel.
+  const paddedX = pad(x, -Infinity);
+  const firstMaxima = (visit: (i: number, j: number, wins: tf.Tensor, under: (padded: tf.Tensor) => tf.Tensor) => void) => {
+    let claimed = tf.zerosLike(y).cast("bool");
+    for (let i = 0; i < kh; i++) {
+      for (let j = 0; j < kw; j++) {
+        const under = (v: tf.Tensor) => tf.stridedSlice(v, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
+        const wins = tf.logicalAnd(tf.equal(under(paddedX), y), tf.logicalNot(claimed));
+        claimed = tf.logicalOr(claimed, wins);
+        visit(i, j, wins, under);
+      }
+    }
+  };
+  return { y, oh, ow, top, left, hp: h + top + bottom, wp: w + left + right, pad, firstMaxima };
 }
 
 /** softmax-like functions, which tfjs runs only over the last axis: transpose around them otherwise. */
