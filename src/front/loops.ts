@@ -20,13 +20,15 @@ type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
     : false
   : false;
 
-/** FT208 messages for carry leaves whose type changed, or never. */
+/** FT208 messages for carry leaves whose type changed, keys missing or added, or never. */
 type CarryCheck<Op extends string, C, R> = C extends Typed
   ? LeafMatches<C, R> extends true
     ? never
     : Message<"FT208", { op: Op; got: Print<R>; want: Print<C> }>
   : R extends object
-    ? { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : Message<"FT208", { op: Op; got: `no ${K & string}`; want: `a tree with ${K & string}` }> }[keyof C]
+    ?
+        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : Message<"FT208", { op: Op; got: `no ${K & string}`; want: `a tree with ${K & string}` }> }[keyof C]
+        | { [K in Exclude<keyof R, keyof C>]: Message<"FT208", { op: Op; got: `a tree with ${K & string}`; want: `a tree without ${K & string}` }> }[Exclude<keyof R, keyof C>]
     : Message<"FT208", { op: Op; got: Print<R>; want: "a tree" }>;
 
 export type LoopIndex = Tensor<[], "int32", "local">;
@@ -99,7 +101,7 @@ function loop(
   const traced = traceBody(op, [...carry.leaves.map((t) => t.type), ...stepTypes], (ins) => {
     const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
     const nextFlat = flattenTracers(next, `${op}() body carry`);
-    checkCarry(op, nextFlat.leaves, carry.leaves);
+    checkCarry(op, nextFlat, carry);
     if (ys === undefined || ys === null) return nextFlat.leaves;
     const yFlat = flattenTracers(ys, `${op}() body output`);
     yDef = yFlat.def;

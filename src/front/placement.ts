@@ -181,7 +181,7 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
   const memberTypes = xs.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
   const checkAcc = (what: string, out: unknown): Tracer[] => {
     const acc = flattenTracers(out, `aggregate() ${what} result`);
-    checkCarry(`aggregate ${what}`, acc.leaves, zero.leaves);
+    checkCarry(`aggregate ${what}`, acc, zero);
     return acc.leaves;
   };
   const accTree = (leaves: Tracer[]) => unflatten(zero.def, leaves);
@@ -207,22 +207,40 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
   return unflatten(reportDef, outputs) as never;
 }
 
+type Flat = { readonly leaves: readonly Tracer[]; readonly def: TreeDef };
+
 /**
- * FT208 unless a loop or accumulator result has the carry's tree size, shapes and dtypes.
+ * FT208 unless a loop or accumulator result has the carry's tree structure, shapes and
+ * dtypes, with the texts tsc gives (src/front/loops.ts, CarryCheck): a key of the carry
+ * that the result lacks, a key the carry lacks, or the first leaf whose type differs.
  * Placements local and member count as the same: both are one client's (or no) value.
  */
-export function checkCarry(op: string, got: readonly Tracer[], want: readonly Tracer[]): void {
-  const sameType = (a: ValueType, b: ValueType): boolean =>
-    a.dtype === b.dtype &&
-    a.shape.length === b.shape.length &&
-    a.shape.every((d, i) => d === b.shape[i]) &&
-    (a.placement === b.placement || (!isPlaced(a.placement) && !isPlaced(b.placement)));
-  if (got.length !== want.length) {
-    throw ftError("FT208", { op, got: `${got.length} values`, want: `${want.length} values` });
-  }
-  got.forEach((t, i) => {
-    if (!sameType(t.type, want[i]!.type)) throw ftError("FT208", { op, got: printType(t.type), want: printType(want[i]!.type) });
-  });
+export function checkCarry(op: string, got: Flat, want: Flat): void {
+  const mismatch = carryMismatch(got.def, want.def, got.leaves, want.leaves);
+  if (mismatch !== undefined) throw ftError("FT208", { op, ...mismatch });
 }
+
+function carryMismatch(got: TreeDef, want: TreeDef, gotLeaves: readonly Tracer[], wantLeaves: readonly Tracer[]): { got: string; want: string } | undefined {
+  if (typeof want === "number") {
+    if (typeof got !== "number") return { got: "a tree", want: printType(wantLeaves[want]!.type) };
+    const [a, b] = [gotLeaves[got]!.type, wantLeaves[want]!.type];
+    return sameCarryType(a, b) ? undefined : { got: printType(a), want: printType(b) };
+  }
+  const gotKeys = typeof got === "number" ? [] : Object.keys(got);
+  const wantKeys = Object.keys(want);
+  for (const key of wantKeys) {
+    if (!gotKeys.includes(key)) return { got: `no ${key}`, want: `a tree with ${key}` };
+    const inner = carryMismatch((got as Record<string, TreeDef>)[key]!, (want as Record<string, TreeDef>)[key]!, gotLeaves, wantLeaves);
+    if (inner !== undefined) return inner;
+  }
+  const extra = gotKeys.find((key) => !wantKeys.includes(key));
+  return extra === undefined ? undefined : { got: `a tree with ${extra}`, want: `a tree without ${extra}` };
+}
+
+const sameCarryType = (a: ValueType, b: ValueType): boolean =>
+  a.dtype === b.dtype &&
+  a.shape.length === b.shape.length &&
+  a.shape.every((d, i) => d === b.shape[i]) &&
+  (a.placement === b.placement || (!isPlaced(a.placement) && !isPlaced(b.placement)));
 
 const isPlaced = (p: Placement): boolean => p !== "local" && p !== "member";
