@@ -127,6 +127,8 @@ expectType<F32<[2, 3]>>(slice(scores, [1, 0], [2, 3]));
 // size -1 takes the rest of the axis.
 expectType<F32<[2, 2]>>(slice(scores, [1, 2], [-1, -1]));
 expectType<F32<[3, 4]>>(slice(value<F32<[1000000000, 4]>>(), [999999997, 0], [-1, 4]));
+// A named dim's bounds are checked at run time.
+expectType<F32<[2, 4]>>(slice(value<F32<["B", 4]>>(), [7, 0], [2, 4]));
 
 // ---- reductions over axes -----------------------------------------------------------------
 

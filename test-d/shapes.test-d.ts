@@ -15,6 +15,7 @@ import {
   mean,
   mul,
   reshape,
+  slice,
   softmax,
   stack,
   sub,
@@ -114,6 +115,11 @@ expectError(stack([bias, bias], 2));
 expectError(transpose(logits, [0, 0]));
 expectError(transpose(logits, [2, 1, 0]));
 expectError(transpose(sequence, [1, 0]));
+// A slice's block lies inside each literal dim (exact for dims up to 10^9).
+expectType<F32<[2, 10]>>(slice(value<F32<[8, 10]>>(), [6, 0], [2, -1]));
+expectError(slice(value<F32<[8, 10]>>(), [7, 0], [2, -1]));
+expectError(slice(value<F32<[8, 10]>>(), [0, 11], [-1, -1]));
+expectError(slice(value<F32<[1000000000, 4]>>(), [999999999, 0], [2, 4]));
 
 // ---- concat and stack agree outside the axis (FT206) --------------------------------------
 

@@ -308,9 +308,36 @@ export type Slice<S extends Shape, Begin extends readonly number[], Size extends
     ? Dim[]
     : Begin["length"] extends S["length"]
       ? Size["length"] extends S["length"]
-        ? { -readonly [K in keyof S]: SliceDim<S[K], Begin[K & keyof Begin], Size[K & keyof Size]> }
+        ? [SliceOutside<S, Begin, Size>] extends [never]
+          ? { -readonly [K in keyof S]: SliceDim<S[K], Begin[K & keyof Begin], Size[K & keyof Size]> }
+          : AxisFail<SliceOutside<S, Begin, Size>, Ctx, S>
         : AxisFail<Size["length"], Ctx, S>
       : AxisFail<Begin["length"], Ctx, S>;
+
+/** The first axis whose block leaves its dim (as the runtime's FT204), or never. Named and unknown dims pass: the runtime checks them. */
+type SliceOutside<S extends Shape, Begin extends readonly number[], Size extends readonly number[], I extends 0[] = []> = I["length"] extends S["length"]
+  ? never
+  : SliceFits<S[I["length"]], Begin[I["length"]], Size[I["length"]]> extends true
+    ? SliceOutside<S, Begin, Size, [...I, 0]>
+    : I["length"];
+type SliceFits<D, B, Size> = D extends number
+  ? B extends number
+    ? Size extends number
+      ? IsUnknownDim<D> extends true
+        ? true
+        : number extends B | Size
+          ? true
+          : `${B}` extends `-${string}`
+            ? false
+            : Size extends -1
+              ? NotNegative<SubDigits<ToDigits<D>, ToDigits<B>>>
+              : `${Size}` extends `-${string}`
+                ? false
+                : NotNegative<SubDigits<ToDigits<D>, AddDigits<ToDigits<B>, ToDigits<Size>>>>
+      : true
+    : true
+  : true;
+type NotNegative<R> = [R] extends [never] ? false : true;
 type SliceDim<D, B, Size> = Size extends -1
   ? D extends number
     ? B extends number
