@@ -49,7 +49,8 @@ function differentiate(node: Node, ins: Tracer[], tins: (Tracer | undefined)[]):
   if (node.op === "scan") return jvpScan(node, ins, tins);
   if (node.op === "aggregate") return jvpAggregate(node, ins, tins);
   const rule = jvpRules[node.op];
-  if (rule === undefined) throw ftError("FT211", { op: "jvp", what: `${node.op}(), which has no forward-mode rule` });
+  // Every primitive a program can hold has a rule but aggregate's pullback (grad, then jvp, through aggregate).
+  if (rule === undefined) throw ftError("FT211", { op: "jvp", what: node.op === "aggregate_vjp" ? "the gradient of aggregate()" : `${node.op}(), which has no forward-mode rule` });
   const outputs = reemit(node, ins);
   return { outputs, tangents: rule({ node, inputs: ins, outputs }, tins) };
 }

@@ -6,6 +6,7 @@
  * The federated rules are SPEC section 5: the cotangent of broadcast is a sum over clients, of
  * reduceSum a broadcast, of reduceMean a broadcast divided by the number of clients.
  */
+import { ftError } from "../errors/error.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
 import type { Tracer } from "../front/trace.js";
@@ -244,4 +245,7 @@ export const vjpRules: Record<string, VjpRule> = {
   map: vjpMap,
   scan: vjpScan,
   aggregate: vjpAggregate,
+  aggregate_vjp: () => {
+    throw ftError("FT211", { op: "grad", what: "aggregate() twice: the gradient of aggregate has no gradient of its own" });
+  },
 };

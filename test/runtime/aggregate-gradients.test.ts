@@ -100,3 +100,10 @@ test("a gradient through aggregate's zero() or its captured values is refused wi
     expect(make).toThrow(/^FT211: grad\(\) cannot differentiate through aggregate\(\)'s zero\(\) or a value its functions capture/);
   }
 });
+
+test("a second derivative through aggregate is FT211, in either mode", () => {
+  const twice = () => program(specs, ({ w, x }) => grad((v: Server3) => sum(grad(loss)(v, x)))(w));
+  const forwardOverReverse = () => program(specs, ({ w, t, x }) => jvp((v: Server3) => grad(loss)(v, x), [w], [t]));
+  expect(twice).toThrow(/^FT211: grad\(\) cannot differentiate through aggregate\(\) twice/);
+  expect(forwardOverReverse).toThrow(/^FT211: jvp\(\) cannot differentiate through the gradient of aggregate\(\)/);
+});
