@@ -73,6 +73,7 @@ describe("run config from flags", () => {
       out: "runs/a",
       resume: true,
       algorithm: "fedadam",
+      serverLr: 0.03,
       beta1: 0.9,
       beta2: 0.999,
       tau: 0.001,
@@ -92,9 +93,17 @@ describe("run config from flags", () => {
     expect(await loadRunConfig(["--algorithm", "fedadagrad"])).toEqual({
       ...defaults,
       algorithm: "fedadagrad",
+      serverLr: 0.03,
       beta1: 0.9,
       tau: 0.001,
     });
+  });
+
+  it("gives the adaptive server optimisers their own default server learning rate, which a flag overrides", async () => {
+    expect((await loadRunConfig(["--algorithm", "fedyogi"])).serverLr).toBe(0.03);
+    expect((await loadRunConfig(["--algorithm", "fedyogi", "--server-lr", "1"])).serverLr).toBe(1);
+    expect((await loadRunConfig(["--algorithm", "scaffold"])).serverLr).toBe(1);
+    expect(runOptionRows().find((r) => r.key === "serverLr")!.default).toBe("1, 0.03 with --algorithm fedadam | fedyogi | fedadagrad");
   });
 
   it("returns the config file path apart from the values", () => {
