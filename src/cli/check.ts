@@ -82,6 +82,12 @@ function formatDiagnostic(typescript: typeof ts, diagnostic: ts.Diagnostic): str
   return [`${prefix} ${messages[0]!.text}`, ...frame, ...explained].join("\n");
 }
 
+/** A path as short as it can be: relative inside the current folder, absolute outside it. */
+const shown = (path: string): string => {
+  const inside = relative(process.cwd(), path);
+  return inside === "" || inside.startsWith("..") ? path : inside;
+};
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export const checkCommand: Command = {
@@ -93,7 +99,7 @@ export const checkCommand: Command = {
     const typescript = await loadTypeScript();
     const path = resolve(project);
     const configPath = typescript.sys.directoryExists(path) ? resolve(path, "tsconfig.json") : path;
-    if (!typescript.sys.fileExists(configPath)) throw new UsageError(`no tsconfig.json at ${relative(process.cwd(), configPath) || configPath}`);
+    if (!typescript.sys.fileExists(configPath)) throw new UsageError(`no tsconfig.json at ${shown(configPath)}`);
     let unreadable: ts.Diagnostic | undefined;
     const config = typescript.getParsedCommandLineOfConfigFile(configPath, undefined, {
       ...typescript.sys,
@@ -102,7 +108,7 @@ export const checkCommand: Command = {
     const configErrors = [...(unreadable === undefined ? [] : [unreadable]), ...(config?.errors ?? [])];
     if (config === undefined || configErrors.length > 0) {
       const details = configErrors.map((d) => `  ${formatDiagnostic(typescript, d)}`).join("\n");
-      throw new UsageError(`invalid ${relative(process.cwd(), configPath)}:\n${details}`);
+      throw new UsageError(`invalid ${shown(configPath)}:\n${details}`);
     }
     const program = typescript.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences });
     const diagnostics = typescript.getPreEmitDiagnostics(program);
