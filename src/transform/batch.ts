@@ -157,7 +157,7 @@ class Batcher {
    */
   private aggregate(node: Node, inputs: Tracer[], types: readonly ValueType[]): Tracer[] {
     const [accumulate, merge, report] = node.bodies!;
-    const { members, zero, captured } = this.aggregateOperands(node, inputs);
+    const { members, rest: zero, captured } = this.aggregateOperands(node, inputs);
     const partials = this.groups(members).flatMap(({ count, slices }) =>
       count === 0 ? zero : scanSteps(zero, slices, count, false, (ins) => this.run(accumulate!, [...ins, ...captured[0]!], types)),
     );
@@ -173,8 +173,8 @@ class Batcher {
   private aggregateVjp(node: Node, inputs: Tracer[], types: readonly ValueType[]): Tracer[] {
     const [accumulate, merge, , accumulateVjp, mergeVjp, reportVjp] = node.bodies!;
     const accCount = node.attrs.accumulators as number;
-    const { members, zero: accAndCts, captured } = this.aggregateOperands(node, inputs);
-    const [zero, resultCts] = [accAndCts.slice(0, accCount), accAndCts.slice(accCount)];
+    const { members, rest, captured } = this.aggregateOperands(node, inputs);
+    const [zero, resultCts] = [rest.slice(0, accCount), rest.slice(accCount)];
     const groups = this.groups(members);
     const forward = groups.map(({ count, slices }) => {
       if (count === 0) return { partial: zero, entering: [] };
@@ -197,12 +197,13 @@ class Batcher {
     return members.map((_, j) => (perGroup.length === 1 ? perGroup[0]![j]! : prim("concat", perGroup.map((g) => g[j]!), { axis: 0 })));
   }
 
+  /** The members (with their client axis), the operands after them (zero, and aggregate_vjp's result cotangents), the captured values. */
   private aggregateOperands(node: Node, inputs: Tracer[]) {
     const { operands, captured } = splitCaptures(node, inputs);
     const members = operands.slice(0, node.attrs.members as number).map((m) => this.materialize(m));
-    const zero = operands.slice(node.attrs.members as number);
-    if (zero.some(this.isBatched)) throw new Error("internal: aggregate's zero varies across clients");
-    return { members, zero, captured };
+    const rest = operands.slice(node.attrs.members as number);
+    if (rest.some(this.isBatched)) throw new Error("internal: aggregate's zero varies across clients");
+    return { members, rest, captured };
   }
 
   /** The members of each group of clients: the first ceil(C/2), then the rest (maybe none). */
