@@ -102,8 +102,18 @@ export class OnnxGraph {
 
   constructor(readonly model: ModelScope) {}
 
-  /** Adds a node (or finds the same one); returns its output names. */
+  /**
+   * Adds a node (or finds the same one); returns its output names. An Identity makes no node:
+   * its input is passed on. (onnxruntime 1.30's optimiser drops an Identity in mid-graph whose
+   * output is a graph output and leaves later consumers of its input naming a value that no
+   * longer exists; finish() adds the Identities outputs need, after every other node.)
+   */
   op(type: string, inputs: readonly string[], attrs: Readonly<Record<string, AttributeValue>> = {}, outputs = 1): string[] {
+    if (type === "Identity") return [inputs[0]!];
+    return this.node(type, inputs, attrs, outputs);
+  }
+
+  private node(type: string, inputs: readonly string[], attrs: Readonly<Record<string, AttributeValue>>, outputs: number): string[] {
     // Nodes with a body (Loop) are never the same; every other op FedTensor emits is a pure function of its inputs.
     const key = Object.values(attrs).some((v) => typeof v === "object" && "node" in v) ? undefined : JSON.stringify([type, inputs, attrs, outputs]);
     const known = key === undefined ? undefined : this.made.get(key);
@@ -129,7 +139,7 @@ export class OnnxGraph {
     const seen = new Set<string>();
     const outputInfos = outputs.map((out) => {
       let value = out.name;
-      if (!this.produced.has(value) || seen.has(value)) value = this.op1("Identity", [value]);
+      if (!this.produced.has(value) || seen.has(value)) value = this.node("Identity", [value], {}, 1)[0]!;
       seen.add(value);
       return valueInfo(value, out.type, out.shape);
     });

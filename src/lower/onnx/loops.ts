@@ -73,7 +73,7 @@ const scan: OnnxRule = (node, cx) => {
   const init = operands.slice(0, carries).map((id) => cx.name(id));
   const outTypes = node.outputs.map((id) => cx.types[id]!);
   const steps = xs.length > 0 ? shapeOf(cx, xs[0]!)[0]! : (node.attrs.length as number);
-  if (steps === 0) return [...init, ...outTypes.slice(carries).map((t) => zerosOf(cx, t))];
+  if (steps === 0) return [...init.map((name) => cx.g.op1("Identity", [name])), ...outTypes.slice(carries).map((t) => zerosOf(cx, t))];
 
   const loop = new LoopBody(cx);
   const model = cx.g.model;

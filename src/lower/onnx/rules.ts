@@ -44,17 +44,9 @@ export function reshape(cx: OnnxContext, x: string, shape: readonly number[]): s
 }
 const toOutputShape: OnnxRule = (node, cx) => [reshape(cx, cx.name(node.inputs[0]!), outShape(node, cx))];
 
-/**
- * A value passed on as it is, with no node: onnxruntime 1.30's optimiser drops an Identity in
- * mid-graph whose output is a graph output and leaves a later consumer of its input naming a
- * value that no longer exists (a model it then rejects). The graph's finish() adds an Identity,
- * after every other node, where an output needs one.
- */
-const passOn: OnnxRule = (node, cx) => [cx.name(node.inputs[0]!)];
-
 /** A reduction over `axes` (all when undefined); an empty axis list reduces nothing. */
 function reduce(cx: OnnxContext, type: string, x: string, axes: readonly number[] | undefined, keepDims: boolean): string {
-  if (axes !== undefined && axes.length === 0) return x;
+  if (axes !== undefined && axes.length === 0) return cx.g.op1("Identity", [x]);
   const axesInput = axes === undefined ? [] : [cx.g.model.ints(axes)];
   return cx.g.op1(type, [x, ...axesInput], { keepdims: keepDims ? 1 : 0 });
 }
@@ -121,7 +113,7 @@ export const tensorRules: Record<string, OnnxRule> = {
   sigmoid: same("Sigmoid"),
   tanh: same("Tanh"),
   logical_not: same("Not"),
-  stop_gradient: passOn,
+  stop_gradient: same("Identity"),
   cast: same("Cast", (node) => ({ to: onnxDataType[node.attrs.dtype as DType] })),
   add: same("Add"),
   sub: same("Sub"),
