@@ -7,7 +7,7 @@
 import { relative, resolve } from "node:path";
 import type ts from "typescript";
 import { explanationLines, ftMessagesIn } from "../../checker-plugin/explain.js";
-import { UsageError, type Command } from "./main.js";
+import { UsageError, type Command } from "./command.js";
 
 const usage = [
   "usage: fedtensor check [-p <tsconfig.json or folder>]",

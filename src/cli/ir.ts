@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { ftError } from "../errors/error.js";
 import { Program } from "../front/program.js";
-import { UsageError, type Command } from "./main.js";
+import { UsageError, type Command } from "./command.js";
 
 export const irCommand: Command = {
   name: "ir",

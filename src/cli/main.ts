@@ -4,17 +4,9 @@
  */
 import { FedTensorError } from "../errors/error.js";
 import { checkCommand } from "./check.js";
+import { UsageError, type Command } from "./command.js";
 import { irCommand } from "./ir.js";
 import { runCommand } from "./run.js";
-
-export interface Command {
-  readonly name: string;
-  readonly summary: string;
-  readonly usage: string;
-  run(args: readonly string[]): Promise<number>;
-}
-
-export class UsageError extends Error {}
 
 const commands: readonly Command[] = [runCommand, checkCommand, irCommand];
 

@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatRunOptionsHelp, loadRunConfig } from "../lib/run/config.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** The examples folder of this package (dist/src/cli -> examples). */
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), "../../../examples");
