@@ -13,7 +13,8 @@ export const exportCommand: Command = {
     "",
     "  run folder     the --out folder of `fedtensor run`; its latest valid checkpoint is exported",
     "  --onnx FILE    where to write the ONNX model: input x [N, ...features], output logits [N, classes]",
-    "  --batch-size N the batch dim N of x and logits (default 1); the graph's shapes are fixed",
+    "  --batch-size N fix the batch dim N of x and logits; by default it is symbolic (any N) where",
+    "                 the model's graph allows (the dense models), else 1 (the CNN and the text model)",
   ].join("\n"),
   async run(args) {
     let parsed;
@@ -25,11 +26,13 @@ export const exportCommand: Command = {
     const { values, positionals } = parsed;
     if (positionals.length !== 1) throw new UsageError("expected one run folder");
     if (values.onnx === undefined) throw new UsageError("--onnx FILE is required (the only export format)");
-    const batchText = values["batch-size"] ?? "1";
-    if (!/^\d+$/.test(batchText) || Number(batchText) < 1) throw new UsageError(`--batch-size takes an integer >= 1, got ${batchText}`);
+    const batchText = values["batch-size"];
+    if (batchText !== undefined && !(/^\d+$/.test(batchText) && Number(batchText) >= 1)) {
+      throw new UsageError(`--batch-size takes an integer >= 1, got ${batchText}`);
+    }
     // Loaded here so that other commands start without TensorFlow.js.
     const { exportRunToOnnx } = await import("../lib/run/export.js");
-    const exported = await exportRunToOnnx(positionals[0]!, values.onnx, Number(batchText));
+    const exported = await exportRunToOnnx(positionals[0]!, values.onnx, batchText === undefined ? undefined : Number(batchText));
     console.log(
       `wrote ${values.onnx}: model ${exported.modelName} of round ${exported.round} (${exported.checkpoint}); ` +
         `input x ${exported.input.dtype}[${exported.input.shape.join(",")}], output logits float32[${exported.output.shape.join(",")}]`,

@@ -83,6 +83,21 @@ describe("fedtensor export --onnx", () => {
     expectSamePredictions(onnx, await libraryLogits(model, params, x, batch), model.classes);
   }, 120_000);
 
+  test("without --batch-size, a dense model takes any batch size; a model whose graph holds it takes batch 1", async () => {
+    const mnist = loadMnist("test");
+    const dense = models["2nn"]!;
+    const params = dense.init(Rng.fromSeed(4).fork("init"));
+    const exported = inferenceModel(dense, params);
+    expect(exported.input.shape).toEqual(["N", 784]);
+    expect(exported.output.shape).toEqual(["N", 10]);
+    for (const batch of [1, 37]) {
+      const x = mnist.x.slice(0, batch * 784);
+      expectSamePredictions(await onnxLogits(exported.bytes, x, [batch, 784]), await libraryLogits(dense, params, x, batch), 10);
+    }
+    const cnn = models.cnn!;
+    expect(inferenceModel(cnn, cnn.init(Rng.fromSeed(4))).input.shape).toEqual([1, ...cnn.inputShape]);
+  }, 120_000);
+
   test("names what is wrong: no checkpoint, no --onnx, a parameter of the wrong shape", async () => {
     const empty = tempDir("ft-export-empty-");
     await expect(main(["export", empty, "--onnx", join(empty, "m.onnx")])).resolves.toBe(1);

@@ -5,8 +5,8 @@
  *
  * The graph comes from the same lowering as training's (src/lower/onnx): the model's logits
  * traced as a program, specialised to the batch size, and lowered with its parameter inputs
- * turned into constants. The lowering works on concrete shapes, so the batch size is fixed
- * when exporting (`batchSize`); a last partial batch is padded by the caller.
+ * turned into constants. The lowering works on concrete shapes: the batch dim is left
+ * symbolic only where the graph is the same for every batch size (inferenceModel).
  */
 import { writeFile } from "node:fs/promises";
 import { ftError } from "../../errors/error.js";
@@ -40,18 +40,17 @@ export function logitsProgram(model: AnyModel) {
 export interface InferenceModel {
   /** The ONNX model's bytes. */
   readonly bytes: Uint8Array;
-  /** `x`: [batchSize, ...model.inputShape], float32 (int32 token ids for the text model). */
-  readonly input: { readonly name: "x"; readonly dtype: string; readonly shape: readonly number[] };
-  /** `logits`: [batchSize, classes], float32. */
-  readonly output: { readonly name: "logits"; readonly shape: readonly number[] };
+  /** `x`: [N, ...model.inputShape], float32 (int32 token ids for the text model); N is "N" when any batch size runs. */
+  readonly input: { readonly name: "x"; readonly dtype: string; readonly shape: readonly (number | "N")[] };
+  /** `logits`: [N, classes], float32. */
+  readonly output: { readonly name: "logits"; readonly shape: readonly (number | "N")[] };
 }
 
 const isStored = (x: unknown): x is StoredTensor =>
   typeof x === "object" && x !== null && (x as { data?: unknown }).data instanceof Float32Array;
 
-/** The inference graph of `model` with `params` (a tree of host tensors shaped as model.params) baked in. */
-export function inferenceModel(model: AnyModel, params: unknown, batchSize: number): InferenceModel {
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw ftError("FT305", { option: "--batch-size", why: `expected an integer >= 1, got ${batchSize}` });
+/** The ONNX bytes of the logits program lowered for `batchSize`, with the parameters as constants. */
+function lowerForBatch(model: AnyModel, params: unknown, batchSize: number, batchDim: string | undefined): Uint8Array {
   const { ir } = logitsProgram(model);
   const xShape = [batchSize, ...model.inputShape];
   // The program's inputs in its input tree's order; x stands in as an empty tensor of its shape.
@@ -69,12 +68,30 @@ export function inferenceModel(model: AnyModel, params: unknown, batchSize: numb
   const concrete = simplify(specialize(ir, types, new Map([[BATCH, batchSize]])));
   const lowered = simplify(batchProgram(concrete, 1, { acceptBatchedMap: () => true }).ir);
   const constants = new Map(leaves.flatMap((leaf, i) => (i === xIndex ? [] : [[i, leaf.data] as const])));
-  const { bytes } = buildModel(lowered, { constants, inputNames: ["x"], outputNames: ["logits"] });
-  return {
-    bytes,
-    input: { name: "x", dtype: model.inputDType ?? "float32", shape: xShape },
-    output: { name: "logits", shape: [batchSize, model.classes] },
-  };
+  return buildModel(lowered, { constants, inputNames: ["x"], outputNames: ["logits"], ...(batchDim === undefined ? {} : { batchDim }) }).bytes;
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+
+/**
+ * The inference graph of `model` with `params` (a tree of host tensors shaped as model.params)
+ * baked in. With `batchSize`, x and logits have that batch dim. Without, the batch dim is
+ * symbolic ("N") when the lowered graph does not depend on it (lowered for two batch sizes,
+ * the graphs are the same byte for byte: the dense models); a model whose graph holds its
+ * batch size (a reshape's target shape, in the CNN and the text model) is exported for batch 1.
+ */
+export function inferenceModel(model: AnyModel, params: unknown, batchSize?: number): InferenceModel {
+  if (batchSize !== undefined && (!Number.isSafeInteger(batchSize) || batchSize < 1)) {
+    throw ftError("FT305", { option: "--batch-size", why: `expected an integer >= 1, got ${batchSize}` });
+  }
+  const shapes = (n: number | "N") => ({
+    input: { name: "x", dtype: model.inputDType ?? "float32", shape: [n, ...model.inputShape] },
+    output: { name: "logits", shape: [n, model.classes] },
+  }) as const;
+  if (batchSize !== undefined) return { bytes: lowerForBatch(model, params, batchSize, undefined), ...shapes(batchSize) };
+  const two = lowerForBatch(model, params, 2, "N");
+  if (sameBytes(two, lowerForBatch(model, params, 3, "N"))) return { bytes: two, ...shapes("N") };
+  return { bytes: lowerForBatch(model, params, 1, undefined), ...shapes(1) };
 }
 
 export interface ExportedRun extends InferenceModel {
@@ -84,7 +101,7 @@ export interface ExportedRun extends InferenceModel {
 }
 
 /** Writes the inference graph of the model in `runDir`'s latest checkpoint to `onnxPath`. */
-export async function exportRunToOnnx(runDir: string, onnxPath: string, batchSize: number): Promise<ExportedRun> {
+export async function exportRunToOnnx(runDir: string, onnxPath: string, batchSize?: number): Promise<ExportedRun> {
   const loaded = await loadLatestCheckpoint(runDir);
   if (loaded === undefined) throw ftError("FT304", { path: runDir, why: "no checkpoint there to export (is it a run folder of `fedtensor run`?)" });
   const { checkpoint, path } = loaded;

@@ -76,6 +76,8 @@ export interface ModelInterface {
   readonly inputNames?: readonly string[];
   /** Names of the outputs, in order; the computing nodes' own names otherwise. */
   readonly outputNames?: readonly string[];
+  /** A name for dim 0 of every input and output: a symbolic batch dim, for a graph that does not depend on it. */
+  readonly batchDim?: string;
 }
 
 export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxModel {
@@ -101,6 +103,9 @@ export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxM
     graph.node.push({ input: [output.name], output: [name], op_type: "Identity", attribute: [] });
     graph.output[i] = { ...output, name };
   });
+  if (face.batchDim !== undefined) {
+    for (const info of [...graph.input, ...graph.output]) info.type.tensor_type.shape.dim[0] = { dim_param: face.batchDim };
+  }
   graph.initializer = scope.initializers;
   return { bytes: modelBytes(graph), inputs: graph.input.map((o) => o.name), outputs: graph.output.map((o) => o.name) };
 }
