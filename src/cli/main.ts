@@ -5,10 +5,11 @@
 import { FedTensorError } from "../errors/error.js";
 import { checkCommand } from "./check.js";
 import { UsageError, type Command } from "./command.js";
+import { exportCommand } from "./export.js";
 import { irCommand } from "./ir.js";
 import { runCommand } from "./run.js";
 
-const commands: readonly Command[] = [runCommand, checkCommand, irCommand];
+const commands: readonly Command[] = [runCommand, checkCommand, irCommand, exportCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

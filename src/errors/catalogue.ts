@@ -242,6 +242,17 @@ export const catalogue = {
       "Use the onnx backend (native memory), fewer clients per round, or smaller client data; " +
       "on wasm, a round's inputs, activations and results must fit in well under 4 GiB.",
   },
+  FT310: {
+    title: "A round with no client to aggregate",
+    message: "{what}: {why}",
+    explanation:
+      "A round averages its clients' results weighted by their example counts (or over the " +
+      "clients that trained). When every client of the cohort is empty or dropped, there is " +
+      "nothing to average: the weights sum to zero and the mean would be NaN.",
+    fix:
+      "Give the round at least one client with examples. With `fedtensor run`, a round with " +
+      "fewer surviving clients than --min-clients is skipped and logged instead.",
+  },
 } as const;
 
 export type Catalogue = typeof catalogue;

@@ -17,6 +17,8 @@ const defaults = {
   rounds: 20,
   clients: 100,
   clientsPerRound: 10,
+  dropout: 0,
+  minClients: 1,
   localEpochs: 1,
   batchSize: 10,
   lr: 0.1,

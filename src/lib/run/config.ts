@@ -109,6 +109,8 @@ export const runOptions = {
   rounds: integer("Federated rounds to run", 20, { min: 1 }),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
+  minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
   batchSize: integer("Client minibatch size", 10, { min: 1 }),
   lr: real("Client learning rate", 0.1, { min: 0, minExclusive: true }),
@@ -191,6 +193,13 @@ const crossChecks: readonly {
     problem: ({ model, dataset }) =>
       (model === "char") !== (dataset === "sotu")
         ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+        : undefined,
+  },
+  {
+    keys: ["minClients", "clientsPerRound"],
+    problem: ({ minClients, clientsPerRound }) =>
+      Number(minClients) > Number(clientsPerRound)
+        ? `${String(minClients)} surviving clients can never come from ${String(clientsPerRound)} sampled per round (--clients-per-round)`
         : undefined,
   },
 ];

@@ -129,27 +129,35 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
-      const cohort: CohortBatches<HostData> = roundCohort(data, {
+      const cohort = roundCohort(data, {
         rng,
         round,
         clientsPerRound: config.clientsPerRound,
         batchSize: config.batchSize,
         epochs: config.localEpochs,
+        dropout: config.dropout,
       });
-      const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
-      const next = await runner.round(state, batches, config);
-      try {
-        await rejectNonFinite(round, next.state);
-      } catch (error) {
-        disposeReplaced(next.state, state);
+      const survivors = cohort.clients.length;
+      const row: Record<string, number | null> = { round, train_loss: null };
+      // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
+      if (config.dropout > 0) Object.assign(row, { clients: survivors, dropped: cohort.dropped.length });
+      if (survivors < config.minClients) {
+        progress.log(`round ${round} skipped: ${survivors} of ${config.clientsPerRound} clients reported, fewer than --min-clients ${config.minClients}`);
+      } else {
+        const batches: CohortBatches<HostData> = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
+        const next = await runner.round(state, batches, config);
+        try {
+          await rejectNonFinite(round, next.state);
+        } catch (error) {
+          disposeReplaced(next.state, state);
+          next.loss.dispose();
+          throw error;
+        }
+        disposeReplaced(state, next.state);
+        state = next.state;
+        row.train_loss = (await next.loss.data())[0]!;
         next.loss.dispose();
-        throw error;
       }
-      disposeReplaced(state, next.state);
-      state = next.state;
-      const trainLoss = (await next.loss.data())[0]!;
-      next.loss.dispose();
-      const row: Record<string, number> = { round, train_loss: trainLoss };
       if (round % config.evalEvery === 0 || round === config.rounds) {
         const result = await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config));
         last = { accuracy: (await result.accuracy.data())[0]!, loss: (await result.loss.data())[0]! };
@@ -160,7 +168,7 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
       }
       row.seconds = (performance.now() - roundStart) / 1000;
       await metrics.append(row as MetricsRow);
-      progress.update({ round, loss: trainLoss, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
+      progress.update({ round, ...(row.train_loss === null ? {} : { loss: row.train_loss }), ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
         await writeCheckpoint(config.out, { round, serverState: await checkpointState(state), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
       }
