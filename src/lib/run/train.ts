@@ -7,17 +7,21 @@
  * new state is not finite is rejected (FT303) before it replaces anything: the in-memory state
  * and the last checkpoint stay as they were.
  */
-import { mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
-import { ftError } from "../../errors/error.js";
+import { FedTensorError, ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
 import { batchEvaluation, roundCohort, type CohortBatches, type FederatedDataset } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
-import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "./checkpoint.js";
-import type { RunConfig } from "./config.js";
+import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
+import type { RunConfig, RunOptionKey } from "./config.js";
+import { fileFault } from "./file-faults.js";
+import { lockRunFolder } from "./lock.js";
+import { resumeConfig } from "./resume-config.js";
+import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
@@ -32,6 +36,9 @@ export const plottedMetrics = [
 ] as const;
 
 export interface TrainingResult {
+  /** The run's config: the one asked for, or on --resume the checkpoint's (with the options that may change). */
+  readonly config: RunConfig;
+  /** The rounds done in all: more than --rounds when a finished run of more rounds was resumed. */
   readonly rounds: number;
   readonly accuracy: number | undefined;
   readonly loss: number | undefined;
@@ -93,8 +100,47 @@ function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
   for (const t of flatten({ p: replaced.params, s: replaced.server }, isTensor, "state").leaves) if (!keep.has(t)) t.dispose();
 }
 
-export async function train(config: RunConfig, stream: ProgressStream): Promise<TrainingResult> {
+export interface TrainOptions {
+  /**
+   * The options of `config` that were set explicitly; on --resume, only these are compared
+   * with the checkpoint's config (the others take the checkpoint's values). All of them when
+   * not said: a library caller's config is compared whole.
+   */
+  readonly given?: Iterable<RunOptionKey>;
+}
+
+/**
+ * Trains as `requested` says, holding the lock of its output folder throughout. On --resume,
+ * the run's config is the checkpoint's (src/lib/run/resume-config.ts); a new run refuses a
+ * folder that holds another run unless --overwrite.
+ */
+export async function train(requested: RunConfig, stream: ProgressStream, options: TrainOptions = {}): Promise<TrainingResult> {
+  await makeRunFolder(requested.out);
+  const lock = await lockRunFolder(requested.out);
+  try {
+    return await trainLocked(requested, stream, options.given ?? (Object.keys(requested) as RunOptionKey[]));
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The latest checkpoint of the run in `out`, for --resume: FT304 when there is none. */
+async function checkpointToResume(out: string): Promise<LoadedCheckpoint> {
+  let resumed: LoadedCheckpoint | undefined;
+  try {
+    resumed = await loadLatestCheckpoint(out);
+  } catch (error) {
+    throw fileFault(error, out, "read the checkpoints");
+  }
+  if (resumed === undefined) throw ftError("FT304", { path: out, why: "--resume found no checkpoint there" });
+  return resumed;
+}
+
+async function trainLocked(requested: RunConfig, stream: ProgressStream, given: Iterable<RunOptionKey>): Promise<TrainingResult> {
   const started = performance.now();
+  const resumed = requested.resume ? await checkpointToResume(requested.out) : undefined;
+  if (resumed === undefined) await prepareNewRunFolder(requested.out, requested.overwrite);
+  const config = resumed === undefined ? requested : resumeConfig(requested, given, resumed.checkpoint.config, resumed.path);
   await useBackend(config.backend);
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
@@ -108,12 +154,9 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
     mask: testBatches.mask,
   };
   const rng = Rng.fromSeed(config.seed);
-  await mkdir(config.out, { recursive: true });
 
   let state: TrainingState;
   let firstRound = 0;
-  const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
-  if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there" });
   if (resumed !== undefined) {
     state = restoredState(resumed.checkpoint.serverState);
     firstRound = resumed.checkpoint.round;
@@ -121,11 +164,19 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
     const params = model.init(rng.fork("init"));
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
-  const metrics = resumed === undefined ? await MetricsWriter.create(config.out) : await MetricsWriter.resume(config.out, firstRound);
-  const progress = new RoundProgress({ stream, totalRounds: config.rounds, startRound: firstRound });
-  if (resumed !== undefined) progress.log(`resumed from round ${firstRound} (${resumed.path})`);
+  const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
+  const progress = new RoundProgress({ stream, totalRounds: Math.max(config.rounds, firstRound), startRound: firstRound });
+  if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
 
-  let last: { accuracy?: number; loss?: number } = {};
+  let last = resumed === undefined ? {} : lastEvaluation(config.out);
+  let savedRound = firstRound;
+  const saveCheckpoint = async (round: number, saved: TrainingState): Promise<string> => {
+    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: config as never };
+    const path = await writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
+    savedRound = round;
+    return path;
+  };
+  const plotTitle = { name: `${config.algorithm} ${model.name}`, title: `${config.algorithm} on ${config.dataset} (${model.name})` };
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
@@ -138,42 +189,95 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
       });
       const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
       const next = await runner.round(state, batches, config);
+      let row: Record<string, number | null>;
       try {
         await rejectNonFinite(round, next.state);
+        const trainLoss = finite((await next.loss.data())[0]!, round, "the training loss");
+        row = { round, train_loss: trainLoss, test_accuracy: null, test_loss: null };
+        if (round % config.evalEvery === 0 || round === config.rounds) {
+          const result = await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config));
+          const [accuracy, loss] = [(await result.accuracy.data())[0]!, (await result.loss.data())[0]!];
+          tf.dispose([result.accuracy, result.loss]);
+          Object.assign(row, { test_accuracy: finite(accuracy, round, "the test accuracy"), test_loss: finite(loss, round, "the test loss") });
+        }
       } catch (error) {
         disposeReplaced(next.state, state);
         next.loss.dispose();
+        if (error instanceof FedTensorError && error.code === "FT303" && round > 1) {
+          await keepLastGoodRound(round - 1, savedRound < round - 1 ? () => saveCheckpoint(round - 1, state) : undefined, progress, config.out, plotTitle);
+        }
         throw error;
       }
+      next.loss.dispose();
       disposeReplaced(state, next.state);
       state = next.state;
-      const trainLoss = (await next.loss.data())[0]!;
-      next.loss.dispose();
-      const row: Record<string, number> = { round, train_loss: trainLoss };
-      if (round % config.evalEvery === 0 || round === config.rounds) {
-        const result = await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config));
-        last = { accuracy: (await result.accuracy.data())[0]!, loss: (await result.loss.data())[0]! };
-        tf.dispose([result.accuracy, result.loss]);
-        Object.assign(row, { test_accuracy: last.accuracy, test_loss: last.loss });
-      } else {
-        Object.assign(row, { test_accuracy: null, test_loss: null });
-      }
+      if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
-      await metrics.append(row as MetricsRow);
-      progress.update({ round, loss: trainLoss, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
+      metrics.append(row as MetricsRow);
+      progress.update({ round, loss: row.train_loss!, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
-        await writeCheckpoint(config.out, { round, serverState: await checkpointState(state), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
+        await saveCheckpoint(round, state);
       }
     }
   } finally {
     progress.finish();
-    await metrics.close();
+    metrics.close();
+    disposeState(state);
   }
-  const rows = readMetrics(join(config.out, metricsFiles.jsonl));
-  await writePlots(config.out, [{ name: `${config.algorithm} ${model.name}`, rows }], {
-    title: `${config.algorithm} on ${config.dataset} (${model.name})`,
-    metrics: plottedMetrics,
-  });
-  disposeState(state);
-  return { rounds: config.rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+  await writeRunPlots(config.out, plotTitle);
+  const rounds = Math.max(config.rounds, firstRound);
+  return { config, rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
+
+/** A metric of a round; FT303 when it is NaN or infinite (a diverged model, such as one of a huge server lr). */
+function finite(value: number, round: number, what: string): number {
+  if (!Number.isFinite(value)) throw ftError("FT303", { round, what: `${what} (${value})` });
+  return value;
+}
+
+/** Says which checkpoint a resumed run continues from, which ones were damaged, and whether it had finished. */
+function reportResume(progress: RoundProgress, resumed: LoadedCheckpoint, rounds: number): void {
+  for (const { path, why } of resumed.skipped) progress.log(`skipped damaged checkpoint ${path}: ${why}`);
+  const round = resumed.checkpoint.round;
+  progress.log(`resumed from round ${round} (${resumed.path})`);
+  if (round >= rounds) progress.log(`the run had finished: its checkpoint is of round ${round}, --rounds is ${rounds}`);
+}
+
+/** The test accuracy and loss of the last evaluated round in a run's metrics (after MetricsWriter.resume cut them to the checkpoint). */
+function lastEvaluation(out: string): { accuracy?: number; loss?: number } {
+  const path = join(out, metricsFiles.jsonl);
+  if (!existsSync(path)) return {};
+  const evaluated = readMetrics(path).filter((row) => typeof row.test_accuracy === "number");
+  const row = evaluated.at(-1);
+  return row === undefined ? {} : { accuracy: row.test_accuracy as number, loss: row.test_loss as number };
+}
+
+async function writeRunPlots(out: string, { name, title }: { name: string; title: string }): Promise<void> {
+  const rows = readMetrics(join(out, metricsFiles.jsonl));
+  try {
+    await writePlots(out, [{ name, rows }], { title, metrics: plottedMetrics });
+  } catch (error) {
+    throw fileFault(error, out, "write the plot");
+  }
+}
+
+/**
+ * After a non-finite round: saves the last good state as a checkpoint (unless `save` is
+ * undefined: it is on disk already) and the plot, so nothing since the last checkpoint is
+ * lost. A failure here is reported, not thrown: the FT303 that led here is the error to show.
+ */
+async function keepLastGoodRound(
+  round: number,
+  save: (() => Promise<string>) | undefined,
+  progress: RoundProgress,
+  out: string,
+  plotTitle: { name: string; title: string },
+): Promise<void> {
+  try {
+    const path = save === undefined ? "already saved" : await save();
+    await writeRunPlots(out, plotTitle);
+    progress.log(`kept the last good state, round ${round} (${path}), and the plot of rounds 1-${round}`);
+  } catch (error) {
+    progress.log(`could not keep the last good state of round ${round}: ${(error as Error).message}`);
+  }
 }
