@@ -240,7 +240,7 @@ function reportResume(progress: RoundProgress, resumed: LoadedCheckpoint, rounds
   for (const { path, why } of resumed.skipped) progress.log(`skipped damaged checkpoint ${path}: ${why}`);
   const round = resumed.checkpoint.round;
   progress.log(`resumed from round ${round} (${resumed.path})`);
-  if (round >= rounds) progress.log(`the run had finished: its checkpoint is of round ${round}, --rounds is ${rounds}`);
+  if (round >= rounds) progress.log(`the run had finished: its checkpoint is of round ${round} of ${rounds}; nothing left to train (raise --rounds to go on)`);
 }
 
 /** The test accuracy and loss of the last evaluated round in a run's metrics (after MetricsWriter.resume cut them to the checkpoint). */
