@@ -47,7 +47,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     // A file-system error that no caller named is still a fault of the disk, not a bug.
-    const error = fileFault(thrown, "(unknown path)", "complete the command");
+    const error = fileFault(thrown, (thrown as NodeJS.ErrnoException).path ?? "a file", "complete the command");
     if (error instanceof FedTensorError) {
       console.error(`fedtensor ${name}: ${error.message}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
       // An unknown or invalid option is bad usage; other FT errors are failures of the work.

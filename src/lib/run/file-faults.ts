@@ -38,5 +38,6 @@ export function fileFault(error: unknown, path: string, doing: string): unknown 
   if (!isFileSystemError(error) || error instanceof FedTensorError) return error;
   const code = error.code!;
   const reason = reasons[code] ?? error.message;
-  return new FedTensorError("FT307", { path: error.path ?? path, why: `cannot ${doing}: ${reason} (${code})` }, { cause: error });
+  // The caller's path, not the error's: that may be a temp file the user never asked for.
+  return new FedTensorError("FT307", { path, why: `cannot ${doing}: ${reason} (${code})` }, { cause: error });
 }
