@@ -61,7 +61,7 @@ describe("MetricsWriter", () => {
 
     const fresh = runDir();
     const first = MetricsWriter.create(fresh);
-    expect(() => first.append({ round: 1, loss: Number.POSITIVE_INFINITY })).toThrow("loss is Infinity");
+    expect(() => first.append({ round: 1, loss: Number.POSITIVE_INFINITY })).toThrow("FT303: round 1: the metrics value loss (Infinity) is not finite");
     first.close();
     expect(read(fresh, metricsFiles.csv)).toBe("");
   });
