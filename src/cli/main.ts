@@ -42,20 +42,26 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     return await command.run(args);
   } catch (thrown) {
-    if (thrown instanceof UsageError) {
-      console.error(`fedtensor ${name}: ${thrown.message}\n\n${command.usage}`);
-      return 2;
-    }
-    // A file-system error that no caller named is still a fault of the disk, not a bug.
-    const error = fileFault(thrown, (thrown as NodeJS.ErrnoException).path ?? "a file", "complete the command");
-    if (error instanceof FedTensorError) {
-      console.error(`fedtensor ${name}: ${error.message}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
-      // An unknown or invalid option is bad usage; other FT errors are failures of the work.
-      return error.code === "FT305" ? 2 : 1;
-    }
-    console.error(internalErrorReport(name, argv, error));
-    return internalErrorStatus;
+    return reportFailure(command, argv, thrown);
   }
+}
+
+/** Prints why `command` failed, as its user needs it, and returns the exit status. */
+export function reportFailure(command: Pick<Command, "name" | "usage">, argv: readonly string[], thrown: unknown): number {
+  const { name } = command;
+  if (thrown instanceof UsageError) {
+    console.error(`fedtensor ${name}: ${thrown.message}\n\n${command.usage}`);
+    return 2;
+  }
+  // A file-system error that no caller named is still a fault of the disk, not a bug.
+  const error = fileFault(thrown, (thrown as NodeJS.ErrnoException).path ?? "a file", "complete the command");
+  if (error instanceof FedTensorError) {
+    console.error(`fedtensor ${name}: ${error.message}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
+    // An unknown or invalid option is bad usage; other FT errors are failures of the work.
+    return error.code === "FT305" ? 2 : 1;
+  }
+  console.error(internalErrorReport(name, argv, error));
+  return internalErrorStatus;
 }
 
 /** sysexits.h EX_SOFTWARE: an internal software error, told apart from a failed run (1) and bad usage (2). */
@@ -66,8 +72,7 @@ function internalErrorReport(name: string, argv: readonly string[], error: unkno
   const detail = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
   return [
     `fedtensor ${name}: internal error. This is a bug in FedTensor, not a mistake in your command or data.`,
-    "Please report it on the FedTensor issue tracker (README.md, \"Reporting a bug\"), with the command,",
-    "the FedTensor and Node versions, and everything below:",
+    "Please report it on the FedTensor issue tracker (README.md, \"Reporting a bug\") with everything below:",
     `  command: fedtensor ${argv.join(" ")}`,
     `  node ${process.version} on ${process.platform}-${process.arch}`,
     detail,

@@ -14,7 +14,7 @@ const reasons: Readonly<Record<string, string>> = {
   ENOTDIR: "a part of the path is a file, not a folder",
   EISDIR: "it is a folder, not a file",
   EEXIST: "something already exists there",
-  ENOENT: "the path does not exist and cannot be created there",
+  ENOENT: "no such file or folder",
   EIO: "input/output error (a failing disk or a lost network mount)",
   EMFILE: "this process has too many open files",
   ENFILE: "the system has too many open files",
