@@ -4,8 +4,11 @@
  *
  * Each round's randomness (its cohort and shuffles) derives from the seed and the round
  * number alone, so a resumed run makes the same choices as an uninterrupted one. A round whose
- * new state is not finite is rejected (FT303) before it replaces anything: the in-memory state
- * and the last checkpoint stay as they were.
+ * new state or metrics are not finite is rejected (FT303) before it replaces anything; the
+ * last good state is then saved as a checkpoint, with the plot, before the error goes up.
+ * The output folder is locked for the whole run (lock.ts), a new run never reuses another's
+ * folder unless --overwrite (run-folder.ts), and a resumed run takes the checkpoint's config
+ * (resume-config.ts).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -192,14 +195,9 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       let row: Record<string, number | null>;
       try {
         await rejectNonFinite(round, next.state);
-        const trainLoss = finite((await next.loss.data())[0]!, round, "the training loss");
-        row = { round, train_loss: trainLoss, test_accuracy: null, test_loss: null };
-        if (round % config.evalEvery === 0 || round === config.rounds) {
-          const result = await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config));
-          const [accuracy, loss] = [(await result.accuracy.data())[0]!, (await result.loss.data())[0]!];
-          tf.dispose([result.accuracy, result.loss]);
-          Object.assign(row, { test_accuracy: finite(accuracy, round, "the test accuracy"), test_loss: finite(loss, round, "the test loss") });
-        }
+        const evaluated = round % config.evalEvery === 0 || round === config.rounds;
+        const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
+        row = await roundMetrics(round, next.loss, test);
       } catch (error) {
         disposeReplaced(next.state, state);
         next.loss.dispose();
@@ -208,7 +206,6 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         }
         throw error;
       }
-      next.loss.dispose();
       disposeReplaced(state, next.state);
       state = next.state;
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy, loss: row.test_loss! };
@@ -227,6 +224,23 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   await writeRunPlots(config.out, plotTitle);
   const rounds = Math.max(config.rounds, firstRound);
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The round's metrics row (without its time), read from the device and disposed there; FT303
+ * when one is not finite, before the round's state replaces anything.
+ */
+async function roundMetrics(round: number, trainLoss: tf.Tensor, test: { accuracy: tf.Tensor; loss: tf.Tensor } | undefined): Promise<Record<string, number | null>> {
+  const read = async (t: tf.Tensor | undefined) => (t === undefined ? null : (await t.data())[0]!);
+  const [loss, testAccuracy, testLoss] = [await read(trainLoss), await read(test?.accuracy), await read(test?.loss)];
+  tf.dispose([trainLoss, ...(test === undefined ? [] : [test.accuracy, test.loss])]);
+  const check = (value: number | null, what: string) => (value === null ? null : finite(value, round, what));
+  return {
+    round,
+    train_loss: check(loss, "the training loss"),
+    test_accuracy: check(testAccuracy, "the test accuracy"),
+    test_loss: check(testLoss, "the test loss"),
+  };
 }
 
 /** A metric of a round; FT303 when it is NaN or infinite (a diverged model, such as one of a huge server lr). */
