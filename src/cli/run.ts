@@ -5,7 +5,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatRunOptionsHelp, loadRunArguments } from "../lib/run/config.js";
+import { loadRunArguments } from "../lib/run/config.js";
+import { formatRunOptionsHelp } from "../lib/run/options-help.js";
 import type { Command } from "./command.js";
 
 /** The examples folder of this package (dist/src/cli -> examples). */

@@ -2,16 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
-import {
-  formatRunOptionsHelp,
-  formatRunOptionsMarkdown,
-  loadRunArguments,
-  loadRunConfig,
-  parseRunFlags,
-  runOptionRows,
-  runOptions,
-  validateRunConfig,
-} from "../../src/lib/run/config.js";
+import { loadRunArguments, loadRunConfig, parseRunFlags, runOptions, validateRunConfig } from "../../src/lib/run/config.js";
+import { formatRunOptionsHelp, formatRunOptionsMarkdown, runOptionRows } from "../../src/lib/run/options-help.js";
 import { tempDir } from "./temp-dir.js";
 
 const defaults = {

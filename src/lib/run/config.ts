@@ -1,7 +1,7 @@
 /**
  * The configuration of `fedtensor run`: one table of options that serves the command-line
  * flags, the keys of a JSON config file, validation and the documentation alike. Adding an
- * option is one entry in `runOptions`; its flag, type, default and help row follow from it.
+ * option is one entry in `runOptions`; its flag, type, default and help row (options-help.ts) follow from it.
  *
  * Every value is validated and every unknown flag or key is an FT305 error: a misspelt option
  * that was silently ignored would quietly train something other than what was asked for.
@@ -211,7 +211,7 @@ const crossChecks: readonly {
   },
 ];
 
-const optionEntries = Object.entries(runOptions) as [RunOptionKey, OptionSpec<unknown> & { onlyWhen?: Condition }][];
+export const optionEntries = Object.entries(runOptions) as [RunOptionKey, OptionSpec<unknown> & { onlyWhen?: Condition }][];
 
 export function flagName(key: RunOptionKey): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -367,50 +367,4 @@ export async function loadRunArguments(args: readonly string[]): Promise<RunArgu
 
 export async function loadRunConfig(args: readonly string[]): Promise<RunConfig> {
   return (await loadRunArguments(args)).config;
-}
-
-export interface RunOptionRow {
-  readonly flag: string;
-  readonly key: RunOptionKey;
-  readonly default: string;
-  readonly range: string;
-  /** Empty when the option always applies. */
-  readonly appliesTo: string;
-  readonly description: string;
-}
-
-/** The documented options, one row each, in table order: the one source for help text and README. */
-export function runOptionRows(): RunOptionRow[] {
-  return optionEntries.map(([key, spec]) => ({
-    flag: flagName(key),
-    key,
-    default: spec.defaultWhen === undefined ? String(spec.default) : `${spec.default}, ${spec.defaultWhen.value} with ${flagName(spec.defaultWhen.key as RunOptionKey)} ${spec.defaultWhen.values.join(" | ")}`,
-    range: spec.range,
-    appliesTo: spec.onlyWhen === undefined ? "" : `${flagName(spec.onlyWhen.key as RunOptionKey)} ${spec.onlyWhen.values.join(" | ")}`,
-    description: spec.description,
-  }));
-}
-
-/** The options as aligned plain text for `fedtensor run --help`. */
-export function formatRunOptionsHelp(): string {
-  const rows = runOptionRows();
-  const flagWidth = Math.max(...rows.map((r) => r.flag.length));
-  return rows
-    .map((r) => {
-      const only = r.appliesTo === "" ? "" : `; only with ${r.appliesTo}`;
-      return `  ${r.flag.padEnd(flagWidth)}  ${r.description} (${r.range}; default ${r.default}${only})`;
-    })
-    .join("\n");
-}
-
-/** The options as a Markdown table for the README. */
-export function formatRunOptionsMarkdown(): string {
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
-  return [
-    "| flag | config key | default | allowed | only with | description |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...runOptionRows().map((r) =>
-      `| \`${r.flag}\` | \`${r.key}\` | ${cell(r.default)} | ${cell(r.range)} | ${cell(r.appliesTo)} | ${r.description} |`,
-    ),
-  ].join("\n");
 }
