@@ -60,7 +60,9 @@ export async function makeRunFolder(dir: string): Promise<void> {
     try {
       await mkdir(folder);
     } catch (error) {
-      throw fileFault(error, folder, "create the output folder");
+      // Another process may have made it since the walk: then it is there, as wanted.
+      const madeMeanwhile = (error as NodeJS.ErrnoException).code === "EEXIST" && (await statIfPresent(folder))?.isDirectory() === true;
+      if (!madeMeanwhile) throw fileFault(error, folder, "create the output folder");
     }
   }
 }
