@@ -68,6 +68,30 @@ describe("a second process in a run folder", () => {
   }, 120_000);
 });
 
+describe("two runs started together in one new folder", () => {
+  test("one runs, the other gets FT308; the metrics are one run's rows, in order", async () => {
+    const out = join(tempDir("ft-lock-race-"), "run");
+    const seeds = ["1", "2"];
+    const results = await Promise.all(
+      seeds.map(
+        (seed) =>
+          new Promise<{ code: number | null; stderr: string }>((resolve) => {
+            const child = startCli(smallRun(out, "--rounds", "20", "--eval-every", "20", "--seed", seed));
+            let stderr = "";
+            child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+            child.stdout!.resume();
+            child.on("exit", (code) => resolve({ code, stderr }));
+          }),
+      ),
+    );
+    expect(results.map((r) => r.code).sort()).toEqual([0, 1]);
+    const loser = results.find((r) => r.code === 1)!;
+    expect(loser.stderr).toContain(`FT308: ${out} is in use by process`);
+    expect(loser.stderr).not.toMatch(stackLine);
+    expect(metricsRows(out).map((row) => row.round)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  }, 120_000);
+});
+
 describe("lockRunFolder", () => {
   test("a held lock is FT308 for this process too; release frees it", async () => {
     const dir = tempDir("ft-lock-self-");
