@@ -113,12 +113,12 @@ export class MetricsWriter {
   append(row: MetricsRow): void {
     const columns = this.columns ?? Object.keys(row);
     checkRow(row, columns);
-    if (this.columns === undefined) {
-      this.columns = columns;
-      writeAll(this.csvFd, csvLine(columns));
-    }
     // A row cut short by a full disk is a torn last line, which readMetrics and resume() drop.
     inFolder(this.dir, "append to the metrics files", () => {
+      if (this.columns === undefined) {
+        this.columns = columns;
+        writeAll(this.csvFd, csvLine(columns));
+      }
       writeAll(this.jsonlFd, `${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))}\n`);
       writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
       fsyncSync(this.jsonlFd);
