@@ -13,6 +13,7 @@ import { open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { decodeCheckpoint, encodeCheckpoint } from "./checkpoint-format.js";
+import { fileFault } from "./file-faults.js";
 
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
@@ -34,6 +35,11 @@ export interface Checkpoint {
 /** Checkpoint files: the current format, and the first one (read only). */
 const fileNamePattern = /^checkpoint-(\d+)\.(safetensors|ftckpt)$/;
 const tempNamePattern = /^\.checkpoint-\d+\.(safetensors|ftckpt)\.tmp-/;
+
+/** A checkpoint, or the temp file of one being written: the files a run keeps its state in. */
+export function isCheckpointArtifact(name: string): boolean {
+  return fileNamePattern.test(name) || tempNamePattern.test(name);
+}
 
 export function checkpointFileName(round: number): string {
   return `checkpoint-${String(round).padStart(8, "0")}.safetensors`;
@@ -84,6 +90,21 @@ async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** Writes the body (its digest is inside) to `temp`, and flushes it to the disk. */
+async function writeWhole(temp: string, body: readonly Buffer[]): Promise<void> {
+  const handle = await open(temp, "w");
+  try {
+    // A write may take fewer bytes than given (large chunks), so it goes on from where it stopped.
+    const writeAll = async (bytes: Buffer): Promise<void> => {
+      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
+    };
+    for (const chunk of body) await writeAll(chunk);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 export interface WriteCheckpointOptions {
   /** How many of the newest checkpoints to keep; older ones are deleted. */
   readonly keep: number;
@@ -102,19 +123,15 @@ export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { kee
   const path = join(dir, name);
   const temp = join(dir, `.${name}.tmp-${process.pid}-${Date.now()}`);
   const body = encodeCheckpoint(checkpoint);
-  const handle = await open(temp, "w");
   try {
-    // A write may take fewer bytes than given (large chunks), so it goes on from where it stopped.
-    const writeAll = async (bytes: Buffer): Promise<void> => {
-      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
-    };
-    for (const chunk of body) await writeAll(chunk);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    await writeWhole(temp, body);
+    await rename(temp, path);
+    await syncDirectory(dir);
+  } catch (error) {
+    // A checkpoint cut short (a full disk) must not stay: the previous one is the one to resume from.
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw fileFault(error, path, "write the checkpoint");
   }
-  await rename(temp, path);
-  await syncDirectory(dir);
 
   const existing = await listCheckpoints(dir);
   const older = existing.filter((file) => file.round < round);
