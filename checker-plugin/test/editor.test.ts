@@ -78,3 +78,89 @@ describe("diagnostics", () => {
     }
   });
 });
+
+describe("quick fixes", () => {
+  const path = file(editorProject, "fixes.ts");
+  /** The FedTensor fixes offered for the diagnostic on the line of `marker`. */
+  async function fixesOn(marker: string): Promise<string[]> {
+    const { line } = positionOf(path, marker);
+    const diagnostic = (await diagnosticsOf(path)).find((d) => d.start.line === line);
+    expect(diagnostic, `a diagnostic at ${marker}`).toBeDefined();
+    return (await fixesFor(path, diagnostic!)).map((f) => f.description);
+  }
+
+  it("offer one fix where two messages of a diagnostic call for it", async () => {
+    const diagnostic = (await diagnosticsOf(path)).find((d) => d.text.startsWith("FT102"))!;
+    expect(diagnostic.text.split("\n").filter((l) => l.startsWith("FT102: "))).toHaveLength(2);
+    expect((await fixesFor(path, diagnostic)).map((f) => f.description)).toEqual(["Broadcast params to the CLIENTS: broadcast(params)"]);
+  });
+
+  it("swap matmul's operands when they are swapped", async () => {
+    expect(await fixesOn("export const scores")).toEqual(["Swap the operands: matmul(x, w)"]);
+  });
+
+  it("offer the sparse loss or one-hot labels for int32 labels, not a cast", async () => {
+    expect(await fixesOn("export const loss")).toEqual(["Use the loss over class ids: sparseSoftmaxCrossEntropy(…, y)", "One-hot encode y: oneHot(y, 10)"]);
+  });
+
+  it("leave out a fix whose result has a new error", async () => {
+    // broadcast(w) would make the product a CLIENTS value, which broadcast() then rejects (FT101).
+    expect(await fixesOn("export const total")).toEqual(["Reduce x to the SERVER: reduceMean(x)", "Reduce x to the SERVER: reduceSum(x)"]);
+  });
+
+  it("fix all FedTensor errors of a file at once", async () => {
+    const [first] = await diagnosticsOf(path);
+    const [fix] = await fixesFor(path, first!);
+    expect(fix).toMatchObject({ fixId: "fedtensor-fix-all", fixAllDescription: "Fix all FedTensor errors in this file" });
+    const combined = await tsserver.request<ts.server.protocol.CombinedCodeActions>("getCombinedCodeFix", { scope: { type: "file", args: { file: path } }, fixId: fix!.fixId });
+    const [change] = combined.changes;
+    expect(change!.textChanges).toHaveLength(1);
+    await tsserver.request("updateOpen", { changedFiles: [{ fileName: path, textChanges: change!.textChanges }] });
+    try {
+      expect(await diagnosticsOf(path)).toEqual([]);
+      for (const fixed of ["map((xm, p) => add(xm, p.w), x, broadcast(params))", "matmul(x, w)", "sparseSoftmaxCrossEntropy(logits, y)", "broadcast(mul(reduceMean(x"]) {
+        expect(change!.textChanges[0]!.newText).toContain(fixed);
+      }
+    } finally {
+      await tsserver.request("updateOpen", { changedFiles: [{ fileName: path, textChanges: [{ start: { line: 1, offset: 1 }, end: { line: 1000, offset: 1 }, newText: ts.sys.readFile(path)! }] }] });
+    }
+  });
+});
+
+describe("inlay hints and hover", () => {
+  it("show the placement type of const bindings and map() parameters", async () => {
+    const path = file(editorProject, "hints.ts");
+    const hints = await tsserver.request<ts.server.protocol.InlayHintItem[]>("provideInlayHints", { file: path, start: 0, length: ts.sys.readFile(path)!.length });
+    const fedTensor = hints.filter((h) => typeof h.text === "string" && /@|\[/.test(h.text)).map((h) => ({ text: h.text, at: h.position }));
+    expect(fedTensor).toEqual([
+      { text: ": <w=f32[784,10]>@CLIENTS", at: { ...positionOf(path, "local", "const "), offset: positionOf(path, "local", "const ").offset + "local".length } },
+      { text: ": {f32[B,10]}@CLIENTS", at: { ...positionOf(path, "logits", "const "), offset: positionOf(path, "logits", "const ").offset + "logits".length } },
+      { text: ": <w=f32[784,10]>", at: { ...positionOf(path, "p,", "(("), offset: positionOf(path, "p,", "((").offset + 1 } },
+      { text: ": f32[B,784]", at: { ...positionOf(path, "xs)", "p, "), offset: positionOf(path, "xs)", "p, ").offset + 2 } },
+    ]);
+  });
+
+  it("show a program's parameters when its body has errors", async () => {
+    const path = file(editorProject, "fixes.ts");
+    const body = await tsserver.request<ts.server.protocol.QuickInfoResponseBody>("quickinfo", { file: path, ...positionOf(path, "scores", "const ") });
+    const documentation = typeof body.documentation === "string" ? body.documentation : body.documentation.map((p) => p.text).join("");
+    expect(documentation.split("\n")[0]).toBe("FedTensor program: `(<x=f32[B,784],w=f32[784,10]> -> ?)` (its body has type errors, so its result is unknown)");
+  });
+});
+
+describe("plugin options and suppression comments", () => {
+  it("apply the tsconfig entry's explanation and severities, and hide suppressed lines", async () => {
+    const path = file(optionsProject, "options.ts");
+    const diagnostics = await diagnosticsOf(path);
+    const line = (marker: string): number => positionOf(path, marker).line;
+    expect(diagnostics.map((d) => ({ line: d.start.line, category: d.category, text: d.text }))).toEqual([
+      { line: line("export const shifted"), category: "warning", text: "FT201: add() cannot broadcast f32[3,4] with f32[3]: dim 4 vs 3" },
+      {
+        line: line("export const otherCode"),
+        category: "error",
+        text: "FT104: mul() mixes {f32[10]}@CLIENTS with f32[10]@SERVER: broadcast the SERVER value or reduce the CLIENTS one",
+      },
+      { line: line("export const counts"), category: "error", text: "FT205: mul() expects f32, got i32: cast() it first" },
+    ]);
+  });
+});
