@@ -1,10 +1,10 @@
 /**
  * Quick fixes that are known to work: a candidate fix (codefixes.ts) is applied to a copy of
  * the file in a language service of the plugin's own, over the project's files, and offered
- * only when the fixed file has fewer errors and none that the file did not have before (a cast
- * that type-checks into a nonsense loss is left to the candidates' own rules; a fix whose
- * result does not check is not offered at all). "Fix all FedTensor errors in this file"
- * applies verified fixes one at a time, checking after each, until none is left to apply.
+ * only when the fixed file has fewer errors and none that the file did not have before. (What
+ * type-checks can still be wrong, as a cast of class labels to float32 is: the candidates'
+ * own rules leave such fixes out.) "Fix all FedTensor errors in this file" applies verified
+ * fixes one at a time, checking after each, until none is left to apply.
  */
 import type ts from "typescript";
 import { candidateFixes } from "./codefixes.js";

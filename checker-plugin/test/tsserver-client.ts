@@ -74,10 +74,10 @@ export class TsServer {
       const length = Number(/Content-Length: (\d+)/.exec(this.received.subarray(0, headerEnd).toString())?.[1]);
       const start = headerEnd + 4;
       if (this.received.length < start + length) return;
-      const message = JSON.parse(this.received.subarray(start, start + length).toString()) as ts.server.protocol.Response;
+      const message = JSON.parse(this.received.subarray(start, start + length).toString()) as ts.server.protocol.Response | ts.server.protocol.Event;
       this.received = this.received.subarray(start + length);
       if (message.type === "event") {
-        const { event, body } = message as unknown as ts.server.protocol.Event;
+        const { event, body } = message as ts.server.protocol.Event;
         const waiter = this.waiters.findIndex((w) => w.event === event && w.matches(body));
         if (waiter >= 0) this.waiters.splice(waiter, 1)[0]!.resolve(body);
         continue;

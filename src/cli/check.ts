@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import type ts from "typescript";
 import { readDiagnostics, type ReadDiagnostic } from "../../checker-plugin/diagnostics.js";
 import { explanationLines } from "../../checker-plugin/explain.js";
-import { pluginEntry, pluginName, readOptions, type PluginOptions } from "../../checker-plugin/options.js";
+import { defaultOptions, pluginEntry, pluginName, readOptions, type PluginOptions } from "../../checker-plugin/options.js";
 import { ftError } from "../errors/error.js";
 import { shown, UsageError, type Command } from "./command.js";
 import { doctor } from "./doctor.js";
@@ -111,7 +111,7 @@ export function readProject(typescript: typeof ts, project: string): { configPat
   // Syntax errors live on the parsed JSON file, not among config.errors.
   const configErrors = [...(unreadable === undefined ? [] : [unreadable]), ...(config === undefined ? [] : typescript.getConfigFileParsingDiagnostics(config))];
   if (config === undefined || configErrors.length > 0) {
-    const details = configErrors.map((d) => `  ${formatDiagnostic(typescript, { diagnostic: d, messages: [] }, readOptions({}).options)}`).join("\n");
+    const details = configErrors.map((d) => `  ${formatDiagnostic(typescript, { diagnostic: d, messages: [] }, defaultOptions)}`).join("\n");
     throw new UsageError(`invalid ${shown(configPath)}:\n${details}`);
   }
   return { configPath, config };
