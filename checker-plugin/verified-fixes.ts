@@ -70,22 +70,30 @@ export class VerifiedFixes {
     const candidates = candidateFixes(this.typescript, program, diagnostics, fileName, start, end, errorCodes);
     if (candidates.length === 0) return [];
     const text = this.textOf(fileName);
-    const before = this.errorsWith(fileName, text);
-    return candidates
-      .filter((fix) => this.resolves(before, fileName, applyChanges(text, fix.changes[0]!.textChanges)))
-      .map((fix) => ({ ...fix, fixId: fixAllId, fixAllDescription }));
+    try {
+      const before = this.errorsWith(fileName, text);
+      return candidates
+        .filter((fix) => this.resolves(before, fileName, applyChanges(text, fix.changes[0]!.textChanges)))
+        .map((fix) => ({ ...fix, fixId: fixAllId, fixAllDescription }));
+    } finally {
+      // Other files are checked against this one's real text again.
+      this.overlay.delete(fileName);
+    }
   }
 
   /** Every FedTensor error of the file that a verified fix resolves, fixed, as one change. */
   fixAll(fileName: string): ts.CombinedCodeActions {
     const original = this.textOf(fileName);
     let text = original;
-    for (let step = 0; step < maxFixAllSteps; step++) {
-      const next = this.nextFix(fileName, text);
-      if (next === undefined) break;
-      text = next;
+    try {
+      for (let step = 0; step < maxFixAllSteps; step++) {
+        const next = this.nextFix(fileName, text);
+        if (next === undefined) break;
+        text = next;
+      }
+    } finally {
+      this.overlay.delete(fileName);
     }
-    this.overlay.delete(fileName);
     return { changes: text === original ? [] : [{ fileName, textChanges: [difference(original, text)] }] };
   }
 
