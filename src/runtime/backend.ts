@@ -130,7 +130,7 @@ async function startOnnxRuntime(provider: string): Promise<void> {
   try {
     await probeProvider(provider);
   } catch (error) {
-    const hint = provider === "cuda" ? "; its libraries come with npm i onnxruntime-node --onnxruntime-node-install=cuda12 (see README, Backends)" : "";
+    const hint = provider === "cuda" ? "; install its libraries with ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install (see README, Backends)" : "";
     throw ftError("FT301", { backend: "onnx", why: `execution provider ${provider} does not start (${firstLine(error)})${hint}` });
   }
 }
