@@ -23,7 +23,7 @@ beforeAll(async () => {
   linkFedTensor(editorProject);
   linkFedTensor(optionsProject);
   tsserver = new TsServer(["--allowLocalPluginLoads", "--disableAutomaticTypingAcquisition"]);
-  for (const name of ["trees.ts", "fixes.ts", "hints.ts", "long.ts"]) await tsserver.request("open", { file: file(editorProject, name), projectRootPath: editorProject });
+  for (const name of ["trees.ts", "fixes.ts", "clash.ts", "hints.ts", "long.ts"]) await tsserver.request("open", { file: file(editorProject, name), projectRootPath: editorProject });
   await tsserver.request("open", { file: file(optionsProject, "options.ts"), projectRootPath: optionsProject });
 });
 afterAll(() => tsserver?.close());
@@ -106,6 +106,14 @@ describe("quick fixes", () => {
   it("leave out a fix whose result has a new error", async () => {
     // broadcast(w) would make the product a CLIENTS value, which broadcast() then rejects (FT101).
     expect(await fixesOn("export const total")).toEqual(["Reduce x to the SERVER: reduceMean(x)", "Reduce x to the SERVER: reduceSum(x)"]);
+  });
+
+  it("leave out a fix that does not type-check", async () => {
+    const clash = file(editorProject, "clash.ts");
+    const [diagnostic, ...others] = await diagnosticsOf(clash);
+    expect(others).toEqual([]);
+    expect(diagnostic!.text).toMatch(/^FT102: /);
+    expect(await fixesFor(clash, diagnostic!)).toEqual([]);
   });
 
   it("fix all FedTensor errors of a file at once", async () => {
