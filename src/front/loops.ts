@@ -24,12 +24,16 @@ type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
 type CarryCheck<Op extends string, C, R> = C extends Typed
   ? LeafMatches<C, R> extends true
     ? never
-    : Message<"FT208", { op: Op; got: Print<R>; want: Print<C> }>
+    : CarryMessage<Op, Print<R>, Print<C>>
   : R extends object
     ?
-        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : Message<"FT208", { op: Op; got: `no ${K & string}`; want: `a tree with ${K & string}` }> }[keyof C]
-        | { [K in Exclude<keyof R, keyof C>]: Message<"FT208", { op: Op; got: `a tree with ${K & string}`; want: `a tree without ${K & string}` }> }[Exclude<keyof R, keyof C>]
-    : Message<"FT208", { op: Op; got: Print<R>; want: "a tree" }>;
+        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : CarryMessage<Op, `no ${K & string}`, `a tree with ${K & string}`> }[keyof C]
+        | { [K in Exclude<keyof R, keyof C>]: CarryMessage<Op, `a tree with ${K & string}`, `a tree without ${K & string}`> }[Exclude<keyof R, keyof C>]
+    : CarryMessage<Op, Print<R>, "a tree">;
+type CarryMessage<Op extends string, Got extends string, Want extends string> = Message<
+  "FT208",
+  { what: `${Op}() body`; got: Got; want: `a carry of ${Want}`; why: "the carry must keep its type" }
+>;
 
 export type LoopIndex = Tensor<[], "int32", "local">;
 
@@ -101,7 +105,7 @@ function loop(
   const traced = traceBody(op, [...carry.leaves.map((t) => t.type), ...stepTypes], (ins) => {
     const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
     const nextFlat = flattenTracers(next, `${op}() body carry`);
-    checkCarry(op, nextFlat, carry);
+    checkCarry(`${op}() body`, "carry", nextFlat, carry);
     if (ys === undefined || ys === null) return nextFlat.leaves;
     const yFlat = flattenTracers(ys, `${op}() body output`);
     yDef = yFlat.def;
