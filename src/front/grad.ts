@@ -18,7 +18,7 @@ import { vjp } from "../transform/vjp.js";
 import type { TreeDef } from "../ir/types.js";
 import { traceBody, isTracer, type Tracer } from "./trace.js";
 import { flatten, leafPaths, unflatten } from "./tree.js";
-import { asTracer } from "./values.js";
+import { asTracer, expectFunction } from "./values.js";
 
 type ScalarLoss = Tensor<[], "float32", Placement>;
 /** FT209 unless f returns f32[]; a result whose rank or dtype is not known statically is checked while tracing. */
@@ -63,6 +63,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
 
 /** The gradient of a scalar f32 function with respect to its first argument, shaped like it. */
 export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => A[0] {
+  expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as A[0];
 }
 
@@ -70,6 +71,7 @@ export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validat
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
 ): (...args: A) => [R, A[0]] {
+  expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
     return [value as R, grads as A[0]];
@@ -143,6 +145,7 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
   tangents: Validate<T, TangentCheck<A, T, "">>,
 ): [R, R] {
   const op = "jvp";
+  expectFunction(f, "jvp() function");
   const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
   const flatTangents = flatten(tangents, isLeaf, "jvp() tangents");
   const primalPaths = leafPaths(flatPrimals.def);

@@ -11,6 +11,7 @@ import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
 import { currentGraph, traceBody, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
+import { expectFunction } from "./values.js";
 
 /** Placements that hold the same kind of value from one loop step to the next. */
 type SameSide<P extends Placement> = P extends "local" | "member" ? "local" | "member" : P;
@@ -44,6 +45,7 @@ export function fori<C extends TreeLike, R>(
   body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
 ): C {
   const op = "fori";
+  expectFunction(body, "fori() body");
   if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
   const index = currentGraph(op).emit("iota", [], { length: count }, op)[0]!;
   const [carry] = loop(op, init, [index], count, (c, [i]) => [(body as (i: unknown, c: unknown) => unknown)(i, c), undefined]);
@@ -72,6 +74,7 @@ export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
   body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
 ): [C, Stacked<Y, LeadingDim<X>>] {
   const op = "scan";
+  expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");
   let length: DimValue = null;
   flatXs.leaves.forEach((t, i) => {

@@ -24,7 +24,8 @@ import { printType } from "../ir/print.js";
 import type { Placement, TreeDef, ValueType } from "../ir/types.js";
 import { emitBinary } from "./elementwise.js";
 import { currentGraph, isTracer, traceBody, type Tracer } from "./trace.js";
-import { flatten, leafPaths, unflatten } from "./tree.js";
+import { describeValue, flatten, leafPaths, unflatten } from "./tree.js";
+import { expectFunction } from "./values.js";
 
 /** "T" or "T at path", as types/placement.ts prints an offending leaf. */
 export function gotAt(type: ValueType, path: string): string {
@@ -135,6 +136,7 @@ export function map<const Xs extends readonly TreeLike[], R>(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
 ): Presumed<unknown extends R ? any : MapResult<R, Xs>> {
   const op = "map";
+  expectFunction(f, "map() function");
   const args = xs.map((x, i) => flattenTracers(x, `map() argument ${i + 1}`));
   for (const a of args) {
     checkLeaves(op, a.leaves, a.paths, isAtClients, (got, placement) =>
@@ -199,6 +201,8 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
   fns: Aggregation<X, U, R>,
 ): Presumed<Place<R, "server">> {
   const op = "aggregate";
+  if (typeof fns !== "object" || fns === null) throw ftError("FT302", { what: "aggregate() functions", why: `expected { zero, accumulate, merge, report }, got ${describeValue(fns)}` });
+  for (const name of ["zero", "accumulate", "merge", "report"] as const) expectFunction(fns[name], `aggregate() ${name}`);
   const xs = flattenTracers(x, "aggregate() argument");
   checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
   checkOutsidePerClient(op);
