@@ -32,7 +32,7 @@ export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, P
       ? J extends "mix"
         ? FailWith<"FT104", { op: Op; a: Print<A>; b: At<Print<B>, Path> }>
         : J extends "server-in-map"
-          ? FailWith<"FT102", { got: At<Print<PlacementOf<A> extends "server" ? A : B>, Path>; advice: MapAdvice["server"] }>
+          ? FailWith<"FT102", { got: At<Print<PlacementOf<A> extends "server" ? A : B>, Path>; advice: MapAdvice["captured"] }>
           : J extends "clients-in-map"
             ? PlacementOf<A> | PlacementOf<B> extends "member" | "clients-equal"
               ? FailWith<"FT105", { op: "broadcast" }>

@@ -251,10 +251,13 @@ export const catalogue = {
 /**
  * FT102's advice, by the placement of the value map() cannot take. A local value has no members
  * to map over, and broadcast() takes only SERVER values (FT101): what works is the constant
- * itself, read inside the function, or an input declared at the CLIENTS.
+ * itself, read inside the function, or an input declared at the CLIENTS. A SERVER value met
+ * inside the function was captured, or made there by a reduction, which tsc cannot tell apart
+ * (tracing can: a reduction there is FT105).
  */
 export const mapAdvice = {
   server: "broadcast it first",
+  captured: "broadcast it outside and pass it to map() as an argument; a reduction belongs outside map() too",
   local: "use it inside the function as a constant, or declare the input with atClients(...)",
 } as const;
 

@@ -29,7 +29,7 @@ export function joinPlacement(op: string, a: ValueType, b: ValueType): Placement
     case "mix":
       throw ftError("FT104", { op, a: printType(a), b: printType(b) });
     case "server-in-map":
-      throw ftError("FT102", { got: printType(a.placement === "server" ? a : b), advice: mapAdvice.server });
+      throw ftError("FT102", { got: printType(a.placement === "server" ? a : b), advice: mapAdvice.captured });
     case "clients-in-map":
       // An all-equal CLIENTS value is what broadcast() makes: called inside the function, or
       // captured into it, the fix is the same (broadcast outside, pass it in), as tsc says.
