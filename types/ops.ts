@@ -87,21 +87,32 @@ export type Elementwise<Op extends string, Class extends DTypeClass, A, B, Path 
     : { -readonly [K in keyof B]: Elementwise<Op, Class, A, B[K], SubPath<Path, B, K>> }
   : IsLeaf<B> extends true
     ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B, SubPath<Path, A, K>> }
-    : StructureDiff<A, B, Path> extends infer Diff extends string
-      ? [Diff] extends [never]
-        ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B[K & keyof B], SubPath<Path, A, K>> }
-        : FailWith<"FT107", { op: Op; what: Diff }>
-      : never;
+    : SameKeys<A, B> extends true
+      ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B[K & keyof B], SubPath<Path, A, K>> }
+      : FailWith<"FT107", { op: Op; what: StructureDiff<A, B, Path> }>;
+
+type SameKeys<A, B> = A extends readonly unknown[]
+  ? B extends readonly unknown[]
+    ? [A["length"]] extends [B["length"]]
+      ? true
+      : false
+    : false
+  : B extends readonly unknown[]
+    ? false
+    : [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false;
 
 /**
- * How the top levels of two trees differ, as FT107 says it (src/front/elementwise.ts says the
- * same at trace time), or never: each key one operand lacks, or arrays of different lengths.
+ * How the top levels of two trees differ (SameKeys is false), as FT107 says it
+ * (src/front/elementwise.ts says the same at trace time): each key one operand lacks, or
+ * arrays of different lengths.
  */
 type StructureDiff<A, B, Path extends string> = A extends readonly unknown[]
   ? B extends readonly unknown[]
-    ? [A["length"]] extends [B["length"]]
-      ? never
-      : `${Path extends "" ? "the operands" : Path} have ${A["length"] & number} vs ${B["length"] & number} elements`
+    ? `${Path extends "" ? "the operands" : Path} have ${A["length"] & number} vs ${B["length"] & number} elements`
     : `${Path extends "" ? "the root" : Path} is an array in the first operand, a record in the second`
   : B extends readonly unknown[]
     ? `${Path extends "" ? "the root" : Path} is a record in the first operand, an array in the second`
