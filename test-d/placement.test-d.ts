@@ -23,6 +23,7 @@ import {
   sub,
   sum,
   zerosLike,
+  type Tensor,
   type TensorSpec,
 } from "../dist/src/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
@@ -162,3 +163,5 @@ const perClient = map((w) => sum(w, 0), weights);
 expectType<any>(reduceMean(perClient));
 // @ts-expect-error FT105: inside map()'s function the member stays a member.
 expectType<F32<[], "clients">>(map((x) => mean(reduceMean(x)), images));
+// A value whose placement is not known statically is checked while tracing; its type is moved.
+expectType<Tensor<[3], "float32", "server">>(reduceMean(value<Tensor<[3], "float32">>()));

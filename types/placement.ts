@@ -106,7 +106,11 @@ export type NestCheck<T, Outer extends string> = [Extract<PlacementsOf<T>, "serv
  * except inside map()'s function (FT105, a member leaf), where T stays a member, so that the
  * function's result reports nothing more (a SERVER or CLIENTS value there is FT106).
  */
-export type Moved<T, P extends Placement> = "member" extends PlacementsOf<T> ? Place<T, "member"> : Place<T, P>;
+export type Moved<T, P extends Placement> = Placement extends PlacementsOf<T>
+  ? Place<T, P> // a placement not known statically: checked while tracing
+  : "member" extends PlacementsOf<T>
+    ? Place<T, "member">
+    : Place<T, P>;
 
 export type MapPlacement<Xs> = Exclude<PlacementOf<LeafTypes<Xs>>, "clients-equal"> extends never
   ? "clients-equal"
