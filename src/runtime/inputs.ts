@@ -99,6 +99,8 @@ function bindShape(declared: ValueType, actual: readonly number[], where: string
       why: `rank ${actual.length} (shape [${actual.join(",")}]) where ${printType(declared)} needs rank ${expected.length}${atClients ? " (clients first)" : ""}`,
     });
   }
+  // As the reference interpreter says it (src/interpret/io.ts), not as an option's error.
+  if (atClients && actual[0] === 0) throw ftError("FT302", { what: where, why: "a cohort has at least one client" });
   expected.forEach((dim, i) => {
     const size = actual[i]!;
     if (typeof dim === "number" && dim !== size) throw ftError("FT210", { what: where, dim: i, got: size, want: dim });
