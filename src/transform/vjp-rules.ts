@@ -146,6 +146,11 @@ export const vjpRules: Record<string, VjpRule> = {
   iota: noGradient,
   dim_size: noGradient,
   client_count: noGradient,
+  // Random draws are constants of the program: gradients do not flow into keys.
+  threefry2x32: noGradient,
+  random_bits: noGradient,
+  shift_right_logical: noGradient,
+  client_iota: noGradient,
 
   matmul: matmulRule,
   transpose: each((c, ct) => {
