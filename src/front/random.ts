@@ -93,12 +93,8 @@ function bits(op: string, key: unknown, shape: readonly Dim[]): Tracer {
   return emit(op, "random_bits", [k], { shape: drawShape(op, shape) });
 }
 
-/** The top 23 bits of each word as a float32 in [0, 1) (exact: m * 2^-23), plus `offset` * 2^-23. */
-function unitFloats(op: string, words: Tracer, offset: number): Tracer {
-  const mantissa = emit(op, "cast", [emit(op, "shift_right_logical", [words], { bits: 9 })], { dtype: "float32" });
-  const shifted = offset === 0 ? mantissa : emitBinary("add", op, mantissa, offset);
-  return emitBinary("mul", op, shifted, 2 ** -23);
-}
+/** Uniform float32 in [min, max) of random words (src/ir/threefry.ts: uniformFromWord). */
+const uniformOf = (op: string, words: Tracer, min = 0, max = 1): Tracer => emit(op, "uniform_from_bits", [words], { min, max });
 
 /** A key from an integer seed in [0, 2^53): the words (floor(seed / 2^32), seed mod 2^32), as JAX's PRNGKey. */
 export function randomKey(seed: number): Key<"local"> {
@@ -169,47 +165,21 @@ export function uniform<K extends Tensor, const S extends readonly Dim[]>(
   const op = "uniform";
   const [min, max] = [range.min ?? 0, range.max ?? 1];
   if (!(Number.isFinite(min) && Number.isFinite(max) && min < max)) throw ftError("FT302", { what: "uniform() range", why: `[${min}, ${max}) is not a finite, non-empty range` });
-  const unit = unitFloats(op, bits(op, key, shape), 0);
-  if (min === 0 && max === 1) return unit as never;
-  return emitBinary("add", op, emitBinary("mul", op, unit, max - min), min) as never;
-}
-
-// Acklam's rational approximation of the standard normal quantile (relative error < 1.2e-9).
-const CENTRAL_NUM = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
-const CENTRAL_DEN = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1, 1];
-const TAIL_NUM = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
-const TAIL_DEN = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416, 1];
-const TAIL_BELOW = 0.02425;
-
-/** Horner's rule on a traced value. */
-function polynomial(op: string, coefficients: readonly number[], x: Tracer): Tracer {
-  let acc: Tracer | number = coefficients[0]!;
-  for (const c of coefficients.slice(1)) acc = emitBinary("add", op, emitBinary("mul", op, acc, x), c);
-  return acc as Tracer;
+  return uniformOf(op, bits(op, key, shape), min, max) as never;
 }
 
 /**
- * Standard normal float32, by the inverse CDF (Acklam's approximation) of a uniform in the
- * open interval (0, 1): (m + 0.5) 2^-23 for the draw's 23-bit m, so the tails reach about
- * +-5.3 sigma. One word per value, no rejection: every backend computes the same ops.
+ * Standard normal float32: the inverse CDF of a uniform in the open interval (0, 1),
+ * (m + 0.5) 2^-23 for the draw's 23-bit m, so the tails reach +-5.29 sigma; one word per
+ * value, computed from correctly rounded float32 operations only (src/ir/normal.ts), so the
+ * same bits on every backend.
  */
 export function normal<K extends Tensor, const S extends readonly Dim[]>(
   key: Validate<K, KeyCheck<"normal", K>>,
   shape: S,
 ): IfValid<KeyCheck<"normal", K>, Draw<K, S, "float32">> {
   const op = "normal";
-  const p = unitFloats(op, bits(op, key, shape), 0.5);
-  const q = emitBinary("sub", op, p, 0.5);
-  const r = emitBinary("mul", op, q, q);
-  const central = emitBinary("div", op, emitBinary("mul", op, polynomial(op, CENTRAL_NUM, r), q), polynomial(op, CENTRAL_DEN, r));
-  // Tails by symmetry: the lower tail's value at min(p, 1-p), negated above the median.
-  const below = emitBinary("less", op, p, 0.5);
-  const nearer = emit(op, "minimum", [p, emitBinary("sub", op, 1, p)]);
-  const t = emit(op, "sqrt", [emitBinary("mul", op, emit(op, "log", [nearer]), -2)]);
-  const lowerTail = emitBinary("div", op, polynomial(op, TAIL_NUM, t), polynomial(op, TAIL_DEN, t));
-  const tail = emit(op, "where", [below, lowerTail, emit(op, "neg", [lowerTail])]);
-  const inCentre = emitBinary("less_equal", op, emit(op, "abs", [q]), 0.5 - TAIL_BELOW);
-  return emit(op, "where", [inCentre, central, tail]) as never;
+  return emit(op, "normal_from_bits", [bits(op, key, shape)]) as never;
 }
 
 /** true with probability p (uniform < p), as bool. */
@@ -224,7 +194,7 @@ export function bernoulli<K extends Tensor, const S extends readonly Dim[]>(
 /** bernoulli() for the operation `op` (dropout() draws its mask with it). */
 export function bernoulliMask(op: string, key: unknown, p: number, shape: readonly Dim[]): Tracer {
   if (!(p >= 0 && p <= 1)) throw ftError("FT302", { what: `${op}() probability`, why: `${p} is not a probability in [0, 1]` });
-  return emitBinary("less", op, unitFloats(op, bits(op, key, shape), 0), p);
+  return emitBinary("less", op, uniformOf(op, bits(op, key, shape)), p);
 }
 
 /**

@@ -4,7 +4,8 @@
  */
 import * as shapes from "../ir/shapes.js";
 import { printType } from "../ir/print.js";
-import { randomBits, shiftRightLogical, threefryPairs } from "../ir/threefry.js";
+import { normalsFromWords } from "../ir/normal.js";
+import { randomBits, threefryPairs, uniformFromWord } from "../ir/threefry.js";
 import type { ControlRule, TensorRule } from "./rule.js";
 import { scalar, sizeOf, tensor, type Tensor } from "./tensor.js";
 import { AtClients } from "./values.js";
@@ -23,7 +24,11 @@ export const randomRules: Record<string, TensorRule> = {
     const out = randomBits(Int32Array.from(key!.data), sizeOf(drawn));
     return tensor([...key!.shape.slice(0, -1), ...drawn], "int32", Float64Array.from(out));
   },
-  shift_right_logical: ([x], cx) => tensor(x!.shape, "int32", x!.data.map((v) => shiftRightLogical(v, cx.attrs.bits as number))),
+  normal_from_bits: ([x]) => tensor(x!.shape, "float32", Float64Array.from(normalsFromWords(x!.data))),
+  uniform_from_bits: ([x], cx) => {
+    const [min, max] = [cx.attrs.min as number, cx.attrs.max as number];
+    return tensor(x!.shape, "float32", x!.data.map((w) => uniformFromWord(w, min, max)));
+  },
 };
 
 export const randomControlRules: Record<string, ControlRule> = {

@@ -35,13 +35,18 @@ export const randomPrimitives: Record<string, PrimitiveRule> = {
       return [{ shape: [...key!.shape.slice(0, -1), ...(attrs.shape as DimValue[])], dtype: "int32", placement: key!.placement }];
     },
   },
-  /** x >>> attrs.bits on int32 words (zeros shifted in), as int32. */
-  shift_right_logical: {
-    infer: ([x], attrs, op) => {
+  /** Uniform f32 values in [attrs.min, attrs.max) of int32 words (src/ir/threefry.ts). */
+  uniform_from_bits: {
+    infer: ([x], _attrs, op) => {
       requireDType(op, x!.dtype, "int32");
-      const bits = attrs.bits as number;
-      if (!(Number.isInteger(bits) && bits >= 0 && bits < 32)) throw new Error(`internal: ${op} by ${bits} bits`);
-      return [x!];
+      return [{ ...x!, dtype: "float32" }];
+    },
+  },
+  /** Standard normal f32 values of int32 words (src/ir/normal.ts). */
+  normal_from_bits: {
+    infer: ([x], _attrs, op) => {
+      requireDType(op, x!.dtype, "int32");
+      return [{ ...x!, dtype: "float32" }];
     },
   },
   /** Each client's index in the cohort, 0 to C-1: {i32[]}@CLIENTS (see clientIndex() in src/front/random.ts). */

@@ -101,5 +101,13 @@ export function randomBits(keys: Int32Array, words: number): Int32Array {
   return out;
 }
 
-/** x >>> bits on int32 words, read back as int32. */
-export const shiftRightLogical = (x: number, bits: number): number => (x >>> bits) | 0;
+/**
+ * A uniform float32 in [min, max) from a word: its top 23 bits m give u = m 2^-23 in [0, 1)
+ * exactly (as JAX's uniform), then u (max - min) + min with float32 rounding after each
+ * operation (none for [0, 1)). The ONNX lowering computes the same two float32 operations.
+ */
+export function uniformFromWord(word: number, min: number, max: number): number {
+  const u = (word >>> 9) * 2 ** -23;
+  if (min === 0 && max === 1) return u;
+  return Math.fround(Math.fround(u * Math.fround(max - min)) + Math.fround(min));
+}

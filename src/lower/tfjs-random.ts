@@ -8,7 +8,8 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Node } from "../ir/types.js";
-import { randomBits, shiftRightLogical, threefryPairs } from "../ir/threefry.js";
+import { normalsFromWords } from "../ir/normal.js";
+import { randomBits, threefryPairs, uniformFromWord } from "../ir/threefry.js";
 import type { LoweringContext, LoweringRule } from "./executable.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
@@ -28,8 +29,9 @@ export const tfjsRandomRules: Record<string, LoweringRule> = {
     const perKey = (node.attrs.shape as number[]).reduce((n, d) => n * d, 1);
     return ([key]) => [tf.tensor(randomBits(words(key!), perKey), out, "int32")];
   },
-  shift_right_logical: (node) => {
-    const bits = node.attrs.bits as number;
-    return ([x]) => [tf.tensor(words(x!).map((v) => shiftRightLogical(v, bits)), x!.shape, "int32")];
+  normal_from_bits: () => ([x]) => [tf.tensor(normalsFromWords(words(x!)), x!.shape, "float32")],
+  uniform_from_bits: (node) => {
+    const [min, max] = [node.attrs.min as number, node.attrs.max as number];
+    return ([x]) => [tf.tensor(Float32Array.from(words(x!), (w) => uniformFromWord(w, min, max)), x!.shape, "float32")];
   },
 };

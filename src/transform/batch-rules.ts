@@ -247,7 +247,8 @@ export const batchRules: Record<string, BatchRule> = {
   // Random numbers: a batch of keys is a key with a leading dim; each client's index is iota(C).
   threefry2x32: elementwise,
   random_bits: elementwise,
-  shift_right_logical: elementwise,
+  uniform_from_bits: elementwise,
+  normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
 };
 

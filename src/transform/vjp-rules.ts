@@ -149,7 +149,8 @@ export const vjpRules: Record<string, VjpRule> = {
   // Random draws are constants of the program: gradients do not flow into keys.
   threefry2x32: noGradient,
   random_bits: noGradient,
-  shift_right_logical: noGradient,
+  uniform_from_bits: noGradient,
+  normal_from_bits: noGradient,
   client_iota: noGradient,
 
   matmul: matmulRule,

@@ -43,7 +43,7 @@ describe("draws are bit-identical on every backend", () => {
       folded,
       uniform: uniform(a, [5, 3]),
       shifted: uniform(folded, [7], { min: -2, max: 3 }),
-      normal: normal(c, [4001]),
+      normal: normal(c, [100_001]),
       bernoulli: bernoulli(folded, 0.3, [64]),
       permutation: randomPermutation(c, 17),
       scaled: uniform(b, [3]),

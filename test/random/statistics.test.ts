@@ -83,7 +83,7 @@ describe("gradients treat draws as constants", () => {
     const t = Array.from({ length: 1000 }, () => 1);
     const out = await runOn("onnx", p, { w, t, key: [3, 4] });
     expect(out.noisyGrad).toEqual(out.noise);
-    const mask = out.kept!.map((v) => (v !== 0 ? 1 : 0));
+    const mask: number[] = out.kept!.map((v) => (v !== 0 ? 1 : 0));
     mask.forEach((m, i) => expect(out.droppedGrad![i]).toBeCloseTo(m / 0.75, 6));
     expect(out.tangent![0]).toBeCloseTo(mask.reduce((s, m) => s + m / 0.75, 0), 2);
     const keptShare = mask.reduce((s, m) => s + m, 0) / 1000;

@@ -4,6 +4,8 @@
  * wraps modulo 2^32, BitShift (unsigned types only) and BitwiseOr make the rotations,
  * BitwiseXor mixes. Words enter and leave as int32 through Cast, which keeps the 32 bits.
  */
+import { normalFromMantissa, type Float32Ops } from "../../ir/normal.js";
+import type { Node } from "../../ir/types.js";
 import type { OnnxGraph } from "./graph.js";
 import { DataType } from "./proto.js";
 import { inShape, outShape, reshape, type OnnxContext, type OnnxRule } from "./rules.js";
@@ -47,6 +49,28 @@ function stackWords(g: OnnxGraph, [y0, y1]: [string, string]): string {
   return g.op1("Concat", [g.op1("Unsqueeze", [toI32(g, y0), last]), g.op1("Unsqueeze", [toI32(g, y1), last])], { axis: -1 });
 }
 
+/** The top 23 bits of the node's int32 words, as float32 (exact). */
+function mantissaOf(cx: OnnxContext, node: Node): string {
+  const g = cx.g;
+  return g.op1("Cast", [g.op1("BitShift", [toU32(g, cx.name(node.inputs[0]!)), u32(g, 9)], { direction: "RIGHT" })], { to: DataType.FLOAT });
+}
+
+/** The float32 operations of src/ir/normal.ts as ONNX nodes, one per operation. */
+function float32Nodes(g: OnnxGraph): Float32Ops<string, string> {
+  const binary = (type: string) => (a: string, b: string) => g.op1(type, [a, b]);
+  return {
+    constant: (value) => g.model.scalar("float32", value),
+    add: binary("Add"),
+    sub: binary("Sub"),
+    mul: binary("Mul"),
+    div: binary("Div"),
+    sqrt: (a) => g.op1("Sqrt", [a]),
+    min: binary("Min"),
+    lessEqual: binary("LessOrEqual"),
+    where: (c, a, b) => g.op1("Where", [c, a, b]),
+  };
+}
+
 export const onnxRandomRules: Record<string, OnnxRule> = {
   threefry2x32: (node, cx) => {
     const [key, counter] = node.inputs.map((id) => cx.name(id)) as [string, string];
@@ -67,9 +91,14 @@ export const onnxRandomRules: Record<string, OnnxRule> = {
     if (2 * blocks !== perKey) flat = g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([perKey]), g.model.ints([keys.length])]);
     return [reshape(cx, flat, outShape(node, cx))];
   },
-  shift_right_logical: (node, cx) => {
+  normal_from_bits: (node, cx) => {
+    return [normalFromMantissa(float32Nodes(cx.g), mantissaOf(cx, node))];
+  },
+  uniform_from_bits: (node, cx) => {
     const g = cx.g;
-    const shifted = g.op1("BitShift", [toU32(g, cx.name(node.inputs[0]!)), u32(g, node.attrs.bits as number)], { direction: "RIGHT" });
-    return [toI32(g, shifted)];
+    const [min, max] = [node.attrs.min as number, node.attrs.max as number];
+    const unit = g.op1("Mul", [mantissaOf(cx, node), g.model.scalar("float32", 2 ** -23)]);
+    if (min === 0 && max === 1) return [unit];
+    return [g.op1("Add", [g.op1("Mul", [unit, g.model.scalar("float32", max - min)]), g.model.scalar("float32", min)])];
   },
 };
