@@ -1,10 +1,12 @@
 /**
- * tfjs lowering of the random-number primitives. tfjs has no 32-bit xor or shift kernels on
- * cpu and wasm (bitwiseAnd only, on some backends), and composing them from its int32
- * arithmetic would take dozens of kernels per round, some of which (FloorDiv, Mod on wasm)
- * compute through float32 and so are not exact beyond 2^24. These kernels therefore read
- * their (small) key and counter operands and run the generator's definition
- * (src/ir/threefry.ts) on the host: the same code as the reference interpreter, bit for bit.
+ * tfjs lowering of the random-number primitives. tfjs 4.22 has BitwiseAnd on cpu and wasm
+ * but no xor, or or shift kernels. Composed from it and int32 arithmetic (xor as
+ * a + b - 2 (a & b), a rotation as masked multiplications by powers of two plus a floor
+ * division) a round costs over a dozen kernels, a block some 300, each a dispatch, and the
+ * cpu backend's int32 Mul goes through float64 products that lose bits past 2^53 unless every
+ * operand is masked first. These kernels instead read their operands (keys, counters, words)
+ * and run the generator's definition (src/ir/threefry.ts, src/ir/normal.ts) on the host:
+ * the same code as the reference interpreter, so the same bits.
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Node } from "../ir/types.js";
