@@ -3,8 +3,10 @@
  * gives every client its own stream, the same on every backend; drawing from the broadcast
  * key itself is FT317, and the other misuses have their codes.
  */
+import * as tf from "@tensorflow/tfjs";
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, broadcast, clientIndex, f32, FedTensorError, fori, foldIn, i32, map, program, randomKey, reduceSum, sum, uniform, add, dropout } from "../../src/index.js";
+import type * as FedTensor from "../../src/index.js";
+import { add, atClients, atServer, broadcast, clientIndex, dropout, f32, FedTensorError, foldIn, fori, i32, map, program, randomKey, reduceSum, sum, uniform } from "../../src/index.js";
 import { BACKENDS, runOn } from "./helpers.js";
 
 function ftCode(build: () => unknown): string {
@@ -37,6 +39,26 @@ describe("per-client streams", () => {
     const rows = Array.from({ length: clients }, (_, c) => reference.draws!.slice(3 * c, 3 * c + 3).join());
     expect(new Set(rows).size).toBe(clients);
     for (const where of BACKENDS) expect(await runOn(where, perClient, inputs)).toEqual(reference);
+  });
+
+  // Workers run the compiled worker script, so this test uses the compiled library in dist/
+  // (npm test builds it first), as test/runtime/workers.test.ts does.
+  test("worker threads that share the clients keep each client's stream", async () => {
+    const ft = (await import(`${"../../dist/src"}/index.js`)) as typeof FedTensor;
+    // A matmul of two per-client values makes onnx on the CPU run map() as a client_loop
+    // (src/runtime/lowering.ts), whose clients the worker threads split between them.
+    const looped = ft.program({ key: ft.atServer(ft.i32([2])), x: ft.atClients(ft.f32([3])) }, ({ key, x }) =>
+      ft.map((k, xm) => ft.matmul(ft.uniform(ft.foldIn(k, ft.clientIndex()), [3, 3]), ft.reshape(xm, [3, 1])), ft.broadcast(key), x),
+    );
+    const many = { key: [0, 9], x: Array.from({ length: 8 }, (_, c) => [1, c, 2]) };
+    const together = await looped.run(many, { backend: "onnx", workers: 0 });
+    const shared = await looped.run(many, { backend: "onnx", workers: 2 });
+    expect(Array.from(await shared.data())).toEqual(Array.from(await together.data()));
+    // The interpreter sums the products in float64: the same draws, other roundings.
+    const reference = ft.interpret(looped.ir, many) as { data: Float64Array };
+    const got = await shared.data();
+    reference.data.forEach((v, i) => expect(got[i]).toBeCloseTo(v, 5));
+    tf.dispose([together, shared]);
   });
 
   test("FT317: a draw inside map() from a key that is the same on every client", () => {
