@@ -3,7 +3,7 @@
  * once into the IR. The result is the typed program: its IR, its TFF-style signature, and
  * (src/runtime) the means to run it.
  */
-import type { Tensor as TfTensor } from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js";
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
