@@ -39,20 +39,65 @@ export function cachedForm(ir: ProgramIR, cohortSize: number): MapReduceForm {
   return form;
 }
 
-/** Runs a part on the leaves its inputs name; parts without CLIENTS inputs run for one (irrelevant) client. */
-async function runPartTree(part: Part, leaves: Leaves, options: RunOptions, atClients = false): Promise<unknown> {
-  const inputs = Object.fromEntries(part.inputs.map((name) => [name, leaves.get(name)]));
+/** How a driver runs a part: on a backend (tfjs tensors) or on the reference interpreter. */
+export interface PartRunner<T> {
+  /** Runs the part on named inputs; its outputs as a tree like its output tree. */
+  run(part: Part, inputs: Record<string, unknown>, atClients: boolean): Promise<unknown>;
+  dispose(values: readonly T[]): void;
+}
+
+/**
+ * Drives one round of a MapReduce form: prepare, then per chunk work and accumulate from zero,
+ * each chunk's partial accumulator merged into the total in chunk order, then report and
+ * update. Returns update's outputs (the program's output tree).
+ */
+export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>): Promise<unknown> {
+  const run = async (part: Part, leaves: Map<string, unknown>, atClients = false): Promise<Map<string, T>> => {
+    // A part with nothing to compute (prepare when nothing is broadcast) is not run: ONNX models need an output.
+    if (part.outputs.length === 0) return new Map();
+    const out = (await runner.run(part, inputsOf(part, leaves), atClients)) as Record<string, T>;
+    return new Map(part.outputs.map((name) => [name, out[name]!]));
+  };
+  const dispose = (...maps: Map<string, T>[]) => maps.forEach((m) => runner.dispose([...m.values()]));
+  const server = leavesByPath(ir.inputTree, round.inputs);
+  const prepared = await run(form.parts.prepare, server);
+  let total: Map<string, T> | undefined;
+  try {
+    for await (const chunk of round.chunks) {
+      const members = await run(form.parts.work, new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]), true);
+      const zero = await run(form.parts.zero, new Map());
+      let partial: Map<string, T>;
+      try {
+        partial = await run(form.parts.accumulate, new Map([...zero, ...members]), true);
+      } finally {
+        dispose(members, zero);
+      }
+      if (total === undefined) {
+        total = partial;
+        continue;
+      }
+      const rename = (m: Map<string, T>, side: string) => [...m].map(([k, t]) => [`${side}${k.slice("acc".length)}`, t] as const);
+      const merged = await run(form.parts.merge, new Map([...rename(total, "a"), ...rename(partial, "b")]));
+      dispose(total, partial);
+      total = merged;
+    }
+    if (total === undefined) throw ftError("FT302", { what: "cohort", why: "a streamed round got no chunk of clients" });
+    const reports = await run(form.parts.report, total);
+    try {
+      return await runner.run(form.parts.update, inputsOf(form.parts.update, new Map([...server, ...prepared, ...reports])), false);
+    } finally {
+      dispose(reports);
+    }
+  } finally {
+    dispose(prepared, ...(total === undefined ? [] : [total]));
+  }
+}
+
+function inputsOf(part: Part, leaves: Map<string, unknown>): Record<string, unknown> {
   const missing = part.inputs.find((name) => leaves.get(name) === undefined);
   if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
-  return runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 });
+  return Object.fromEntries(part.inputs.map((name) => [name, leaves.get(name)]));
 }
-
-async function runPart(part: Part, leaves: Leaves, options: RunOptions, atClients = false): Promise<Map<string, tf.Tensor>> {
-  const out = (await runPartTree(part, leaves, options, atClients)) as Record<string, tf.Tensor>;
-  return new Map(part.outputs.map((name) => [name, out[name]!]));
-}
-
-const disposeAll = (...maps: Map<string, tf.Tensor>[]) => maps.forEach((m) => tf.dispose([...m.values()]));
 
 export interface StreamedRound {
   /** The server and local inputs, as a tree like the program's inputs (CLIENTS leaves may be absent). */
@@ -64,42 +109,14 @@ export interface StreamedRound {
 }
 
 /**
- * Runs a round program over its cohort chunk by chunk; the outputs (a tree like the program's)
- * are the caller's. FT313-FT315 when the program has no MapReduce form.
+ * Runs a round program over its cohort chunk by chunk on a backend; the outputs (a tree like
+ * the program's) are the caller's. FT313-FT315 when the program has no MapReduce form.
  */
-export async function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}): Promise<unknown> {
-  const form = cachedForm(ir, round.cohortSize);
-  const server = leavesByPath(ir.inputTree, round.inputs);
-  const prepared = await runPart(form.parts.prepare, server, options);
-  let total: Map<string, tf.Tensor> | undefined;
-  try {
-    for await (const chunk of round.chunks) {
-      const clients = leavesByPath(ir.inputTree, chunk);
-      const members = await runPart(form.parts.work, new Map([...server, ...prepared, ...clients]), options, true);
-      let partial: Map<string, tf.Tensor>;
-      const zero = await runPart(form.parts.zero, new Map(), options);
-      try {
-        partial = await runPart(form.parts.accumulate, new Map([...zero, ...members]), options, true);
-      } finally {
-        disposeAll(members, zero);
-      }
-      if (total === undefined) {
-        total = partial;
-        continue;
-      }
-      const pair = new Map([...[...total].map(([k, t]) => [`a${k.slice(3)}`, t] as const), ...[...partial].map(([k, t]) => [`b${k.slice(3)}`, t] as const)]);
-      const merged = await runPart(form.parts.merge, pair, options);
-      disposeAll(total, partial);
-      total = merged;
-    }
-    if (total === undefined) throw ftError("FT302", { what: "cohort", why: "a streamed round got no chunk of clients" });
-    const reports = await runPart(form.parts.report, total, options);
-    try {
-      return await runPartTree(form.parts.update, new Map([...server, ...prepared, ...reports]), options);
-    } finally {
-      disposeAll(reports);
-    }
-  } finally {
-    disposeAll(prepared, ...(total === undefined ? [] : [total]));
-  }
+export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}): Promise<unknown> {
+  // Parts without CLIENTS inputs run for one client: client_count() is already a constant in them.
+  const runner: PartRunner<tf.Tensor> = {
+    run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
+    dispose: (values) => tf.dispose([...values]),
+  };
+  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner);
 }

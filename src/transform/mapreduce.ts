@@ -158,7 +158,11 @@ interface Aggregation {
 
 type Emit = (op: string, inputs: readonly Tracer[], attrs?: Node["attrs"]) => Tracer[];
 
-const extreme = (dtype: string, sign: 1 | -1): number => (dtype === "int32" ? sign * 2147483647 - (sign < 0 ? 1 : 0) : sign * Infinity);
+/**
+ * The start of a running max (sign -1) or min (+1): the dtype's extreme finite value, as the IR
+ * is JSON (no Infinity). A member of -Infinity (max) or +Infinity (min) is reported as that value.
+ */
+const extreme = (dtype: string, sign: 1 | -1): number => (dtype === "int32" ? (sign > 0 ? 2147483647 : -2147483648) : sign * 3.4028234663852886e38);
 
 function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly number[]) => Tracer[], replay: Replay): Aggregation {
   const memberType = (id: number) => serverType(ir.values[id]!);
@@ -244,7 +248,11 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const clientInputs = inputSlots((s) => s === "clients");
 
   const aggregations = ir.graph.nodes.filter((n) => n.op in reductions).map((n) => aggregationOf(ir, n, local, replay));
-  const broadcastArgs = [...new Set(ir.graph.nodes.filter((n) => n.op === "federated_broadcast").map((n) => n.inputs[0]!))];
+  // What the clients get from the server: broadcast()'s arguments, and SERVER values that a
+  // top-level loop over CLIENTS values uses inside its body (sent along the same way).
+  const broadcastArgs = [
+    ...new Set(ir.graph.nodes.filter((n) => stage.get(n.outputs[0]!) === "clients").flatMap((n) => n.inputs.filter((id) => stage.get(id) === "before"))),
+  ];
   const isInput = new Set(ir.graph.inputs);
   const carried = new Set<number>();
   for (const node of ir.graph.nodes) {
