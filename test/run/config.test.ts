@@ -17,6 +17,7 @@ const defaults = {
   rounds: 20,
   clients: 100,
   clientsPerRound: 10,
+  chunkClients: 100,
   localEpochs: 1,
   batchSize: 10,
   lr: 0.1,

@@ -109,6 +109,7 @@ export const runOptions = {
   rounds: integer("Federated rounds to run", 20, { min: 1 }),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
   batchSize: integer("Client minibatch size", 10, { min: 1 }),
   lr: real("Client learning rate", 0.1, { min: 0, minExclusive: true }),

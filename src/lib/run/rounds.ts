@@ -14,10 +14,11 @@ import { fedSgdProgram } from "../algorithms/fedsgd.js";
 import { scaffoldProgram } from "../algorithms/scaffold.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
-import type { CohortBatches } from "../data/federated.js";
+import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
+import { cohortData, runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 
 export type DeviceTree = tf.Tensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
@@ -40,10 +41,9 @@ export interface RoundResult {
 export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
   initialServerState(params: Params): TensorTree;
-  round(state: TrainingState, batches: CohortBatches<HostData>, config: RunConfig): Promise<RoundResult>;
+  /** One round on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig): Promise<RoundResult>;
 }
-
-const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
 /**
  * The server learning rate for algorithms whose program has none (FedAvg, FedProx, FedSGD):
@@ -69,11 +69,17 @@ function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
 
-function plainRunner(program: { run(inputs: never, options: never): Promise<{ params: unknown; loss: tf.Tensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+type RoundProgramLike = { readonly ir: import("../../ir/types.js").ProgramIR; run(inputs: never, options: never): Promise<unknown> };
+
+/** Runs a round program on the cohort, streamed in chunks where it can be (src/lib/run/cohort.ts). */
+const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig) =>
+  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config) }) as Promise<O>;
+
+function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, batches, config) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: config.lr, ...extra(config) } as never, runOptionsOf(config) as never);
+    async round(state, cohort, config) {
+      const out = await onCohort<{ params: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -84,8 +90,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau });
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
-    async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, state: state.server } as never, runOptionsOf(cfg));
+    async round(state, cohort, cfg) {
+      const out = await onCohort<{ params: unknown; state: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -95,8 +101,8 @@ function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
   const program = dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9 });
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
-    async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server } as never, runOptionsOf(cfg));
+    async round(state, cohort, cfg) {
+      const out = await onCohort<{ params: unknown; buffer: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
@@ -139,7 +145,9 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
       shapes = filledLike(params, 0);
       return shapes as unknown as TensorTree;
     },
-    async round(state, batches, cfg) {
+    async round(state, cohort, cfg) {
+      // SCAFFOLD returns each client's new control: no MapReduce form (FT314), so the cohort runs whole.
+      const batches = cohort.batch(cohort.clients);
       shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, tf.Tensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
       const clientControls = stackClientStates(state.clients, batches.clients, shapes);
       const out = await program.run({

@@ -13,7 +13,7 @@ import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
-import { batchEvaluation, roundCohort, type CohortBatches, type FederatedDataset } from "../data/federated.js";
+import { batchEvaluation, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "./checkpoint.js";
@@ -129,15 +129,15 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
-      const cohort: CohortBatches<HostData> = roundCohort(data, {
-        rng,
-        round,
-        clientsPerRound: config.clientsPerRound,
-        batchSize: config.batchSize,
-        epochs: config.localEpochs,
-      });
-      const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
-      const next = await runner.round(state, batches, config);
+      const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs });
+      const cohort: RoundSample<HostData> = {
+        ...sample,
+        batch: (clients, steps) => {
+          const batches = sample.batch(clients, steps);
+          return { ...batches, x: withFeatureShape(batches.x, 3, featureShape) };
+        },
+      };
+      const next = await runner.round(state, cohort, config);
       try {
         await rejectNonFinite(round, next.state);
       } catch (error) {
