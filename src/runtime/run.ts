@@ -12,7 +12,8 @@ import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
 import { activateBackend, requestedBackend, requestedProvider, runFailure, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
-import { loweringFor, type Executable, type Lowering } from "./lowering.js";
+import type { Executable, Lowering } from "./executable.js";
+import { loweringFor } from "./lowering.js";
 import { defaultWorkers } from "./worker-pool.js";
 
 export interface RunOptions {
