@@ -10,13 +10,12 @@
  * accumulators merge, in a fixed order (bucket, then client position), so a run is
  * reproducible whatever the machine's timing.
  */
-import { ftError } from "../../errors/error.js";
-import type { HostData } from "../data/host-tensor.js";
-import type { CohortBatches, RoundSample } from "../data/federated.js";
-import { runStreamed, cachedForm } from "../../runtime/mapreduce.js";
-import type { RunOptions } from "../../runtime/run.js";
+import { FedTensorError, ftError } from "../../errors/error.js";
 import type { ProgramIR } from "../../ir/types.js";
-import { FedTensorError } from "../../errors/error.js";
+import { cachedForm, runStreamed } from "../../runtime/mapreduce.js";
+import type { RunOptions } from "../../runtime/run.js";
+import type { CohortBatches, RoundSample } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
 
 /** The smallest of 1, 2, 3, 4, 6, 8, 12, 16, ... that is at least `steps`. */
 export function bucketSteps(steps: number): number {
@@ -36,7 +35,9 @@ export function cohortChunks(clients: Int32Array, stepsOf: (client: number) => n
   const buckets = new Map<number, number[]>();
   for (const client of clients) {
     const steps = bucketSteps(stepsOf(client));
-    buckets.set(steps, [...(buckets.get(steps) ?? []), client]);
+    const bucket = buckets.get(steps);
+    if (bucket === undefined) buckets.set(steps, [client]);
+    else bucket.push(client);
   }
   const chunks: Chunk[] = [];
   for (const steps of [...buckets.keys()].sort((a, b) => a - b)) {
