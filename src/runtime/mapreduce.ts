@@ -7,7 +7,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../errors/error.js";
-import type { ProgramIR, TreeDef } from "../ir/types.js";
+import type { Graph, ProgramIR, TreeDef } from "../ir/types.js";
 import { mapReduceForm, type MapReduceForm, type Part } from "../transform/mapreduce.js";
 import { runProgram, type RunOptions } from "./run.js";
 
@@ -28,12 +28,14 @@ export function leavesByPath(def: TreeDef, tree: unknown): Leaves {
 
 const forms = new WeakMap<ProgramIR, Map<string, MapReduceForm>>();
 
+const usesClientCount = (graph: Graph): boolean => graph.nodes.some((n) => n.op === "client_count" || (n.bodies ?? []).some(usesClientCount));
+
 /** The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms are too). */
 export function cachedForm(ir: ProgramIR, cohortSize: number): MapReduceForm {
   let byCohort = forms.get(ir);
   if (byCohort === undefined) forms.set(ir, (byCohort = new Map()));
   // client_count() is written into the parts, so only programs that use it need one form per cohort size.
-  const key = JSON.stringify(ir.graph).includes('"client_count"') ? String(cohortSize) : "any";
+  const key = usesClientCount(ir.graph) ? String(cohortSize) : "any";
   let form = byCohort.get(key);
   if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize })));
   return form;

@@ -150,13 +150,11 @@ interface Aggregation {
   /** The member operands (top-level value ids at the CLIENTS). */
   readonly members: readonly number[];
   readonly accumulator: readonly ValueType[];
-  zero(emit: Emit): Tracer[];
-  accumulate(emit: Emit, acc: Tracer[], members: Tracer[]): Tracer[];
-  merge(emit: Emit, a: Tracer[], b: Tracer[]): Tracer[];
-  report(emit: Emit, acc: Tracer[]): Tracer[];
+  zero(): Tracer[];
+  accumulate(acc: Tracer[], members: Tracer[]): Tracer[];
+  merge(a: Tracer[], b: Tracer[]): Tracer[];
+  report(acc: Tracer[]): Tracer[];
 }
-
-type Emit = (op: string, inputs: readonly Tracer[], attrs?: Node["attrs"]) => Tracer[];
 
 /**
  * The start of a running max (sign -1) or min (+1): the dtype's extreme finite value, as the IR
@@ -166,7 +164,7 @@ const extreme = (dtype: string, sign: 1 | -1): number => (dtype === "int32" ? (s
 
 function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly number[]) => Tracer[], replay: Replay): Aggregation {
   const memberType = (id: number) => serverType(ir.values[id]!);
-  const fill = (emit: Emit, t: ValueType, value: number) => emit("fill", [], { shape: [...t.shape], value, dtype: t.dtype })[0]!;
+  const fill = (t: ValueType, value: number) => emit("fill", [], { shape: [...t.shape], value, dtype: t.dtype })[0]!;
   switch (node.op) {
     case "federated_sum":
     case "federated_max":
@@ -178,10 +176,10 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         node,
         members: [node.inputs[0]!],
         accumulator: [t],
-        zero: (emit) => [fill(emit, t, start)],
-        accumulate: (emit, [acc], [x]) => emit(combine, [acc!, emit(node.op, [x!])[0]!]),
-        merge: (emit, [a], [b]) => emit(combine, [a!, b!]),
-        report: (_emit, acc) => acc,
+        zero: () => [fill(t, start)],
+        accumulate: ([acc], [x]) => emit(combine, [acc!, emit(node.op, [x!])[0]!]),
+        merge: ([a], [b]) => emit(combine, [a!, b!]),
+        report: (acc) => acc,
       };
     }
     case "federated_mean": {
@@ -191,10 +189,10 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         node,
         members: [node.inputs[0]!],
         accumulator: [t, count],
-        zero: (emit) => [fill(emit, t, 0), fill(emit, count, 0)],
-        accumulate: (emit, [sum, n], [x]) => [emit("add", [sum!, emit("federated_sum", [x!])[0]!])[0]!, emit("add", [n!, emit("client_count", [])[0]!])[0]!],
-        merge: (emit, [s1, n1], [s2, n2]) => [emit("add", [s1!, s2!])[0]!, emit("add", [n1!, n2!])[0]!],
-        report: (emit, [sum, n]) => emit("div", [sum!, n!]),
+        zero: () => [fill(t, 0), fill(count, 0)],
+        accumulate: ([sum, n], [x]) => [emit("add", [sum!, emit("federated_sum", [x!])[0]!])[0]!, emit("add", [n!, emit("client_count", [])[0]!])[0]!],
+        merge: ([s1, n1], [s2, n2]) => [emit("add", [s1!, s2!])[0]!, emit("add", [n1!, n2!])[0]!],
+        report: ([sum, n]) => emit("div", [sum!, n!]),
       };
     }
     default: {
@@ -213,18 +211,21 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         members,
         accumulator,
         zero: () => local(zeros),
-        accumulate: (_emit, acc, xs) => {
+        accumulate: (acc, xs) => {
           const ins = [...xs, ...local([...zeros, ...captured[0]!, ...captured[1]!])];
           return mergeWith(acc, reemit(foldChunk, ins, replay));
         },
-        merge: (_emit, a, b) => mergeWith(a, b),
-        report: (_emit, acc) => inline(reportBody!, [...acc, ...local(captured[2]!)], replay),
+        merge: (a, b) => mergeWith(a, b),
+        report: (acc) => inline(reportBody!, [...acc, ...local(captured[2]!)], replay),
       };
     }
   }
 }
 
-const emitIn: Emit = (op, inputs, attrs = {}) => currentGraph(op).emit(op, inputs, attrs, op);
+/** Records a node in the part being traced. */
+function emit(op: string, inputs: readonly Tracer[], attrs: Node["attrs"] = {}): Tracer[] {
+  return currentGraph(op).emit(op, inputs, attrs, op);
+}
 
 /** The MapReduce form of a round program, or FT313/FT314/FT315 naming why it has none. */
 export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): MapReduceForm {
@@ -237,7 +238,7 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   // client_count() is the whole cohort's size, in every part (a chunk's own count is its accumulator's business).
   const cohortSize = options.cohortSize;
   const replay: Replay =
-    cohortSize === undefined ? {} : { node: (node) => (node.op === "client_count" ? emitIn("constant", [], { value: cohortSize, dtype: "float32", shape: [] }) : undefined) };
+    cohortSize === undefined ? {} : { node: (node) => (node.op === "client_count" ? emit("constant", [], { value: cohortSize, dtype: "float32", shape: [] }) : undefined) };
   const inlineSlice = (wanted: readonly number[], available: readonly number[], bound: readonly Tracer[]) => inline(slice(ir.graph, wanted, available), bound, replay);
   const local = (wanted: readonly number[]) => inlineSlice(wanted, [], []);
 
@@ -272,7 +273,6 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     let at = 0;
     return aggregations.map((a) => acc.slice(at, (at += a.accumulator.length)));
   };
-  const emit = emitIn;
 
   const prepare = tracePart(
     `${ir.name}: prepare`,
@@ -287,14 +287,14 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     (ins) => inlineSlice(members, workInputs.map((s) => s.id), ins),
     memberSlots.map((s) => s.name),
   );
-  const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero(emit)), accSlots("acc").map((s) => s.name));
+  const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero()), accSlots("acc").map((s) => s.name));
   const accumulate = tracePart(
     `${ir.name}: accumulate`,
     [...accSlots("acc"), ...memberSlots],
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
       const memberOf = (id: number) => ins[accumulator.length + members.indexOf(id)]!;
-      return aggregations.flatMap((a, k) => a.accumulate(emit, acc[k]!, a.members.map(memberOf)));
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
     },
     accSlots("acc").map((s) => s.name),
   );
@@ -303,14 +303,14 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     [...accSlots("a"), ...accSlots("b")],
     (ins) => {
       const [a, b] = [perAggregation(ins.slice(0, accumulator.length)), perAggregation(ins.slice(accumulator.length))];
-      return aggregations.flatMap((agg, k) => agg.merge(emit, a[k]!, b[k]!));
+      return aggregations.flatMap((agg, k) => agg.merge(a[k]!, b[k]!));
     },
     accSlots("acc").map((s) => s.name),
   );
   const report = tracePart(
     `${ir.name}: report`,
     accSlots("acc"),
-    (ins) => perAggregation(ins).flatMap((acc, k) => aggregations[k]!.report(emit, acc)),
+    (ins) => perAggregation(ins).flatMap((acc, k) => aggregations[k]!.report(acc)),
     reports.map((_, i) => `report${i}`),
   );
   const updateInputs = [
