@@ -49,11 +49,12 @@ export interface PartRunner<T> {
 }
 
 /**
- * Drives one round of a MapReduce form: prepare, then per chunk work and accumulate from zero,
- * each chunk's partial accumulator merged into the total in chunk order, then report and
- * update. Returns update's outputs (the program's output tree).
+ * Drives one round of a MapReduce form: prepare, then per chunk work and accumulate from zero
+ * (fused into one program unless `fused` is false), each chunk's partial accumulator merged
+ * into the total in chunk order, then report and update. Returns update's outputs (the
+ * program's output tree).
  */
-export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>): Promise<unknown> {
+export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>, fused = true): Promise<unknown> {
   const run = async (part: Part, leaves: Map<string, unknown>, atClients = false): Promise<Map<string, T>> => {
     // A part with nothing to compute (prepare when nothing is broadcast) is not run: ONNX models need an output.
     if (part.outputs.length === 0) return new Map();
@@ -61,18 +62,26 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
     return new Map(part.outputs.map((name) => [name, out[name]!]));
   };
   const dispose = (...maps: Map<string, T>[]) => maps.forEach((m) => runner.dispose([...m.values()]));
+  const accumulateChunk = async (inputs: Map<string, unknown>, zero: Map<string, T>) => {
+    const members = await run(form.parts.work, inputs, true);
+    try {
+      return await run(form.parts.accumulate, new Map([...zero, ...members]), true);
+    } finally {
+      dispose(members);
+    }
+  };
   const server = leavesByPath(ir.inputTree, round.inputs);
   const prepared = await run(form.parts.prepare, server);
   let total: Map<string, T> | undefined;
   try {
     for await (const chunk of round.chunks) {
-      const members = await run(form.parts.work, new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]), true);
+      const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
       const zero = await run(form.parts.zero, new Map());
       let partial: Map<string, T>;
       try {
-        partial = await run(form.parts.accumulate, new Map([...zero, ...members]), true);
+        partial = fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
       } finally {
-        dispose(members, zero);
+        dispose(zero);
       }
       if (total === undefined) {
         total = partial;
@@ -114,11 +123,11 @@ export interface StreamedRound {
  * Runs a round program over its cohort chunk by chunk on a backend; the outputs (a tree like
  * the program's) are the caller's. FT313-FT315 when the program has no MapReduce form.
  */
-export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}): Promise<unknown> {
+export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}, fused = true): Promise<unknown> {
   // Parts without CLIENTS inputs run for one client: client_count() is already a constant in them.
   const runner: PartRunner<tf.Tensor> = {
     run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
     dispose: (values) => tf.dispose([...values]),
   };
-  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner);
+  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused);
 }

@@ -43,6 +43,11 @@ export interface Part {
 
 export interface MapReduceForm {
   readonly parts: Readonly<Record<PartName, Part>>;
+  /**
+   * `work` then `accumulate` as one program (accumulator and work's inputs -> accumulator):
+   * what runs per chunk, so that the per-client members never leave the backend.
+   */
+  readonly workAndAccumulate: Part;
   /** The accumulator's leaves: SERVER tensors whose types do not involve the number of clients. */
   readonly accumulator: readonly ValueType[];
   /** The program's input leaves at the CLIENTS, by path: what each chunk supplies. */
@@ -298,6 +303,17 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     },
     accSlots("acc").map((s) => s.name),
   );
+  const workAndAccumulate = tracePart(
+    `${ir.name}: work + accumulate`,
+    [...accSlots("acc"), ...workInputs.map((s) => s.slot)],
+    (ins) => {
+      const acc = perAggregation(ins.slice(0, accumulator.length));
+      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length));
+      const memberOf = (id: number) => computed[members.indexOf(id)]!;
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
+    },
+    accSlots("acc").map((s) => s.name),
+  );
   const merge = tracePart(
     `${ir.name}: merge`,
     [...accSlots("a"), ...accSlots("b")],
@@ -325,5 +341,5 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     outputPaths,
     ir.outputTree,
   );
-  return { parts: { prepare, work, zero, accumulate, merge, report, update }, accumulator, clientInputs: clientInputs.map((s) => s.slot.name) };
+  return { parts: { prepare, work, zero, accumulate, merge, report, update }, workAndAccumulate, accumulator, clientInputs: clientInputs.map((s) => s.slot.name) };
 }
