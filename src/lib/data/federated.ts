@@ -10,6 +10,8 @@
  */
 import { ftError } from "../../errors/error.js";
 import type { Rng } from "../random.js";
+import { dropClients } from "./dropout.js";
+import { isVerified, markVerified } from "./verified.js";
 import { checkInteger } from "./options.js";
 import type { LabelledDataset } from "./dataset.js";
 import { allocateLike, elementCount, type HostData, type HostTensor } from "./host-tensor.js";
@@ -59,6 +61,14 @@ export interface RoundOptions {
   readonly clientsPerRound: number;
   readonly batchSize: number;
   readonly epochs?: number;
+  /** Each sampled client's probability of dropping out of the round (dropout.ts); 0 when absent. */
+  readonly dropout?: number;
+}
+
+/** A round's batches: those of the clients that survived dropout, and who dropped. */
+export interface RoundCohort<X extends HostData = HostData> extends CohortBatches<X> {
+  /** Sampled clients that dropped out: in no tensor of the batches. */
+  readonly dropped: Int32Array;
 }
 
 /** Builds a FederatedDataset, checking the partition's indices and the two sets' agreement (FT302). */
@@ -139,6 +149,8 @@ export function batchCohort<X extends HostData>(
     gatherExamples(dataset.train, order, position * slotsPerClient, batches);
   });
   const count: HostTensor<Float32Array> = { shape: [cohort.length], data: Float32Array.from(sizes) };
+  // Copies of a checked data set's examples: the round programs need not check them again.
+  if (isVerified(dataset.train.x) && isVerified(dataset.train.y)) markVerified(batches.x.data, batches.y.data);
   return { ...batches, clients: cohort, count };
 }
 
@@ -152,26 +164,32 @@ export function batchEvaluation<X extends HostData>(dataset: LabelledDataset<X>,
   const nBatches = Math.max(1, Math.ceil(size / batchSize));
   const batches = allocateBatches(dataset, [nBatches, batchSize]);
   gatherExamples(dataset, Int32Array.from({ length: size }, (_, i) => i), 0, batches);
+  if (isVerified(dataset.x) && isVerified(dataset.y)) markVerified(batches.x.data, batches.y.data);
   return batches;
 }
 
 /**
  * One round's sample and batches, with the run's fork layout in one place: the round's
- * stream is rng.fork(`round:<round>`), the cohort comes from its fork "cohort" and the
- * shuffles from its fork "batches".
+ * stream is rng.fork(`round:<round>`), the cohort comes from its fork "cohort", who drops out
+ * from its fork "dropout", and the shuffles from its fork "batches". A survivor's batches do
+ * not depend on who else dropped.
  */
-export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): CohortBatches<X> {
+export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundCohort<X> {
   const sample = sampleRound(dataset, options);
-  return sample.batch(sample.clients);
+  return { ...sample.batch(sample.clients), dropped: sample.dropped };
 }
 
 /**
- * A round's cohort before any of its data is copied: the sampled clients, each one's number of
- * batches, and the batches of any group of them (a chunk), which are each client's batches in
- * the whole cohort's, only padded to the group's largest client (or `steps`) instead of the cohort's.
+ * A round's cohort before any of its data is copied: the clients that survived dropout, each
+ * one's number of batches, and the batches of any group of them (a chunk), which are each
+ * client's batches in the whole cohort's, only padded to the group's largest client (or
+ * `steps`) instead of the cohort's.
  */
 export interface RoundSample<X extends HostData = HostData> {
+  /** The sampled clients that survived dropout. */
   readonly clients: Int32Array;
+  /** Sampled clients that dropped out. */
+  readonly dropped: Int32Array;
   /** A client's (by position in the dataset) batches of real examples. */
   steps(client: number): number;
   batch(clients: ArrayLike<number>, steps?: number): CohortBatches<X>;
@@ -181,11 +199,13 @@ export interface RoundSample<X extends HostData = HostData> {
 export function sampleRound<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundSample<X> {
   checkInteger("round", options.round, 0);
   const roundRng = options.rng.fork(`round:${options.round}`);
-  const clients = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
+  const sampled = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
+  const { survivors, dropped } = dropClients(sampled, options.dropout ?? 0, roundRng.fork("dropout"));
   const epochs = options.epochs ?? 1;
   const batches = roundRng.fork("batches");
   return {
-    clients,
+    clients: survivors,
+    dropped,
     steps: (client) => Math.max(1, Math.ceil((epochs * dataset.clientIndices[client]!.length) / options.batchSize)),
     batch: (group, steps) => batchCohort(dataset, group, { batchSize: options.batchSize, epochs, rng: batches, ...(steps === undefined ? {} : { steps }) }),
   };

@@ -5,7 +5,9 @@
  * held on the host and handed to the round for its cohort only).
  */
 import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
+import type { ProgramIR } from "../../ir/types.js";
 import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
 import { fedOptProgram } from "../algorithms/fedopt.js";
@@ -21,7 +23,7 @@ import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 
-export type DeviceTree = tf.Tensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
 
 export interface TrainingState {
@@ -35,7 +37,7 @@ export interface TrainingState {
 export interface RoundResult {
   readonly state: TrainingState;
   /** The cohort's mean training loss. */
-  readonly loss: tf.Tensor;
+  readonly loss: TfTensor;
 }
 
 export interface RoundRunner {
@@ -57,8 +59,8 @@ function withServerLr(old: DeviceTree, next: DeviceTree, serverLr: number): Devi
   return scaled;
 }
 
-function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor): DeviceTree {
-  if (a instanceof tf.Tensor) return f(a, b as tf.Tensor);
+function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: TfTensor, y: TfTensor) => TfTensor): DeviceTree {
+  if (a instanceof tf.Tensor) return f(a, b as TfTensor);
   if (Array.isArray(a)) return a.map((x, i) => mapTrees(x, (b as DeviceTree[])[i]!, f));
   const out: Record<string, DeviceTree> = {};
   for (const [k, x] of Object.entries(a)) out[k] = mapTrees(x, (b as Record<string, DeviceTree>)[k]!, f);
@@ -69,7 +71,7 @@ function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
 
-type RoundProgramLike = { readonly ir: import("../../ir/types.js").ProgramIR; run(inputs: never, options: never): Promise<unknown> };
+type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> };
 
 /** Runs a round program on the cohort, streamed in chunks where it can be (src/lib/run/cohort.ts). */
 const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig) =>
@@ -79,7 +81,7 @@ function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => ob
   return {
     initialServerState: () => ({}),
     async round(state, cohort, config) {
-      const out = await onCohort<{ params: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -91,7 +93,7 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
     async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; state: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
+      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -102,7 +104,7 @@ function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
     async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; buffer: unknown; loss: tf.Tensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
+      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
@@ -122,7 +124,7 @@ function stackClientStates(states: TrainingState["clients"], cohort: Int32Array,
   return stacked;
 }
 
-async function unstackClientStates(tree: Record<string, tf.Tensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
+async function unstackClientStates(tree: Record<string, TfTensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
   const next: Record<string, TensorTree> = { ...into };
   const parts: Record<string, Record<string, HostParam>> = {};
   for (const [key, t] of Object.entries(tree)) {
@@ -138,7 +140,8 @@ async function unstackClientStates(tree: Record<string, tf.Tensor>, cohort: Int3
 }
 
 function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
-  const program = scaffoldProgram(model, { participation: config.clientsPerRound / config.clients });
+  // N rather than |S|/N: with dropout, fewer than clientsPerRound clients report.
+  const program = scaffoldProgram(model, { totalClients: config.clients });
   let shapes: Params | undefined;
   return {
     initialServerState: (params) => {
@@ -148,7 +151,7 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
     async round(state, cohort, cfg) {
       // SCAFFOLD returns each client's new control: no MapReduce form (FT314), so the cohort runs whole.
       const batches = cohort.batch(cohort.clients);
-      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, tf.Tensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
+      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, TfTensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
       const clientControls = stackClientStates(state.clients, batches.clients, shapes);
       const out = await program.run({
         params: state.params,
@@ -158,7 +161,7 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
         control: state.server,
         clientControls,
       } as never, runOptionsOf(cfg));
-      const clients = await unstackClientStates(out.clientControls as Record<string, tf.Tensor>, batches.clients, state.clients);
+      const clients = await unstackClientStates(out.clientControls as Record<string, TfTensor>, batches.clients, state.clients);
       tf.dispose(out.clientControls as never);
       return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients }, loss: out.loss };
     },
