@@ -96,6 +96,9 @@ function stages(ir: ProgramIR): Map<number, Stage> {
       if (captured.flat().some((id) => stage.get(id) !== "local")) throw ftError("FT315", { op: reductions[node.op]!, why: "its functions capture a placed value; MapReduce form needs them built from constants" });
       if (operands.some((id) => stage.get(id) === "after")) throw ftError("FT313", { what: reductions[node.op]!, why: "it aggregates a value computed from another aggregation's result" });
       out = "after";
+    } else if (node.op === "client_iota") {
+      // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
+      throw ftError("FT315", { op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" });
     } else if (node.op === "aggregate_vjp") {
       throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
     } else if ((node.bodies ?? []).some(containsFederated)) {

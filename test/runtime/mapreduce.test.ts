@@ -6,7 +6,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { afterEach, expect, test, vi } from "vitest";
 import { irCommand } from "../../src/cli/ir.js";
-import { add, aggregate, atClients, atServer, broadcast, f32, fori, map, mul, program, reduceMean, reduceSum, valueAndGrad, zeros } from "../../src/index.js";
+import { add, aggregate, atClients, atServer, broadcast, clientIndex, f32, foldIn, fori, map, mul, program, randomKey, reduceMean, reduceSum, uniform, valueAndGrad, zeros } from "../../src/index.js";
 import { printType } from "../../src/ir/print.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
 import { runProgram } from "../../src/runtime/run.js";
@@ -56,6 +56,11 @@ test("a loop of rounds and clients that depend on each other (grad through aggre
   const sumOf = (x: never) => aggregate(x, { zero: () => zeros([]), accumulate: (acc, m) => add(acc, m), merge: (a, b) => add(a, b), report: (acc) => acc });
   const through = program({ x: atClients(f32([])) }, ({ x }) => valueAndGrad((v: never) => sumOf(v))(x as never));
   expect(() => mapReduceForm(through.ir)).toThrow(/^FT31[45]: /);
+});
+
+test("clientIndex() (per-client random streams) is FT315: a chunk cannot number the cohort's clients, so such rounds run whole", () => {
+  const noisy = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(map((m) => mul(m, uniform(foldIn(randomKey(1), clientIndex()), [2])), x)));
+  expect(() => mapReduceForm(noisy.ir)).toThrow(/^FT315: clientIndex\(\): it numbers the clients of the whole cohort/);
 });
 
 test("`fedtensor ir --mapreduce` prints every part's signature and the accumulator", async () => {
