@@ -287,6 +287,34 @@ export const catalogue = {
       "Give the round at least one client with examples. With `fedtensor run`, a round with " +
       "fewer surviving clients than --min-clients is skipped and logged instead.",
   },
+  FT313: {
+    title: "More than one round",
+    message: "{what}: a round in MapReduce form talks to the clients once: {why}",
+    explanation:
+      "MapReduce form (prepare, work, zero, accumulate, merge, report, update) is one round of " +
+      "communication: the server broadcasts once, every client works, their results are " +
+      "aggregated, the server updates. A value computed from an aggregation's result that goes " +
+      "back to the clients (broadcast again) needs a second round.",
+    fix: "Split the program into one program per round, each broadcasting before it aggregates.",
+  },
+  FT314: {
+    title: "CLIENTS result in MapReduce form",
+    message: "{what} is {type}: a round in MapReduce form returns SERVER values only",
+    explanation:
+      "In MapReduce form the clients' results reach the server only through aggregations " +
+      "(reduceSum, reduceMean, reduceWeightedMean, reduceMax, reduceMin, aggregate), whose " +
+      "accumulators have a fixed size whatever the number of clients. A CLIENTS output (one " +
+      "value per client, such as SCAFFOLD's client controls) grows with the cohort.",
+    fix: "Aggregate the value at the server, or run the program whole (program.run) instead of streamed.",
+  },
+  FT315: {
+    title: "Not expressible in MapReduce form",
+    message: "{op}: {why}",
+    explanation:
+      "A round compiles to MapReduce form when its clients are reached only through broadcast, " +
+      "map (and per-client operations) and aggregations, each client independent of the others.",
+    fix: "Restructure the program as: server computation, broadcast, per-client work, aggregation, server update.",
+  },
   FT316: {
     title: "Not a PRNG key",
     message: "{op}() takes a PRNG key i32[2] from randomKey(), split() or foldIn(), got {got}",
