@@ -16,6 +16,13 @@ function broadcastDims(a: readonly number[], b: readonly number[]): number[] {
   return Array.from({ length: rank }, (_, i) => Math.max(a[a.length - rank + i] ?? 1, b[b.length - rank + i] ?? 1));
 }
 
+/**
+ * Backends whose kernels want one large call for all clients: native TensorFlow, and WebGPU,
+ * where each kernel is a GPU dispatch (a launch and a pipeline) and tensors live on the GPU,
+ * so per-client calls or reads back to JavaScript only add launches and transfers.
+ */
+export const runsBatched = (backend: string) => backend === "tensorflow" || backend === "webgpu";
+
 /** Backends whose batched and transposed matmuls are slow loops: there, everything is plain 2-D. */
 const prefersPlainMatmul = (backend: string) => backend === "wasm" || backend === "cpu";
 
@@ -74,8 +81,8 @@ function matmulFloat(aShape: readonly number[], bShape: readonly number[], outSh
   return ([a, b]) => {
     const ra = reshaped(a!, a2);
     const rb = reshaped(b!, b2);
-    const fa = tf.broadcastTo(ra, [...batch, n, k]);
-    const fb = tf.broadcastTo(rb, [...batch, k, m]);
+    const fa = broadcastTensor(ra, [...batch, n, k], backend);
+    const fb = broadcastTensor(rb, [...batch, k, m], backend);
     const a3 = fa.reshape([size, n, k]) as tf.Tensor3D;
     const b3 = fb.reshape([size, k, m]) as tf.Tensor3D;
     const out = prefersPlainMatmul(backend) ? perSliceMatmul(a3, b3) : tf.matMul(a3, b3);
@@ -248,34 +255,38 @@ export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank:
   };
 }
 
-/** The most dims tfjs wasm's elementwise kernels (XNNPACK) take; beyond, they return garbage. */
-const WASM_MAX_RANK = 6;
+/**
+ * The most dims a backend's elementwise kernels take: tfjs wasm's (XNNPACK's) return garbage
+ * beyond 6; tfjs webgpu's shaders index with vectors of at most 6 (its Transpose throws "GPU
+ * for rank 7 is not yet supported").
+ */
+const ELEMENTWISE_MAX_RANK: Readonly<Record<string, number>> = { wasm: 6, webgpu: 6 };
 
 /**
- * An elementwise kernel on operands of rank above what the backend takes: adjacent dims that
- * every operand either has in full or broadcasts from 1 alike are merged (a reshape, no copy)
- * until the rank fits, and the result is reshaped back. Client batching adds a dim to every
- * member, so a rank-6 member reaches rank 7.
+ * A kernel on operands of rank above what the backend takes (by default its elementwise
+ * limit): adjacent dims that every operand either has in full or broadcasts from 1 alike are
+ * merged (a reshape, no copy) until the rank fits, and the result is reshaped back. Client
+ * batching adds a dim to every member, so a rank-6 member reaches rank 7.
  */
-export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly number[])[], outShape: readonly number[], backend: string): Kernel {
-  if (backend !== "wasm" || outShape.length <= WASM_MAX_RANK) return kernel;
+export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly number[])[], outShape: readonly number[], backend: string, maxRank = ELEMENTWISE_MAX_RANK[backend] ?? Infinity): Kernel {
+  if (outShape.length <= maxRank) return kernel;
   const rank = outShape.length;
   const aligned = inShapes.map((s) => [...Array<number>(rank - s.length).fill(1), ...s]);
   // Per operand and dim: does it have the dim in full? (A dim of size 1 in the output fits either way.)
   const full = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === outShape[d];
   const unit = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === 1;
   const groups: number[][] = outShape.map((_, d) => [d]);
-  for (let g = 0; g < groups.length - 1 && groups.length > WASM_MAX_RANK; ) {
+  for (let g = 0; g < groups.length - 1 && groups.length > maxRank; ) {
     const [first, next] = [groups[g]!, groups[g + 1]!];
     const dims = [...first, ...next];
     const mergeable = aligned.every((s) => dims.every((d) => full(s, d)) || dims.every((d) => unit(s, d)));
     if (mergeable) groups.splice(g, 2, dims);
     else g++;
   }
-  if (groups.length > WASM_MAX_RANK) {
+  if (groups.length > maxRank) {
     throw ftError("FT301", {
       backend,
-      why: `its elementwise kernels take at most ${WASM_MAX_RANK} dims, and operands of shapes ${inShapes.map((s) => `[${s.join(",")}]`).join(", ")} cannot be merged to fit; use the cpu backend for this program`,
+      why: `its kernels here take at most ${maxRank} dims, and operands of shapes ${inShapes.map((s) => `[${s.join(",")}]`).join(", ")} cannot be merged to fit; use the cpu backend for this program`,
     });
   }
   const merged = aligned.map((s) => groups.map((dims) => product(dims.map((d) => s[d]!))));
@@ -289,13 +300,29 @@ export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly nu
 }
 
 /**
+ * tf.broadcastTo in a form the backend runs. tfjs webgpu's Tile, which broadcastTo calls,
+ * reads rank-5 and larger inputs back to JavaScript synchronously, which needs a browser's
+ * OffscreenCanvas: there it is an addition to zeros (logical or with false for bool), whose
+ * kernel broadcasts on the GPU (up to rank 6, merged dims beyond).
+ */
+export function broadcastTensor(x: tf.Tensor, target: readonly number[], backend: string): tf.Tensor {
+  if (backend !== "webgpu" || target.length <= 4) return tf.broadcastTo(x, target as number[]);
+  const zeros = tf.zeros(target as number[], x.dtype);
+  const add: Kernel = x.dtype === "bool" ? ([a, b]) => [tf.logicalOr(a!, b!)] : ([a, b]) => [tf.add(a!, b!)];
+  const [out] = withinKernelRank(add, [x.shape, target], target, backend)([x, zeros]);
+  zeros.dispose();
+  return out!;
+}
+
+/**
  * x split along axis 0. tfjs wasm's Unpack slices with a JavaScript kernel that copies the
  * whole input once per slice (readSync), quadratic in the number of slices: 30 batches of a
  * client's data take 170 ms that way. Reading the data once and uploading each part takes
- * 7 ms, so the JavaScript backends do that; native TensorFlow unstacks itself.
+ * 7 ms, so the JavaScript backends do that; native TensorFlow and WebGPU unstack on their
+ * device, without a round trip through JavaScript memory.
  */
 export function unstack(x: tf.Tensor, backend: string): tf.Tensor[] {
-  if (backend === "tensorflow") return tf.unstack(x);
+  if (runsBatched(backend)) return tf.unstack(x);
   const [count, ...member] = x.shape;
   const size = product(member);
   const data = x.dataSync();

@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, broadcastTensor, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -67,7 +67,7 @@ function broadcastInto(node: Node, ctx: LoweringContext): Kernel {
   }
   return ([x]) => {
     const shaped = lifted === source ? x! : x!.reshape(lifted);
-    const out = tf.broadcastTo(shaped, target);
+    const out = broadcastTensor(shaped, target, ctx.backend);
     if (shaped !== x) shaped.dispose();
     return [out];
   };
@@ -135,7 +135,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
     if (ctx.types[node.outputs[0]!]!.dtype === "bool" && ctx.backend === "wasm") return boolSelect;
     return (ins) => {
       // tfjs's select wants equal shapes: broadcast the operands that need it.
-      const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : tf.broadcastTo(t, shape)));
+      const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : broadcastTensor(t, shape, ctx.backend)));
       const out = tf.engine().runKernel("Select", { condition: full[0]!, t: full[1]!, e: full[2]! }) as tf.Tensor;
       full.forEach((t, i) => t !== ins[i] && t.dispose());
       return [out];
@@ -156,6 +156,8 @@ export const tfjsRules: Record<string, LoweringRule> = {
   transpose: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const perm = (node.attrs.perm as number[] | null) ?? [...Array(rank).keys()].reverse();
+    // Rank 0 and 1 are the identity; tfjs webgpu's Transpose shader does not compile for rank 0.
+    if (rank <= 1) return ([x]) => [tf.clone(x!)];
     return kernelCall("Transpose", ["x"], { perm });
   },
   reshape: (node, ctx) => kernelCall("Reshape", ["x"], { shape: outShape(node, ctx) }),
