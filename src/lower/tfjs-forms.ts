@@ -315,6 +315,73 @@ export function broadcastTensor(x: tf.Tensor, target: readonly number[], backend
 }
 
 /**
+ * tfjs webgpu keeps int32 and bool data as 32-bit integers. Its general Transpose shader (any
+ * permutation but a 2-D [1,0]) does not compile for them ("expected 'f32', got 'i32'"), and
+ * its reductions over other than the innermost axes transpose internally; its Cast to float32
+ * only relabels the integers, which that shader then meets as "float32". A failed shader also
+ * spoils every kernel queued with it. So on webgpu: casts to float32 convert, integer and bool
+ * transposes go through float32 exactly, and integer reductions move their axes innermost.
+ */
+const integerOnWebGpu = (dtype: string, backend: string) => backend === "webgpu" && dtype !== "float32";
+
+/** float32 data converted by Add's kernel, which reads integers as what they are (see above). */
+function convertedToFloat(x: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => tf.add(tf.cast(x, "float32"), tf.scalar(0)));
+}
+
+/** A cast: on webgpu, one from int32 or bool to float32 converts the data (see above). */
+export function castForm(from: string, to: string, backend: string): Kernel {
+  if (to === "float32" && integerOnWebGpu(from, backend)) return ([x]) => [convertedToFloat(x!)];
+  return ([x]) => [tf.cast(x!, to as tf.DataType)];
+}
+
+/**
+ * transpose. Rank 0 and 1 are the identity (tfjs webgpu's rank-1 shader does not compile).
+ * int32 and bool on webgpu (see above) move as float32: bool as 0 and 1, int32 as its high and
+ * low 16 bits, each exact in float32.
+ */
+export function transposeForm(perm: readonly number[], dtype: string, backend: string): Kernel {
+  if (perm.length <= 1) return ([x]) => [tf.clone(x!)];
+  const transpose = (x: tf.Tensor) => tf.engine().runKernel("Transpose", { x }, { perm: perm as number[] }) as tf.Tensor;
+  const sharedProgram = perm.length === 2 && perm[0] === 1;
+  if (!integerOnWebGpu(dtype, backend) || sharedProgram) return ([x]) => [transpose(x!)];
+  const moveAsFloat = (x: tf.Tensor, to: tf.DataType) => {
+    const floats = convertedToFloat(x);
+    const moved = transpose(floats);
+    const out = to === "bool" ? tf.notEqual(moved, 0) : tf.cast(moved, to);
+    [floats, moved].forEach((t) => t.dispose());
+    return out;
+  };
+  if (dtype === "bool") return ([x]) => [moveAsFloat(x!, "bool")];
+  return ([x]) => [
+    tf.tidy(() => {
+      const high = tf.floorDiv(x!, tf.scalar(65536, "int32"));
+      const low = tf.sub(x!, tf.mul(high, tf.scalar(65536, "int32")));
+      return tf.add(tf.mul(moveAsFloat(high, "int32"), tf.scalar(65536, "int32")), moveAsFloat(low, "int32"));
+    }),
+  ];
+}
+
+/**
+ * A reduction over `axes` of a rank-`rank` operand to `outShape`. On webgpu an int32 or bool
+ * operand's axes move innermost first (see above), where tfjs reduces without transposing.
+ */
+export function reductionForm(reduce: (x: tf.Tensor, axes: number[]) => tf.Tensor, axes: readonly number[], rank: number, outShape: readonly number[], dtype: string, backend: string): Kernel {
+  const innermost = axes.every((a) => a >= rank - axes.length);
+  if (!integerOnWebGpu(dtype, backend) || innermost) return ([x]) => [reduce(x!, [...axes])];
+  const kept = [...Array(rank).keys()].filter((d) => !axes.includes(d));
+  const move = transposeForm([...kept, ...axes], dtype, backend);
+  const last = axes.map((_, i) => kept.length + i);
+  return ([x]) => {
+    const [moved] = move([x!]);
+    const reduced = reduce(moved!, last);
+    const out = reduced.reshape(outShape as number[]);
+    [moved!, reduced].forEach((t) => t !== out && t.dispose());
+    return [out];
+  };
+}
+
+/**
  * x split along axis 0. tfjs wasm's Unpack slices with a JavaScript kernel that copies the
  * whole input once per slice (readSync), quadratic in the number of slices: 30 batches of a
  * client's data take 170 ms that way. Reading the data once and uploading each part takes
