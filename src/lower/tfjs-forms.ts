@@ -262,6 +262,9 @@ export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank:
  */
 const ELEMENTWISE_MAX_RANK: Readonly<Record<string, number>> = { wasm: 6, webgpu: 6 };
 
+/** Kernels whose rank limit on a backend is below its elementwise one: tfjs webgpu's Select ("Where for rank 5 is not yet supported"). */
+export const KERNEL_MAX_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = { Select: { webgpu: 4 } };
+
 /**
  * A kernel on operands of rank above what the backend takes (by default its elementwise
  * limit): adjacent dims that every operand either has in full or broadcasts from 1 alike are

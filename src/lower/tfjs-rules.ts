@@ -8,7 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
-import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -137,12 +137,19 @@ export const tfjsRules: Record<string, LoweringRule> = {
   where: (node, ctx) => {
     const shape = outShape(node, ctx);
     if (ctx.types[node.outputs[0]!]!.dtype === "bool" && ctx.backend === "wasm") return boolSelect;
+    const select = withinKernelRank(
+      ([c, t, e]) => [tf.engine().runKernel("Select", { condition: c!, t: t!, e: e! }) as tf.Tensor],
+      [shape, shape, shape],
+      shape,
+      ctx.backend,
+      KERNEL_MAX_RANK.Select![ctx.backend],
+    );
     return (ins) => {
       // tfjs's select wants equal shapes: broadcast the operands that need it.
       const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : broadcastTensor(t, shape, ctx.backend)));
-      const out = tf.engine().runKernel("Select", { condition: full[0]!, t: full[1]!, e: full[2]! }) as tf.Tensor;
+      const [out] = select(full);
       full.forEach((t, i) => t !== ins[i] && t.dispose());
-      return [out];
+      return [out!];
     };
   },
 
