@@ -79,11 +79,14 @@ async function loadDawn(): Promise<Dawn> {
   }
 }
 
+/** Whether an adapter runs on the CPU: WebGPU's fallback adapter, or one of the software renderers by name. */
+export function isSoftwareAdapter(info: DawnAdapter["info"]): boolean {
+  return info.isFallbackAdapter === true || SOFTWARE_ADAPTER.test(`${info.device} ${info.description}`);
+}
+
 function describe(adapter: DawnAdapter, featureLevel: WebGpuAdapter["featureLevel"]): WebGpuAdapter {
   const info = adapter.info;
-  const name = `${info.device} ${info.description}`;
-  const software = info.isFallbackAdapter === true || SOFTWARE_ADAPTER.test(name);
-  return { device: info.device, description: info.description, vendor: info.vendor, software, featureLevel };
+  return { device: info.device, description: info.description, vendor: info.vendor, software: isSoftwareAdapter(info), featureLevel };
 }
 
 /**
