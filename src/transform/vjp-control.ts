@@ -15,8 +15,7 @@ import { primitives } from "../ir/primitives.js";
 import type { Graph, ValueType } from "../ir/types.js";
 import { add, fillLike, primMany } from "./emit.js";
 import { inline, splitCaptures } from "./inline.js";
-import { vjp } from "./vjp.js";
-import type { VjpRule } from "./vjp-rules.js";
+import type { VjpRule } from "./vjp-types.js";
 
 const asMember = (t: Tracer): ValueType => ({ ...t.type, placement: "member" });
 
@@ -32,7 +31,7 @@ export const vjpMap: VjpRule = (ctx, cts) => {
   if (wanted.length === 0) return ctx.inputs.map(() => undefined);
   const closed = traceBody("map", [...members.map(asMember), ...cts.map(asMember)], (params) => {
     const memberParams = params.slice(0, members.length);
-    const { inputCotangents } = vjp(
+    const { inputCotangents } = ctx.vjp(
       body,
       ctx.types,
       [...memberParams, ...caps],
@@ -80,7 +79,7 @@ export const vjpScan: VjpRule = (ctx, cts) => {
       const take = (n: number) => ins.slice(at, (at += n));
       const [ctCarry, capsAcc, carry, x, ctY] = [take(carries), take(zeroCaps.length), take(carries), take(xs.length), take(ysCts.length)];
       const wrt = [...carry.map(() => true), ...x.map((t) => t.dtype === "float32"), ...caps.map((c) => activeCaps.includes(c))];
-      const { inputCotangents } = vjp(body, types, [...carry, ...x, ...caps], wrt, [...ctCarry, ...ctY]);
+      const { inputCotangents } = ctx.vjp(body, types, [...carry, ...x, ...caps], wrt, [...ctCarry, ...ctY]);
       const zeroOr = (ct: Tracer | undefined, like: Tracer) => ct ?? fillLike(0, like);
       const nextCarry = carry.map((c, i) => zeroOr(inputCotangents[i], c));
       const nextCaps = activeCaps.map((c, i) => add(capsAcc[i]!, zeroOr(inputCotangents[carries + x.length + caps.indexOf(c)], c)));
@@ -126,7 +125,7 @@ export const vjpAggregate: VjpRule = (ctx, cts) => {
   const pullback = (k: number, graph: Graph, caps: readonly Tracer[], wrt: readonly boolean[]) =>
     traceBody("aggregate", params[k]!, (ins) => {
       const primals = ins.slice(0, wrt.length);
-      const { inputCotangents } = vjp(graph, ctx.types, [...primals, ...caps], [...wrt, ...caps.map(() => false)], ins.slice(wrt.length));
+      const { inputCotangents } = ctx.vjp(graph, ctx.types, [...primals, ...caps], [...wrt, ...caps.map(() => false)], ins.slice(wrt.length));
       return primals.map((p, i) => inputCotangents[i] ?? fillLike(0, p));
     });
   const accFloat = zero.map(isFloat);

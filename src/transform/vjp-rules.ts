@@ -12,16 +12,7 @@ import type { Node, ValueType } from "../ir/types.js";
 import type { Tracer } from "../front/trace.js";
 import { broadcastLike, div, fillLike, mul, neg, prim, reducedAxes, scalar, sub, unbroadcast } from "./emit.js";
 import { vjpAggregate, vjpMap, vjpScan } from "./vjp-control.js";
-
-export interface VjpContext {
-  readonly node: Node;
-  readonly types: readonly ValueType[];
-  readonly inputs: readonly Tracer[];
-  readonly outputs: readonly Tracer[];
-  readonly active: readonly boolean[];
-}
-
-export type VjpRule = (ctx: VjpContext, cotangents: readonly Tracer[]) => (Tracer | undefined)[];
+import type { VjpContext, VjpRule } from "./vjp-types.js";
 
 /** Computes each active input's cotangent with the matching function. */
 const each =

@@ -12,14 +12,10 @@ import type { Tracer } from "../front/trace.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import { add, fillLike } from "./emit.js";
 import { reemit } from "./inline.js";
-import { vjpRules, type VjpContext } from "./vjp-rules.js";
+import { vjpRules } from "./vjp-rules.js";
+import type { OutputCotangents, VjpContext, VjpResult } from "./vjp-types.js";
 
-export interface VjpResult {
-  /** The graph's outputs, recomputed in the current graph. */
-  readonly outputs: Tracer[];
-  /** Cotangents of the inputs; undefined where an input is not differentiated or gets none. */
-  readonly inputCotangents: (Tracer | undefined)[];
-}
+export type { OutputCotangents, VjpResult } from "./vjp-types.js";
 
 /** Which values of a graph depend on the inputs marked in `wrt`. */
 function activeValues(graph: Graph, wrt: readonly boolean[]): Set<number> {
@@ -29,9 +25,6 @@ function activeValues(graph: Graph, wrt: readonly boolean[]): Set<number> {
   }
   return active;
 }
-
-/** Output cotangents, or a function making them from the replayed outputs (for a seed of ones). */
-export type OutputCotangents = readonly (Tracer | undefined)[] | ((outputs: readonly Tracer[]) => readonly (Tracer | undefined)[]);
 
 /**
  * Differentiates `graph` at `inputs` with respect to the inputs marked in `wrt`, pulling back
@@ -72,6 +65,7 @@ export function vjp(
       inputs: node.inputs.map((id) => primal.get(id)!),
       outputs: outs,
       active: node.inputs.map((id) => active.has(id)),
+      vjp,
     };
     const cts = node.outputs.map((id, i) => cotangent.get(id) ?? fillLike(0, outs[i]!));
     const inputCts = ruleFor(node)(context, cts);

@@ -5,6 +5,7 @@
  */
 import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
 
@@ -137,7 +138,8 @@ export function meanClientDelta(
 
 /**
  * A round program: inputs params@SERVER, the cohort's batches, lr, then `extraInputs`; named
- * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData.
+ * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData. Its
+ * run() checks the data first (checked-inputs.ts).
  */
 export function roundProgram(
   model: AnyModel,
@@ -145,9 +147,10 @@ export function roundProgram(
   extraInputs: InputSpecs,
   round: (inputs: Value, data: RoundData) => Value,
 ): unknown {
-  return program(
+  const traced = program(
     { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]), ...extraInputs } as never,
     (inputs: Value) => round(inputs, { x: inputs.x, y: inputs.y, mask: inputs.mask, count: inputs.count }),
     { name: `${algorithm}_${model.name}` },
   );
+  return new CheckedProgram(traced, model);
 }
