@@ -9,9 +9,12 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import * as tf from "@tensorflow/tfjs";
 import { describe, expect, test } from "vitest";
+import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
+import { logistic } from "../../src/lib/models/dense.js";
+import { Rng } from "../../src/lib/random.js";
 import { loadRunConfig } from "../../src/lib/run/config.js";
 import { runsBatched } from "../../src/lower/tfjs-forms.js";
-import { backendNames, requestedBackend } from "../../src/runtime/backend.js";
+import { backendNames, requestedBackend, useBackend } from "../../src/runtime/backend.js";
 import { tfjsLowering } from "../../src/runtime/lowering.js";
 import { dawnOptions, isSoftwareAdapter, withDeviceErrors } from "../../src/runtime/webgpu.js";
 import { webgpu } from "../helpers/test-backends.js";
@@ -93,4 +96,37 @@ describe.skipIf(!webgpu.available)(`webgpu on an adapter (${webgpu.detail})`, ()
     await expect(withDeviceErrors(async () => [tf.transpose(x, [2, 0, 1])], (made) => tf.dispose(made))).rejects.toThrow(/^webgpu: a kernel failed: .*TransposeProgram/);
     x.dispose();
   });
+
+  test("a FedAvg round of the library, its inputs made on the GPU, agrees with onnx", async () => {
+    const rng = Rng.fromSeed(7);
+    const init = logistic.init(rng);
+    const [clients, steps, batch] = [2, 3, 4];
+    const pixels = new Float32Array(clients * steps * batch * 784).map(() => rng.float());
+    const labels = new Int32Array(clients * steps * batch).map(() => rng.int(0, 10));
+    const round = fedAvgProgram(logistic);
+    const on = async (backend: "webgpu" | "onnx") => {
+      await useBackend(backend);
+      // tf.fill runs on the GPU on webgpu: the library's input checks must read it asynchronously.
+      const inputs = {
+        params: Object.fromEntries(Object.entries(init).map(([k, v]) => [k, tf.tensor(v.data, v.shape)])),
+        x: tf.tensor(pixels, [clients, steps, batch, 784]),
+        y: tf.tensor(labels, [clients, steps, batch], "int32"),
+        mask: tf.ones([clients, steps, batch]),
+        count: tf.fill([clients], steps * batch),
+        lr: 0.1,
+      };
+      const out = (await round.run(inputs as never, { backend })) as unknown as { params: Record<string, tf.Tensor>; loss: tf.Tensor };
+      const host = Object.fromEntries(await Promise.all(Object.entries(out.params).map(async ([k, t]) => [k, Array.from(await t.data())] as const)));
+      const loss = (await out.loss.data())[0]!;
+      tf.dispose([out as never, inputs as never]);
+      return { host, loss };
+    };
+    const gpu = await on("webgpu");
+    const cpu = await on("onnx");
+    expect(gpu.loss).toBeCloseTo(cpu.loss, 4);
+    for (const [k, values] of Object.entries(cpu.host)) {
+      const worst = Math.max(...values.map((v, i) => Math.abs(v - gpu.host[k]![i]!)));
+      expect(worst, k).toBeLessThan(1e-4);
+    }
+  }, 120_000);
 });
