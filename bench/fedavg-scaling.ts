@@ -1,7 +1,7 @@
 /**
- * bench/fedavg-scaling: FedAvg rounds of the 2NN with 10, 100, 1,000 and 10,000 clients per
- * round, each client with 600 MNIST-shaped examples (E=1, B=20, lr 0.1), on onnx (worker
- * threads as by default). Rounds are streamed in chunks of --chunk clients (the default of
+ * bench/fedavg-scaling: FedAvg rounds of the 2NN (or the CNN) with 10, 100, 1,000 and 10,000
+ * clients per round, each client with 600 MNIST-shaped examples (E=1, B=20, lr 0.1), on onnx
+ * (worker threads as by default) or any backend named. Rounds are streamed in chunks of --chunk clients (the default of
  * `fedtensor run`'s --chunk-clients), each chunk's data copied from the federated dataset
  * when it runs; `whole` rows run the same round unchunked (the cohort as one padded input, as
  * before streaming) as the baseline. The clients share a pool of 6,000 examples (client c has
@@ -9,18 +9,21 @@
  * Each backend, mode and cohort size runs in a child process of its own, so that its peak
  * memory is its own: peak RSS (all threads, from the kernel) and the largest V8 heap plus array
  * buffers seen between rounds. Ratios: seconds per client and peak RSS against the first row of
- * the same backend and mode.
+ * the same backend, model and mode. A child that runs past --timeout seconds is stopped and
+ * reported as such; --json writes every measurement to a file (bench/gpu/run-h200.sh reads it).
  *
  * usage: node dist/bench/fedavg-scaling.js [--clients 10,100,1000,10000] [--whole 10,100]
- *          [--backends onnx] [--chunk 100]
+ *          [--backends onnx] [--models 2nn,cnn] [--chunk 100] [--timeout 1800] [--json file]
  */
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
 import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
 import { labelledDataset } from "../src/lib/data/dataset.js";
 import { federate, sampleRound } from "../src/lib/data/federated.js";
+import { cnn } from "../src/lib/models/cnn.js";
 import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
 import { runOnCohort } from "../src/lib/run/cohort.js";
@@ -31,11 +34,16 @@ const { values } = parseArgs({
     clients: { type: "string", default: "10,100,1000,10000" },
     whole: { type: "string", default: "10,100" },
     backends: { type: "string", default: "onnx" },
+    models: { type: "string", default: "2nn" },
     chunk: { type: "string", default: "100" },
+    timeout: { type: "string", default: "1800" },
+    json: { type: "string" },
     child: { type: "string" },
   },
 });
 const [examples, batch, lr, pool] = [600, 20, 0.1, 6000];
+const models = { "2nn": mlp2nn, cnn } as const;
+type ModelName = keyof typeof models;
 
 interface Measurement {
   readonly seconds: number[];
@@ -49,11 +57,12 @@ type Mode = "streamed" | "whole";
 const roundsFor = (clients: number) =>
   clients >= 10000 ? { warmUp: 0, timed: 1 } : clients >= 1000 ? { warmUp: 1, timed: 2 } : clients >= 100 ? { warmUp: 1, timed: 3 } : { warmUp: 3, timed: 5 };
 
-/** One backend, mode and cohort size, in this (child) process. */
-async function measure(backend: BackendName, mode: Mode, clients: number): Promise<Measurement> {
+/** One backend, model, mode and cohort size, in this (child) process. */
+async function measure(backend: BackendName, modelName: ModelName, mode: Mode, clients: number): Promise<Measurement> {
+  const model = models[modelName] as typeof mlp2nn;
   await useBackend(backend);
   const rng = Rng.fromSeed(0);
-  const init = mlp2nn.init(rng);
+  const init = model.init(rng);
   const train = labelledDataset("pool", {
     x: new Float32Array(pool * 784).map(() => rng.float()),
     y: new Int32Array(pool).map(() => rng.int(0, 10)),
@@ -63,7 +72,7 @@ async function measure(backend: BackendName, mode: Mode, clients: number): Promi
   const partition = Array.from({ length: clients }, (_, c) => Int32Array.from({ length: examples }, (_, i) => ((c * examples) % pool) + i));
   const data = federate(train, train, partition);
   const params = Object.fromEntries(Object.entries(init).map(([k, v]) => [k, tf.tensor(v.data, v.shape)]));
-  const fedavg = fedAvgProgram(mlp2nn);
+  const fedavg = fedAvgProgram(model);
   let peakHeap = 0;
   const sample = () => {
     const m = process.memoryUsage();
@@ -86,31 +95,44 @@ async function measure(backend: BackendName, mode: Mode, clients: number): Promi
 }
 
 if (values.child !== undefined) {
-  const [backend, mode, clients] = values.child.split(":") as [BackendName, Mode, string];
-  console.log(JSON.stringify(await measure(backend, mode, Number(clients))));
+  const [backend, modelName, mode, clients] = values.child.split(":") as [BackendName, ModelName, Mode, string];
+  console.log(JSON.stringify(await measure(backend, modelName, mode, Number(clients))));
 } else {
   const self = fileURLToPath(import.meta.url);
-  console.log(`fedavg-scaling: 2NN, ${examples} examples per client, E=1, B=${batch}, chunks of ${values.chunk} clients; median of the timed rounds, peak memory of the process`);
-  console.log(`  ${"backend".padEnd(8)} ${"mode".padEnd(8)} ${"clients".padStart(7)}  s/round   clients/s   peak RSS MiB   heap+buffers MiB   s/client ratio   RSS ratio`);
+  const timeoutMs = Number(values.timeout) * 1000;
+  const rows: Record<string, unknown>[] = [];
+  console.log(`fedavg-scaling: ${examples} examples per client, E=1, B=${batch}, chunks of ${values.chunk} clients; median of the timed rounds, peak memory of the process`);
+  console.log(`  ${"backend".padEnd(8)} ${"model".padEnd(5)} ${"mode".padEnd(8)} ${"clients".padStart(7)}  s/round   clients/s   peak RSS MiB   heap+buffers MiB   s/client ratio   RSS ratio`);
   for (const backend of values.backends.split(",")) {
-    for (const mode of ["whole", "streamed"] as const) {
-      let first: { perClient: number; rss: number } | undefined;
-      for (const clients of (mode === "whole" ? values.whole : values.clients).split(",").filter((c) => c !== "").map(Number)) {
-        const child = spawnSync(process.execPath, [self, "--child", `${backend}:${mode}:${clients}`, "--chunk", values.chunk], { encoding: "utf8", maxBuffer: 2 ** 24 });
-        const last = child.stdout.trim().split("\n").pop() ?? "";
-        const row = `  ${backend.padEnd(8)} ${mode.padEnd(8)} ${String(clients).padStart(7)}`;
-        if (child.status !== 0 || !last.startsWith("{")) {
-          const why = child.signal ?? (child.stderr.split("\n").find((l) => /Error|memory/i.test(l)) ?? `exit ${child.status}`).trim();
-          console.log(`${row}  failed: ${why.slice(0, 100)}`);
-          continue;
+    for (const modelName of values.models.split(",")) {
+      if (!(modelName in models)) throw new Error(`--models: unknown model '${modelName}'; choose from ${Object.keys(models).join(", ")}`);
+      for (const mode of ["whole", "streamed"] as const) {
+        let first: { perClient: number; rss: number } | undefined;
+        for (const clients of (mode === "whole" ? values.whole : values.clients).split(",").filter((c) => c !== "").map(Number)) {
+          const child = spawnSync(process.execPath, [self, "--child", `${backend}:${modelName}:${mode}:${clients}`, "--chunk", values.chunk], {
+            encoding: "utf8",
+            maxBuffer: 2 ** 24,
+            timeout: timeoutMs,
+          });
+          const last = child.stdout.trim().split("\n").pop() ?? "";
+          const row = `  ${backend.padEnd(8)} ${modelName.padEnd(5)} ${mode.padEnd(8)} ${String(clients).padStart(7)}`;
+          if (child.status !== 0 || !last.startsWith("{")) {
+            const timedOut = child.error !== undefined && /ETIMEDOUT/.test(String(child.error));
+            const why = timedOut ? `timed out after ${values.timeout} s` : (child.signal ?? (child.stderr.split("\n").find((l) => /Error|memory|FT\d{3}/i.test(l)) ?? `exit ${child.status}`)).trim();
+            console.log(`${row}  failed: ${why.slice(0, 160)}`);
+            rows.push({ backend, model: modelName, mode, clients, failed: why });
+            continue;
+          }
+          const m = JSON.parse(last) as Measurement;
+          const median = [...m.seconds].sort((a, b) => a - b)[Math.floor(m.seconds.length / 2)]!;
+          first ??= { perClient: median / clients, rss: m.peakRssMiB };
+          console.log(
+            `${row}  ${median.toFixed(3).padStart(7)}   ${(clients / median).toFixed(0).padStart(9)}   ${m.peakRssMiB.toFixed(0).padStart(12)}   ${m.peakHeapMiB.toFixed(0).padStart(16)}   ${(median / clients / first.perClient).toFixed(2).padStart(14)}   ${(m.peakRssMiB / first.rss).toFixed(2).padStart(9)}`,
+          );
+          rows.push({ backend, model: modelName, mode, clients, medianSeconds: median, ...m });
         }
-        const m = JSON.parse(last) as Measurement;
-        const median = [...m.seconds].sort((a, b) => a - b)[Math.floor(m.seconds.length / 2)]!;
-        first ??= { perClient: median / clients, rss: m.peakRssMiB };
-        console.log(
-          `${row}  ${median.toFixed(3).padStart(7)}   ${(clients / median).toFixed(0).padStart(9)}   ${m.peakRssMiB.toFixed(0).padStart(12)}   ${m.peakHeapMiB.toFixed(0).padStart(16)}   ${(median / clients / first.perClient).toFixed(2).padStart(14)}   ${(m.peakRssMiB / first.rss).toFixed(2).padStart(9)}`,
-        );
       }
     }
   }
+  if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(rows, null, 2));
 }

@@ -212,7 +212,8 @@ export const catalogue = {
       "cannot start is an error.",
     fix:
       "Install the backend's package (for tensorflow: npm i @tensorflow/tfjs-node or " +
-      "@tensorflow/tfjs-node-gpu), or choose another with the backend option or FEDTENSOR_BACKEND.",
+      "@tensorflow/tfjs-node-gpu; for webgpu: npm i webgpu@0.6.2, and on Linux a Vulkan driver " +
+      "with the loader libvulkan1), or choose another with the backend option or FEDTENSOR_BACKEND.",
   },
   FT302: {
     title: "Bad input data",

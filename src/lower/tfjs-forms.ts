@@ -17,6 +17,13 @@ function broadcastDims(a: readonly number[], b: readonly number[]): number[] {
   return Array.from({ length: rank }, (_, i) => Math.max(a[a.length - rank + i] ?? 1, b[b.length - rank + i] ?? 1));
 }
 
+/**
+ * Backends whose kernels want one large call for all clients: native TensorFlow, and WebGPU,
+ * where each kernel is a GPU dispatch (a launch and a pipeline) and tensors live on the GPU,
+ * so per-client calls or reads back to JavaScript only add launches and transfers.
+ */
+export const runsBatched = (backend: string) => backend === "tensorflow" || backend === "webgpu";
+
 /** Backends whose batched and transposed matmuls are slow loops: there, everything is plain 2-D. */
 const prefersPlainMatmul = (backend: string) => backend === "wasm" || backend === "cpu";
 
@@ -75,8 +82,8 @@ function matmulFloat(aShape: readonly number[], bShape: readonly number[], outSh
   return ([a, b]) => {
     const ra = reshaped(a!, a2);
     const rb = reshaped(b!, b2);
-    const fa = tf.broadcastTo(ra, [...batch, n, k]);
-    const fb = tf.broadcastTo(rb, [...batch, k, m]);
+    const fa = broadcastTensor(ra, [...batch, n, k], backend);
+    const fb = broadcastTensor(rb, [...batch, k, m], backend);
     const a3 = fa.reshape([size, n, k]) as tf.Tensor3D;
     const b3 = fb.reshape([size, k, m]) as tf.Tensor3D;
     const out = prefersPlainMatmul(backend) ? perSliceMatmul(a3, b3) : tf.matMul(a3, b3);
@@ -249,34 +256,41 @@ export function softmaxAlong(f: (x: TfTensor) => TfTensor, axis: number, rank: n
   };
 }
 
-/** The most dims tfjs wasm's elementwise kernels (XNNPACK) take; beyond, they return garbage. */
-const WASM_MAX_RANK = 6;
+/**
+ * The most dims a backend's elementwise kernels take: tfjs wasm's (XNNPACK's) return garbage
+ * beyond 6; tfjs webgpu's shaders index with vectors of at most 6 (its Transpose throws "GPU
+ * for rank 7 is not yet supported").
+ */
+const ELEMENTWISE_MAX_RANK: Readonly<Record<string, number>> = { wasm: 6, webgpu: 6 };
+
+/** Kernels whose rank limit on a backend is below its elementwise one: tfjs webgpu's Select ("Where for rank 5 is not yet supported"). */
+export const KERNEL_MAX_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = { Select: { webgpu: 4 } };
 
 /**
- * An elementwise kernel on operands of rank above what the backend takes: adjacent dims that
- * every operand either has in full or broadcasts from 1 alike are merged (a reshape, no copy)
- * until the rank fits, and the result is reshaped back. Client batching adds a dim to every
- * member, so a rank-6 member reaches rank 7.
+ * A kernel on operands of rank above what the backend takes (by default its elementwise
+ * limit): adjacent dims that every operand either has in full or broadcasts from 1 alike are
+ * merged (a reshape, no copy) until the rank fits, and the result is reshaped back. Client
+ * batching adds a dim to every member, so a rank-6 member reaches rank 7.
  */
-export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly number[])[], outShape: readonly number[], backend: string): Kernel {
-  if (backend !== "wasm" || outShape.length <= WASM_MAX_RANK) return kernel;
+export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly number[])[], outShape: readonly number[], backend: string, maxRank = ELEMENTWISE_MAX_RANK[backend] ?? Infinity): Kernel {
+  if (outShape.length <= maxRank) return kernel;
   const rank = outShape.length;
   const aligned = inShapes.map((s) => [...Array<number>(rank - s.length).fill(1), ...s]);
   // Per operand and dim: does it have the dim in full? (A dim of size 1 in the output fits either way.)
   const full = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === outShape[d];
   const unit = (shape: readonly number[], d: number) => outShape[d] === 1 || shape[d] === 1;
   const groups: number[][] = outShape.map((_, d) => [d]);
-  for (let g = 0; g < groups.length - 1 && groups.length > WASM_MAX_RANK; ) {
+  for (let g = 0; g < groups.length - 1 && groups.length > maxRank; ) {
     const [first, next] = [groups[g]!, groups[g + 1]!];
     const dims = [...first, ...next];
     const mergeable = aligned.every((s) => dims.every((d) => full(s, d)) || dims.every((d) => unit(s, d)));
     if (mergeable) groups.splice(g, 2, dims);
     else g++;
   }
-  if (groups.length > WASM_MAX_RANK) {
+  if (groups.length > maxRank) {
     throw ftError("FT301", {
       backend,
-      why: `its elementwise kernels take at most ${WASM_MAX_RANK} dims, and operands of shapes ${inShapes.map((s) => `[${s.join(",")}]`).join(", ")} cannot be merged to fit; use the cpu backend for this program`,
+      why: `its kernels here take at most ${maxRank} dims, and operands of shapes ${inShapes.map((s) => `[${s.join(",")}]`).join(", ")} cannot be merged to fit; use the cpu backend for this program`,
     });
   }
   const merged = aligned.map((s) => groups.map((dims) => product(dims.map((d) => s[d]!))));
@@ -290,13 +304,96 @@ export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly nu
 }
 
 /**
+ * tf.broadcastTo in a form the backend runs. tfjs webgpu's Tile, which broadcastTo calls,
+ * reads rank-5 and larger inputs back to JavaScript synchronously, which needs a browser's
+ * OffscreenCanvas: there it is an addition to zeros (logical or with false for bool), whose
+ * kernel broadcasts on the GPU (up to rank 6, merged dims beyond).
+ */
+export function broadcastTensor(x: tf.Tensor, target: readonly number[], backend: string): tf.Tensor {
+  if (backend !== "webgpu" || target.length <= 4) return tf.broadcastTo(x, target as number[]);
+  const zeros = tf.zeros(target as number[], x.dtype);
+  const add: Kernel = x.dtype === "bool" ? ([a, b]) => [tf.logicalOr(a!, b!)] : ([a, b]) => [tf.add(a!, b!)];
+  const [out] = withinKernelRank(add, [x.shape, target], target, backend)([x, zeros]);
+  zeros.dispose();
+  return out!;
+}
+
+/**
+ * tfjs webgpu keeps int32 and bool data as 32-bit integers. Its general Transpose shader (any
+ * permutation but a 2-D [1,0]) does not compile for them ("expected 'f32', got 'i32'"), and
+ * its reductions over other than the innermost axes transpose internally; its Cast to float32
+ * only relabels the integers, which that shader then meets as "float32". A failed shader also
+ * spoils every kernel queued with it. So on webgpu: casts to float32 convert, integer and bool
+ * transposes go through float32 exactly, and integer reductions move their axes innermost.
+ */
+const integerOnWebGpu = (dtype: string, backend: string) => backend === "webgpu" && dtype !== "float32";
+
+/** float32 data converted by Add's kernel, which reads integers as what they are (see above). */
+function convertedToFloat(x: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => tf.add(tf.cast(x, "float32"), tf.scalar(0)));
+}
+
+/** A cast: on webgpu, one from int32 or bool to float32 converts the data (see above). */
+export function castForm(from: string, to: string, backend: string): Kernel {
+  if (to === "float32" && integerOnWebGpu(from, backend)) return ([x]) => [convertedToFloat(x!)];
+  return ([x]) => [tf.cast(x!, to as tf.DataType)];
+}
+
+/**
+ * transpose. Rank 0 and 1 are the identity (tfjs webgpu's rank-1 shader does not compile).
+ * int32 and bool on webgpu (see above) move as float32: bool as 0 and 1, int32 as its high and
+ * low 16 bits, each exact in float32.
+ */
+export function transposeForm(perm: readonly number[], dtype: string, backend: string): Kernel {
+  if (perm.length <= 1) return ([x]) => [tf.clone(x!)];
+  const transpose = (x: tf.Tensor) => tf.engine().runKernel("Transpose", { x }, { perm: perm as number[] }) as tf.Tensor;
+  const sharedProgram = perm.length === 2 && perm[0] === 1;
+  if (!integerOnWebGpu(dtype, backend) || sharedProgram) return ([x]) => [transpose(x!)];
+  const moveAsFloat = (x: tf.Tensor, to: tf.DataType) => {
+    const floats = convertedToFloat(x);
+    const moved = transpose(floats);
+    const out = to === "bool" ? tf.notEqual(moved, 0) : tf.cast(moved, to);
+    [floats, moved].forEach((t) => t.dispose());
+    return out;
+  };
+  if (dtype === "bool") return ([x]) => [moveAsFloat(x!, "bool")];
+  return ([x]) => [
+    tf.tidy(() => {
+      const high = tf.floorDiv(x!, tf.scalar(65536, "int32"));
+      const low = tf.sub(x!, tf.mul(high, tf.scalar(65536, "int32")));
+      return tf.add(tf.mul(moveAsFloat(high, "int32"), tf.scalar(65536, "int32")), moveAsFloat(low, "int32"));
+    }),
+  ];
+}
+
+/**
+ * A reduction over `axes` of a rank-`rank` operand to `outShape`. On webgpu an int32 or bool
+ * operand's axes move innermost first (see above), where tfjs reduces without transposing.
+ */
+export function reductionForm(reduce: (x: tf.Tensor, axes: number[]) => tf.Tensor, axes: readonly number[], rank: number, outShape: readonly number[], dtype: string, backend: string): Kernel {
+  const innermost = axes.every((a) => a >= rank - axes.length);
+  if (!integerOnWebGpu(dtype, backend) || innermost) return ([x]) => [reduce(x!, [...axes])];
+  const kept = [...Array(rank).keys()].filter((d) => !axes.includes(d));
+  const move = transposeForm([...kept, ...axes], dtype, backend);
+  const last = axes.map((_, i) => kept.length + i);
+  return ([x]) => {
+    const [moved] = move([x!]);
+    const reduced = reduce(moved!, last);
+    const out = reduced.reshape(outShape as number[]);
+    [moved!, reduced].forEach((t) => t !== out && t.dispose());
+    return [out];
+  };
+}
+
+/**
  * x split along axis 0. tfjs wasm's Unpack slices with a JavaScript kernel that copies the
  * whole input once per slice (readSync), quadratic in the number of slices: 30 batches of a
  * client's data take 170 ms that way. Reading the data once and uploading each part takes
- * 7 ms, so the JavaScript backends do that; native TensorFlow unstacks itself.
+ * 7 ms, so the JavaScript backends do that; native TensorFlow and WebGPU unstack on their
+ * device, without a round trip through JavaScript memory.
  */
 export function unstack(x: TfTensor, backend: string): TfTensor[] {
-  if (backend === "tensorflow") return tf.unstack(x);
+  if (runsBatched(backend)) return tf.unstack(x);
   const [count, ...member] = x.shape;
   const size = product(member);
   const data = x.dataSync();

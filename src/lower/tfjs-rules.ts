@@ -9,7 +9,7 @@ import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
 import { tfjsRandomRules } from "./tfjs-random.js";
-import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
@@ -47,11 +47,13 @@ const binary = (name: string): LoweringRule => elementwise(name, ["a", "b"]);
 /** Axes of a reduction (undefined = all, as tfjs takes it). */
 const axesOf = (attrs: Attrs): number[] | undefined => (attrs.axes === null ? undefined : (attrs.axes as number[]));
 
-function reduction(f: (x: tf.Tensor, axes: number[] | undefined, keepDims: boolean) => tf.Tensor): LoweringRule {
-  return (node) => {
-    const axes = axesOf(node.attrs);
+/** A reduction over attrs.axes (all when null), in the form the backend runs (reductionForm). */
+function reduction(f: (x: tf.Tensor, axes: number[], keepDims: boolean) => tf.Tensor): LoweringRule {
+  return (node, ctx) => {
+    const rank = inShape(node, ctx, 0).length;
+    const axes = (axesOf(node.attrs) ?? [...Array(rank).keys()]).map((a) => (a < 0 ? a + rank : a));
     const keepDims = node.attrs.keepDims === true;
-    return ([x]) => [f(x!, axes, keepDims)];
+    return reductionForm((x, at) => f(x, at, keepDims), axes, rank, outShape(node, ctx), ctx.types[node.inputs[0]!]!.dtype, ctx.backend);
   };
 }
 
@@ -68,7 +70,7 @@ function broadcastInto(node: Node, ctx: LoweringContext): Kernel {
   }
   return ([x]) => {
     const shaped = lifted === source ? x! : x!.reshape(lifted);
-    const out = tf.broadcastTo(shaped, target);
+    const out = broadcastTensor(shaped, target, ctx.backend);
     if (shaped !== x) shaped.dispose();
     return [out];
   };
@@ -116,7 +118,9 @@ export const tfjsRules: Record<string, LoweringRule> = {
   stop_gradient: () => ([x]) => [x!.clone()],
   // tfjs wasm's Cast to bool truncates to a byte (255 for -1.5): bool is x != 0, on every backend.
   cast: (node, ctx) =>
-    node.attrs.dtype === "bool" ? binaryWithZero("NotEqual", node, ctx) : elementwise("Cast", ["x"], () => ({ dtype: node.attrs.dtype as DType }))(node, ctx),
+    node.attrs.dtype === "bool"
+      ? binaryWithZero("NotEqual", node, ctx)
+      : withinKernelRank(castForm(ctx.types[node.inputs[0]!]!.dtype, node.attrs.dtype as DType, ctx.backend), [inShape(node, ctx, 0)], outShape(node, ctx), ctx.backend),
   add: binary("Add"),
   sub: binary("Sub"),
   mul: binary("Multiply"),
@@ -135,12 +139,19 @@ export const tfjsRules: Record<string, LoweringRule> = {
   where: (node, ctx) => {
     const shape = outShape(node, ctx);
     if (ctx.types[node.outputs[0]!]!.dtype === "bool" && ctx.backend === "wasm") return boolSelect;
+    const select = withinKernelRank(
+      ([c, t, e]) => [tf.engine().runKernel("Select", { condition: c!, t: t!, e: e! }) as tf.Tensor],
+      [shape, shape, shape],
+      shape,
+      ctx.backend,
+      KERNEL_MAX_RANK.Select![ctx.backend],
+    );
     return (ins) => {
       // tfjs's select wants equal shapes: broadcast the operands that need it.
-      const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : tf.broadcastTo(t, shape)));
-      const out = tf.engine().runKernel("Select", { condition: full[0]!, t: full[1]!, e: full[2]! }) as tf.Tensor;
+      const full = ins.map((t) => (t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]) ? t : broadcastTensor(t, shape, ctx.backend)));
+      const [out] = select(full);
       full.forEach((t, i) => t !== ins[i] && t.dispose());
-      return [out];
+      return [out!];
     };
   },
 
@@ -158,7 +169,7 @@ export const tfjsRules: Record<string, LoweringRule> = {
   transpose: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const perm = (node.attrs.perm as number[] | null) ?? [...Array(rank).keys()].reverse();
-    return kernelCall("Transpose", ["x"], { perm });
+    return transposeForm(perm, ctx.types[node.inputs[0]!]!.dtype, ctx.backend);
   },
   reshape: (node, ctx) => kernelCall("Reshape", ["x"], { shape: outShape(node, ctx) }),
   reshape_like: (node, ctx) => kernelCall("Reshape", ["x"], { shape: outShape(node, ctx) }),
@@ -175,18 +186,14 @@ export const tfjsRules: Record<string, LoweringRule> = {
     return ([x]) => [tf.pad(x!, paddings)];
   },
   one_hot: (node, ctx) => oneHotForm(node.attrs.depth as number, ctx),
-  reduce_sum: (node, ctx) => {
-    const rank = inShape(node, ctx, 0).length;
-    const axis = (axesOf(node.attrs) ?? [...Array(rank).keys()]).map((a) => (a < 0 ? a + rank : a));
-    return kernelCall("Sum", ["x"], { axis, keepDims: node.attrs.keepDims === true });
-  },
+  reduce_sum: reduction((x, axis, keepDims) => tf.engine().runKernel("Sum", { x }, { axis, keepDims }) as tf.Tensor),
   reduce_mean: reduction((x, axes, keep) => tf.mean(x, axes, keep)),
   reduce_max: reduction((x, axes, keep) => tf.max(x, axes, keep)),
   reduce_min: reduction((x, axes, keep) => tf.min(x, axes, keep)),
   argmax: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const axis = node.attrs.axis as number;
-    return ([x]) => [tf.argMax(x!, axis < 0 ? axis + rank : axis)];
+    return reductionForm((x, [at]) => tf.argMax(x, at), [axis < 0 ? axis + rank : axis], rank, outShape(node, ctx), ctx.types[node.inputs[0]!]!.dtype, ctx.backend);
   },
   softmax: (node, ctx) => softmaxAlong(tf.softmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
   log_softmax: (node, ctx) => softmaxAlong(tf.logSoftmax, node.attrs.axis as number, inShape(node, ctx, 0).length),

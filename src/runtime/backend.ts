@@ -3,7 +3,7 @@
  * ONNX graph and runs it with onnxruntime-node (a dependency; its CPU binaries ship in the npm
  * package), on its CPU or, where the user installed its CUDA provider, on the GPU. The others
  * run TensorFlow.js kernels, for browsers and native TensorFlow users: `wasm` (SIMD), `cpu`
- * (plain JavaScript), and `tensorflow`, native
+ * (plain JavaScript), `webgpu` (a GPU through Dawn, see webgpu.ts), and `tensorflow`, native
  * TensorFlow through @tensorflow/tfjs-node-gpu (CUDA) or @tensorflow/tfjs-node, which the
  * user installs (their install scripts download libtensorflow, so they are not dependencies).
  * Chosen by the `backend` option or FEDTENSOR_BACKEND; a backend that fails to start is an
@@ -12,6 +12,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../errors/error.js";
 import { onnxRuntime, probeProvider } from "../lower/onnx/session.js";
+import { registerWebGpu } from "./webgpu.js";
 
 // TensorFlow.js's cpu backend prints "Hi, looks like you are running TensorFlow.js in Node.js
 // ... install our node backend" on its first tensor in Node (tfjs-backend-cpu's write(), through
@@ -22,7 +23,7 @@ import { onnxRuntime, probeProvider } from "../lower/onnx/session.js";
 // activateTensorHome reads from the backend's factory itself.
 tf.enableProdMode();
 
-export const backendNames = ["wasm", "cpu", "tensorflow", "onnx"] as const;
+export const backendNames = ["wasm", "cpu", "webgpu", "tensorflow", "onnx"] as const;
 export type BackendName = (typeof backendNames)[number];
 
 /**
@@ -54,8 +55,8 @@ export function requestedProvider(backend: BackendName, option: string | undefin
 }
 
 /** The tfjs backend holding the tensors programs take and return; onnx's is cpu, whose tensors onnxruntime reads in place. */
-type TensorHome = "wasm" | "cpu" | "tensorflow";
-const tensorHome: Record<BackendName, TensorHome> = { wasm: "wasm", cpu: "cpu", tensorflow: "tensorflow", onnx: "cpu" };
+type TensorHome = "wasm" | "cpu" | "webgpu" | "tensorflow";
+const tensorHome: Record<BackendName, TensorHome> = { wasm: "wasm", cpu: "cpu", webgpu: "webgpu", tensorflow: "tensorflow", onnx: "cpu" };
 
 async function registerNative(): Promise<void> {
   const attempts: string[] = [];
@@ -78,6 +79,7 @@ const registered = new Set<string>(["cpu"]);
 async function register(name: TensorHome): Promise<void> {
   if (registered.has(name)) return;
   if (name === "wasm") await import("@tensorflow/tfjs-backend-wasm");
+  else if (name === "webgpu") await registerWebGpu();
   else await registerNative();
   registered.add(name);
 }

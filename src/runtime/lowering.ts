@@ -7,6 +7,7 @@
 import type { Graph } from "../ir/types.js";
 import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
 import { OnnxExecutable, type SessionSettings } from "../lower/onnx/session.js";
+import { runsBatched } from "../lower/tfjs-forms.js";
 import { tfjsRules } from "../lower/tfjs-rules.js";
 import type { BackendName } from "./backend.js";
 import type { Executable, Lowering } from "./executable.js";
@@ -26,11 +27,12 @@ function usesPerClientOps(graph: Graph, isBatched: (id: number) => boolean): boo
 /**
  * TensorFlow.js kernels. tfjs wasm and cpu run one 2-D matmul fast but batched ones as slow
  * loops: a map whose function multiplies per-client values with per-client weights runs once
- * per client there. Native TensorFlow (`tensorflow`) batches well.
+ * per client there. Native TensorFlow (`tensorflow`) and WebGPU (`webgpu`) batch well: on a
+ * GPU every map runs batched, one kernel for all clients.
  */
 export function tfjsLowering(backend: string): Lowering {
   return {
-    policy: { acceptBatchedMap: (body, isBatched) => backend === "tensorflow" || !usesPerClientOps(body, isBatched) },
+    policy: { acceptBatchedMap: (body, isBatched) => runsBatched(backend) || !usesPerClientOps(body, isBatched) },
     compile(program) {
       const ctx: Omit<LoweringContext, "own"> = {
         backend,

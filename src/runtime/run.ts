@@ -11,6 +11,7 @@ import { batchProgram } from "../transform/batch.js";
 import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
 import { activateBackend, requestedBackend, requestedProvider, runFailure, type BackendName } from "./backend.js";
+import { withDeviceErrors } from "./webgpu.js";
 import { bindInputs } from "./inputs.js";
 import type { Executable, Lowering } from "./executable.js";
 import { loweringFor } from "./lowering.js";
@@ -100,7 +101,9 @@ export async function runProgram(ir: ProgramIR, inputs: unknown, options: RunOpt
     const workers = workersFor(backend, provider, options.workers);
     const key = JSON.stringify([backend, provider, workers, bound.clients, bound.types.map((t) => t.shape)]);
     const executable = cached(ir, key, () => compile(ir, bound.types, bound.bindings, bound.clients, loweringFor(backend, provider, workers)));
-    return unflatten(ir.outputTree, await executable.run(bound.tensors));
+    const run = () => executable.run(bound.tensors);
+    const outputs = backend === "webgpu" ? await withDeviceErrors(run, (made) => tf.dispose(made)) : await run();
+    return unflatten(ir.outputTree, outputs);
   } catch (error) {
     throw runFailure(backend, error);
   } finally {

@@ -9,6 +9,10 @@ import { expect, test } from "vitest";
 import { checkAgreement, discardingTies, propertySettings, type Backend } from "./harness.js";
 import { forwardProgram } from "./programs.js";
 import { programRecipe } from "./recipe.js";
+import { webgpu } from "../helpers/test-backends.js";
+
+/** Fewer on webgpu: each new program compiles its shaders, slow on a software adapter. */
+const WEBGPU_PROGRAMS = Number(process.env.FEDTENSOR_TEST_WEBGPU_PROGRAMS ?? 150);
 
 const agreeOn = (backends: readonly Backend[], seed: number, programs: number) => async () => {
   const discards = { count: 0 };
@@ -25,3 +29,5 @@ const agreeOn = (backends: readonly Backend[], seed: number, programs: number) =
 test("random federated programs agree on wasm, onnx and the reference interpreter", agreeOn(["wasm", "onnx"], 20240501, 1200), 300_000);
 
 test("random federated programs agree on cpu, wasm, onnx and the reference interpreter", agreeOn(["cpu", "wasm", "onnx"], 7151, 300), 300_000);
+
+test.skipIf(!webgpu.available)(`random federated programs agree on webgpu and the reference interpreter (${webgpu.detail})`, agreeOn(["webgpu"], 9001, WEBGPU_PROGRAMS), 300_000);

@@ -10,7 +10,7 @@ import { differences, toHost, type HostTree } from "./compare.js";
 import type { GeneratedProgram } from "./programs.js";
 import { nearTie } from "./ties.js";
 
-export type Backend = "wasm" | "cpu" | "onnx";
+export type Backend = "wasm" | "cpu" | "onnx" | "webgpu";
 
 /** A failure report: the program as code, its data, and what went wrong. */
 export function report(g: GeneratedProgram, what: string): Error {

@@ -6,12 +6,14 @@
  * are checked by hand in test/interpret/windows.test.ts. These cases found the wasm kernels
  * that tfjs-forms.ts works around: SAME convolutions with a stride above the kernel,
  * MaxPoolGrad, int32 matmul, casts to bool, bool select and out-of-range one-hot indices.
+ * Where Dawn finds an adapter, webgpu runs them too.
  */
 import fc from "fast-check";
 import { test } from "vitest";
 import * as ft from "../../src/index.js";
 import type { InputTree } from "../../src/interpret/reference.js";
-import { checkAgreement, propertySettings } from "./harness.js";
+import { webgpu } from "../helpers/test-backends.js";
+import { checkAgreement, propertySettings, type Backend } from "./harness.js";
 import type { GeneratedProgram } from "./programs.js";
 
 /** The operations with their static shape checks left out: the shapes here are data. */
@@ -86,16 +88,22 @@ function windowProgram(c: WindowCase): GeneratedProgram {
 const fits = (c: WindowCase) =>
   c.padding === "same" || (c.kernel <= c.height && c.kernel <= c.width && c.pool <= Math.floor((c.height - c.kernel) / c.stride) + 1 && c.pool <= Math.floor((c.width - c.kernel) / c.stride) + 1);
 
-test("convolution, pooling and their gradients agree on cpu, wasm, onnx and the reference interpreter", async () => {
+const windowsAgree = (backends: readonly Backend[], seed: number) => async () => {
   await fc.assert(
     fc.asyncProperty(windowCase.filter(fits), async (c) => {
-      await checkAgreement(windowProgram(c), ["cpu", "wasm", "onnx"]);
+      await checkAgreement(windowProgram(c), backends);
     }),
-    propertySettings(4242, 60),
+    propertySettings(seed, 60),
   );
-}, 120_000);
+};
 
-test("integer and boolean operations agree on cpu, wasm, onnx and the reference interpreter", async () => {
+test("convolution, pooling and their gradients agree on cpu, wasm, onnx and the reference interpreter", windowsAgree(["cpu", "wasm", "onnx"], 4242), 120_000);
+
+test.skipIf(!webgpu.available)(`convolution, pooling and their gradients agree on webgpu and the reference interpreter (${webgpu.detail})`, windowsAgree(["webgpu"], 2424), 120_000);
+
+const optionalBackends: Backend[] = webgpu.available ? ["webgpu"] : [];
+
+test(`integer and boolean operations agree on cpu, wasm, onnx${webgpu.available ? ", webgpu" : ""} and the reference interpreter`, async () => {
   const specs = { a: ft.atServer(ft.i32([2, 3])), b: ft.atServer(ft.i32([3, 2])), labels: ft.atClients(ft.i32([3])), x: ft.atServer(ft.f32([2, 3])) };
   const program = ft.program(specs as never, ({ a, b, labels, x }: Record<string, unknown>) => {
     const positive = op.greater!(a, 0);
@@ -116,5 +124,5 @@ test("integer and boolean operations agree on cpu, wasm, onnx and the reference 
     labels: { shape: [2, 3], data: [0, 3, -1, 4, 2, 1] },
     x: { shape: [2, 3], data: [-1.5, 0.75, 2.25, 0, -0.5, 3] },
   };
-  await checkAgreement({ program, code: "integer and boolean operations (see the test)", inputs, clients: 2 }, ["cpu", "wasm", "onnx"]);
+  await checkAgreement({ program, code: "integer and boolean operations (see the test)", inputs, clients: 2 }, ["cpu", "wasm", "onnx", ...optionalBackends]);
 });

@@ -177,7 +177,7 @@ describe("run config from a file", () => {
     [{ rounds: "20" }, "rounds", 'expected integer >= 1, got "20"'],
     [{ resume: "yes" }, "resume", 'expected true | false, got "yes"'],
     [{ lr: null }, "lr", "expected number > 0, got null"],
-    [{ backend: "webgpu" }, "backend", 'expected onnx | wasm | cpu | tensorflow, got "webgpu"'],
+    [{ backend: "tpu" }, "backend", 'expected onnx | wasm | cpu | webgpu | tensorflow, got "tpu"'],
   ];
   it.each(badFiles)("rejects %j with FT305", async (content, key, why) => {
     const path = await configFile(content);

@@ -49,10 +49,10 @@ describe("backends", () => {
 
   test("an unknown backend is FT305, from the option or from the environment", async () => {
     expect((await failure(() => p.run(inputs, { backend: "tpu" }))).message).toBe(
-      "FT305: backend option: unknown backend 'tpu'; choose one of wasm, cpu, tensorflow, onnx",
+      "FT305: backend option: unknown backend 'tpu'; choose one of wasm, cpu, webgpu, tensorflow, onnx",
     );
     process.env.FEDTENSOR_BACKEND = "gpu";
-    expect((await failure(() => p.run(inputs))).message).toBe("FT305: FEDTENSOR_BACKEND: unknown backend 'gpu'; choose one of wasm, cpu, tensorflow, onnx");
+    expect((await failure(() => p.run(inputs))).message).toBe("FT305: FEDTENSOR_BACKEND: unknown backend 'gpu'; choose one of wasm, cpu, webgpu, tensorflow, onnx");
   });
 });
 

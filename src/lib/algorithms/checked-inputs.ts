@@ -15,9 +15,13 @@ import type { RunOptions } from "../../runtime/run.js";
 import { firstNonFinite, isVerified, markVerified } from "../data/verified.js";
 import type { AnyModel } from "./types.js";
 
-/** A leaf's values on the host: a tensor's (without a copy on tfjs's cpu backend), a host tensor's, or numbers. */
-function valuesOf(leaf: unknown): ArrayLike<number> | undefined {
-  if (leaf instanceof tf.Tensor) return leaf.isDisposed ? undefined : (leaf.dataSync() as ArrayLike<number>);
+/**
+ * A leaf's values on the host: a tensor's (without a copy on tfjs's cpu backend), a host
+ * tensor's, or numbers. Read asynchronously: tfjs webgpu cannot read GPU data synchronously
+ * in Node (its readSync needs a browser's OffscreenCanvas).
+ */
+async function valuesOf(leaf: unknown): Promise<ArrayLike<number> | undefined> {
+  if (leaf instanceof tf.Tensor) return leaf.isDisposed ? undefined : ((await leaf.data()) as ArrayLike<number>);
   if (typeof leaf === "number") return [leaf];
   if (Array.isArray(leaf)) return leaf.flat(Infinity) as number[];
   const data = (leaf as { data?: unknown } | null)?.data;
@@ -28,25 +32,25 @@ function valuesOf(leaf: unknown): ArrayLike<number> | undefined {
 const identityOf = (leaf: unknown): unknown => (leaf instanceof tf.Tensor ? leaf : (leaf as { data?: unknown } | null)?.data);
 
 /** Checks a leaf's values once; malformed leaves are left to the runtime's own FT302. */
-function checkOnce(leaf: unknown, check: (values: ArrayLike<number>) => void): void {
+async function checkOnce(leaf: unknown, check: (values: ArrayLike<number>) => void): Promise<void> {
   const identity = identityOf(leaf);
   if (isVerified(identity)) return;
-  const values = valuesOf(leaf);
+  const values = await valuesOf(leaf);
   if (values === undefined) return;
   check(values);
   if (leaf instanceof tf.Tensor) markVerified(leaf);
 }
 
-function checkFeatures(model: AnyModel, x: unknown, what: string): void {
-  checkOnce(x, (values) => {
+function checkFeatures(model: AnyModel, x: unknown, what: string): Promise<void> {
+  return checkOnce(x, (values) => {
     if (model.inputDType === "int32") return; // integers, checked by the runtime for an i32 input
     const bad = firstNonFinite(values);
     if (bad >= 0) throw ftError("FT302", { what, why: `value ${values[bad]} at flat index ${bad} is not finite; training needs finite values` });
   });
 }
 
-function checkLabels(model: AnyModel, y: unknown, what: string): void {
-  checkOnce(y, (values) => {
+function checkLabels(model: AnyModel, y: unknown, what: string): Promise<void> {
+  return checkOnce(y, (values) => {
     for (let i = 0; i < values.length; i++) {
       const label = values[i]!;
       if (!(Number.isInteger(label) && label >= 0 && label < model.classes)) {
@@ -57,8 +61,8 @@ function checkLabels(model: AnyModel, y: unknown, what: string): void {
 }
 
 /** Example counts: finite, >= 0, and not all zero (FT310). A few numbers per round: always checked. */
-function checkCounts(count: unknown, what: string): void {
-  const values = valuesOf(count);
+async function checkCounts(count: unknown, what: string): Promise<void> {
+  const values = await valuesOf(count);
   if (values === undefined) return;
   let total = 0;
   for (let i = 0; i < values.length; i++) {
@@ -78,12 +82,12 @@ interface DataInputs {
 }
 
 /** Checks a round's (or an evaluation's) data inputs against `model`. */
-export function checkDataInputs(model: AnyModel, inputs: unknown, programName: string): void {
+export async function checkDataInputs(model: AnyModel, inputs: unknown, programName: string): Promise<void> {
   if (inputs === null || typeof inputs !== "object") return; // the runtime's FT302 says what is wrong
   const { x, y, count } = inputs as DataInputs;
-  if (x !== undefined) checkFeatures(model, x, `${programName} input x`);
-  if (y !== undefined) checkLabels(model, y, `${programName} input y`);
-  if (count !== undefined) checkCounts(count, `${programName} input count`);
+  if (x !== undefined) await checkFeatures(model, x, `${programName} input x`);
+  if (y !== undefined) await checkLabels(model, y, `${programName} input y`);
+  if (count !== undefined) await checkCounts(count, `${programName} input count`);
 }
 
 /** A library program whose run() checks its data inputs first. */
@@ -96,7 +100,7 @@ export class CheckedProgram<I, O> extends Program<I, O> {
   }
 
   override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
-    checkDataInputs(this.model, inputs, this.name);
+    await checkDataInputs(this.model, inputs, this.name);
     return super.run(inputs, options);
   }
 }

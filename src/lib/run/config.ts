@@ -138,7 +138,7 @@ export const runOptions = {
     real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
   ),
   seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
-  backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "tensorflow"])),
+  backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "webgpu", "tensorflow"])),
   out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
   checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),
