@@ -18,9 +18,9 @@ export function requireHyper(what: string, value: number, allowed: (x: number) =
 const positiveInteger = (what: string, value: number) => requireHyper(what, value, (x) => Number.isSafeInteger(x) && x > 0, "a positive integer");
 const fraction = (what: string, value: number) => requireHyper(what, value, (x) => x >= 0 && x <= 1, "in [0, 1]");
 
-/** The same rate at every step. */
+/** The same rate at every step (a tensor at the count's placement, as every schedule's). */
 export function constantSchedule(value: Rate): Schedule {
-  return () => value;
+  return (count) => ops.add(ops.zerosLike(count), value);
 }
 
 export interface ExponentialDecayOptions {
