@@ -20,11 +20,14 @@ import {
   stepDecay,
   warmupCosineDecay,
   yogi,
+  type GradientTransformation,
 } from "../../src/lib/optimizers/index.js";
 import { differences, toHost } from "../differential/compare.js";
 import { batchInputs, separableCohort, tiny, withPaddingBatches } from "./helpers.js";
 
 const backends = ["onnx", "wasm", "cpu"] as const;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyTransformation = GradientTransformation<any>;
 
 const specs = { w: f32([2, 3]), b: f32([3]) };
 const serverOptimizers = {
@@ -42,7 +45,7 @@ const serverOptimizers = {
 /** Two steps of every optimiser at the SERVER along two given gradients. */
 const serverSteps = program({ params: atServer(specs), g1: atServer(specs), g2: atServer(specs) }, ({ params, g1, g2 }) =>
   Object.fromEntries(
-    Object.entries(serverOptimizers).map(([name, optimizer]) => {
+    Object.entries(serverOptimizers).map(([name, optimizer]: [string, AnyTransformation]) => {
       const [u1, s1] = optimizer.update(g1, optimizer.init(params), params);
       const p1 = applyUpdates(params, u1);
       const [u2, s2] = optimizer.update(g2, s1, p1);

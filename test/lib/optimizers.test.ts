@@ -167,7 +167,7 @@ describe("optimisers follow their update rules", () => {
       state: Record<number, { count?: number }>;
     };
     expect(out.state[0]).toEqual({});
-    expect(out.state[1].count).toBe(STEPS);
+    expect(out.state[1]!.count).toBe(STEPS);
   });
 });
 

@@ -42,9 +42,10 @@ export interface GradientTransformation<K extends StateKind> {
   init<P extends TreeLike>(params: P): OptimizerState<K, P>;
   /**
    * Transforms `updates` (gradients, for the first transformation of a chain) into the
-   * updates to add to the parameters; `params` is needed by weight decay only.
+   * updates to add to the parameters; `params` is needed by weight decay only. The tree's type
+   * comes from `updates` alone, so a state or parameters of another tree are errors.
    */
-  update<G extends TreeLike>(updates: G, state: OptimizerState<K, G>, params?: G): [G, OptimizerState<K, G>];
+  update<G extends TreeLike>(updates: G, state: NoInfer<OptimizerState<K, G>>, params?: NoInfer<G>): [G, OptimizerState<K, G>];
 }
 
 /** A learning rate as a function of the step count (the count before this step: 0 first). */

@@ -22,6 +22,7 @@ import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
+import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor } from "./setup.js";
 
@@ -100,6 +101,7 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
   const data: FederatedDataset<HostData> = federatedData(config);
   const featureShape = featureShapeFor(model, data.train.featureShape);
   const runner = runnerFor(config, model);
+  const learningRate = roundLearningRates(config);
   const evaluate = evaluationProgram(model);
   const testBatches = batchEvaluation(data.test, 500);
   const evaluation = {
@@ -137,7 +139,7 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
         epochs: config.localEpochs,
       });
       const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
-      const next = await runner.round(state, batches, config);
+      const next = await runner.round(state, batches, { ...config, lr: learningRate(round) });
       try {
         await rejectNonFinite(round, next.state);
       } catch (error) {
