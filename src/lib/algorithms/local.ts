@@ -6,7 +6,7 @@
 import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
-import { applyUpdates, type GradientTransformation, type LooseTransformation, type StateKind } from "../optimizers/transform.js";
+import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
 import type { Tensor } from "../../../types/tensor.js";
@@ -87,29 +87,35 @@ export interface ClientTrainingOptions {
   readonly clientOptimizer?: ClientOptimizer;
 }
 
-const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
+/** Plain SGD: the clients' optimiser unless an algorithm's options give another. */
+export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
 
 /**
- * Local training over a client's batches with `optimizer`, its state fresh each round (as in
- * FedJAX): each step follows grad(loss + extra). A batch with no real example takes no step
- * and leaves the optimiser's state as it was, so padding changes nothing even when a hook's
- * term does not vanish there (a proximal pull, a control-variate correction).
+ * Local training over a client's batches with the optimiser `clientOptimizer(lr)`, its state
+ * fresh each round (as in FedJAX): each step follows grad(loss + extra). A batch with no real
+ * example takes no step and leaves the optimiser's state as it was, so padding changes nothing
+ * even when a hook's term does not vanish there (a proximal pull, a control-variate
+ * correction).
  *
- * What depends only on the masks (which steps are real, each batch's 1/count) is computed
- * once for all steps before the loop, and the loss is averaged after it: on tfjs wasm every
- * small kernel in the loop body costs about as much as its arithmetic.
+ * What depends only on the masks is computed once for all steps before the loop, and the loss
+ * is averaged after it: on tfjs wasm every small kernel in the loop body costs about as much
+ * as its arithmetic. So padding is skipped by each step's learning rate, 0 on padding (the
+ * optimiser is made in the loop from it; its updates then vanish), with a `where` only on the
+ * state: plain SGD's is one scalar, where a `where` per parameter would cost as much as the step.
  */
 export function localTrain(
   model: AnyModel,
   params: Value,
   batches: { x: Value; y: Value; mask: Value },
-  optimizer: GradientTransformation<StateKind>,
+  clientOptimizer: ClientOptimizer,
+  lr: Value,
   hooks: LocalHooks = {},
 ): LocalTraining {
-  const loose = optimizer as unknown as LooseTransformation;
+  const optimizerAt = clientOptimizer as unknown as (lr: Value) => LooseTransformation;
   const counts = ops.sum(batches.mask, 1);
-  const steps = { ...batches, real: ops.greater(counts, 0), perExample: ops.div(1, ops.maximum(counts, 1)) };
-  const start = { params, state: loose.init(params) };
+  const real = ops.greater(counts, 0);
+  const steps = { ...batches, real, lr: ops.mul(ops.cast(real, "float32"), lr), perExample: ops.div(1, ops.maximum(counts, 1)) };
+  const start = { params, state: optimizerAt(lr).init(params) };
   const [trained, stepLosses] = ops.scan(start, steps, (carry: Value, b: Value) => {
     const p = carry.params;
     const objective = (q: Value) => {
@@ -118,8 +124,8 @@ export function localTrain(
     };
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
-    const [updates, state] = loose.update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
-    return [whereTree(b.real, { params: applyUpdates(p, updates), state }, carry), loss];
+    const [updates, state] = optimizerAt(b.lr).update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
+    return [{ params: applyUpdates(p, updates), state: whereTree(b.real, state, carry.state) }, loss];
   });
   const examples = ops.maximum(ops.sum(counts), 1);
   return { params: trained.params, loss: ops.div(ops.sum(ops.mul(stepLosses, counts)), examples) };
@@ -142,7 +148,7 @@ export function meanClientDelta(
 ): { delta: Value; loss: Value } {
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer(lr), hooks(w));
+      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr, hooks(w));
       return { delta: ops.sub(trained.params, w), loss: trained.loss };
     },
     ops.broadcast(params),

@@ -10,8 +10,7 @@
  * where participation = |S| / N, the cohort's share of all clients.
  */
 import { f32 } from "../../front/specs.js";
-import { sgd } from "../optimizers/optimizers.js";
-import { clientParamSpecs, localTrain, realSteps, roundProgram, serverParamSpecs } from "./local.js";
+import { clientParamSpecs, localTrain, plainSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
@@ -64,7 +63,7 @@ export function scaffoldRound(
   const local = ops.map(
     (global: Value, c: Value, ci: Value, x: Value, y: Value, mask: Value) => {
       // Option II's control update assumes the local steps are plain SGD.
-      const trained = localTrain(model, global, { x, y, mask }, sgd(lr), { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
+      const trained = localTrain(model, global, { x, y, mask }, plainSgd, lr, { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
       // A client without real batches has no drift estimate; max(K, 1) keeps its division finite.
       const steps = ops.maximum(realSteps(mask), 1);
       const next = ops.add(ops.sub(ci, c), ops.div(ops.sub(global, trained.params), ops.mul(steps, lr)));
