@@ -34,6 +34,8 @@ async function main(): Promise<void> {
         evalEvery: 2,
         checkpointEvery: 0,
         out: join(outDir, algorithm),
+        // A fresh comparison each time the example runs.
+        overwrite: true,
       },
       "non-iid-comparison",
     );

@@ -5,7 +5,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatRunOptionsHelp, loadRunConfig } from "../lib/run/config.js";
+import { loadRunArguments } from "../lib/run/config.js";
+import { formatRunOptionsHelp } from "../lib/run/options-help.js";
 import type { Command } from "./command.js";
 
 /** The examples folder of this package (dist/src/cli -> examples). */
@@ -37,10 +38,12 @@ export const runCommand: Command = {
     ].join("\n");
   },
   async run(args) {
-    const config = await loadRunConfig(resolveExample(args));
+    const { config: requested, given } = await loadRunArguments(resolveExample(args));
     // Loaded here so that other commands start without TensorFlow.js.
     const { train } = await import("../lib/run/train.js");
-    const result = await train(config, process.stdout);
+    const result = await train(requested, process.stdout, { given });
+    // On --resume the run's config is the checkpoint's, which the result carries.
+    const { config } = result;
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
     console.log(
       `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${config.algorithm} (${config.model}, ${config.dataset}) in ${result.seconds.toFixed(1)} s`,

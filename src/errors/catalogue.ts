@@ -242,6 +242,40 @@ export const catalogue = {
       "Use the onnx backend (native memory), fewer clients per round, or smaller client data; " +
       "on wasm, a round's inputs, activations and results must fit in well under 4 GiB.",
   },
+  FT307: {
+    title: "File system fault",
+    message: "{path}: {why}",
+    explanation:
+      "A run writes its metrics, checkpoints, plot and lock into its output folder. The folder " +
+      "must be a folder (not a file, nor under one) on a writable disk with room to spare, and " +
+      "not in a virtual file system such as /proc or /sys. A checkpoint that could not be " +
+      "written whole is removed, so the previous one stays and --resume continues from it.",
+    fix:
+      "Choose another --out, free disk space or fix the folder's permissions, then run again " +
+      "(with --resume to continue from the last checkpoint).",
+  },
+  FT308: {
+    title: "Run folder in use",
+    message: "{path} is in use by {holder}",
+    explanation:
+      "One process at a time writes a run folder: two writers would interleave their metrics " +
+      "and overwrite each other's checkpoints. The folder's lock file names the process that " +
+      "holds it; a lock whose process has ended is taken over automatically.",
+    fix:
+      "Wait for that run to end or stop it, or give another --out. A lock held by a process on " +
+      "another machine cannot be checked from here: delete the lock file once that run is over.",
+  },
+  FT310: {
+    title: "A round with no client to aggregate",
+    message: "{what}: {why}",
+    explanation:
+      "A round averages its clients' results weighted by their example counts (or over the " +
+      "clients that trained). When every client of the cohort is empty or dropped, there is " +
+      "nothing to average: the weights sum to zero and the mean would be NaN.",
+    fix:
+      "Give the round at least one client with examples. With `fedtensor run`, a round with " +
+      "fewer surviving clients than --min-clients is skipped and logged instead.",
+  },
 } as const;
 
 export type Catalogue = typeof catalogue;

@@ -41,16 +41,45 @@ function toTensor(leaf: InputLeaf, dtype: DType, where: string): { tensor: tf.Te
     return { tensor: leaf, created: false };
   }
   if (isHostTensor(leaf)) {
-    const size = leaf.shape.reduce((a, b) => a * b, 1);
-    if (leaf.data.length !== size) {
-      throw ftError("FT302", { what: where, why: `data has ${leaf.data.length} values but shape [${leaf.shape.join(",")}] needs ${size}` });
-    }
+    checkHostTensor(leaf, dtype, where);
     return { tensor: tf.tensor(leaf.data as number[], [...leaf.shape], dtype), created: true };
   }
+  if (dtype === "int32") requireIntegers(typeof leaf === "number" ? [leaf] : (leaf as unknown[]).flat(Infinity), where);
   try {
     return { tensor: tf.tensor(leaf as number, undefined, dtype), created: true };
   } catch (error) {
     throw ftError("FT302", { what: where, why: `not a tensor: ${(error as Error).message}` });
+  }
+}
+
+const describe = (x: unknown): string => (x === null ? "null" : Array.isArray(x) ? "an array" : typeof x);
+
+/**
+ * A host tensor's shape and data, before tfjs sees them: tfjs would take a negative dim, read
+ * a string's characters as values and truncate 1.5 to 1 for an int32 input.
+ */
+function checkHostTensor(leaf: HostTensor, dtype: DType, where: string): void {
+  const { shape, data } = leaf as { shape: unknown; data: unknown };
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
+    throw ftError("FT302", { what: where, why: `shape ${JSON.stringify(shape)} is not a list of sizes (integers >= 0)` });
+  }
+  const isNumbers = ArrayBuffer.isView(data) ? !(data instanceof DataView) : Array.isArray(data) && data.every((v) => typeof v === "number" || typeof v === "boolean");
+  if (!isNumbers) throw ftError("FT302", { what: where, why: `data is ${describe(data)}, not a typed array or an array of numbers` });
+  const values = data as ArrayLike<number>;
+  const size = (shape as number[]).reduce((a, b) => a * b, 1);
+  if (values.length !== size) {
+    throw ftError("FT302", { what: where, why: `data has ${values.length} values but shape [${shape.join(",")}] needs ${size}` });
+  }
+  // An Int32Array holds integers already; anything else given for int32 is checked value by value.
+  if (dtype === "int32" && !(data instanceof Int32Array)) requireIntegers(values, where);
+}
+
+function requireIntegers(values: ArrayLike<unknown>, where: string): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!(typeof v === "number" && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31)) {
+      throw ftError("FT302", { what: where, why: `value ${String(v)} at flat index ${i} is not a 32-bit integer, where int32 is declared` });
+    }
   }
 }
 

@@ -44,7 +44,7 @@ describe("checkpoint files", () => {
   it("round-trips the state tree, RNG state and config exactly", async () => {
     const dir = checkpointDir();
     const path = await writeCheckpoint(dir, checkpointOf(4), { keep: 3 });
-    expect(path).toBe(join(dir, "checkpoint-00000004.ftckpt"));
+    expect(path).toBe(join(dir, "checkpoint-00000004.safetensors"));
     const loaded = await readCheckpoint(path);
     expect(loaded).toEqual(checkpointOf(4));
     const kernel = (loaded.serverState as unknown as { dense: { kernel: { data: Float32Array } } }).dense.kernel.data;
@@ -59,14 +59,55 @@ describe("checkpoint files", () => {
     expect(validateRunConfig(stored, path)).toEqual(config);
   });
 
-  it("stores tensors as binary float32, not JSON numbers", async () => {
+  it("stores tensors as binary float32 in a safetensors file keyed by tree path", async () => {
     const values = new Float32Array(1000).fill(0.1);
     const path = await writeCheckpoint(checkpointDir(), { round: 1, serverState: { w: { shape: [1000], data: values } }, rngState: 0, config: {} }, { keep: 1 });
     const bytes = readFileSync(path);
-    // 8 magic + 4 length + a short header + 4000 payload + 32 checksum.
-    expect(bytes.length).toBeGreaterThan(4044);
-    expect(bytes.length).toBeLessThan(4300);
-    expect(bytes.subarray(0, 8).toString("latin1")).toBe("FTCKPT01");
+    const headerLength = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString("utf8"));
+    expect(header.w).toEqual({ dtype: "F32", shape: [1000], data_offsets: [0, 4000] });
+    expect(bytes.length).toBe(8 + headerLength + 4000);
+    expect(header.__metadata__).toMatchObject({ format: "fedtensor-checkpoint", format_version: "1", round: "1", rng_state: "0", config: "{}" });
+    expect(header.__metadata__.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("names tensors by their tree path, array indices dotted, and keeps empty subtrees", async () => {
+    const state = { params: { layers: [{ w: { shape: [1], data: Float32Array.from([1]) } }] }, server: {}, clients: { "7": { w: { shape: [1], data: Float32Array.from([2]) } } } };
+    const path = await writeCheckpoint(checkpointDir(), { round: 1, serverState: state, rngState: null, config: null }, { keep: 1 });
+    const bytes = readFileSync(path);
+    const header = JSON.parse(bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString("utf8"));
+    expect(Object.keys(header).filter((k) => k !== "__metadata__").sort()).toEqual(["clients.7.w", "params.layers.0.w"]);
+    expect((await readCheckpoint(path)).serverState).toEqual(state);
+  });
+
+  it("still loads a checkpoint written by the first (FTCKPT01) writer", async () => {
+    const fixture = join(import.meta.dirname, "../fixtures/checkpoints/checkpoint-00000003.ftckpt");
+    expect(readFileSync(fixture).subarray(0, 8).toString("latin1")).toBe("FTCKPT01");
+    const loaded = await readCheckpoint(fixture);
+    expect(loaded).toEqual({
+      round: 3,
+      serverState: {
+        params: { w: { shape: [2, 3], data: Float32Array.from([1, -2, 3.5, 0, 1e-8, 3]) }, b: { shape: [3], data: new Float32Array(3).fill(0.25) } },
+        server: {},
+        clients: { "4": { w: { shape: [1], data: Float32Array.from([Math.PI]) } } },
+      },
+      rngState: { seed: 7 },
+      config: { rounds: 10, algorithm: "fedavg", lr: 0.1 },
+    });
+    // In a run folder it is listed and resumed from; the next checkpoint is a safetensors file.
+    const dir = checkpointDir();
+    writeFileSync(join(dir, "checkpoint-00000003.ftckpt"), readFileSync(fixture));
+    expect((await loadLatestCheckpoint(dir))?.checkpoint.round).toBe(3);
+    await writeCheckpoint(dir, { ...loaded, round: 4 }, { keep: 2 });
+    expect(readdirSync(dir).sort()).toEqual(["checkpoint-00000003.ftckpt", checkpointFileName(4)]);
+    expect((await loadLatestCheckpoint(dir))?.checkpoint.round).toBe(4);
+  });
+
+  it("refuses a tree whose two leaves would get one tensor name", async () => {
+    const state = { a: [{ shape: [1], data: new Float32Array(1) }], "a.0": { shape: [1], data: new Float32Array(1) } };
+    await expect(writeCheckpoint(checkpointDir(), { round: 1, serverState: state, rngState: null, config: null }, { keep: 1 })).rejects.toThrow(
+      "FT302: server state: two leaves would both be stored as tensor a.0",
+    );
   });
 
   it("rejects a tensor whose data does not fill its shape", async () => {
@@ -101,27 +142,31 @@ describe("corrupt checkpoints", () => {
 
   it("detects a file truncated mid-write at any length", async () => {
     const { path, size } = await writtenCheckpoint();
-    for (const length of [size - 1, size - 32, size - 50]) {
+    for (const length of [size - 1, size - 4, size - 20]) {
       truncateSync(path, length);
-      expect((await loadError(path)).params.why).toBe(`truncated: expected ${size} bytes, the file has ${length}`);
+      expect((await loadError(path)).params.why).toMatch(new RegExp(`^not a readable safetensors checkpoint \\(${length} bytes\\): tensor "[a-z0-9.]+": data_offsets \\[\\d+, \\d+\\] lie outside the \\d+ data bytes$`));
     }
     truncateSync(path, 20);
-    expect((await loadError(path)).params.why).toMatch(/^truncated: its header needs \d+ bytes, the file has 20$/);
-    truncateSync(path, 10);
-    expect((await loadError(path)).params.why).toBe("truncated: 10 bytes end before the header length");
+    expect((await loadError(path)).params.why).toMatch(/^not a readable safetensors checkpoint \(20 bytes\): truncated: the header needs \d+ bytes, the file has 20$/);
     truncateSync(path, 5);
-    expect((await loadError(path)).params.why).toBe("not a FedTensor checkpoint (5 bytes, no FTCKPT01 signature)");
+    expect((await loadError(path)).params.why).toBe("not a readable safetensors checkpoint (5 bytes): truncated: 5 bytes end before the header length");
   });
 
   it("detects changed bytes through the checksum", async () => {
     const { path, size } = await writtenCheckpoint();
     const bytes = readFileSync(path);
-    const flipped = Buffer.from(bytes);
-    flipped.writeUInt8(bytes.readUInt8(size - 40) ^ 0x01, size - 40);
-    writeFileSync(path, flipped);
+    for (const at of [size - 1, size - 17]) {
+      const flipped = Buffer.from(bytes);
+      flipped.writeUInt8(bytes.readUInt8(at) ^ 0x01, at);
+      writeFileSync(path, flipped);
+      expect((await loadError(path)).params.why).toBe("SHA-256 checksum mismatch: the contents are damaged");
+    }
+    // A changed digit of the round in the header: still valid JSON, but not what was written.
+    const text = bytes.toString("latin1").replace('"round":"2"', '"round":"7"');
+    writeFileSync(path, Buffer.from(text, "latin1"));
     expect((await loadError(path)).params.why).toBe("SHA-256 checksum mismatch: the contents are damaged");
     writeFileSync(path, Buffer.concat([bytes, Buffer.from([0])]));
-    expect((await loadError(path)).params.why).toBe(`too long: expected ${size} bytes, the file has ${size + 1}`);
+    expect((await loadError(path)).params.why).toMatch(/the tensors cover \d+ of the \d+ data bytes$/);
   });
 
   it("loads the newest checkpoint that verifies and names the ones skipped", async () => {
@@ -131,7 +176,7 @@ describe("corrupt checkpoints", () => {
     truncateSync(newest, 100);
     const loaded = await loadLatestCheckpoint(dir);
     expect(loaded?.checkpoint.round).toBe(2);
-    expect(loaded?.skipped).toEqual([{ path: newest, why: expect.stringContaining(`FT304: ${newest}: truncated`) }]);
+    expect(loaded?.skipped).toEqual([{ path: newest, why: expect.stringMatching(`^FT304: ${newest}: not a readable safetensors checkpoint \\(100 bytes\\): truncated`) }]);
   });
 
   it("throws the newest one's FT304 when none verifies, and finds nothing in an empty or missing folder", async () => {
@@ -140,7 +185,7 @@ describe("corrupt checkpoints", () => {
     expect(await loadLatestCheckpoint(join(dir, "missing"))).toBeUndefined();
     writeFileSync(join(dir, checkpointFileName(2)), "not a checkpoint at all, but long enough to have a header");
     truncateSync(join(dir, checkpointFileName(1)), 64);
-    await expect(loadLatestCheckpoint(dir)).rejects.toThrow(`FT304: ${join(dir, checkpointFileName(2))}: not a FedTensor checkpoint`);
+    await expect(loadLatestCheckpoint(dir)).rejects.toThrow(`FT304: ${join(dir, checkpointFileName(2))}: not a readable safetensors checkpoint`);
     expect(await loadLatestCheckpoint(checkpointDir())).toBeUndefined();
   });
 });

@@ -2,21 +2,16 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
-import {
-  formatRunOptionsHelp,
-  formatRunOptionsMarkdown,
-  loadRunConfig,
-  parseRunFlags,
-  runOptionRows,
-  runOptions,
-  validateRunConfig,
-} from "../../src/lib/run/config.js";
+import { loadRunArguments, loadRunConfig, parseRunFlags, runOptions, validateRunConfig } from "../../src/lib/run/config.js";
+import { formatRunOptionsHelp, formatRunOptionsMarkdown, runOptionRows } from "../../src/lib/run/options-help.js";
 import { tempDir } from "./temp-dir.js";
 
 const defaults = {
   rounds: 20,
   clients: 100,
   clientsPerRound: 10,
+  dropout: 0,
+  minClients: 1,
   localEpochs: 1,
   batchSize: 10,
   lr: 0.1,
@@ -28,6 +23,7 @@ const defaults = {
   checkpointEvery: 5,
   keepCheckpoints: 3,
   resume: false,
+  overwrite: false,
   algorithm: "fedavg",
   model: "logistic",
   dataset: "mnist",
@@ -210,6 +206,25 @@ describe("run config from a file", () => {
       code: "FT304",
       params: { path: array, why: "a config file holds one JSON object of options" },
     });
+  });
+});
+
+describe("options and --resume", () => {
+  it("lists the options given by flag or file, which --resume compares with the checkpoint's", async () => {
+    const { config, given } = await loadRunArguments([await configFile({ seed: 3, lr: 0.5 }), "--resume", "--rounds", "7"]);
+    expect([...given].sort()).toEqual(["lr", "resume", "rounds", "seed"]);
+    expect(config).toMatchObject({ seed: 3, lr: 0.5, rounds: 7, resume: true, overwrite: false });
+  });
+
+  it("only options that leave the computation unchanged may change on resume", () => {
+    const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+  });
+
+  it("--resume with --overwrite is FT305", async () => {
+    await expect(loadRunConfig(["--resume", "--overwrite"])).rejects.toThrow(
+      "FT305: --overwrite: --resume continues the run in --out, --overwrite deletes it: give one",
+    );
   });
 });
 

@@ -53,7 +53,7 @@ describe("MetricsWriter", () => {
       "metrics row for round 2 does not match the columns round, loss: missing columns loss (write null for a value a round lacks)",
     );
     expect(() => writer.append({ round: 2, loss: Number.NaN })).toThrow(
-      "metrics row for round 2: loss is NaN; write null or a finite number",
+      "FT303: round 2: the metrics value loss (NaN) is not finite; the server state was left unchanged",
     );
     writer.close();
     expect(readMetrics(join(dir, metricsFiles.jsonl))).toEqual([{ round: 1, loss: 1 }]);
@@ -61,7 +61,7 @@ describe("MetricsWriter", () => {
 
     const fresh = runDir();
     const first = MetricsWriter.create(fresh);
-    expect(() => first.append({ round: 1, loss: Number.POSITIVE_INFINITY })).toThrow("loss is Infinity");
+    expect(() => first.append({ round: 1, loss: Number.POSITIVE_INFINITY })).toThrow("FT303: round 1: the metrics value loss (Infinity) is not finite");
     first.close();
     expect(read(fresh, metricsFiles.csv)).toBe("");
   });

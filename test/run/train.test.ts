@@ -3,6 +3,7 @@
  * FT303 before it replaces anything (metrics and the last checkpoint on disk are those of the
  * last good round), and every program of a run runs on the configured backend.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { FedTensorError } from "../../src/index.js";
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
@@ -13,13 +14,14 @@ import { tempDir } from "./temp-dir.js";
 
 const quiet = { write: () => true, isTTY: false };
 
+/** Logistic regression on 20 MNIST clients, 6 rounds, in a fresh folder. */
+const smallConfig = (prefix: string, settings: Record<string, unknown>) =>
+  validateRunConfig({ model: "logistic", clients: 20, clientsPerRound: 3, batchSize: 100, rounds: 6, out: tempDir(prefix), ...settings }, "test");
+
 describe("non-finite updates", () => {
   test("an exploding learning rate stops the run with FT303 and leaves the last good state", async () => {
-    const out = tempDir("ft-nonfinite-");
-    const config = validateRunConfig(
-      { model: "logistic", clients: 20, clientsPerRound: 3, batchSize: 100, rounds: 6, lr: 1e38, checkpointEvery: 1, evalEvery: 1, out },
-      "test",
-    );
+    const config = smallConfig("ft-nonfinite-", { lr: 1e38, checkpointEvery: 1, evalEvery: 1 });
+    const { out } = config;
     let error: unknown;
     try {
       await train(config, quiet);
@@ -42,6 +44,24 @@ describe("non-finite updates", () => {
     } else {
       expect(latest).toBeUndefined();
     }
+  }, 60_000);
+});
+
+describe("a metric that is not finite", () => {
+  test("a huge server lr is FT303 on the training loss; the last good round is saved as a checkpoint, with the plot", async () => {
+    // Checkpoints only at the end, evaluation never before it: nothing is on disk when round 2 diverges.
+    const config = smallConfig("ft-nan-metric-", { serverLr: 1e37, checkpointEvery: 0, evalEvery: 100 });
+    const { out } = config;
+    const lines: string[] = [];
+    const error = await train(config, { write: (chunk: string) => lines.push(chunk), isTTY: false }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(FedTensorError);
+    expect((error as FedTensorError).message).toBe("FT303: round 2: the training loss (Infinity) is not finite; the server state was left unchanged");
+    const latest = await loadLatestCheckpoint(out);
+    expect(latest!.checkpoint.round).toBe(1);
+    expect(lines.join("")).toContain(`kept the last good state, round 1 (${latest!.path}), and the plot of rounds 1-1`);
+    expect(readMetrics(`${out}/metrics.jsonl`).map((row) => row.round)).toEqual([1]);
+    expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("<svg");
+    expect(existsSync(`${out}/plot.png`)).toBe(true);
   }, 60_000);
 });
 

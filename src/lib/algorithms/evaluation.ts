@@ -5,6 +5,7 @@
 import { program, type Program } from "../../front/program.js";
 import { f32, i32 } from "../../front/specs.js";
 import type { Tensor } from "../../../types/tensor.js";
+import { CheckedProgram } from "./checked-inputs.js";
 import { exampleLosses, featureSpec } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
@@ -41,9 +42,10 @@ export function evaluate(model: AnyModel, params: Value, batches: { x: Value; y:
 
 /** The evaluation as a program: (params, x, y, mask) -> (accuracy, loss), all local. */
 export function evaluationProgram<M extends AnyModel>(model: M): EvaluationProgram<M> {
-  return program(
+  const traced = program(
     { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) } as never,
     ({ params, x, y, mask }: Value) => evaluate(model, params, { x, y, mask }),
     { name: `evaluate_${model.name}` },
-  ) as never;
+  );
+  return new CheckedProgram(traced, model) as never;
 }

@@ -7,6 +7,7 @@ import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
 import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
+import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
 import type { Tensor } from "../../../types/tensor.js";
@@ -99,9 +100,9 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  *
  * What depends only on the masks is computed once for all steps before the loop, and the loss
  * is averaged after it: on tfjs wasm every small kernel in the loop body costs about as much
- * as its arithmetic. So padding is skipped by each step's learning rate, 0 on padding (the
- * optimiser is made in the loop from it; its updates then vanish), with a `where` only on the
- * state: plain SGD's is one scalar, where a `where` per parameter would cost as much as the step.
+ * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per step,
+ * as the old SGD step's learning rate was), with a `where` only on the optimiser's state:
+ * plain SGD's is one scalar, and a `where` per parameter costs as much as the step there.
  */
 export function localTrain(
   model: AnyModel,
@@ -111,12 +112,11 @@ export function localTrain(
   lr: Value,
   hooks: LocalHooks = {},
 ): LocalTraining {
-  const optimizerAt = clientOptimizer as unknown as (lr: Value) => LooseTransformation;
+  const optimizer = (clientOptimizer as unknown as (lr: Value) => LooseTransformation)(lr);
   const counts = ops.sum(batches.mask, 1);
   const real = ops.greater(counts, 0);
-  const steps = { ...batches, real, lr: ops.mul(ops.cast(real, "float32"), lr), perExample: ops.div(1, ops.maximum(counts, 1)) };
-  const start = { params, state: optimizerAt(lr).init(params) };
-  const [trained, stepLosses] = ops.scan(start, steps, (carry: Value, b: Value) => {
+  const steps = { ...batches, real, taken: ops.cast(real, "float32"), perExample: ops.div(1, ops.maximum(counts, 1)) };
+  const [trained, stepLosses] = ops.scan({ params, state: optimizer.init(params) }, steps, (carry: Value, b: Value) => {
     const p = carry.params;
     const objective = (q: Value) => {
       const loss = ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
@@ -124,8 +124,8 @@ export function localTrain(
     };
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
-    const [updates, state] = optimizerAt(b.lr).update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
-    return [{ params: applyUpdates(p, updates), state: whereTree(b.real, state, carry.state) }, loss];
+    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
+    return [{ params: applyUpdates(p, ops.mul(updates, b.taken)), state: whereTree(b.real, state, carry.state) }, loss];
   });
   const examples = ops.maximum(ops.sum(counts), 1);
   return { params: trained.params, loss: ops.div(ops.sum(ops.mul(stepLosses, counts)), examples) };
@@ -164,7 +164,8 @@ export function meanClientDelta(
 
 /**
  * A round program: inputs params@SERVER, the cohort's batches, lr, then `extraInputs`; named
- * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData.
+ * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData. Its
+ * run() checks the data first (checked-inputs.ts).
  */
 export function roundProgram(
   model: AnyModel,
@@ -172,9 +173,10 @@ export function roundProgram(
   extraInputs: InputSpecs,
   round: (inputs: Value, data: RoundData) => Value,
 ): unknown {
-  return program(
+  const traced = program(
     { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]), ...extraInputs } as never,
     (inputs: Value) => round(inputs, { x: inputs.x, y: inputs.y, mask: inputs.mask, count: inputs.count }),
     { name: `${algorithm}_${model.name}` },
   );
+  return new CheckedProgram(traced, model);
 }

@@ -7,7 +7,12 @@
  *   c_i+ = c_i - c + (x - y) / (K lr)                 (option II)
  * and the server moves by the cohort's plain means (the paper's 1/|S| sums):
  *   x <- x + serverLr mean(y - x);   c <- c + participation mean(c_i+ - c_i)
- * where participation = |S| / N, the cohort's share of all clients.
+ * where participation = |S| / N, the cohort's share of all clients; given N (`totalClients`),
+ * c <- c + sum(c_i+ - c_i) / N, the paper's own form, right whatever number of clients report.
+ *
+ * A client without a real example (empty, or dropped and left in the tensors with count 0)
+ * takes no part: its c_i stays as it was, and the means count only the clients that trained,
+ * so a round with dropped clients computes what a round of only its survivors would.
  */
 import { f32 } from "../../front/specs.js";
 import { clientParamSpecs, localTrain, plainSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
@@ -18,6 +23,12 @@ import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction,
 export interface ScaffoldOptions {
   /** |S| / N: the cohort's share of all clients, which scales the server control's update (default 1). */
   readonly participation?: number;
+  /**
+   * N, the number of all clients: the server control moves by the sum of the reporting
+   * clients' changes over N, so a round where clients dropped out needs no other participation.
+   * Takes the place of `participation` when given.
+   */
+  readonly totalClients?: number;
 }
 
 export interface ScaffoldHypers<Control> {
@@ -64,10 +75,12 @@ export function scaffoldRound(
     (global: Value, c: Value, ci: Value, x: Value, y: Value, mask: Value) => {
       // Option II's control update assumes the local steps are plain SGD.
       const trained = localTrain(model, global, { x, y, mask }, plainSgd, lr, { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
-      // A client without real batches has no drift estimate; max(K, 1) keeps its division finite.
-      const steps = ops.maximum(realSteps(mask), 1);
-      const next = ops.add(ops.sub(ci, c), ops.div(ops.sub(global, trained.params), ops.mul(steps, lr)));
-      return { delta: ops.sub(trained.params, global), control: next, controlDelta: ops.sub(next, ci), loss: trained.loss };
+      const steps = realSteps(mask);
+      const trains = ops.cast(ops.greater(steps, 0), "float32");
+      // max(K, 1) keeps a client without real batches finite; `trains` then leaves its c_i as it was.
+      const drift = ops.div(ops.sub(global, trained.params), ops.mul(ops.maximum(steps, 1), lr));
+      const controlDelta = ops.mul(ops.sub(drift, c), trains);
+      return { delta: ops.sub(trained.params, global), control: ops.add(ci, controlDelta), controlDelta, trains, loss: trained.loss };
     },
     ops.broadcast(params),
     ops.broadcast(control),
@@ -76,10 +89,16 @@ export function scaffoldRound(
     data.y,
     data.mask,
   );
+  // Clients that did not train have a zero delta and a zero control change: sums over all are sums over those that trained.
+  const trained = ops.reduceSum(local.trains);
+  const controlStep =
+    options.totalClients === undefined
+      ? ops.mul(ops.div(ops.reduceSum(local.controlDelta), trained), options.participation ?? 1)
+      : ops.div(ops.reduceSum(local.controlDelta), options.totalClients);
   return {
-    params: ops.add(params, ops.mul(ops.reduceMean(local.delta), serverLr)),
+    params: ops.add(params, ops.mul(ops.div(ops.reduceSum(local.delta), trained), serverLr)),
     loss: ops.reduceWeightedMean(local.loss, data.count),
-    control: ops.add(control, ops.mul(ops.reduceMean(local.controlDelta), options.participation ?? 1)),
+    control: ops.add(control, controlStep),
     clientControls: local.control,
   };
 }

@@ -10,6 +10,8 @@
  */
 import { ftError } from "../../errors/error.js";
 import type { Rng } from "../random.js";
+import { dropClients } from "./dropout.js";
+import { isVerified, markVerified } from "./verified.js";
 import { checkInteger } from "./options.js";
 import type { LabelledDataset } from "./dataset.js";
 import { allocateLike, elementCount, type HostData, type HostTensor } from "./host-tensor.js";
@@ -57,6 +59,14 @@ export interface RoundOptions {
   readonly clientsPerRound: number;
   readonly batchSize: number;
   readonly epochs?: number;
+  /** Each sampled client's probability of dropping out of the round (dropout.ts); 0 when absent. */
+  readonly dropout?: number;
+}
+
+/** A round's batches: those of the clients that survived dropout, and who dropped. */
+export interface RoundCohort<X extends HostData = HostData> extends CohortBatches<X> {
+  /** Sampled clients that dropped out: in no tensor of the batches. */
+  readonly dropped: Int32Array;
 }
 
 /** Builds a FederatedDataset, checking the partition's indices and the two sets' agreement (FT302). */
@@ -137,6 +147,8 @@ export function batchCohort<X extends HostData>(
     gatherExamples(dataset.train, order, position * slotsPerClient, batches);
   });
   const count: HostTensor<Float32Array> = { shape: [cohort.length], data: Float32Array.from(sizes) };
+  // Copies of a checked data set's examples: the round programs need not check them again.
+  if (isVerified(dataset.train.x) && isVerified(dataset.train.y)) markVerified(batches.x.data, batches.y.data);
   return { ...batches, clients: cohort, count };
 }
 
@@ -150,23 +162,27 @@ export function batchEvaluation<X extends HostData>(dataset: LabelledDataset<X>,
   const nBatches = Math.max(1, Math.ceil(size / batchSize));
   const batches = allocateBatches(dataset, [nBatches, batchSize]);
   gatherExamples(dataset, Int32Array.from({ length: size }, (_, i) => i), 0, batches);
+  if (isVerified(dataset.x) && isVerified(dataset.y)) markVerified(batches.x.data, batches.y.data);
   return batches;
 }
 
 /**
  * One round's sample and batches, with the run's fork layout in one place: the round's
- * stream is rng.fork(`round:<round>`), the cohort comes from its fork "cohort" and the
- * shuffles from its fork "batches".
+ * stream is rng.fork(`round:<round>`), the cohort comes from its fork "cohort", who drops out
+ * from its fork "dropout", and the shuffles from its fork "batches". A survivor's batches do
+ * not depend on who else dropped.
  */
-export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): CohortBatches<X> {
+export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundCohort<X> {
   checkInteger("round", options.round, 0);
   const roundRng = options.rng.fork(`round:${options.round}`);
-  const clients = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
-  return batchCohort(dataset, clients, {
+  const sampled = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
+  const { survivors, dropped } = dropClients(sampled, options.dropout ?? 0, roundRng.fork("dropout"));
+  const batches = batchCohort(dataset, survivors, {
     batchSize: options.batchSize,
     epochs: options.epochs ?? 1,
     rng: roundRng.fork("batches"),
   });
+  return { ...batches, dropped };
 }
 
 /** Zeroed batch tensors whose leading shape is `slotShape` (ending in the batch size). */

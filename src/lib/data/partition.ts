@@ -41,6 +41,9 @@ const MAX_DIRICHLET_ATTEMPTS = 1000;
 /** Splits `numExamples` examples uniformly at random into `numClients` parts whose sizes differ by at most 1. */
 export function partitionIid(numExamples: number, numClients: number, rng: Rng): Partition {
   checkInteger("numClients", numClients, 1);
+  if (numClients > numExamples) {
+    throw ftError("FT305", { option: "numClients", why: `${numClients} clients for ${numExamples} examples would leave clients without any` });
+  }
   const order = rng.permutation(numExamples);
   return Array.from({ length: numClients }, (_, client) => {
     const start = Math.floor((client * numExamples) / numClients);

@@ -20,8 +20,11 @@ function checkLearningRate(what: string, learningRate: LearningRate): void {
   if (typeof learningRate === "number") nonNegative(`${what} learning rate`, learningRate);
 }
 
-/** The step: minus the learning rate times the direction (kept as one product so SGD's result is params - lr g exactly). */
-const descend = (direction: Value, lr: Value): Value => ops.neg(ops.mul(direction, lr));
+/**
+ * The step: the direction times minus the learning rate, negated as a scalar rather than leaf
+ * by leaf; params + g (-lr) is params - lr g exactly, so plain SGD's results are unchanged.
+ */
+const descend = (direction: Value, lr: Value): Value => ops.mul(direction, typeof lr === "number" ? -lr : ops.neg(lr));
 
 export interface SgdOptions {
   /** Momentum of the buffer: buffer = momentum buffer + g. */

@@ -2,24 +2,18 @@
  * Checkpoints of a run: the round, the server state (a tree of float32 tensors), the RNG
  * state and the run config, so --resume continues exactly where a run stopped.
  *
- * File layout (`checkpoint-<round>.ftckpt`, little-endian):
- *   8 bytes   magic "FTCKPT01"
- *   4 bytes   header length H (uint32)
- *   H bytes   header, UTF-8 JSON: round, rngState, config, tree (leaf indices), shapes, payloadBytes
- *   payload   each tensor's float32 values, in leaf order, back to back
- *   32 bytes  SHA-256 of everything before it
- *
- * A checkpoint is written to a temp file in the same folder, fsynced, then renamed over its
- * final name, so a reader sees either the whole file or none of it, even after a kill or a
- * crash; the checksum catches damage done later (a truncated copy, a bad disk).
+ * A checkpoint is a safetensors file, `checkpoint-<round>.safetensors`, with an integrity
+ * digest in its metadata (checkpoint-format.ts has the layout); `checkpoint-<round>.ftckpt`
+ * files of the first format still load. It is written to a temp file in the same folder,
+ * fsynced, then renamed over its final name, so a reader sees either the whole file or none
+ * of it, even after a kill or a crash; the digest catches damage done later (a truncated
+ * copy, a bad disk).
  */
-import { createHash } from "node:crypto";
 import { open, readdir, readFile, rename, rm } from "node:fs/promises";
-import { endianness } from "node:os";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
-import { flatten, leafPaths, unflatten } from "../../front/tree.js";
-import type { TreeDef } from "../../ir/types.js";
+import { decodeCheckpoint, encodeCheckpoint } from "./checkpoint-format.js";
+import { fileFault } from "./file-faults.js";
 
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
@@ -38,113 +32,17 @@ export interface Checkpoint {
   readonly config: JsonValue;
 }
 
-interface Header {
-  readonly round: number;
-  readonly rngState: JsonValue;
-  readonly config: JsonValue;
-  readonly tree: TreeDef;
-  readonly shapes: readonly (readonly number[])[];
-  readonly payloadBytes: number;
-}
+/** Checkpoint files: the current format, and the first one (read only). */
+const fileNamePattern = /^checkpoint-(\d+)\.(safetensors|ftckpt)$/;
+const tempNamePattern = /^\.checkpoint-\d+\.(safetensors|ftckpt)\.tmp-/;
 
-const magic = Buffer.from("FTCKPT01", "latin1");
-const prefixBytes = magic.length + 4;
-const checksumBytes = 32;
-const fileNamePattern = /^checkpoint-(\d+)\.ftckpt$/;
-const tempNamePattern = /^\.checkpoint-\d+\.ftckpt\.tmp-/;
+/** A checkpoint, or the temp file of one being written: the files a run keeps its state in. */
+export function isCheckpointArtifact(name: string): boolean {
+  return fileNamePattern.test(name) || tempNamePattern.test(name);
+}
 
 export function checkpointFileName(round: number): string {
-  return `checkpoint-${String(round).padStart(8, "0")}.ftckpt`;
-}
-
-/** Tensor bytes are the host's; every platform Node supports in practice is little-endian. */
-function requireLittleEndian(): void {
-  if (endianness() !== "LE") throw new Error("checkpoints are little-endian; this host is big-endian");
-}
-
-function isStoredTensor(x: unknown): x is StoredTensor {
-  return x !== null && typeof x === "object" && (x as { data?: unknown }).data instanceof Float32Array;
-}
-
-const elementCount = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
-
-/**
- * The file's bytes before the checksum, as chunks (prefix, header, one per tensor) so that a
- * large state is not copied into one buffer.
- */
-function checkpointBody(checkpoint: Checkpoint): Buffer[] {
-  requireLittleEndian();
-  const { leaves, def } = flatten(checkpoint.serverState, isStoredTensor, "server state", "float32 tensors");
-  const paths = leafPaths(def);
-  leaves.forEach((leaf, i) => {
-    if (elementCount(leaf.shape) !== leaf.data.length) {
-      throw ftError("FT302", {
-        what: `server state at ${paths[i] || "the root"}`,
-        why: `shape [${leaf.shape.join(",")}] holds ${elementCount(leaf.shape)} values but its data has ${leaf.data.length}`,
-      });
-    }
-  });
-  const header: Header = {
-    round: checkpoint.round,
-    rngState: checkpoint.rngState,
-    config: checkpoint.config,
-    tree: def,
-    shapes: leaves.map((leaf) => leaf.shape),
-    payloadBytes: leaves.reduce((sum, leaf) => sum + leaf.data.byteLength, 0),
-  };
-  const headerBytes = Buffer.from(JSON.stringify(header), "utf8");
-  const prefix = Buffer.alloc(prefixBytes);
-  magic.copy(prefix);
-  prefix.writeUInt32LE(headerBytes.length, magic.length);
-  return [prefix, headerBytes, ...leaves.map((leaf) => Buffer.from(leaf.data.buffer, leaf.data.byteOffset, leaf.data.byteLength))];
-}
-
-/** Verifies and decodes a checkpoint file's bytes; `path` names it in the FT304 error for a damaged one. */
-function decodeCheckpoint(bytes: Buffer, path: string): Checkpoint {
-  requireLittleEndian();
-  const corrupt = (why: string) => ftError("FT304", { path, why });
-  if (!bytes.subarray(0, magic.length).equals(magic)) {
-    throw corrupt(`not a FedTensor checkpoint (${bytes.length} bytes, no FTCKPT01 signature)`);
-  }
-  if (bytes.length < prefixBytes) throw corrupt(`truncated: ${bytes.length} bytes end before the header length`);
-  const headerLength = bytes.readUInt32LE(magic.length);
-  const payloadStart = prefixBytes + headerLength;
-  if (payloadStart > bytes.length) {
-    throw corrupt(`truncated: its header needs ${payloadStart} bytes, the file has ${bytes.length}`);
-  }
-  let header: Header;
-  try {
-    header = JSON.parse(bytes.subarray(prefixBytes, payloadStart).toString("utf8")) as Header;
-  } catch {
-    throw corrupt("the header is not valid JSON");
-  }
-  if (!Number.isSafeInteger(header?.payloadBytes)) throw corrupt("the header does not give the payload size");
-  const expectedLength = payloadStart + header.payloadBytes + checksumBytes;
-  if (bytes.length !== expectedLength) {
-    const what = bytes.length < expectedLength ? "truncated" : "too long";
-    throw corrupt(`${what}: expected ${expectedLength} bytes, the file has ${bytes.length}`);
-  }
-  const checksumStart = bytes.length - checksumBytes;
-  const digest = createHash("sha256").update(bytes.subarray(0, checksumStart)).digest();
-  if (!digest.equals(bytes.subarray(checksumStart))) throw corrupt("SHA-256 checksum mismatch: the contents are damaged");
-  const sizes = header.shapes.map(elementCount);
-  if (sizes.reduce((a, b) => a + b, 0) * Float32Array.BYTES_PER_ELEMENT !== header.payloadBytes) {
-    throw corrupt("the tensor shapes do not add up to the payload size");
-  }
-  let offset = payloadStart;
-  const leaves = header.shapes.map((shape, i) => {
-    const byteLength = sizes[i]! * Float32Array.BYTES_PER_ELEMENT;
-    // Copied out: the payload is not 4-byte aligned in the file, and a view would pin the whole buffer.
-    const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + byteLength));
-    offset += byteLength;
-    return { shape, data };
-  });
-  return {
-    round: header.round,
-    serverState: unflatten(header.tree, leaves) as TensorTree,
-    rngState: header.rngState,
-    config: header.config,
-  };
+  return `checkpoint-${String(round).padStart(8, "0")}.safetensors`;
 }
 
 export async function readCheckpoint(path: string): Promise<Checkpoint> {
@@ -174,9 +72,11 @@ export async function listCheckpoints(dir: string): Promise<CheckpointFile[]> {
   return names
     .flatMap((name) => {
       const match = fileNamePattern.exec(name);
-      return match === null ? [] : [{ round: Number(match[1]), path: join(dir, name) }];
+      return match === null ? [] : [{ round: Number(match[1]), path: join(dir, name), legacy: match[2] === "ftckpt" }];
     })
-    .sort((a, b) => a.round - b.round);
+    // Oldest first; of one round's two files, the current format is the newer.
+    .sort((a, b) => a.round - b.round || Number(b.legacy) - Number(a.legacy))
+    .map(({ round, path }) => ({ round, path }));
 }
 
 /** Makes a rename or unlink in `dir` durable; Windows cannot open a folder to fsync it. */
@@ -184,6 +84,21 @@ async function syncDirectory(dir: string): Promise<void> {
   if (process.platform === "win32") return;
   const handle = await open(dir, "r");
   try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes the body (its digest is inside) to `temp`, and flushes it to the disk. */
+async function writeWhole(temp: string, body: readonly Buffer[]): Promise<void> {
+  const handle = await open(temp, "w");
+  try {
+    // A write may take fewer bytes than given (large chunks), so it goes on from where it stopped.
+    const writeAll = async (bytes: Buffer): Promise<void> => {
+      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
+    };
+    for (const chunk of body) await writeAll(chunk);
     await handle.sync();
   } finally {
     await handle.close();
@@ -207,25 +122,16 @@ export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { kee
   const name = checkpointFileName(round);
   const path = join(dir, name);
   const temp = join(dir, `.${name}.tmp-${process.pid}-${Date.now()}`);
-  const body = checkpointBody(checkpoint);
-  const hash = createHash("sha256");
-  const handle = await open(temp, "w");
+  const body = encodeCheckpoint(checkpoint);
   try {
-    // A write may take fewer bytes than given (large chunks), so it goes on from where it stopped.
-    const writeAll = async (bytes: Buffer): Promise<void> => {
-      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
-    };
-    for (const chunk of body) {
-      hash.update(chunk);
-      await writeAll(chunk);
-    }
-    await writeAll(hash.digest());
-    await handle.sync();
-  } finally {
-    await handle.close();
+    await writeWhole(temp, body);
+    await rename(temp, path);
+    await syncDirectory(dir);
+  } catch (error) {
+    // A checkpoint cut short (a full disk) must not stay: the previous one is the one to resume from.
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw fileFault(error, path, "write the checkpoint");
   }
-  await rename(temp, path);
-  await syncDirectory(dir);
 
   const existing = await listCheckpoints(dir);
   const older = existing.filter((file) => file.round < round);

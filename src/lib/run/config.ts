@@ -1,7 +1,7 @@
 /**
  * The configuration of `fedtensor run`: one table of options that serves the command-line
  * flags, the keys of a JSON config file, validation and the documentation alike. Adding an
- * option is one entry in `runOptions`; its flag, type, default and help row follow from it.
+ * option is one entry in `runOptions`; its flag, type, default and help row (options-help.ts) follow from it.
  *
  * Every value is validated and every unknown flag or key is an FT305 error: a misspelt option
  * that was silently ignored would quietly train something other than what was asked for.
@@ -26,6 +26,12 @@ export interface OptionSpec<T> {
   readonly accepts: (value: unknown) => value is T;
   /** A different default when another option has one of some values (e.g. the adaptive optimisers' server learning rate). */
   readonly defaultWhen?: Condition & { readonly value: T };
+  /**
+   * Whether --resume may give the option a new value: true for options that do not change
+   * what a round computes (how many rounds, how often to evaluate, where and on what to run).
+   * Any other option given on resume must equal the checkpoint's (src/lib/run/resume-config.ts).
+   */
+  readonly mayChangeOnResume?: boolean;
 }
 
 interface Bounds {
@@ -99,6 +105,10 @@ function switchOption(description: string): OptionSpec<boolean> {
   };
 }
 
+function mayChangeOnResume<S extends OptionSpec<unknown>>(spec: S): S {
+  return { ...spec, mayChangeOnResume: true };
+}
+
 function onlyWhen<T>(condition: Condition, spec: OptionSpec<T>): OptionSpec<T> & { readonly onlyWhen: Condition } {
   return { ...spec, onlyWhen: condition };
 }
@@ -141,9 +151,11 @@ const clientOptions = {
 };
 
 export const runOptions = {
-  rounds: integer("Federated rounds to run", 20, { min: 1 }),
+  rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
+  minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
   batchSize: integer("Client minibatch size", 10, { min: 1 }),
   lr: real("Client learning rate", 0.1, { min: 0, minExclusive: true }),
@@ -160,11 +172,12 @@ export const runOptions = {
     real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
   ),
   seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
-  backend: choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "tensorflow"]),
-  out: text("Folder for metrics, plots and checkpoints", "runs/latest"),
-  checkpointEvery: integer("Rounds between checkpoints; 0 for none", 5, { min: 0 }),
-  keepCheckpoints: integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 }),
-  resume: switchOption("Continue from the latest checkpoint in --out"),
+  backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "tensorflow"])),
+  out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
+  checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
+  keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),
+  resume: mayChangeOnResume(switchOption("Continue the run in --out from its latest checkpoint, with its config")),
+  overwrite: mayChangeOnResume(switchOption("Delete the metrics, checkpoints and plot of a previous run in --out first")),
   algorithm: choice("Federated algorithm", [
     "fedavg",
     "fedsgd",
@@ -182,7 +195,7 @@ export const runOptions = {
     "fashion-mnist",
     "sotu",
   ]),
-  evalEvery: integer("Rounds between evaluations on the test set", 1, { min: 1 }),
+  evalEvery: mayChangeOnResume(integer("Rounds between evaluations on the test set", 1, { min: 1 })),
   mu: onlyWhen(
     { key: "algorithm", values: ["fedprox"] },
     real("FedProx proximal term weight", 0.01, { min: 0 }),
@@ -241,11 +254,23 @@ const crossChecks: readonly {
         ? `the warm-up (${warmupRounds} rounds) must end before the last round (--rounds ${String(rounds)})`
         : undefined,
   },
+  {
+    keys: ["minClients", "clientsPerRound"],
+    problem: ({ minClients, clientsPerRound }) =>
+      Number(minClients) > Number(clientsPerRound)
+        ? `${String(minClients)} surviving clients can never come from ${String(clientsPerRound)} sampled per round (--clients-per-round)`
+        : undefined,
+  },
+  {
+    keys: ["overwrite", "resume"],
+    problem: ({ resume, overwrite }) =>
+      resume === true && overwrite === true ? "--resume continues the run in --out, --overwrite deletes it: give one" : undefined,
+  },
 ];
 
-const optionEntries = Object.entries(runOptions) as [RunOptionKey, OptionSpec<unknown> & { onlyWhen?: Condition }][];
+export const optionEntries = Object.entries(runOptions) as [RunOptionKey, OptionSpec<unknown> & { onlyWhen?: Condition }][];
 
-function flagName(key: RunOptionKey): string {
+export function flagName(key: RunOptionKey): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
@@ -382,56 +407,21 @@ export function validateRunConfig(object: Readonly<Record<string, unknown>>, sou
   return validate(knownKeys(object, source), (key) => `${key} (in ${source})`);
 }
 
+export interface RunArguments {
+  readonly config: RunConfig;
+  /** The options set by a flag or the config file (the others have their defaults). */
+  readonly given: readonly RunOptionKey[];
+}
+
 /** `fedtensor run [config.json] [--flags]` arguments to a validated configuration; flags override the file. */
-export async function loadRunConfig(args: readonly string[]): Promise<RunConfig> {
+export async function loadRunArguments(args: readonly string[]): Promise<RunArguments> {
   const { configPath, values } = parseRunFlags(args);
-  if (configPath === undefined) return validate(values, flagName);
-  const fromFile = knownKeys(await readRunConfigFile(configPath), configPath);
-  return validate({ ...fromFile, ...values }, (key) => (key in values ? flagName(key) : `${key} (in ${configPath})`));
+  const fromFile = configPath === undefined ? {} : knownKeys(await readRunConfigFile(configPath), configPath);
+  const given = { ...fromFile, ...values };
+  const config = validate(given, (key) => (key in values ? flagName(key) : `${key} (in ${configPath})`));
+  return { config, given: Object.keys(given) as RunOptionKey[] };
 }
 
-export interface RunOptionRow {
-  readonly flag: string;
-  readonly key: RunOptionKey;
-  readonly default: string;
-  readonly range: string;
-  /** Empty when the option always applies. */
-  readonly appliesTo: string;
-  readonly description: string;
-}
-
-/** The documented options, one row each, in table order: the one source for help text and README. */
-export function runOptionRows(): RunOptionRow[] {
-  return optionEntries.map(([key, spec]) => ({
-    flag: flagName(key),
-    key,
-    default: spec.defaultWhen === undefined ? String(spec.default) : `${spec.default}, ${spec.defaultWhen.value} with ${flagName(spec.defaultWhen.key as RunOptionKey)} ${spec.defaultWhen.values.join(" | ")}`,
-    range: spec.range,
-    appliesTo: spec.onlyWhen === undefined ? "" : `${flagName(spec.onlyWhen.key as RunOptionKey)} ${spec.onlyWhen.values.join(" | ")}`,
-    description: spec.description,
-  }));
-}
-
-/** The options as aligned plain text for `fedtensor run --help`. */
-export function formatRunOptionsHelp(): string {
-  const rows = runOptionRows();
-  const flagWidth = Math.max(...rows.map((r) => r.flag.length));
-  return rows
-    .map((r) => {
-      const only = r.appliesTo === "" ? "" : `; only with ${r.appliesTo}`;
-      return `  ${r.flag.padEnd(flagWidth)}  ${r.description} (${r.range}; default ${r.default}${only})`;
-    })
-    .join("\n");
-}
-
-/** The options as a Markdown table for the README. */
-export function formatRunOptionsMarkdown(): string {
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
-  return [
-    "| flag | config key | default | allowed | only with | description |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...runOptionRows().map((r) =>
-      `| \`${r.flag}\` | \`${r.key}\` | ${cell(r.default)} | ${cell(r.range)} | ${cell(r.appliesTo)} | ${r.description} |`,
-    ),
-  ].join("\n");
+export async function loadRunConfig(args: readonly string[]): Promise<RunConfig> {
+  return (await loadRunArguments(args)).config;
 }

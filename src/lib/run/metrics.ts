@@ -6,6 +6,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
+import { fileFault } from "./file-faults.js";
 
 export type MetricValue = number | string | boolean | null;
 export type MetricsRow = { readonly round: number } & { readonly [column: string]: MetricValue };
@@ -37,7 +38,7 @@ function checkRow(row: MetricsRow, columns: readonly string[]): void {
     const value = row[key];
     // JSON has no NaN or Infinity; writing null for them would hide a diverged run.
     if (typeof value === "number" && !Number.isFinite(value)) {
-      throw new Error(`metrics row for round ${row.round}: ${key} is ${value}; write null or a finite number`);
+      throw ftError("FT303", { round: row.round, what: `the metrics value ${key} (${value})` });
     }
   }
 }
@@ -74,15 +75,20 @@ export class MetricsWriter {
   private readonly csvFd: number;
   private columns: readonly string[] | undefined;
 
-  private constructor(dir: string, columns: readonly string[] | undefined) {
-    this.jsonlFd = openSync(join(dir, metricsFiles.jsonl), "a");
-    this.csvFd = openSync(join(dir, metricsFiles.csv), "a");
+  private constructor(
+    private readonly dir: string,
+    columns: readonly string[] | undefined,
+  ) {
+    this.jsonlFd = inFolder(dir, "open the metrics files", () => openSync(join(dir, metricsFiles.jsonl), "a"));
+    this.csvFd = inFolder(dir, "open the metrics files", () => openSync(join(dir, metricsFiles.csv), "a"));
     this.columns = columns;
   }
 
   /** Starts fresh metrics files in `dir`, replacing any there. */
   static create(dir: string): MetricsWriter {
-    for (const name of Object.values(metricsFiles)) closeSync(openSync(join(dir, name), "w"));
+    inFolder(dir, "create the metrics files", () => {
+      for (const name of Object.values(metricsFiles)) closeSync(openSync(join(dir, name), "w"));
+    });
     return new MetricsWriter(dir, undefined);
   }
 
@@ -96,8 +102,10 @@ export class MetricsWriter {
     const columns = kept.length === 0 ? undefined : Object.keys(kept[0]!);
     const csv = columns === undefined ? "" : [columns, ...kept.map((row) => columns.map((c) => row[c] ?? null))].map(csvLine).join("");
     // Replaced through a rename so a kill here leaves the old rows rather than none.
-    replaceFile(jsonlPath, kept.map((row) => `${JSON.stringify(row)}\n`).join(""));
-    replaceFile(join(dir, metricsFiles.csv), csv);
+    inFolder(dir, "rewrite the metrics files", () => {
+      replaceFile(jsonlPath, kept.map((row) => `${JSON.stringify(row)}\n`).join(""));
+      replaceFile(join(dir, metricsFiles.csv), csv);
+    });
     return new MetricsWriter(dir, columns);
   }
 
@@ -105,19 +113,31 @@ export class MetricsWriter {
   append(row: MetricsRow): void {
     const columns = this.columns ?? Object.keys(row);
     checkRow(row, columns);
-    if (this.columns === undefined) {
-      this.columns = columns;
-      writeAll(this.csvFd, csvLine(columns));
-    }
-    writeAll(this.jsonlFd, `${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))}\n`);
-    writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
-    fsyncSync(this.jsonlFd);
-    fsyncSync(this.csvFd);
+    // A row cut short by a full disk is a torn last line, which readMetrics and resume() drop.
+    inFolder(this.dir, "append to the metrics files", () => {
+      if (this.columns === undefined) {
+        this.columns = columns;
+        writeAll(this.csvFd, csvLine(columns));
+      }
+      writeAll(this.jsonlFd, `${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))}\n`);
+      writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
+      fsyncSync(this.jsonlFd);
+      fsyncSync(this.csvFd);
+    });
   }
 
   close(): void {
     closeSync(this.jsonlFd);
     closeSync(this.csvFd);
+  }
+}
+
+/** Runs file work on the metrics of `dir`, its file-system errors as FT307. */
+function inFolder<T>(dir: string, doing: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw fileFault(error, dir, doing);
   }
 }
 

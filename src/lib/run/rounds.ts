@@ -140,7 +140,8 @@ async function unstackClientStates(tree: Record<string, tf.Tensor>, cohort: Int3
 }
 
 function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
-  const program = scaffoldProgram(model, { participation: config.clientsPerRound / config.clients });
+  // N rather than |S|/N: with dropout, fewer than clientsPerRound clients report.
+  const program = scaffoldProgram(model, { totalClients: config.clients });
   let shapes: Params | undefined;
   return {
     initialServerState: (params) => {

@@ -35,6 +35,12 @@ export function federatedData(config: RunConfig): FederatedDataset<HostData> {
   const test = load("test");
   const rng = Rng.fromSeed(config.seed).fork("partition");
   const clients = config.clients;
+  // Every client needs an example (two shards of one, with shards), whatever the partition; said once, in the flag's name.
+  const needed = config.partition === "shards" ? 2 * clients : clients;
+  if (needed > train.y.length) {
+    const per = config.partition === "shards" ? "two shards of at least one example each" : "at least one example";
+    throw ftError("FT305", { option: "--clients", why: `${clients} clients, each needing ${per}, exceed the ${train.y.length} training examples of ${config.dataset}` });
+  }
   const partition =
     config.partition === "iid"
       ? partitionIid(train.y.length, clients, rng)

@@ -4,20 +4,27 @@
  *
  * Each round's randomness (its cohort and shuffles) derives from the seed and the round
  * number alone, so a resumed run makes the same choices as an uninterrupted one. A round whose
- * new state is not finite is rejected (FT303) before it replaces anything: the in-memory state
- * and the last checkpoint stay as they were.
+ * new state or metrics are not finite is rejected (FT303) before it replaces anything; the
+ * last good state is then saved as a checkpoint, with the plot, before the error goes up.
+ * The output folder is locked for the whole run (lock.ts), a new run never reuses another's
+ * folder unless --overwrite (run-folder.ts), and a resumed run takes the checkpoint's config
+ * (resume-config.ts).
  */
-import { mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
-import { ftError } from "../../errors/error.js";
+import { FedTensorError, ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
 import { batchEvaluation, roundCohort, type CohortBatches, type FederatedDataset } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
-import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "./checkpoint.js";
-import type { RunConfig } from "./config.js";
+import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
+import type { RunConfig, RunOptionKey } from "./config.js";
+import { fileFault } from "./file-faults.js";
+import { lockRunFolder } from "./lock.js";
+import { resumeConfig } from "./resume-config.js";
+import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
@@ -33,6 +40,9 @@ export const plottedMetrics = [
 ] as const;
 
 export interface TrainingResult {
+  /** The run's config: the one asked for, or on --resume the checkpoint's (with the options that may change). */
+  readonly config: RunConfig;
+  /** The rounds done in all: more than --rounds when a finished run of more rounds was resumed. */
   readonly rounds: number;
   readonly accuracy: number | undefined;
   readonly loss: number | undefined;
@@ -94,8 +104,47 @@ function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
   for (const t of flatten({ p: replaced.params, s: replaced.server }, isTensor, "state").leaves) if (!keep.has(t)) t.dispose();
 }
 
-export async function train(config: RunConfig, stream: ProgressStream): Promise<TrainingResult> {
+export interface TrainOptions {
+  /**
+   * The options of `config` that were set explicitly; on --resume, only these are compared
+   * with the checkpoint's config (the others take the checkpoint's values). All of them when
+   * not said: a library caller's config is compared whole.
+   */
+  readonly given?: Iterable<RunOptionKey>;
+}
+
+/**
+ * Trains as `requested` says, holding the lock of its output folder throughout. On --resume,
+ * the run's config is the checkpoint's (src/lib/run/resume-config.ts); a new run refuses a
+ * folder that holds another run unless --overwrite.
+ */
+export async function train(requested: RunConfig, stream: ProgressStream, options: TrainOptions = {}): Promise<TrainingResult> {
+  await makeRunFolder(requested.out);
+  const lock = await lockRunFolder(requested.out);
+  try {
+    return await trainLocked(requested, stream, options.given ?? (Object.keys(requested) as RunOptionKey[]));
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The latest checkpoint of the run in `out`, for --resume: FT304 when there is none. */
+async function checkpointToResume(out: string): Promise<LoadedCheckpoint> {
+  let resumed: LoadedCheckpoint | undefined;
+  try {
+    resumed = await loadLatestCheckpoint(out);
+  } catch (error) {
+    throw fileFault(error, out, "read the checkpoints");
+  }
+  if (resumed === undefined) throw ftError("FT304", { path: out, why: "--resume found no checkpoint there" });
+  return resumed;
+}
+
+async function trainLocked(requested: RunConfig, stream: ProgressStream, given: Iterable<RunOptionKey>): Promise<TrainingResult> {
   const started = performance.now();
+  const resumed = requested.resume ? await checkpointToResume(requested.out) : undefined;
+  if (resumed === undefined) await prepareNewRunFolder(requested.out, requested.overwrite);
+  const config = resumed === undefined ? requested : resumeConfig(requested, given, resumed.checkpoint.config, resumed.path);
   await useBackend(config.backend);
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
@@ -110,12 +159,9 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
     mask: testBatches.mask,
   };
   const rng = Rng.fromSeed(config.seed);
-  await mkdir(config.out, { recursive: true });
 
   let state: TrainingState;
   let firstRound = 0;
-  const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
-  if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there" });
   if (resumed !== undefined) {
     state = restoredState(resumed.checkpoint.serverState);
     firstRound = resumed.checkpoint.round;
@@ -123,59 +169,141 @@ export async function train(config: RunConfig, stream: ProgressStream): Promise<
     const params = model.init(rng.fork("init"));
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
-  const metrics = resumed === undefined ? await MetricsWriter.create(config.out) : await MetricsWriter.resume(config.out, firstRound);
-  const progress = new RoundProgress({ stream, totalRounds: config.rounds, startRound: firstRound });
-  if (resumed !== undefined) progress.log(`resumed from round ${firstRound} (${resumed.path})`);
+  const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
+  const progress = new RoundProgress({ stream, totalRounds: Math.max(config.rounds, firstRound), startRound: firstRound });
+  if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
 
-  let last: { accuracy?: number; loss?: number } = {};
+  let last = resumed === undefined ? {} : lastEvaluation(config.out);
+  let savedRound = firstRound;
+  const saveCheckpoint = async (round: number, saved: TrainingState): Promise<string> => {
+    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: config as never };
+    const path = await writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
+    savedRound = round;
+    return path;
+  };
+  const plotTitle = { name: `${config.algorithm} ${model.name}`, title: `${config.algorithm} on ${config.dataset} (${model.name})` };
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
-      const cohort: CohortBatches<HostData> = roundCohort(data, {
+      const cohort = roundCohort(data, {
         rng,
         round,
         clientsPerRound: config.clientsPerRound,
         batchSize: config.batchSize,
         epochs: config.localEpochs,
+        dropout: config.dropout,
       });
-      const batches = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
-      const next = await runner.round(state, batches, { ...config, lr: learningRate(round) });
-      try {
-        await rejectNonFinite(round, next.state);
-      } catch (error) {
-        disposeReplaced(next.state, state);
-        next.loss.dispose();
-        throw error;
-      }
-      disposeReplaced(state, next.state);
-      state = next.state;
-      const trainLoss = (await next.loss.data())[0]!;
-      next.loss.dispose();
-      const row: Record<string, number> = { round, train_loss: trainLoss };
-      if (round % config.evalEvery === 0 || round === config.rounds) {
-        const result = await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config));
-        last = { accuracy: (await result.accuracy.data())[0]!, loss: (await result.loss.data())[0]! };
-        tf.dispose([result.accuracy, result.loss]);
-        Object.assign(row, { test_accuracy: last.accuracy, test_loss: last.loss });
+      const survivors = cohort.clients.length;
+      const evaluated = round % config.evalEvery === 0 || round === config.rounds;
+      let row: Record<string, number | null>;
+      if (survivors < config.minClients) {
+        progress.log(`round ${round} skipped: ${survivors} of ${config.clientsPerRound} clients reported, fewer than --min-clients ${config.minClients}`);
+        const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
+        row = await roundMetrics(round, undefined, test);
       } else {
-        Object.assign(row, { test_accuracy: null, test_loss: null });
+        const batches: CohortBatches<HostData> = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
+        const next = await runner.round(state, batches, { ...config, lr: learningRate(round) });
+        try {
+          await rejectNonFinite(round, next.state);
+          const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
+          row = await roundMetrics(round, next.loss, test);
+        } catch (error) {
+          disposeReplaced(next.state, state);
+          next.loss.dispose();
+          if (error instanceof FedTensorError && error.code === "FT303" && round > 1) {
+            await keepLastGoodRound(round - 1, savedRound < round - 1 ? () => saveCheckpoint(round - 1, state) : undefined, progress, config.out, plotTitle);
+          }
+          throw error;
+        }
+        disposeReplaced(state, next.state);
+        state = next.state;
       }
+      // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
+      if (config.dropout > 0) row = { round, train_loss: row.train_loss!, clients: survivors, dropped: cohort.dropped.length, ...row };
+      if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
-      await metrics.append(row as MetricsRow);
-      progress.update({ round, loss: trainLoss, ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
+      metrics.append(row as MetricsRow);
+      progress.update({ round, ...(row.train_loss === null ? {} : { loss: row.train_loss! }), ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
-        await writeCheckpoint(config.out, { round, serverState: await checkpointState(state), rngState: { seed: config.seed }, config: config as never }, { keep: config.keepCheckpoints });
+        await saveCheckpoint(round, state);
       }
     }
   } finally {
     progress.finish();
-    await metrics.close();
+    metrics.close();
+    disposeState(state);
   }
-  const rows = readMetrics(join(config.out, metricsFiles.jsonl));
-  await writePlots(config.out, [{ name: `${config.algorithm} ${model.name}`, rows }], {
-    title: `${config.algorithm} on ${config.dataset} (${model.name})`,
-    metrics: plottedMetrics,
-  });
-  disposeState(state);
-  return { rounds: config.rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+  await writeRunPlots(config.out, plotTitle);
+  const rounds = Math.max(config.rounds, firstRound);
+  return { config, rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The round's metrics row (without its time), read from the device and disposed there; FT303
+ * when one is not finite, before the round's state replaces anything.
+ */
+async function roundMetrics(round: number, trainLoss: tf.Tensor | undefined, test: { accuracy: tf.Tensor; loss: tf.Tensor } | undefined): Promise<Record<string, number | null>> {
+  const read = async (t: tf.Tensor | undefined) => (t === undefined ? null : (await t.data())[0]!);
+  const [loss, testAccuracy, testLoss] = [await read(trainLoss), await read(test?.accuracy), await read(test?.loss)];
+  tf.dispose([...(trainLoss === undefined ? [] : [trainLoss]), ...(test === undefined ? [] : [test.accuracy, test.loss])]);
+  const check = (value: number | null, what: string) => (value === null ? null : finite(value, round, what));
+  return {
+    round,
+    train_loss: check(loss, "the training loss"),
+    test_accuracy: check(testAccuracy, "the test accuracy"),
+    test_loss: check(testLoss, "the test loss"),
+  };
+}
+
+/** A metric of a round; FT303 when it is NaN or infinite (a diverged model, such as one of a huge server lr). */
+function finite(value: number, round: number, what: string): number {
+  if (!Number.isFinite(value)) throw ftError("FT303", { round, what: `${what} (${value})` });
+  return value;
+}
+
+/** Says which checkpoint a resumed run continues from, which ones were damaged, and whether it had finished. */
+function reportResume(progress: RoundProgress, resumed: LoadedCheckpoint, rounds: number): void {
+  for (const { path, why } of resumed.skipped) progress.log(`skipped damaged checkpoint ${path}: ${why}`);
+  const round = resumed.checkpoint.round;
+  progress.log(`resumed from round ${round} (${resumed.path})`);
+  if (round >= rounds) progress.log(`the run had finished: its checkpoint is of round ${round} of ${rounds}; nothing left to train (raise --rounds to go on)`);
+}
+
+/** The test accuracy and loss of the last evaluated round in a run's metrics (after MetricsWriter.resume cut them to the checkpoint). */
+function lastEvaluation(out: string): { accuracy?: number; loss?: number } {
+  const path = join(out, metricsFiles.jsonl);
+  if (!existsSync(path)) return {};
+  const evaluated = readMetrics(path).filter((row) => typeof row.test_accuracy === "number");
+  const row = evaluated.at(-1);
+  return row === undefined ? {} : { accuracy: row.test_accuracy as number, loss: row.test_loss as number };
+}
+
+async function writeRunPlots(out: string, { name, title }: { name: string; title: string }): Promise<void> {
+  const rows = readMetrics(join(out, metricsFiles.jsonl));
+  try {
+    await writePlots(out, [{ name, rows }], { title, metrics: plottedMetrics });
+  } catch (error) {
+    throw fileFault(error, out, "write the plot");
+  }
+}
+
+/**
+ * After a non-finite round: saves the last good state as a checkpoint (unless `save` is
+ * undefined: it is on disk already) and the plot, so nothing since the last checkpoint is
+ * lost. A failure here is reported, not thrown: the FT303 that led here is the error to show.
+ */
+async function keepLastGoodRound(
+  round: number,
+  save: (() => Promise<string>) | undefined,
+  progress: RoundProgress,
+  out: string,
+  plotTitle: { name: string; title: string },
+): Promise<void> {
+  try {
+    const path = save === undefined ? "already saved" : await save();
+    await writeRunPlots(out, plotTitle);
+    progress.log(`kept the last good state, round ${round} (${path}), and the plot of rounds 1-${round}`);
+  } catch (error) {
+    progress.log(`could not keep the last good state of round ${round}: ${(error as Error).message}`);
+  }
 }

@@ -68,18 +68,44 @@ export interface OnnxModel {
   readonly outputs: readonly string[];
 }
 
-export function buildModel(program: ProgramIR): OnnxModel {
+/** How a model's interface differs from the program's (an exported inference model). */
+export interface ModelInterface {
+  /** Graph inputs, by position, that become initializers holding these values (a trained model's weights). */
+  readonly constants?: ReadonlyMap<number, ArrayLike<number>>;
+  /** Names of the remaining inputs, in order; `input<i>` otherwise. */
+  readonly inputNames?: readonly string[];
+  /** Names of the outputs, in order; the computing nodes' own names otherwise. */
+  readonly outputNames?: readonly string[];
+  /** A name for dim 0 of every input and output: a symbolic batch dim, for a graph that does not depend on it. */
+  readonly batchDim?: string;
+}
+
+export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxModel {
   const scope = new ModelScope();
   const g = new OnnxGraph(scope);
   const types = program.values;
-  const inputs = program.graph.inputs.map((_, i) => `input${i}`);
-  const outs = lowerGraph(program.graph, g, types, inputs);
   const typeOf = (id: number) => ({ type: types[id]!.dtype, shape: types[id]!.shape as number[] });
+  const fixed = face.constants ?? new Map<number, ArrayLike<number>>();
+  let free = 0;
+  const inputs = program.graph.inputs.map((id, i) => {
+    const values = fixed.get(i);
+    return values === undefined ? (face.inputNames?.[free++] ?? `input${i}`) : scope.constant(typeOf(id).type, typeOf(id).shape, values);
+  });
+  const outs = lowerGraph(program.graph, g, types, inputs);
   const graph = g.finish(
     program.name,
-    program.graph.inputs.map((id, i) => valueInfo(inputs[i]!, typeOf(id).type, typeOf(id).shape)),
+    program.graph.inputs.flatMap((id, i) => (fixed.has(i) ? [] : [valueInfo(inputs[i]!, typeOf(id).type, typeOf(id).shape)])),
     program.graph.outputs.map((id, i) => ({ name: outs[i]!, ...typeOf(id) })),
   );
+  face.outputNames?.forEach((name, i) => {
+    // A last Identity gives the output its name; nothing after it reads the value.
+    const output = graph.output[i]!;
+    graph.node.push({ input: [output.name], output: [name], op_type: "Identity", attribute: [] });
+    graph.output[i] = { ...output, name };
+  });
+  if (face.batchDim !== undefined) {
+    for (const info of [...graph.input, ...graph.output]) info.type.tensor_type.shape.dim[0] = { dim_param: face.batchDim };
+  }
   graph.initializer = scope.initializers;
-  return { bytes: modelBytes(graph), inputs, outputs: graph.output.map((o) => o.name) };
+  return { bytes: modelBytes(graph), inputs: graph.input.map((o) => o.name), outputs: graph.output.map((o) => o.name) };
 }

@@ -102,7 +102,7 @@ export interface AttributeProto {
 
 export interface ValueInfoProto {
   name: string;
-  type: { tensor_type: { elem_type: DataTypeCode; shape: { dim: { dim_value: number }[] } } };
+  type: { tensor_type: { elem_type: DataTypeCode; shape: { dim: ({ dim_value: number } | { dim_param: string })[] } } };
 }
 
 export interface NodeProto {

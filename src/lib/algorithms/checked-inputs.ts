@@ -1,0 +1,102 @@
+/**
+ * The algorithm library's guard at its boundary: what its programs are given is checked
+ * before it runs, so a mistake in the data is an FT error rather than a silently wrong round.
+ * A label outside the model's classes would one-hot to zeros (loss 0, no update), a NaN pixel
+ * would poison the model, and a cohort whose weights are all zero (every client empty or
+ * dropped) would average to NaN.
+ *
+ * Data the library made from data it checked (verified.ts) is not scanned again, nor is a
+ * tfjs tensor scanned twice (tensors cannot change), so a training loop pays once.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../../errors/error.js";
+import { Program, type RunInputs, type RunOutputs } from "../../front/program.js";
+import type { RunOptions } from "../../runtime/run.js";
+import { firstNonFinite, isVerified, markVerified } from "../data/verified.js";
+import type { AnyModel } from "./types.js";
+
+/** A leaf's values on the host: a tensor's (without a copy on tfjs's cpu backend), a host tensor's, or numbers. */
+function valuesOf(leaf: unknown): ArrayLike<number> | undefined {
+  if (leaf instanceof tf.Tensor) return leaf.isDisposed ? undefined : (leaf.dataSync() as ArrayLike<number>);
+  if (typeof leaf === "number") return [leaf];
+  if (Array.isArray(leaf)) return leaf.flat(Infinity) as number[];
+  const data = (leaf as { data?: unknown } | null)?.data;
+  return data !== null && typeof data === "object" && typeof (data as ArrayLike<number>).length === "number" ? (data as ArrayLike<number>) : undefined;
+}
+
+/** The object whose verification is remembered: the tensor, or a host tensor's array. */
+const identityOf = (leaf: unknown): unknown => (leaf instanceof tf.Tensor ? leaf : (leaf as { data?: unknown } | null)?.data);
+
+/** Checks a leaf's values once; malformed leaves are left to the runtime's own FT302. */
+function checkOnce(leaf: unknown, check: (values: ArrayLike<number>) => void): void {
+  const identity = identityOf(leaf);
+  if (isVerified(identity)) return;
+  const values = valuesOf(leaf);
+  if (values === undefined) return;
+  check(values);
+  if (leaf instanceof tf.Tensor) markVerified(leaf);
+}
+
+function checkFeatures(model: AnyModel, x: unknown, what: string): void {
+  checkOnce(x, (values) => {
+    if (model.inputDType === "int32") return; // integers, checked by the runtime for an i32 input
+    const bad = firstNonFinite(values);
+    if (bad >= 0) throw ftError("FT302", { what, why: `value ${values[bad]} at flat index ${bad} is not finite; training needs finite values` });
+  });
+}
+
+function checkLabels(model: AnyModel, y: unknown, what: string): void {
+  checkOnce(y, (values) => {
+    for (let i = 0; i < values.length; i++) {
+      const label = values[i]!;
+      if (!(Number.isInteger(label) && label >= 0 && label < model.classes)) {
+        throw ftError("FT302", { what, why: `label ${label} at flat index ${i} is outside model ${model.name}'s classes [0, ${model.classes})` });
+      }
+    }
+  });
+}
+
+/** Example counts: finite, >= 0, and not all zero (FT310). A few numbers per round: always checked. */
+function checkCounts(count: unknown, what: string): void {
+  const values = valuesOf(count);
+  if (values === undefined) return;
+  let total = 0;
+  for (let i = 0; i < values.length; i++) {
+    const c = values[i]!;
+    if (!(Number.isFinite(c) && c >= 0)) throw ftError("FT302", { what, why: `client ${i}'s count ${c} is not a count (finite and >= 0)` });
+    total += c;
+  }
+  if (total === 0) {
+    throw ftError("FT310", { what, why: `all ${values.length} clients have count 0 (empty or dropped): the round has no client to average over` });
+  }
+}
+
+interface DataInputs {
+  readonly x?: unknown;
+  readonly y?: unknown;
+  readonly count?: unknown;
+}
+
+/** Checks a round's (or an evaluation's) data inputs against `model`. */
+export function checkDataInputs(model: AnyModel, inputs: unknown, programName: string): void {
+  if (inputs === null || typeof inputs !== "object") return; // the runtime's FT302 says what is wrong
+  const { x, y, count } = inputs as DataInputs;
+  if (x !== undefined) checkFeatures(model, x, `${programName} input x`);
+  if (y !== undefined) checkLabels(model, y, `${programName} input y`);
+  if (count !== undefined) checkCounts(count, `${programName} input count`);
+}
+
+/** A library program whose run() checks its data inputs first. */
+export class CheckedProgram<I, O> extends Program<I, O> {
+  constructor(
+    program: Program<I, O>,
+    private readonly model: AnyModel,
+  ) {
+    super(program.ir);
+  }
+
+  override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+    checkDataInputs(this.model, inputs, this.name);
+    return super.run(inputs, options);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The config of a resumed run: the checkpoint's, so `--resume --out runs/x` needs nothing
+ * else. Options that do not change what a round computes (rounds, evaluation and checkpoint
+ * cadence, backend) may be given anew; any other option given must equal the checkpoint's,
+ * because a resumed run that silently trained on another split, or dropped an optimiser's
+ * state, would not be the run it claims to continue.
+ */
+import { ftError } from "../../errors/error.js";
+import type { JsonValue } from "./checkpoint.js";
+import { flagName, runOptions, validateRunConfig, type OptionSpec, type RunConfig, type RunOptionKey } from "./config.js";
+
+const mayChange = (key: RunOptionKey): boolean => (runOptions[key] as OptionSpec<unknown>).mayChangeOnResume === true;
+
+/**
+ * The run config to resume with. `requested` is the config asked for and `given` the options
+ * in it that were set explicitly (on the command line or in a config file); `stored` is the
+ * config in the checkpoint at `checkpointPath`. FT305 names every given option that differs
+ * from the checkpoint's and may not.
+ */
+export function resumeConfig(requested: RunConfig, given: Iterable<RunOptionKey>, stored: JsonValue, checkpointPath: string): RunConfig {
+  if (stored === null || typeof stored !== "object" || Array.isArray(stored)) {
+    throw ftError("FT304", { path: checkpointPath, why: "holds no run config to resume with" });
+  }
+  const checkpointConfig = validateRunConfig(stored as Record<string, JsonValue>, checkpointPath);
+  const givenKeys = [...new Set(given)];
+  const show = (value: unknown): string => (value === undefined ? "not set" : String(value));
+  const differences = givenKeys
+    .filter((key) => !mayChange(key) && requested[key] !== checkpointConfig[key])
+    .map((key) => `${flagName(key)} ${show(requested[key])} (the checkpoint's run has ${show(checkpointConfig[key])})`);
+  if (differences.length > 0) {
+    throw ftError("FT305", {
+      option: differences.length === 1 ? "--resume" : `--resume (${differences.length} options)`,
+      why:
+        `${differences.join("; ")}: these change what the run computes, so the checkpoint ${checkpointPath} ` +
+        "is not of this run; leave them out to continue it, or start a new run in another --out",
+    });
+  }
+  const changed = Object.fromEntries(givenKeys.filter(mayChange).map((key) => [key, requested[key]]));
+  return validateRunConfig({ ...checkpointConfig, ...changed, out: requested.out, resume: true, overwrite: false }, checkpointPath);
+}

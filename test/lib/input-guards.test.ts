@@ -1,0 +1,108 @@
+/**
+ * The library guards what the CLI guards (FT302): what a program or the algorithm library is
+ * given is checked where it enters, so a mistake in the data is an error rather than a
+ * silently wrong result.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { describe, expect, test } from "vitest";
+import { FedTensorError, atClients, f32, i32, map, program, reduceSum, sum } from "../../src/index.js";
+import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
+import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
+import { labelledDataset } from "../../src/lib/data/dataset.js";
+import { partitionIid } from "../../src/lib/data/partition.js";
+import { isVerified } from "../../src/lib/data/verified.js";
+import { batchCohort, federate } from "../../src/lib/data/federated.js";
+import { Rng } from "../../src/lib/random.js";
+import { batchInputs, separableCohort, tiny } from "./helpers.js";
+
+async function failure(run: () => Promise<unknown>): Promise<string> {
+  const error = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FedTensorError);
+  return (error as FedTensorError).message;
+}
+
+const cohort = separableCohort([6, 3], 2);
+const params = tiny.init(Rng.fromSeed(0));
+const fedavg = fedAvgProgram(tiny);
+const round = (batches: Record<string, unknown>) => () => fedavg.run({ params, ...batchInputs(cohort), ...batches, lr: 0.1 } as never);
+
+describe("the algorithm library's round inputs", () => {
+  test("a label outside the model's classes is FT302, not a loss of 0", async () => {
+    const y = Int32Array.from(cohort.y.data);
+    y[3] = 2;
+    expect(await failure(round({ y: { shape: cohort.y.shape, data: y } }))).toBe(
+      "FT302: fedavg_tiny input y: label 2 at flat index 3 is outside model tiny's classes [0, 2)",
+    );
+    y[3] = -1;
+    expect(await failure(round({ y: tf.tensor(y, cohort.y.shape, "int32") }))).toMatch(/label -1 at flat index 3/);
+  });
+
+  test("NaN or Infinity in the features is FT302", async () => {
+    const x = Float32Array.from(cohort.x.data);
+    x[5] = Number.NaN;
+    expect(await failure(round({ x: { shape: cohort.x.shape, data: x } }))).toBe(
+      "FT302: fedavg_tiny input x: value NaN at flat index 5 is not finite; training needs finite values",
+    );
+    x[5] = Number.POSITIVE_INFINITY;
+    expect(await failure(round({ x: tf.tensor(x, cohort.x.shape) }))).toMatch(/value Infinity at flat index 5 is not finite/);
+  });
+
+  test("a negative or non-finite count is FT302; all counts zero is FT310", async () => {
+    expect(await failure(round({ count: { shape: [2], data: Float32Array.from([6, -3]) } }))).toBe(
+      "FT302: fedavg_tiny input count: client 1's count -3 is not a count (finite and >= 0)",
+    );
+    expect(await failure(round({ count: { shape: [2], data: new Float32Array(2) } }))).toMatch(/^FT310: fedavg_tiny input count: all 2 clients have count 0/);
+  });
+
+  test("evaluation checks its labels and features too", async () => {
+    const evaluate = evaluationProgram(tiny);
+    const y = { shape: [1, 2], data: Int32Array.from([0, 5]) };
+    const message = await failure(() => evaluate.run({ params, x: { shape: [1, 2, 2], data: new Float32Array(4) }, y, mask: { shape: [1, 2], data: new Float32Array(2) } } as never));
+    expect(message).toBe("FT302: evaluate_tiny input y: label 5 at flat index 1 is outside model tiny's classes [0, 2)");
+  });
+
+  test("a data set's features are checked once where it is made, and its cohorts are not scanned again", () => {
+    const x = Float32Array.from([0, 1, 2, Number.NaN]);
+    expect(() => labelledDataset("toy", { x, y: Int32Array.from([0, 1]), featureShape: [2], numClasses: 2 })).toThrow(
+      "FT302: toy: feature value NaN of example 1 is not finite; training needs finite values",
+    );
+    const set = labelledDataset("toy", { x: Float32Array.from([0, 1, 2, 3]), y: Int32Array.from([0, 1]), featureShape: [2], numClasses: 2 });
+    const batches = batchCohort(federate(set, set, partitionIid(2, 2, Rng.fromSeed(0))), [0, 1], { batchSize: 1, rng: Rng.fromSeed(0) });
+    expect(isVerified(batches.x.data) && isVerified(batches.y.data)).toBe(true);
+  });
+});
+
+describe("a program's inputs", () => {
+  const labels = program({ y: atClients(i32(["B"])) }, ({ y }) => reduceSum(map((m) => sum(m), y)));
+  const values = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+
+  test("a non-integer for an i32 input is FT302, not truncated", async () => {
+    expect(await failure(() => labels.run({ y: { shape: [1, 2], data: Float32Array.from([1, 2.5]) } }))).toBe(
+      "FT302: input y: value 2.5 at flat index 1 is not a 32-bit integer, where int32 is declared",
+    );
+    expect(await failure(() => labels.run({ y: [[1, 0.5]] }))).toMatch(/value 0.5 at flat index 1 is not a 32-bit integer/);
+    const ok = await labels.run({ y: { shape: [1, 2], data: Float32Array.from([1, 2]) } });
+    expect(ok.dataSync()[0]).toBe(3);
+    ok.dispose();
+  });
+
+  test("a negative or fractional shape is FT302", async () => {
+    expect(await failure(() => values.run({ x: { shape: [-1, 2], data: new Float32Array(0) } }))).toBe(
+      "FT302: input x: shape [-1,2] is not a list of sizes (integers >= 0)",
+    );
+    expect(await failure(() => values.run({ x: { shape: [1.5, 2], data: new Float32Array(3) } }))).toMatch(/shape \[1.5,2\] is not a list of sizes/);
+  });
+
+  test("a host tensor whose data is null or a string is FT302", async () => {
+    expect(await failure(() => values.run({ x: { shape: [1, 2], data: null } } as never))).toBe(
+      "FT302: input x: data is null, not a typed array or an array of numbers",
+    );
+    expect(await failure(() => values.run({ x: { shape: [1, 2], data: "12" } } as never))).toBe(
+      "FT302: input x: data is string, not a typed array or an array of numbers",
+    );
+    expect(await failure(() => values.run({ x: { shape: [1, 2], data: [1, "2"] } } as never))).toMatch(/data is an array, not a typed array or an array of numbers/);
+  });
+});

@@ -1,0 +1,36 @@
+/** Runs the built `fedtensor` CLI (bin/ over dist/) as a real child process, as a user would. */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readMetrics, type MetricsRow } from "../../src/lib/run/metrics.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
+export const cli = join(root, "bin/fedtensor.js");
+
+/** A small, fast run: logistic regression on 20 MNIST clients, a checkpoint every round. */
+export const smallRun = (out: string, ...extra: string[]): string[] => [
+  "run", "--model", "logistic", "--clients", "20", "--clients-per-round", "3", "--batch-size", "100",
+  "--checkpoint-every", "1", "--out", out, ...extra,
+];
+
+export interface CliResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runCli(args: readonly string[], timeout = 60_000): CliResult {
+  const { status, stdout, stderr } = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout });
+  return { status, stdout, stderr };
+}
+
+export function startCli(args: readonly string[]): ChildProcess {
+  return spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+}
+
+export const metricsRows = (out: string): MetricsRow[] =>
+  existsSync(join(out, "metrics.jsonl")) ? readMetrics(join(out, "metrics.jsonl")) : [];
+
+/** A stack trace line, which an expected failure must never print. */
+export const stackLine = /^\s+at .+\(.+:\d+:\d+\)$|^\s+at .+:\d+:\d+$/m;
