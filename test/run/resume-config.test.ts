@@ -63,12 +63,12 @@ describe("fedtensor run --resume", () => {
 
   test("without the config, with new rounds and cadence, it continues with the checkpoint's config; a damaged checkpoint is reported", async () => {
     const newest = (await listCheckpoints(out)).at(-1)!.path;
-    expect(newest).toBe(join(out, "checkpoint-00000003.ftckpt"));
+    expect(newest).toBe(join(out, "checkpoint-00000003.safetensors"));
     truncateSync(newest, 100);
     const run = runCli(["run", "--resume", "--out", out, "--rounds", "5", "--eval-every", "1", "--backend", "wasm"]);
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`skipped damaged checkpoint ${newest}: FT304: ${newest}: truncated`);
-    expect(run.stdout).toContain(`resumed from round 2 (${join(out, "checkpoint-00000002.ftckpt")})`);
+    expect(run.stdout).toContain(`skipped damaged checkpoint ${newest}: FT304: ${newest}: not a readable safetensors checkpoint (100 bytes): truncated`);
+    expect(run.stdout).toContain(`resumed from round 2 (${join(out, "checkpoint-00000002.safetensors")})`);
     expect(run.stdout).toMatch(/after 5 rounds of fedadam \(logistic, mnist\)/);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4, 5]);
   }, 60_000);

@@ -49,7 +49,7 @@ describe("a new run in a folder that holds another run", () => {
 
     const again = runCli(smallRun(out, "--rounds", "2", "--seed", "1"));
     expect(again.status).toBe(2);
-    expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.ftckpt, checkpoint-00000002.ftckpt, checkpoint-00000003.ftckpt and 4 more); give --resume to continue it or --overwrite to replace it`);
+    expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 4 more); give --resume to continue it or --overwrite to replace it`);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3]);
 
     const both = runCli(smallRun(out, "--resume", "--overwrite"));
@@ -59,7 +59,7 @@ describe("a new run in a folder that holds another run", () => {
     const replaced = runCli(smallRun(out, "--rounds", "2", "--seed", "1", "--overwrite"));
     expect(replaced.status, replaced.stderr).toBe(0);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2]);
-    expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.ftckpt", "checkpoint-00000002.ftckpt", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
+    expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.safetensors", "checkpoint-00000002.safetensors", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
   }, 60_000);
 });
 
@@ -122,7 +122,7 @@ describe("file faults are FT307, never a stack trace", () => {
     expect(statfsSync(mount.dir).bavail).toBeLessThan(8);
 
     const full = runCli(smallRun(out, "--rounds", "4", "--keep-checkpoints", "1", "--resume"));
-    expectFileFault(full, `${join(out, "checkpoint-00000003.ftckpt")}: cannot write the checkpoint: the disk is full (ENOSPC)`);
+    expectFileFault(full, `${join(out, "checkpoint-00000003.safetensors")}: cannot write the checkpoint: the disk is full (ENOSPC)`);
     expect(readdirSync(out).filter((name) => name.includes(".tmp-"))).toEqual([]);
     expect((await loadLatestCheckpoint(out))!.checkpoint.round).toBe(2);
 
@@ -131,6 +131,6 @@ describe("file faults are FT307, never a stack trace", () => {
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain("resumed from round 2");
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4]);
-    expect(existsSync(join(out, "checkpoint-00000004.ftckpt"))).toBe(true);
+    expect(existsSync(join(out, "checkpoint-00000004.safetensors"))).toBe(true);
   }, 90_000);
 });
