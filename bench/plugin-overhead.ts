@@ -9,7 +9,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import ts from "typescript";
 import { explainDiagnostics } from "../checker-plugin/diagnostics.js";
+import { defaultOptions } from "../checker-plugin/options.js";
 import { createServices, fixtureProject, linkFedTensor, readProject, repoRoot } from "../checker-plugin/test/language-service.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" } } });
@@ -55,7 +57,7 @@ for (const project of projects) {
       for (const which of order) times[which] += cpuTime(() => services[which].getSemanticDiagnostics(fileName));
     });
     const found = fileNames.map((f) => services.plain.getSemanticDiagnostics(f));
-    const explaining = cpuTime(() => found.forEach(explainDiagnostics));
+    const explaining = cpuTime(() => found.forEach((d) => explainDiagnostics(ts, services.plain.getProgram(), d, defaultOptions)));
     if (round < 0) continue;
     add(explainTimes, round, explaining);
     add(plainTimes, round, times.plain);

@@ -1,15 +1,18 @@
 /**
  * Quick fixes for FT errors whose fix is mechanical: move a value to where the operation needs
  * it (broadcast, a reduction), drop a reduction of a SERVER value, transpose a matmul operand,
- * add unit dims or a -1 with reshape, cast a dtype. Each fix is offered only when the operand
- * types read through the checker show that it resolves the error; the edits add the import of
- * the function they call when the file lacks it.
+ * add unit dims or a -1 with reshape, swap matmul's operands, one-hot or sparse labels for a
+ * loss, cast a dtype. These are candidates: each is proposed when the operand types read
+ * through the checker suggest that it resolves the error, and verified-fixes.ts keeps those
+ * whose fixed file type-checks without a new error. The edits add the import of the function
+ * they call when the file lacks it.
  */
 import type ts from "typescript";
 import type { ErrorCode } from "../src/errors/catalogue.js";
 import type { DimValue, Placement, ValueType } from "../src/ir/types.js";
-import { ftMessagesIn, messageParams, type FtMessage } from "./explain.js";
+import { messageParams, type FtMessage } from "./explain.js";
 import { fedTensorCallee } from "./imports.js";
+import { ftMessagesOf } from "./messages.js";
 import { nodeWithSpan } from "./nodes.js";
 import { hasKnownRank, leafType, typeTree } from "./value-types.js";
 
@@ -167,6 +170,23 @@ function transposeOperand(site: Site): Fix[] {
   });
 }
 
+/** FT202: `matmul(w, x)` for `matmul(x, w)`, when the other order contracts agreeing dims. */
+function swapOperands(site: Site): Fix[] {
+  const operands = twoTensors(site);
+  if (messageParams(site.message)?.["op"] !== "matmul" || operands === undefined) return [];
+  const { a, ta, b, tb } = operands;
+  if (ta.shape.length < 2 || tb.shape.length < 2 || !dimsAgree(tb.shape[tb.shape.length - 1], ta.shape[ta.shape.length - 2])) return [];
+  const [first, second] = [b.getText(site.file), a.getText(site.file)];
+  const callee = site.call.expression.getText(site.file);
+  return [
+    {
+      name: "swap-operands",
+      description: `Swap the operands: ${callee}(${label(site, b)}, ${label(site, a)})`,
+      changes: [replace(a, site.file, first), replace(b, site.file, second)],
+    },
+  ];
+}
+
 /** A known-rank shape's element count as a literal product and a list of named factors; undefined if unknown. */
 function elementCount(shape: readonly DimValue[]): { literal: bigint; names: string[] } | undefined {
   let literal = 1n;
@@ -207,12 +227,42 @@ function inferOneDim(site: Site): Fix[] {
 
 const dtypeNames = { f32: "float32", i32: "int32", bool: "bool" } as const;
 
+/** Whether FT205 is about int32 class labels given to softmaxCrossEntropy(), which wants one-hot rows. */
+function isIntegerLabels(site: Site): boolean {
+  const params = messageParams(site.message);
+  return params?.["op"] === "softmaxCrossEntropy" && params["got"] === "i32" && site.call.arguments[1] === site.node;
+}
+
+/**
+ * FT205 on int32 labels: casting class ids to float32 type-checks only to compute a nonsense
+ * loss, so the fixes are the loss over class ids, sparseSoftmaxCrossEntropy(logits, y), and
+ * one-hot rows, oneHot(y, classes) with the class count read from the logits.
+ */
+function labelFixes(site: Site): Fix[] {
+  if (!isIntegerLabels(site)) return [];
+  const what = label(site, site.node);
+  const sparse = fedTensorCallee(site.typescript, site.checker, site.file, site.call, "sparseSoftmaxCrossEntropy");
+  const fixes: Fix[] = [
+    {
+      name: "sparse-loss",
+      description: `Use the loss over class ids: sparseSoftmaxCrossEntropy(…, ${what})`,
+      changes: [...(sparse.importEdit === undefined ? [] : [sparse.importEdit]), replace(site.call.expression, site.file, sparse.text)],
+    },
+  ];
+  const classes = leafOf(site, site.call.arguments[0])?.shape.at(-1);
+  if (typeof classes === "number") {
+    fixes.push({ name: "one-hot", description: `One-hot encode ${what}: oneHot(${what}, ${classes})`, changes: wrapIn(site, site.node, "oneHot", `, ${classes}`) });
+  }
+  return fixes;
+}
+
 /** FT205: cast the operand whose dtype the message names to the dtype it asks for. */
 function castOperand(site: Site): Fix[] {
   const params = messageParams(site.message);
   const leaf = leafOf(site, site.node);
   const [want, got] = [params?.["want"], params?.["got"]];
   if (want === undefined || got === undefined || leaf === undefined || dtypeNames[got as keyof typeof dtypeNames] !== leaf.dtype) return [];
+  if (isIntegerLabels(site)) return [];
   // "f32 or i32" (a bool given where numbers belong) casts to float32, the default numeric dtype.
   const dtype = want in dtypeNames ? dtypeNames[want as keyof typeof dtypeNames] : "float32";
   const what = label(site, site.node);
@@ -225,41 +275,43 @@ const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
   FT103: removeReduction,
   FT104: moveOperands,
   FT201: reshapeForBroadcast,
-  FT202: transposeOperand,
+  FT202: (site) => [...swapOperands(site), ...transposeOperand(site)],
   FT203: inferOneDim,
-  FT205: castOperand,
+  FT205: (site) => [...labelFixes(site), ...castOperand(site)],
 };
 
 /**
- * The FedTensor fixes for the FT diagnostics (as TypeScript reported them, before they were
- * explained) that overlap [start, end] and have one of errorCodes.
+ * The candidate FedTensor fixes for the FT diagnostics (as TypeScript reported them, before
+ * they were explained) that overlap [start, end] and have one of errorCodes, each once: a
+ * diagnostic with two messages that call for the same fix offers it once.
  */
-export function fedTensorCodeFixes(
+export function candidateFixes(
   typescript: typeof ts,
-  program: ts.Program | undefined,
+  program: ts.Program,
   diagnostics: readonly ts.Diagnostic[],
   fileName: string,
   start: number,
   end: number,
   errorCodes: readonly number[],
 ): ts.CodeFixAction[] {
-  const file = program?.getSourceFile(fileName);
-  if (program === undefined || file === undefined) return [];
+  const file = program.getSourceFile(fileName);
+  if (file === undefined) return [];
   const checker = program.getTypeChecker();
-  const actions: ts.CodeFixAction[] = [];
+  const actions = new Map<string, ts.CodeFixAction>();
   for (const diagnostic of diagnostics) {
     const { start: at, length } = diagnostic;
     if (at === undefined || length === undefined || at > end || at + length < start || !errorCodes.includes(diagnostic.code)) continue;
     const node = nodeWithSpan(typescript, file, at, length);
     const call = node?.parent;
     if (node === undefined || call === undefined || !typescript.isCallExpression(call) || !call.arguments.some((a) => a === node)) continue;
-    for (const message of ftMessagesIn(diagnostic.messageText)) {
+    for (const message of ftMessagesOf(typescript, program, diagnostic)) {
       const site: Site = { typescript, checker, file, message, node: node as ts.Expression, call };
       for (const fix of fixesByCode[message.code]?.(site) ?? []) {
         const textChanges = [...fix.changes].sort((x, y) => x.span.start - y.span.start);
-        actions.push({ fixName: `fedtensor-${fix.name}`, description: fix.description, changes: [{ fileName, textChanges }] });
+        const key = JSON.stringify([fix.description, textChanges]);
+        if (!actions.has(key)) actions.set(key, { fixName: `fedtensor-${fix.name}`, description: fix.description, changes: [{ fileName, textChanges }] });
       }
     }
   }
-  return actions;
+  return [...actions.values()];
 }

@@ -45,6 +45,20 @@ export function ftMessagesIn(message: string | ts.DiagnosticMessageChain): FtMes
 }
 
 /**
+ * Whether a diagnostic's text names an FT message, even one that tsc cut short: the start of
+ * a quoted message is enough.
+ */
+export function mentionsFtMessage(message: string | ts.DiagnosticMessageChain): boolean {
+  return chainTexts(message, []).some((text) => /"FT\d{3}: /.test(text));
+}
+
+/** An FT message read from a string literal type's value, or undefined for other strings. */
+export function ftMessageOf(text: string): FtMessage | undefined {
+  const code = /^(FT\d{3}): /.exec(text)?.[1];
+  return code !== undefined && code in catalogue ? { code: code as ErrorCode, text } : undefined;
+}
+
+/**
  * The values a message filled into the placeholders of its catalogue template (`{op}`,
  * `{got}`, ...), or undefined when the text does not follow the template.
  */
@@ -71,23 +85,37 @@ export function ruleKind(code: ErrorCode): string {
   }
 }
 
-/**
- * The explanation of one FT message: the message, what went wrong, why the rule exists, and
- * how to fix it. The plugin joins the lines into a diagnostic's text; the CLI indents them
- * under a code frame.
- */
-export function explanationLines(message: FtMessage): string[] {
-  const entry = catalogue[message.code];
-  const kind = ruleKind(message.code);
+/** How much of the catalogue a diagnostic carries: all of it, or the FT messages alone. */
+export type ExplanationMode = "full" | "short";
+
+/** What went wrong, why the rule exists, and how to fix it: the catalogue's text for a code. */
+export function explanationOf(code: ErrorCode): string[] {
+  const entry = catalogue[code];
+  const kind = ruleKind(code);
   return [
-    message.text,
     `What went wrong: ${entry.title}.`,
     `Why this is ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} error: ${entry.explanation}`,
     `How to fix it: ${entry.fix}`,
   ];
 }
 
-/** The explained text of a diagnostic that reports FT messages, one block per message. */
-export function explainedText(messages: readonly FtMessage[]): string {
-  return messages.map((m) => explanationLines(m).join("\n")).join("\n\n");
+/**
+ * The explained lines of a diagnostic's FT messages: per code (in the order the codes first
+ * appear), its messages (one per failing leaf of a tree) and then, in full mode, the
+ * explanation once; codes are parted by an empty line. The plugin joins the lines into the
+ * diagnostic's text; the CLI prints the first as the headline and indents the rest under a
+ * code frame.
+ */
+export function explanationLines(messages: readonly FtMessage[], mode: ExplanationMode = "full"): string[] {
+  const codes = [...new Set(messages.map((m) => m.code))];
+  return codes.flatMap((code, i) => [
+    ...(i === 0 ? [] : [""]),
+    ...messages.filter((m) => m.code === code).map((m) => m.text),
+    ...(mode === "full" ? explanationOf(code) : []),
+  ]);
+}
+
+/** The explained text of a diagnostic that reports FT messages. */
+export function explainedText(messages: readonly FtMessage[], mode: ExplanationMode = "full"): string {
+  return explanationLines(messages, mode).join("\n");
 }

@@ -5,11 +5,12 @@
  */
 import type ts from "typescript";
 import { innermostNodeAt } from "./nodes.js";
-import { printTypeTree, programSignature, typeTree } from "./value-types.js";
+import { printTypeTree, programSignature, typeTree, unknownResult } from "./value-types.js";
 
 /** The FedTensor hover line for a type, or undefined when it is no FedTensor value. */
 export function fedTensorHover(checker: ts.TypeChecker, type: ts.Type): string | undefined {
   const signature = programSignature(checker, type);
+  if (signature?.endsWith(` -> ${unknownResult})`)) return `FedTensor program: \`${signature}\` (its body has type errors, so its result is unknown)`;
   if (signature !== undefined) return `FedTensor program: \`${signature}\``;
   const tree = typeTree(checker, type);
   // Code spans, because editors render hover documentation as markdown and `<w=...>` could read as HTML.

@@ -6,7 +6,7 @@
  * text uses the very notation of `program.signature` and the FT messages.
  */
 import type ts from "typescript";
-import { printSignature, printTree } from "../src/ir/print.js";
+import { printParts, printSignature, printTree } from "../src/ir/print.js";
 import type { DimValue, DType, Placement, TreeDef, ValueType } from "../src/ir/types.js";
 
 /** A tree of FedTensor types: the tree's layout, with leaves numbering into `leaves`. */
@@ -105,7 +105,14 @@ export function printTypeTree(tree: TypeTree): string {
   return printTree(tree.def, (leaf) => tree.leaves[leaf]!);
 }
 
-/** A program's signature, `(<params=...,x=...> -> f32[]@SERVER)`, or undefined for other types. */
+/** A program's result where the checker has none (its body has type errors). */
+export const unknownResult = "?";
+
+/**
+ * A program's signature, `(<params=...,x=...> -> f32[]@SERVER)`, or undefined for other types.
+ * A program whose body has type errors has no result type (never), and still shows its
+ * parameters: `(<params=...> -> ?)`.
+ */
 export function programSignature(checker: ts.TypeChecker, type: ts.Type): string | undefined {
   const types = symbolKeyedType(checker, type, "programTypes");
   if (types === undefined) return undefined;
@@ -113,15 +120,10 @@ export function programSignature(checker: ts.TypeChecker, type: ts.Type): string
   const output = propertyType(checker, types, "output");
   const inputTree = inputs && typeTree(checker, inputs);
   const outputTree = output && typeTree(checker, output);
-  if (inputTree === undefined || outputTree === undefined) return undefined;
+  if (inputTree === undefined) return undefined;
   const typeOf = (tree: TypeTree) => (leaf: number) => tree.leaves[leaf]!;
-  return printSignature(inputTree.def, typeOf(inputTree), outputTree.def, typeOf(outputTree));
-}
-
-/** The hover line for a FedTensor value or program, or undefined for other types. */
-export function describeType(checker: ts.TypeChecker, type: ts.Type): string | undefined {
-  const signature = programSignature(checker, type);
-  if (signature !== undefined) return `FedTensor program: ${signature}`;
-  const tree = typeTree(checker, type);
-  return tree === undefined ? undefined : `FedTensor: ${printTypeTree(tree)}`;
+  if (outputTree !== undefined) return printSignature(inputTree.def, typeOf(inputTree), outputTree.def, typeOf(outputTree));
+  const { def } = inputTree;
+  const parameters = typeof def === "number" ? printTypeTree(inputTree) : printParts(def, (input) => printTree(input, typeOf(inputTree)));
+  return `(${parameters} -> ${unknownResult})`;
 }

@@ -3,8 +3,10 @@
  *
  *   npx fedtensor check -p examples/tsconfig.json
  *
- * Every mistake below fails `tsc` with an FT error; `fedtensor check` and the editor plugin
- * explain each one and say how to fix it. (This file is excluded from the build.)
+ * Every mistake below fails `tsc` with one FT error, and nothing else: a failed operation
+ * still has the type the user meant, so the lines that use its result stay quiet.
+ * `fedtensor check` and the editor plugin explain each one and say how to fix it. (This file
+ * is excluded from the build.)
  */
 import {
   add,
@@ -13,13 +15,16 @@ import {
   broadcast,
   f32,
   i32,
+  jvp,
   map,
   matmul,
+  mean,
   mul,
   program,
   reduceMean,
   reshape,
   softmaxCrossEntropy,
+  sparseSoftmaxCrossEntropy,
   sub,
 } from "../src/index.js";
 
@@ -27,9 +32,11 @@ const inputs = {
   params: atServer({ w: f32([784, 10]), b: f32([10]) }),
   images: atClients(f32(["B", 784])),
   labels: atClients(i32(["B"])),
+  deltas: atClients({ w: f32([784, 10]), b: f32([10]) }),
+  temperature: f32([]),
 };
 
-export const mistakes = program(inputs, ({ params, images, labels }) => {
+export const mistakes = program(inputs, ({ params, images, labels, deltas, temperature }) => {
   // The model lives at the SERVER: map() needs it broadcast to the clients first (FT102).
   const logits = map((w, x) => add(matmul(x, w.w), w.b), params, images);
 
@@ -48,5 +55,25 @@ export const mistakes = program(inputs, ({ params, images, labels }) => {
   // Only CLIENTS values can be averaged over the clients (FT103).
   const meanModel = reduceMean(params.w);
 
-  return { logits, stepped, scores, losses, images2d, meanModel };
+  // broadcast() inside map()'s function, even of a captured SERVER value (FT105): broadcast
+  // before map() and pass the result in.
+  const hidden = map((x) => matmul(x, broadcast(params.w)), images);
+
+  // A local constant has no per-client members to map over (FT102): use it inside the function.
+  const tempered = map((l, t) => mul(l, t), logits, temperature);
+
+  // Each tree leaf that mixes placements is named (FT104 at w, at b): reduce the deltas first.
+  const updated = add(params, deltas);
+  const bias = updated.b;
+
+  // A tangent of another shape than its primal (FT206).
+  const [, slope] = jvp((w) => mean(w), [params.b], [params.w]);
+
+  return { logits, stepped, scores, losses, images2d, meanModel, hidden, tempered, bias, slope };
 });
+
+// Labels of another batch size than the logits (FT201, in the shapes as written: i32[N]
+// against f32[B,10], not those of the one-hot rows made inside).
+export const batchLoss = program({ scores: f32(["B", 10]), classes: i32(["N"]) }, ({ scores, classes }) =>
+  mean(sparseSoftmaxCrossEntropy(scores, classes)),
+);

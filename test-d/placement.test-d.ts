@@ -23,6 +23,7 @@ import {
   sub,
   sum,
   zerosLike,
+  type Tensor,
   type TensorSpec,
 } from "../dist/src/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
@@ -58,6 +59,9 @@ expectError(map((x, w) => matmul(x, w), images, weights));
 expectError(map((w) => sum(w, 0), weights));
 // The SERVER weights read from the closure inside the per-client function.
 expectError(map((x) => matmul(x, weights), images));
+// A local constant has no members: it is read inside the function instead.
+expectError(map((x, lr) => mul(x, lr), images, learningRate));
+expectType<F32<["B", 784], "clients">>(map((x) => mul(x, learningRate), images));
 
 // ---- reductions: CLIENTS to SERVER (FT103) ------------------------------------------------
 
@@ -118,6 +122,8 @@ expectType<F32<[], "server">>(reduceMean(map((x) => mean(x), images)));
 expectType<F32<[], "server">>(reduceSum(map((x, w) => sum(matmul(x, w)), images, broadcast(weights))));
 expectError(map((x) => reduceMean(x), images));
 expectError(map((x, w) => sum(matmul(x, broadcast(w))), images, broadcast(weights)));
+// broadcast() of a captured SERVER value inside the function is the same mistake.
+expectError(map((x) => sum(matmul(x, broadcast(weights))), images));
 expectError(map((w) => broadcast(w), broadcast(weights)));
 
 // ---- nested placement (FT106) -------------------------------------------------------------
@@ -141,3 +147,21 @@ expectType<F32<[], "server">>(reduceWeightedMean(clientMeans, map((x) => sum(x),
 expectError(reduceWeightedMean(clientMeans, map((x) => sum(x, 1), images)));
 // Example counts as int32: cast them first.
 expectError(reduceWeightedMean(clientMeans, value<I32<[], "clients">>()));
+
+// ---- one mistake, one diagnostic: a failed primitive has the type the user meant ----------
+
+// @ts-expect-error FT101: the images are at the CLIENTS already; the result is as if broadcast.
+const broadcastImages = broadcast(images);
+expectType<F32<["B", 784], "clients-equal">>(broadcastImages);
+// @ts-expect-error FT103: reduceMean() of the SERVER tree; its leaves are still there to read.
+const serverModel = reduceMean({ w: weights, b: bias });
+expectType<F32<[784, 10], "server">>(serverModel.w);
+// @ts-expect-error FT102: map() over the SERVER weights. tsc then infers nothing from the
+// function, so the result is `any`, which nothing after it reports on.
+const perClient = map((w) => sum(w, 0), weights);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+expectType<any>(reduceMean(perClient));
+// @ts-expect-error FT105: inside map()'s function the member stays a member.
+expectType<F32<[], "clients">>(map((x) => mean(reduceMean(x)), images));
+// A value whose placement is not known statically is checked while tracing; its type is moved.
+expectType<Tensor<[3], "float32", "server">>(reduceMean(value<Tensor<[3], "float32">>()));

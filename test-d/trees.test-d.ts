@@ -4,7 +4,7 @@
  * leaf; each pair of leaves follows the usual rules.
  */
 import { expectError, expectType } from "tsd";
-import { add, mul, sub } from "../dist/src/index.js";
+import { add, jvp, mean, mul, ones, sub } from "../dist/src/index.js";
 import { value, type F32 } from "./helpers.js";
 
 type Params = { w: F32<[784, 10], "server">; b: F32<[10], "server"> };
@@ -41,3 +41,20 @@ expectError(mul(params, [gradients.w, gradients.b]));
 
 expectError(sub(params, { w: gradients.w, b: value<F32<[784], "server">>() }));
 expectError(sub(params, { w: gradients.w, b: value<F32<[10], "clients">>() }));
+
+// ---- a tree's leaves at SERVER and CLIENTS (FT104, naming each leaf) ----------------------
+
+expectError(add(params, value<{ w: F32<[784, 10], "clients">; b: F32<[10], "server"> }>()));
+// @ts-expect-error FT104 at w: the failed operation's result is `any`, which raises nothing more.
+const mixed = add(params, value<{ w: F32<[784, 10], "clients">; b: F32<[10], "server"> }>());
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+expectType<any>(mixed.b);
+
+// ---- jvp(): a tangent per primal leaf, of its shape, at its placement or local (FT206) -----
+
+declare const serverWeights: F32<[3], "server">;
+expectType<[F32<[], "server">, F32<[], "server">]>(jvp((w: F32<[3], "server">) => mean(w), [serverWeights], [ones([3])]));
+expectType<[F32<[], "server">, F32<[], "server">]>(jvp((w: F32<[3], "server">) => mean(w), [serverWeights], [serverWeights]));
+expectError(jvp((w: F32<[3], "server">) => mean(w), [serverWeights], [value<F32<[4], "server">>()]));
+expectError(jvp((w: F32<[3], "server">) => mean(w), [serverWeights], [value<F32<[3], "clients">>()]));
+expectError(jvp((p: Params) => mean(p.b), [params], [{ w: gradients.w }]));

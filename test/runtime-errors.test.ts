@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, describe, expect, test } from "vitest";
-import { FedTensorError } from "../src/index.js";
+import { aggregate, atClients, f32, FedTensorError, fori, grad, interpret, jvp, map, mean, program, reduceMean } from "../src/index.js";
 import { annotationsOf, type ExpectedError } from "./helpers/annotations.js";
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -61,7 +61,12 @@ describe.each(fixtures)("%s traced from JavaScript", (fixture) => {
   const { source, exports } = asThunks(text, annotations.map((a) => a.line));
   const path = join(workDir, fixture);
   writeFileSync(path, source);
-  const annotatedIn = (e: ExportedProgram): ExpectedError[] => annotations.filter((a) => a.line >= e.firstLine && a.line <= e.lastLine);
+  /** What tracing the export must throw: its trace errors where it has any, else what tsc reports. */
+  const annotatedIn = (e: ExportedProgram): ExpectedError[] => {
+    const inside = annotations.filter((a) => a.line >= e.firstLine && a.line <= e.lastLine);
+    const traced = inside.filter((a) => a.by === "trace");
+    return traced.length > 0 ? traced : inside;
+  };
 
   test.each(exports.map((e) => [e.name, e] as const))("%s", async (_name, exported) => {
     const module = (await import(path)) as Record<string, () => unknown>;
@@ -79,5 +84,38 @@ describe.each(fixtures)("%s traced from JavaScript", (fixture) => {
     expect(thrown).toBeInstanceOf(FedTensorError);
     // Tracing stops at the first mistake, which is one of those tsc reports in this export.
     expect(expected.map((e) => `${e.code}: ${e.message}`)).toContain((thrown as Error).message);
+  });
+});
+
+/**
+ * API misuse from plain JavaScript, where no type checker stands between the user and the
+ * library: each gets an FT error that says what to pass, never a bare TypeError from inside.
+ */
+describe("API misuse from plain JavaScript", () => {
+  const clientsMean = program({ x: atClients(f32([3])) }, ({ x }) => reduceMean(map((v) => mean(v), x)));
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- deliberately wrong arguments
+  const untyped = (f: unknown) => f as (...args: any[]) => any;
+
+  const misuses: readonly [string, () => unknown, string][] = [
+    ["interpret() given the program, not its IR", () => untyped(interpret)(clientsMean, { x: [[1, 2, 3]] }), "FT302: interpret() program: got the program itself: pass program.ir"],
+    ["interpret() given nothing", () => untyped(interpret)(undefined, {}), "FT302: interpret() program: expected a program's IR (program.ir, or a loaded IR file), got undefined"],
+    ["program() with a body that is no function", () => untyped(program)({ x: f32([3]) }, 5), "FT302: program() body: expected a function, got a number"],
+    ["map() with a function that is no function", () => program({ x: atClients(f32([3])) }, ({ x }) => untyped(map)(5, x)), "FT302: map() function: expected a function, got a number"],
+    ["grad() of a number", () => program({ x: f32([]) }, ({ x }) => untyped(grad)(5)(x)), "FT302: grad() function: expected a function, got a number"],
+    ["jvp() of a string", () => program({ x: f32([]) }, ({ x }) => untyped(jvp)("f", [x], [x])), "FT302: jvp() function: expected a function, got a string"],
+    ["fori() with a record as body", () => program({ x: f32([]) }, ({ x }) => untyped(fori)(2, x, {})), "FT302: fori() body: expected a function, got a record"],
+    ["aggregate() without functions", () => program({ x: atClients(f32([])) }, ({ x }) => untyped(aggregate)(x, { zero: 0 })), "FT302: aggregate() zero: expected a function, got a number"],
+    ["a spec shape that is a string", () => untyped(f32)("B"), 'FT302: f32() shape: expected an array of dims, such as ["B", 784], got a string'],
+  ];
+  test.each(misuses)("%s", (_name, misuse, message) => {
+    expect(misuse).toThrow(FedTensorError);
+    expect(misuse).toThrow(message);
+  });
+
+  test("zero clients: the same code and text from run() and interpret()", async () => {
+    const noClients = { x: { shape: [0, 3], data: new Float32Array(0) } };
+    const message = "FT302: input x: a cohort has at least one client";
+    expect(() => interpret(clientsMean.ir, noClients)).toThrow(message);
+    await expect(clientsMean.run(noClients, { backend: "cpu" })).rejects.toThrow(message);
   });
 });

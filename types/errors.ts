@@ -58,11 +58,21 @@ export type Validate<Arg, Messages> = [Messages] extends [never]
   : // Rebuilt through a mapped type so that editors print the messages, not an alias name.
     { [K in Opaque<Messages> & string]: K }[Opaque<Messages> & string];
 
-/** The result type when the check passed, never otherwise (so one mistake reports once). */
-export type IfValid<Messages, Result> = Opaque<[Messages] extends [never] ? Result : never>;
+/**
+ * The result type of a checked call, whether or not its checks passed: they report through the
+ * parameter types, and a call that failed still has the type the user presumably meant (for
+ * broadcast(x), x at the CLIENTS), so that the FT message is its only diagnostic, with no
+ * "Property 'w' does not exist on type 'never'" after it.
+ */
+export type Presumed<Result> = Opaque<Result>;
 
 /** Validate for operations whose result type carries the failures (Fail) it found. */
 export type Checked<Arg, Result> = Validate<Arg, Failures<Result>>;
-// A Fail without a message comes from an operand that is itself never (a failed operation's
-// result): it is no result either, so that one mistake reports once and nothing follows from it.
-export type Outcome<Result> = IfValid<Failures<Result>, Exclude<Result, Fail>>;
+/**
+ * The result of an operation whose rules (placement, dtype, shape) decide it. A failed one has
+ * no result to presume (which operand's shape was meant?): it is `any`, TypeScript's own type
+ * for what an error left undecided, which every check lets through, so that nothing follows
+ * from the mistake. A Fail without a message comes from an operand that is itself never.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type Outcome<Result> = Opaque<[Failures<Result>] extends [never] ? Exclude<Result, Fail> : any>;

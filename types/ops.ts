@@ -4,6 +4,7 @@
  */
 import type { Fail, FailWith } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
+import type { At, Print } from "./print.js";
 import type { Broadcast, OpContext } from "./shape.js";
 import type { DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "./tensor.js";
 
@@ -31,7 +32,7 @@ type Accepted = {
 type Wanted = { numeric: "f32 or i32"; float: "f32"; compare: "f32 or i32"; equality: "f32, i32 or bool"; logical: "bool"; any: "any" };
 
 /** The dtype of the result, or FT205. */
-export type ElementwiseDType<Op extends string, Class extends DTypeClass, DA extends DType, DB extends DType> = DType extends DA
+export type ElementwiseDType<Op extends string, Class extends DTypeClass, DA extends DType, DB extends DType, Path extends string = ""> = DType extends DA
   ? DA
   : DType extends DB
     ? DB
@@ -40,8 +41,8 @@ export type ElementwiseDType<Op extends string, Class extends DTypeClass, DA ext
         ? Class extends "compare" | "equality"
           ? "bool"
           : DA
-        : FailWith<"FT205", { op: Op; want: Wanted[Class]; got: Short[DA] }>
-      : FailWith<"FT205", { op: Op; want: Short[DA]; got: Short[DB] }>;
+        : FailWith<"FT205", { op: Op; want: Wanted[Class]; got: At<Short[DA], Path> }>
+      : FailWith<"FT205", { op: Op; want: Short[DA]; got: At<Short[DB], Path> }>;
 
 /** A plain JavaScript number: a local scalar that takes the other operand's dtype. */
 export type AsTensor<X, Other> = X extends number ? Tensor<[], Other extends Typed ? DTypeOf<Other> : "float32", "local"> : X;
@@ -61,13 +62,13 @@ type Combine<P, D, S> = P extends Fail
           : never
         : never;
 
-/** An elementwise operation on two leaves (tensors or numbers). */
-export type LeafBinary<Op extends string, Class extends DTypeClass, A, B> = AsTensor<A, B> extends infer TA extends Typed
+/** An elementwise operation on two leaves (tensors or numbers), at Path in a tree. */
+export type LeafBinary<Op extends string, Class extends DTypeClass, A, B, Path extends string = ""> = AsTensor<A, B> extends infer TA extends Typed
   ? AsTensor<B, A> extends infer TB extends Typed
     ? Combine<
-        JoinPlacement<Op, TA, TB>,
-        ElementwiseDType<Op, Class, DTypeOf<TA>, DTypeOf<TB>>,
-        Broadcast<ShapeOf<TA>, ShapeOf<TB>, { op: Op; a: TA; b: TB }>
+        JoinPlacement<Op, TA, TB, Path>,
+        ElementwiseDType<Op, Class, DTypeOf<TA>, DTypeOf<TB>, Path>,
+        Broadcast<ShapeOf<TA>, ShapeOf<TB>, { op: Op; a: TA; b: Path extends "" ? TB : At<Print<TB>, Path> }>
       >
     : never
   : never;
@@ -82,13 +83,13 @@ export type Elementwise<Op extends string, Class extends DTypeClass, A, B, Path 
   ? any // eslint-disable-line @typescript-eslint/no-explicit-any -- an `any` operand opts out (see IsAny)
   : IsLeaf<A> extends true
   ? IsLeaf<B> extends true
-    ? LeafBinary<Op, Class, A, B>
-    : { -readonly [K in keyof B]: Elementwise<Op, Class, A, B[K], Path> }
+    ? LeafBinary<Op, Class, A, B, Path>
+    : { -readonly [K in keyof B]: Elementwise<Op, Class, A, B[K], SubPath<Path, B, K>> }
   : IsLeaf<B> extends true
-    ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B, Path> }
+    ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B, SubPath<Path, A, K>> }
     : SameKeys<A, B> extends true
       ? { -readonly [K in keyof A]: Elementwise<Op, Class, A[K], B[K & keyof B], SubPath<Path, A, K>> }
-      : FailWith<"FT107", { op: Op; path: Path extends "" ? "the root" : Path }>;
+      : FailWith<"FT107", { op: Op; what: StructureDiff<A, B, Path> }>;
 
 type SameKeys<A, B> = A extends readonly unknown[]
   ? B extends readonly unknown[]
@@ -103,7 +104,22 @@ type SameKeys<A, B> = A extends readonly unknown[]
         ? true
         : false
       : false;
-type SubPath<Path extends string, T, K> = T extends readonly unknown[]
+
+/**
+ * How the top levels of two trees differ (SameKeys is false), as FT107 says it
+ * (src/front/elementwise.ts says the same at trace time): each key one operand lacks, or
+ * arrays of different lengths.
+ */
+type StructureDiff<A, B, Path extends string> = A extends readonly unknown[]
+  ? B extends readonly unknown[]
+    ? `${Path extends "" ? "the operands" : Path} have ${A["length"] & number} vs ${B["length"] & number} elements`
+    : `${Path extends "" ? "the root" : Path} is an array in the first operand, a record in the second`
+  : B extends readonly unknown[]
+    ? `${Path extends "" ? "the root" : Path} is a record in the first operand, an array in the second`
+    :
+        | { [K in Exclude<keyof A, keyof B> & string]: `the second operand lacks ${SubPath<Path, A, K>}` }[Exclude<keyof A, keyof B> & string]
+        | { [K in Exclude<keyof B, keyof A> & string]: `the first operand lacks ${SubPath<Path, B, K>}` }[Exclude<keyof B, keyof A> & string];
+export type SubPath<Path extends string, T, K> = T extends readonly unknown[]
   ? `${Path}[${K & (string | number)}]`
   : Path extends ""
     ? `${K & string}`

@@ -2,9 +2,10 @@
  * Placement rules at type level (SPEC section 3): which placement an operation's result has,
  * and the FT1xx message when operands cannot meet.
  */
+import type { MapAdvice } from "../src/errors/catalogue.js";
 import type { FailWith, Message } from "./errors.js";
-export type { IfValid, Validate } from "./errors.js";
-import type { Print } from "./print.js";
+export type { Presumed, Validate } from "./errors.js";
+import type { At, Print } from "./print.js";
 import type { AtClients, DType, DTypeOf, LeafPaths, LeafTypes, Leaves, Placement, PlacementOf, PlacementsOf, Place, Typed } from "./tensor.js";
 
 /** How two operand placements combine; the tags name the failure when they cannot. */
@@ -23,22 +24,24 @@ type JoinTable = {
 };
 
 /** The result placement of an operation on A and B, or a Fail naming the rule they break. */
-export type JoinPlacement<Op extends string, A extends Typed, B extends Typed> = Placement extends PlacementOf<A>
+export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, Path extends string = ""> = Placement extends PlacementOf<A>
   ? PlacementOf<A> | PlacementOf<B>
   : Placement extends PlacementOf<B>
     ? PlacementOf<A> | PlacementOf<B>
     : JoinTable[PlacementOf<A>][PlacementOf<B>] extends infer J
       ? J extends "mix"
-        ? FailWith<"FT104", { op: Op; a: Print<A>; b: Print<B> }>
+        ? FailWith<"FT104", { op: Op; a: Print<A>; b: At<Print<B>, Path> }>
         : J extends "server-in-map"
-          ? FailWith<"FT102", { got: Print<PlacementOf<A> extends "server" ? A : B> }>
+          ? FailWith<"FT102", { got: At<Print<PlacementOf<A> extends "server" ? A : B>, Path>; advice: MapAdvice["captured"] }>
           : J extends "clients-in-map"
-            ? FailWith<"FT106", { got: Print<PlacementOf<A> extends "member" ? B : A>; outer: "a per-client function" }>
+            ? PlacementOf<A> | PlacementOf<B> extends "member" | "clients-equal"
+              ? FailWith<"FT105", { op: "broadcast" }>
+              : FailWith<"FT106", { got: At<Print<PlacementOf<A> extends "member" ? B : A>, Path>; outer: "a per-client function" }>
             : J
       : never;
 
 /** "T" or "T at path" for the message of a leaf found in a tree. */
-type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]
+export type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]
   ? Path extends ""
     ? Print<Leaf>
     : `${Print<Leaf>} at ${Path}`
@@ -83,7 +86,10 @@ export type MapArgCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [neve
   ? never
   :
       | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "map" }>)
-      | Message<"FT102", { got: Got<LeafPaths<T, "server" | "local">> }>;
+      | MapArgMessage<LeafPaths<T, "server" | "local">>;
+type MapArgMessage<Pair> = Pair extends [string, infer Leaf]
+  ? Message<"FT102", { got: Got<Pair>; advice: MapAdvice[PlacementOf<Leaf> & keyof MapAdvice] }>
+  : never;
 
 /** map()'s function results: local members only. */
 export type MapResultCheck<T> = [Extract<PlacementsOf<T>, "server" | AtClients>] extends [never]
@@ -94,6 +100,17 @@ export type MapResultCheck<T> = [Extract<PlacementsOf<T>, "server" | AtClients>]
 export type NestCheck<T, Outer extends string> = [Extract<PlacementsOf<T>, "server" | AtClients>] extends [never]
   ? never
   : Message<"FT106", { got: Got<LeafPaths<T, "server" | AtClients>>; outer: Outer }>;
+
+/**
+ * What a placement primitive returns: T moved to P; also what a failed call presumably meant,
+ * except inside map()'s function (FT105, a member leaf), where T stays a member, so that the
+ * function's result reports nothing more (a SERVER or CLIENTS value there is FT106).
+ */
+export type Moved<T, P extends Placement> = Placement extends PlacementsOf<T>
+  ? Place<T, P> // a placement not known statically: checked while tracing
+  : "member" extends PlacementsOf<T>
+    ? Place<T, "member">
+    : Place<T, P>;
 
 export type MapPlacement<Xs> = Exclude<PlacementOf<LeafTypes<Xs>>, "clients-equal"> extends never
   ? "clients-equal"

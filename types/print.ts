@@ -39,3 +39,10 @@ export type PrintOperand<X> = X extends string
     : X extends Shape
       ? `[${PrintShape<X>}]`
       : "?";
+
+/**
+ * "text at path" for a message about one leaf of a tree (the path of the leaf in the second
+ * operand, which tsc reports on); the text alone for a lone tensor. src/front/elementwise.ts
+ * adds the same to the same parameter of each code at trace time.
+ */
+export type At<Text extends string, Path extends string> = Path extends "" ? Text : `${Text} at ${Path}`;

@@ -226,7 +226,7 @@ type ConcatInto<Acc extends Shape, Rest extends readonly Shape[], Axis extends n
 ]
   ? JoinDims<Acc, Next, Axis, "add"> extends infer J
     ? J extends "fail"
-      ? FailWith<"FT206", { op: Ctx["op"]; axis: Axis; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
+      ? FailWith<"FT206", { op: Ctx["op"]; want: `equal dims outside axis ${Axis}`; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
       : J extends Shape
         ? ConcatInto<J, R, Axis, Ctx>
         : never
@@ -275,7 +275,7 @@ type StackAgree<Acc extends Shape, Rest extends readonly Shape[], Ctx extends Op
 ]
   ? JoinDims<Acc, Next, -1, "agree"> extends infer J
     ? J extends "fail"
-      ? FailWith<"FT206", { op: Ctx["op"]; axis: "new"; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
+      ? FailWith<"FT206", { op: Ctx["op"]; want: "equal shapes"; a: `[${Join<Acc>}]`; b: `[${Join<Next>}]` }>
       : J extends Shape
         ? StackAgree<J, R, Ctx>
         : never

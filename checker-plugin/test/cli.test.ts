@@ -84,11 +84,76 @@ describe("fedtensor check", () => {
     }
   });
 
+  it("prints TypeScript's error and exits 2 for a tsconfig with a syntax error, and takes --project=path", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "fedtensor-check-"));
+    try {
+      writeFileSync(join(folder, "tsconfig.json"), '{ "compilerOptions": { "strict": true "noEmit": true } }');
+      writeFileSync(join(folder, "main.ts"), "export const one = 1;\n");
+      const broken = await check(`--project=${folder}`);
+      expect(broken.status).toBe(2);
+      expect(broken.stdout).toBe("");
+      expect(broken.stderr).toMatch(/^fedtensor check: invalid .*tsconfig\.json:\n {2}.*tsconfig\.json:1:\d+ - error TS1005: ',' expected\.\n/);
+      writeFileSync(join(folder, "tsconfig.json"), '{ "compilerOptions": { "strict": true, "noEmit": true } }');
+      expect(await check(`--project=${folder}`)).toEqual({ status: 0, stdout: "No errors in 1 file.", stderr: "" });
+      expect(await check("--project")).toMatchObject({ status: 2, stderr: expect.stringMatching(/^fedtensor check: -p\/--project needs a path\n/) });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("reports every failing leaf of a tree once explained, and applies the plugin's options and suppression comments", async () => {
+    const trees = await check("-p", relative(process.cwd(), join(repoRoot, "checker-plugin/test/fixtures/editor/tsconfig.json")));
+    const block = trees.stdout.split(/\n\n(?=\S)/).find((b) => b.includes("trees.ts"))!;
+    expect(block.match(/FT104: add\(\) mixes/g)).toHaveLength(8);
+    expect(block.match(/What went wrong: /g)).toHaveLength(1);
+    const options = await check("-p", relative(process.cwd(), join(repoRoot, "checker-plugin/test/fixtures/options")));
+    expect(options.status).toBe(1);
+    expect(options.stdout.match(/^\S+:\d+:\d+ - \w+ FT\d{3}/gm)?.map((l) => l.replace(/^\S+:(\d+):\d+ - /, "$1 "))).toEqual(["5 warning FT201", "14 error FT104", "16 error FT205"]);
+    expect(options.stdout).not.toContain("What went wrong");
+    expect(options.stdout).toMatch(/\nFound 2 errors \(2 FedTensor, 0 TypeScript\) in 1 file\.$/);
+  });
+
+  it("stops with FT305 on an invalid plugin option", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "fedtensor-check-"));
+    try {
+      writeFileSync(join(folder, "tsconfig.json"), JSON.stringify({ compilerOptions: { plugins: [{ name: "fedtensor/checker-plugin", explanation: "long" }] } }));
+      writeFileSync(join(folder, "main.ts"), "export const one = 1;\n");
+      const { status, stderr } = await check("-p", folder);
+      expect(status).toBe(2);
+      expect(stderr).toMatch(/^fedtensor check: FT305: fedtensor\/checker-plugin option explanation in .*tsconfig\.json: must be "full" or "short", got "long"\n/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it("sets the process exit status from the installed bin", () => {
     const run = spawnSync(process.execPath, [join(repoRoot, "bin/fedtensor.js"), "check", "-p", "no/such/project"], { encoding: "utf8" });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^fedtensor check: no tsconfig\.json at no\/such\/project\n/);
   });
+
+  it("leaves a user's first strict tsc, without skipLibCheck, clean: the public types bring in no TensorFlow.js declaration errors", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "fedtensor-strict-"));
+    try {
+      linkFedTensor(folder);
+      writeFileSync(
+        join(folder, "main.ts"),
+        'import { atClients, f32, program, reduceMean } from "fedtensor";\n' +
+          "export const mean = program({ x: atClients(f32([10])) }, ({ x }) => reduceMean(x));\n" +
+          "export const run = (x: Parameters<typeof mean.run>[0]) => mean.run(x);\n",
+      );
+      for (const types of [undefined, []]) {
+        const compilerOptions = { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, ...(types && { types }) };
+        writeFileSync(join(folder, "tsconfig.json"), JSON.stringify({ compilerOptions }));
+        const tsc = spawnSync(process.execPath, [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", folder], { encoding: "utf8" });
+        expect({ types, status: tsc.status, output: tsc.stdout + tsc.stderr }).toEqual({ types, status: 0, output: "" });
+      }
+      expect(await check("-p", folder)).toMatchObject({ status: 0, stdout: "No errors in 1 file." });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    // Three checks of the declarations without skipLibCheck take half a minute on two cores.
+  }, 180_000);
 
   it.runIf(existsSync(join(repoRoot, "examples/tsconfig.json")))("checks examples/ with every FT error explained", async () => {
     expectExplainedOutput(await check("-p", relative(process.cwd(), join(repoRoot, "examples"))));

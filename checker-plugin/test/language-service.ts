@@ -7,7 +7,10 @@ import { mkdirSync, symlinkSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { pluginEntry, pluginName } from "../options.js";
 import { createPlugin } from "../plugin.js";
+
+export { applyChanges } from "../verified-fixes.js";
 
 /** This package's root, found upwards from here, so the same from the sources and compiled into dist/ (for the bench). */
 function packageRoot(): string {
@@ -60,8 +63,12 @@ export interface Services {
   text(fileName: string): string;
 }
 
-/** Plain and plugin language services over `files` (absolute path to text) with a project's compiler options. */
-export function createServices(files: { readonly [fileName: string]: string }, projectDir: string = fixtureProject): Services {
+/**
+ * Plain and plugin language services over `files` (absolute path to text) with a project's
+ * compiler options; the plugin gets the project's tsconfig entry for it, as from tsserver, or
+ * `pluginConfig`.
+ */
+export function createServices(files: { readonly [fileName: string]: string }, projectDir: string = fixtureProject, pluginConfig?: object): Services {
   const { options } = readProject(projectDir);
   const texts = new Map(Object.entries(files));
   const versions = new Map<string, number>();
@@ -88,7 +95,7 @@ export function createServices(files: { readonly [fileName: string]: string }, p
     languageService: ts.createLanguageService(host, ts.createDocumentRegistry()),
     languageServiceHost: host,
     project: { projectService: { logger: { info: (message: string) => log.push(message) } } },
-    config: { name: "fedtensor/checker-plugin" },
+    config: pluginConfig ?? pluginEntry(options) ?? { name: pluginName },
   } as unknown as ts.server.PluginCreateInfo;
   const plugin = createPlugin({ typescript: ts }).create(info);
   return {
@@ -101,11 +108,4 @@ export function createServices(files: { readonly [fileName: string]: string }, p
     },
     text: (fileName) => texts.get(fileName) ?? "",
   };
-}
-
-/** A file's text with text changes applied (last first, so earlier spans stay valid). */
-export function applyChanges(text: string, changes: readonly ts.TextChange[]): string {
-  return [...changes]
-    .sort((a, b) => b.span.start - a.span.start)
-    .reduce((t, c) => t.slice(0, c.span.start) + c.newText + t.slice(c.span.start + c.span.length), text);
 }

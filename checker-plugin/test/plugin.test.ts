@@ -4,7 +4,8 @@
  */
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { explainedText, ftMessagesIn, messageParams } from "../explain.js";
+import { explainedText, explanationOf, ftMessagesIn, messageParams } from "../explain.js";
+import { readOptions } from "../options.js";
 import { createPlugin } from "../plugin.js";
 
 const ft101 = "FT101: broadcast() takes a SERVER value, got {f32[10]}@CLIENTS";
@@ -28,6 +29,8 @@ function pluginOver(program: () => ts.Program): { service: ts.LanguageService; l
     getSemanticDiagnostics: () => [diagnostic],
     getQuickInfoAtPosition: () => quickInfo,
     getCodeFixesAtPosition: () => [fix],
+    provideInlayHints: () => [],
+    getCombinedCodeFix: () => ({ changes: [] }),
     getProgram: program,
     getCompletionsAtPosition: () => undefined,
   } as unknown as ts.LanguageService;
@@ -42,10 +45,11 @@ describe("the plugin's guards", () => {
     });
     expect(service.getQuickInfoAtPosition("a.ts", 0)).toBe(quickInfo);
     expect(service.getCodeFixesAtPosition("a.ts", 10, 11, [2345], {}, {})).toEqual([fix]);
-    expect(log).toHaveLength(2);
+    expect(service.getSemanticDiagnostics("a.ts")).toEqual([diagnostic]);
+    expect(service.provideInlayHints("a.ts", { start: 0, length: 1 }, {})).toEqual([]);
+    expect(log).toHaveLength(4);
     expect(log[0]).toMatch(/^\[fedtensor\/checker-plugin\] getQuickInfoAtPosition failed, TypeScript's result returned instead: Error: checker unavailable/);
-    expect(log[1]).toMatch(/getCodeFixesAtPosition failed/);
-    expect(service.getSemanticDiagnostics("a.ts")[0]!.messageText).toBe(explainedText([{ code: "FT101", text: ft101 }]));
+    expect(log.slice(1).map((l) => /\] (\w+) failed/.exec(l)?.[1])).toEqual(["getCodeFixesAtPosition", "getSemanticDiagnostics", "provideInlayHints"]);
     expect(service.getCompletionsAtPosition("a.ts", 0, {})).toBeUndefined();
   });
 
@@ -93,5 +97,35 @@ describe("FT messages in diagnostics", () => {
     expect(messageParams({ code: "FT205", text: "FT205: add() expects f32, got i32: cast() it first" })).toEqual({ op: "add", want: "f32", got: "i32" });
     expect(messageParams({ code: "FT101", text: ft101 })).toEqual({ got: "{f32[10]}@CLIENTS" });
     expect(messageParams({ code: "FT205", text: "FT205: not the template's text" })).toBeUndefined();
+  });
+});
+
+describe("explained text", () => {
+  const leaf = (path: string) => ({ code: "FT104" as const, text: `FT104: add() mixes {f32[10]}@CLIENTS with f32[10]@SERVER at ${path}: broadcast the SERVER value or reduce the CLIENTS one` });
+
+  it("names every failing leaf, then explains each code once", () => {
+    const text = explainedText([leaf("w.a"), leaf("w.b"), { code: "FT101", text: ft101 }]);
+    expect(text.split("\n")).toEqual([leaf("w.a").text, leaf("w.b").text, ...explanationOf("FT104"), "", ft101, ...explanationOf("FT101")]);
+  });
+
+  it("is the FT messages alone in short mode", () => {
+    expect(explainedText([leaf("w.a"), leaf("w.b")], "short")).toBe(`${leaf("w.a").text}\n${leaf("w.b").text}`);
+  });
+});
+
+describe("plugin options", () => {
+  it("are read from the tsconfig entry, with a problem for each value out of range", () => {
+    expect(readOptions({ name: "fedtensor/checker-plugin", explanation: "short", severity: { FT104: "warning" }, inlayHints: false })).toEqual({
+      options: { explanation: "short", severity: { FT104: "warning" }, inlayHints: false },
+      problems: [],
+    });
+    const { options, problems } = readOptions({ explanation: "long", severity: { FT104: "loud", FT999: "off" }, hints: true });
+    expect(options).toEqual({ explanation: "full", severity: {}, inlayHints: true });
+    expect(problems).toEqual([
+      { option: "explanation", why: 'must be "full" or "short", got "long"' },
+      { option: "severity.FT104", why: 'must be one of error, warning, suggestion, message, off, got "loud"' },
+      { option: "severity.FT999", why: "not an FT code of the catalogue" },
+      { option: "hints", why: "unknown option; the options are explanation, severity and inlayHints" },
+    ]);
   });
 });

@@ -13,15 +13,22 @@ interface Pending {
   reject(error: Error): void;
 }
 
+interface EventWaiter {
+  readonly event: string;
+  readonly matches: (body: unknown) => boolean;
+  resolve(body: unknown): void;
+}
+
 export class TsServer {
   private readonly process: ChildProcessWithoutNullStreams;
   private readonly pending = new Map<number, Pending>();
+  private readonly waiters: EventWaiter[] = [];
   private received = Buffer.alloc(0);
   private seq = 0;
 
-  /** Starts tsserver; `args` are its command-line options. */
-  constructor(args: readonly string[]) {
-    this.process = spawn(process.execPath, [join(repoRoot, "node_modules/typescript/lib/tsserver.js"), ...args], { cwd: repoRoot });
+  /** Starts tsserver (the repository's, or the one at `tsserverPath`); `args` are its command-line options. */
+  constructor(args: readonly string[], tsserverPath = join(repoRoot, "node_modules/typescript/lib/tsserver.js")) {
+    this.process = spawn(process.execPath, [tsserverPath, ...args], { cwd: repoRoot });
     this.process.stdout.on("data", (chunk: Buffer) => this.read(chunk));
     this.process.on("exit", (code) => {
       for (const p of this.pending.values()) p.reject(new Error(`tsserver exited with ${code}`));
@@ -35,6 +42,18 @@ export class TsServer {
     return new Promise<Body>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as (body: unknown) => void, reject });
       this.process.stdin.write(`${JSON.stringify({ seq, type: "request", command, arguments: args })}\n`);
+    });
+  }
+
+  /** Sends a request that tsserver answers with events only (such as geterr). */
+  notify(command: string, args: object): void {
+    this.process.stdin.write(`${JSON.stringify({ seq: ++this.seq, type: "request", command, arguments: args })}\n`);
+  }
+
+  /** Resolves with the body of the next event named `event` whose body matches. */
+  nextEvent<Body>(event: string, matches: (body: Body) => boolean = () => true): Promise<Body> {
+    return new Promise<Body>((resolve) => {
+      this.waiters.push({ event, matches: matches as (body: unknown) => boolean, resolve: resolve as (body: unknown) => void });
     });
   }
 
@@ -55,8 +74,14 @@ export class TsServer {
       const length = Number(/Content-Length: (\d+)/.exec(this.received.subarray(0, headerEnd).toString())?.[1]);
       const start = headerEnd + 4;
       if (this.received.length < start + length) return;
-      const message = JSON.parse(this.received.subarray(start, start + length).toString()) as ts.server.protocol.Response;
+      const message = JSON.parse(this.received.subarray(start, start + length).toString()) as ts.server.protocol.Response | ts.server.protocol.Event;
       this.received = this.received.subarray(start + length);
+      if (message.type === "event") {
+        const { event, body } = message as ts.server.protocol.Event;
+        const waiter = this.waiters.findIndex((w) => w.event === event && w.matches(body));
+        if (waiter >= 0) this.waiters.splice(waiter, 1)[0]!.resolve(body);
+        continue;
+      }
       if (message.type !== "response") continue;
       const pending = this.pending.get(message.request_seq);
       this.pending.delete(message.request_seq);

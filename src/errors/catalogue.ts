@@ -26,7 +26,7 @@ export const catalogue = {
   },
   FT102: {
     title: "map() over a value that is not at the CLIENTS",
-    message: "map() takes CLIENTS values, got {got}: broadcast it first",
+    message: "map() takes CLIENTS values, got {got}: {advice}",
     explanation:
       "map(f, ...xs) runs f once per client on that client's members of xs. A SERVER value has " +
       "one copy at the coordinator, so there is no per-client member to pass to f; reading it " +
@@ -78,7 +78,7 @@ export const catalogue = {
   },
   FT107: {
     title: "Trees of different structure",
-    message: "{op}() operands have different tree structures at {path}",
+    message: "{op}() operands have different tree structures: {what}",
     explanation:
       "Elementwise operations on trees (records and arrays of tensors, such as model " +
       "parameters) pair the leaves by position, so both trees need the same keys and lengths.",
@@ -143,7 +143,7 @@ export const catalogue = {
   },
   FT206: {
     title: "concat/stack dims differ",
-    message: "{op}() needs equal dims outside axis {axis}: {a} vs {b}",
+    message: "{op}() needs {want}: {a} vs {b}",
     explanation:
       "concat() joins tensors along one axis, so every other dim must agree; stack() adds a " +
       "new axis, so all shapes must be equal; a loop carry must keep its shape.",
@@ -158,12 +158,16 @@ export const catalogue = {
     fix: "Pass an f32[]@CLIENTS weight, for example sum(mask) computed inside map().",
   },
   FT208: {
-    title: "Loop body changes its carry",
-    message: "{op}() body returns {got} for a carry of {want}: the carry must keep its type",
+    title: "Loop body or accumulator changes its type",
+    message: "{what} returns {got} for {want}: {why}",
     explanation:
       "fori() and scan() run their body again on what it returned, so the carry must keep the " +
-      "same tree structure, shapes, dtypes and placements from one step to the next.",
-    fix: "Return a carry of the same type as the initial value; cast or reshape where needed.",
+      "same tree structure, shapes, dtypes and placements from one step to the next. aggregate() " +
+      "folds clients into its accumulator the same way, starting from what zero() returns: local " +
+      "constants, the same for every group of clients.",
+    fix:
+      "Return a carry (or accumulator) of the same type as the initial value; cast or reshape " +
+      "where needed. Build zero()'s accumulator from constants such as zeros([10]).",
   },
   FT209: {
     title: "grad() of a function that does not return a scalar",
@@ -278,6 +282,20 @@ export const catalogue = {
   },
 } as const;
 
+/**
+ * FT102's advice, by the placement of the value map() cannot take. A local value has no members
+ * to map over, and broadcast() takes only SERVER values (FT101): what works is the constant
+ * itself, read inside the function, or an input declared at the CLIENTS. A SERVER value met
+ * inside the function was captured, or made there by a reduction, which tsc cannot tell apart
+ * (tracing can: a reduction there is FT105).
+ */
+export const mapAdvice = {
+  server: "broadcast it first",
+  captured: "broadcast it outside and pass it to map() as an argument; a reduction belongs outside map() too",
+  local: "use it inside the function as a constant, or declare the input with atClients(...)",
+} as const;
+
+export type MapAdvice = typeof mapAdvice;
 export type Catalogue = typeof catalogue;
 export type ErrorCode = keyof Catalogue;
 export const errorCodes = Object.keys(catalogue) as ErrorCode[];

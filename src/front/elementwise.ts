@@ -7,10 +7,11 @@
 import type { Checked, Outcome } from "../../types/errors.js";
 import type { DTypeClass, Elementwise, Unary } from "../../types/ops.js";
 import type { TreeLike } from "../../types/tensor.js";
-import { ftError } from "../errors/error.js";
+import type { ErrorCode } from "../errors/catalogue.js";
+import { FedTensorError, ftError } from "../errors/error.js";
 import type { TreeDef } from "../ir/types.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
-import { flatten, unflatten } from "./tree.js";
+import { flatten, leafPaths, unflatten } from "./tree.js";
 import { asTracer } from "./values.js";
 
 export type Operand = TreeLike | number;
@@ -26,29 +27,56 @@ export type UnaryFn<Op extends string, Class extends DTypeClass> = <A extends Tr
 
 const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
 
-/** The path of the first node where two tree definitions differ, or undefined. */
-function firstMismatch(a: TreeDef, b: TreeDef, path: string): string | undefined {
+const keyPath = (path: string, key: string): string => (path === "" ? key : `${path}.${key}`);
+
+/**
+ * How two trees first differ, in the words of types/ops.ts (StructureDiff), or undefined. A
+ * leaf meets a whole subtree (zipTrees pairs it with every leaf there), as in the types.
+ */
+function structureDiff(a: TreeDef, b: TreeDef, path: string): string | undefined {
+  if (typeof a === "number" || typeof b === "number") return undefined;
   const here = path === "" ? "the root" : path;
-  if (typeof a === "number" || typeof b === "number") return typeof a === typeof b ? undefined : here;
-  if (Array.isArray(a) !== Array.isArray(b)) return here;
+  if (Array.isArray(a) !== Array.isArray(b)) {
+    return `${here} is ${Array.isArray(a) ? "an array" : "a record"} in the first operand, ${Array.isArray(b) ? "an array" : "a record"} in the second`;
+  }
   if (Array.isArray(a)) {
     const bs = b as readonly TreeDef[];
-    if (a.length !== bs.length) return here;
+    if (a.length !== bs.length) return `${path === "" ? "the operands" : path} have ${a.length} vs ${bs.length} elements`;
     for (let i = 0; i < a.length; i++) {
-      const m = firstMismatch(a[i]!, bs[i]!, `${path}[${i}]`);
-      if (m !== undefined) return m;
+      const diff = structureDiff(a[i]!, bs[i]!, `${path}[${i}]`);
+      if (diff !== undefined) return diff;
     }
     return undefined;
   }
   const ra = a as Record<string, TreeDef>;
   const rb = b as Record<string, TreeDef>;
-  const ka = Object.keys(ra);
-  if (ka.length !== Object.keys(rb).length || ka.some((k) => !(k in rb))) return here;
-  for (const k of ka) {
-    const m = firstMismatch(ra[k]!, rb[k]!, path === "" ? k : `${path}.${k}`);
-    if (m !== undefined) return m;
+  const lacking = Object.keys(ra).find((k) => !(k in rb));
+  if (lacking !== undefined) return `the second operand lacks ${keyPath(path, lacking)}`;
+  const extra = Object.keys(rb).find((k) => !(k in ra));
+  if (extra !== undefined) return `the first operand lacks ${keyPath(path, extra)}`;
+  for (const k of Object.keys(ra)) {
+    const diff = structureDiff(ra[k]!, rb[k]!, keyPath(path, k));
+    if (diff !== undefined) return diff;
   }
   return undefined;
+}
+
+/**
+ * The parameter of each code's message that names the operand, where a tree's leaf path is
+ * added ("{f32[10]}@CLIENTS at w1"), as types/print.ts At does at type level.
+ */
+const leafParam: Partial<Record<ErrorCode, string>> = { FT102: "got", FT104: "b", FT106: "got", FT201: "b", FT205: "got" };
+
+/** Runs a leaf operation, naming the leaf's path in the error it throws. */
+function atLeaf<T>(path: string, leaf: () => T): T {
+  try {
+    return leaf();
+  } catch (error) {
+    const param = error instanceof FedTensorError ? leafParam[error.code] : undefined;
+    if (path === "" || param === undefined) throw error;
+    const e = error as FedTensorError;
+    throw new FedTensorError(e.code, { ...e.params, [param]: `${e.params[param]} at ${path}` });
+  }
 }
 
 /** Applies a leaf operation across operands that may be trees (see types/ops.ts Elementwise). */
@@ -56,14 +84,16 @@ export function zipTrees(op: string, a: unknown, b: unknown, leaf: (x: Tracer | 
   if (isLeaf(a) && isLeaf(b)) return leaf(a, b);
   if (isLeaf(a)) {
     const fb = flatten(b, isLeaf, `${op}() operand`);
-    return unflatten(fb.def, fb.leaves.map((y) => leaf(a, y)));
+    const paths = leafPaths(fb.def);
+    return unflatten(fb.def, fb.leaves.map((y, i) => atLeaf(paths[i]!, () => leaf(a, y))));
   }
   const fa = flatten(a, isLeaf, `${op}() operand`);
-  if (isLeaf(b)) return unflatten(fa.def, fa.leaves.map((x) => leaf(x, b)));
+  const paths = leafPaths(fa.def);
+  if (isLeaf(b)) return unflatten(fa.def, fa.leaves.map((x, i) => atLeaf(paths[i]!, () => leaf(x, b))));
   const fb = flatten(b, isLeaf, `${op}() operand`);
-  const mismatch = firstMismatch(fa.def, fb.def, "");
-  if (mismatch !== undefined) throw ftError("FT107", { op, path: mismatch });
-  return unflatten(fa.def, fa.leaves.map((x, i) => leaf(x, fb.leaves[i]!)));
+  const diff = structureDiff(fa.def, fb.def, "");
+  if (diff !== undefined) throw ftError("FT107", { op, what: diff });
+  return unflatten(fa.def, fa.leaves.map((x, i) => atLeaf(paths[i]!, () => leaf(x, fb.leaves[i]!))));
 }
 
 /** Emits a binary primitive on two leaves, numbers becoming constants of the other's dtype. */

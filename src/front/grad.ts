@@ -6,8 +6,10 @@
  * jvp(f, primals, tangents) is forward mode (src/transform/jvp.ts).
  */
 import type { Message, Validate } from "../../types/errors.js";
+import type { AsTensor, SubPath } from "../../types/ops.js";
 import type { Print } from "../../types/print.js";
-import type { DType, IsAny, Placement, Tensor } from "../../types/tensor.js";
+import type { DimsAgree } from "../../types/shape.js";
+import type { AtClients, DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
@@ -15,8 +17,8 @@ import { jvp as jvpGraph } from "../transform/jvp.js";
 import { vjp } from "../transform/vjp.js";
 import type { TreeDef } from "../ir/types.js";
 import { traceBody, isTracer, type Tracer } from "./trace.js";
-import { flatten, unflatten } from "./tree.js";
-import { asTracer } from "./values.js";
+import { flatten, leafPaths, unflatten } from "./tree.js";
+import { asTracer, expectFunction } from "./values.js";
 
 type ScalarLoss = Tensor<[], "float32", Placement>;
 /** FT209 unless f returns f32[]; a result whose rank or dtype is not known statically is checked while tracing. */
@@ -61,6 +63,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
 
 /** The gradient of a scalar f32 function with respect to its first argument, shaped like it. */
 export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => A[0] {
+  expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as A[0];
 }
 
@@ -68,6 +71,7 @@ export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validat
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
 ): (...args: A) => [R, A[0]] {
+  expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
     return [value as R, grads as A[0]];
@@ -75,24 +79,89 @@ export function valueAndGrad<A extends readonly unknown[], R>(
 }
 
 /**
- * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
- * jvp. `tangents` has the structure of `primals` (a tangent per float32 leaf; int32 and bool
- * leaves take none, whatever is given). The output tangent has the structure of f's output.
+ * The tangent each primal leaf takes: f32 of the primal's shape (FT206), at the primal's
+ * placement or local (a constant direction, as the runtime accepts: FT206 too, naming jvp and
+ * the tangent); `tangentWants` holds the texts, which the runtime shares.
  */
-export function jvp<A extends readonly unknown[], R>(f: (...args: A) => R, primals: readonly [...A], tangents: readonly [...A]): [R, R] {
+type TangentCheck<P, T, Path extends string> = IsAny<P> extends true
+  ? never
+  : IsAny<T> extends true
+    ? never
+    : P extends Typed
+      ? DTypeOf<P> extends "float32"
+        ? TangentLeafCheck<P, AsTensor<T, P>, Path>
+        : never
+      : T extends object
+        ?
+            | { [K in Keys<P> & keyof T]: TangentCheck<P[K], T[K], SubPath<Path, P, K>> }[Keys<P> & keyof T]
+            | { [K in Exclude<Keys<P>, keyof T>]: Message<"FT107", { op: "jvp"; what: `the tangents lack ${SubPath<Path, P, K>}` }> }[Exclude<Keys<P>, keyof T>]
+        : Message<"FT107", { op: "jvp"; what: `the tangents lack ${Path}` }>;
+/** The keys under which a tree holds its children: an array's indices, a record's names. */
+type Keys<P> = P extends readonly unknown[] ? keyof P & `${number}` : keyof P & string;
+type TangentLeafCheck<P extends Typed, T, Path extends string> = T extends Typed
+  ? [DTypeOf<T>] extends ["float32"]
+    ? SameShape<ShapeOf<P>, ShapeOf<T>> extends true
+      ? PlacementOf<T> extends TangentPlacements[PlacementOf<P>]
+        ? never
+        : Message<"FT206", { op: "jvp"; want: `${TangentWants["placement"]} at ${Path}`; a: Print<P>; b: Print<T> }>
+      : Message<"FT206", { op: "jvp"; want: `${TangentWants["shape"]} at ${Path}`; a: Print<P>; b: Print<T> }>
+    : Message<"FT206", { op: "jvp"; want: `${TangentWants["shape"]} at ${Path}`; a: Print<P>; b: Print<T> }>
+  : Message<"FT206", { op: "jvp"; want: `${TangentWants["shape"]} at ${Path}`; a: Print<P>; b: "?" }>;
+type SameShape<A extends Shape, B extends Shape> = A["length"] extends B["length"]
+  ? { [K in keyof A]: K extends keyof B ? DimsAgree<A[K], B[K]> : true }[number] extends true
+    ? true
+    : false
+  : false;
+/** The placements a tangent may have, by its primal's: its own, or none (a constant direction). */
+type TangentPlacements = {
+  server: "server" | "local";
+  clients: AtClients | "local";
+  "clients-equal": AtClients | "local";
+  local: "local";
+  member: "member" | "local";
+};
+const tangentPlacements: { readonly [P in Placement]: readonly Placement[] } = {
+  server: ["server", "local"],
+  clients: ["clients", "clients-equal", "local"],
+  "clients-equal": ["clients", "clients-equal", "local"],
+  local: ["local"],
+  member: ["member", "local"],
+};
+const tangentWants = {
+  shape: "an f32 tangent of its primal's shape",
+  placement: "a tangent at its primal's placement, or local,",
+} as const;
+type TangentWants = typeof tangentWants;
+
+/**
+ * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
+ * jvp. `tangents` has the structure of `primals` (an f32 tangent of the primal's shape per
+ * float32 leaf, at its placement or local; int32 and bool leaves take none, whatever is
+ * given). The output tangent has the structure of f's output.
+ */
+export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
+  f: (...args: A) => R,
+  primals: readonly [...A],
+  tangents: Validate<T, TangentCheck<A, T, "">>,
+): [R, R] {
   const op = "jvp";
+  expectFunction(f, "jvp() function");
   const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
   const flatTangents = flatten(tangents, isLeaf, "jvp() tangents");
-  if (flatTangents.leaves.length !== flatPrimals.leaves.length) {
-    throw ftError("FT107", { op, path: "the tangents (they must have the primals' structure)" });
-  }
+  const primalPaths = leafPaths(flatPrimals.def);
+  const tangentPaths = new Set(leafPaths(flatTangents.def));
+  const lacking = primalPaths.find((p) => !tangentPaths.has(p));
+  if (lacking !== undefined) throw ftError("FT107", { op, what: `the tangents lack ${lacking}` });
   const leaves = flatPrimals.leaves.map((x) => asTracer(x, op));
-  const tangentLeaves = flatTangents.leaves.map((t, i) => asTracer(t, op, leaves[i]));
+  const tangentByPath = new Map(leafPaths(flatTangents.def).map((p, i) => [p, flatTangents.leaves[i]]));
+  const tangentLeaves = primalPaths.map((path, i) => asTracer(tangentByPath.get(path), op, leaves[i]));
   tangentLeaves.forEach((t, i) => {
     const p = leaves[i]!;
-    if (p.dtype === "float32" && (t.dtype !== "float32" || t.shape.length !== p.shape.length || t.shape.some((d, j) => d !== null && p.shape[j] !== null && d !== p.shape[j]))) {
-      throw ftError("FT206", { op, axis: "any", a: printType(p.type), b: printType(t.type) });
-    }
+    if (p.dtype !== "float32") return;
+    const sameShape = t.shape.length === p.shape.length && t.shape.every((d, j) => d === null || p.shape[j] === null || d === p.shape[j]);
+    const fail = (want: string) => ftError("FT206", { op, want: `${want} at ${primalPaths[i]}`, a: printType(p.type), b: printType(t.type) });
+    if (t.dtype !== "float32" || !sameShape) throw fail(tangentWants.shape);
+    if (!tangentPlacements[p.placement].includes(t.placement)) throw fail(tangentWants.placement);
   });
   let outDef: TreeDef = 0;
   const body = traceBody(op, leaves.map((t) => t.type), (ins) => {

@@ -11,6 +11,7 @@ import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
 import { currentGraph, traceBody, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
+import { expectFunction } from "./values.js";
 
 /** Placements that hold the same kind of value from one loop step to the next. */
 type SameSide<P extends Placement> = P extends "local" | "member" ? "local" | "member" : P;
@@ -24,12 +25,16 @@ type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
 type CarryCheck<Op extends string, C, R> = C extends Typed
   ? LeafMatches<C, R> extends true
     ? never
-    : Message<"FT208", { op: Op; got: Print<R>; want: Print<C> }>
+    : CarryMessage<Op, Print<R>, Print<C>>
   : R extends object
     ?
-        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : Message<"FT208", { op: Op; got: `no ${K & string}`; want: `a tree with ${K & string}` }> }[keyof C]
-        | { [K in Exclude<keyof R, keyof C>]: Message<"FT208", { op: Op; got: `a tree with ${K & string}`; want: `a tree without ${K & string}` }> }[Exclude<keyof R, keyof C>]
-    : Message<"FT208", { op: Op; got: Print<R>; want: "a tree" }>;
+        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : CarryMessage<Op, `no ${K & string}`, `a tree with ${K & string}`> }[keyof C]
+        | { [K in Exclude<keyof R, keyof C>]: CarryMessage<Op, `a tree with ${K & string}`, `a tree without ${K & string}`> }[Exclude<keyof R, keyof C>]
+    : CarryMessage<Op, Print<R>, "a tree">;
+type CarryMessage<Op extends string, Got extends string, Want extends string> = Message<
+  "FT208",
+  { what: `${Op}() body`; got: Got; want: `a carry of ${Want}`; why: "the carry must keep its type" }
+>;
 
 export type LoopIndex = Tensor<[], "int32", "local">;
 
@@ -40,6 +45,7 @@ export function fori<C extends TreeLike, R>(
   body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
 ): C {
   const op = "fori";
+  expectFunction(body, "fori() body");
   if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
   const index = currentGraph(op).emit("iota", [], { length: count }, op)[0]!;
   const [carry] = loop(op, init, [index], count, (c, [i]) => [(body as (i: unknown, c: unknown) => unknown)(i, c), undefined]);
@@ -68,6 +74,7 @@ export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
   body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
 ): [C, Stacked<Y, LeadingDim<X>>] {
   const op = "scan";
+  expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");
   let length: DimValue = null;
   flatXs.leaves.forEach((t, i) => {
@@ -101,7 +108,7 @@ function loop(
   const traced = traceBody(op, [...carry.leaves.map((t) => t.type), ...stepTypes], (ins) => {
     const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
     const nextFlat = flattenTracers(next, `${op}() body carry`);
-    checkCarry(op, nextFlat, carry);
+    checkCarry(`${op}() body`, "carry", nextFlat, carry);
     if (ys === undefined || ys === null) return nextFlat.leaves;
     const yFlat = flattenTracers(ys, `${op}() body output`);
     yDef = yFlat.def;

@@ -3,13 +3,14 @@
  * federated-learning user needs. Losses return one value per example (the batch dims), so
  * that padded batches can be masked before averaging.
  */
-import type { Checked, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Checked, Fail, FailWith, Presumed, Message, Outcome, Validate } from "../../types/errors.js";
 import type { Binary, Ctx } from "../../types/ops.js";
 import type { Print } from "../../types/print.js";
 import type { Broadcast, DimsAgree, NormalizeAxis, WindowDim } from "../../types/shape.js";
 import type { DType, DTypeOf, Dim, PlacementOf, Shape, ShapeOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
+import { broadcastShapes } from "../ir/shapes.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
 import { emitBinary } from "./elementwise.js";
@@ -31,7 +32,7 @@ function softmaxLike(op: string, primitive: string, x: unknown, axis: number): T
 export function softmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, FloatCheck<"softmax", X>>,
   axis?: Validate<Axis, AxisCheck<"softmax", X, Axis>>,
-): IfValid<FloatCheck<"softmax", X> | AxisCheck<"softmax", X, Axis>, X> {
+): Presumed<X> {
   return softmaxLike("softmax", "softmax", x, (axis as number | undefined) ?? -1) as never;
 }
 
@@ -39,7 +40,7 @@ export function softmax<X extends Tensor, const Axis extends number = -1>(
 export function logSoftmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, FloatCheck<"logSoftmax", X>>,
   axis?: Validate<Axis, AxisCheck<"logSoftmax", X, Axis>>,
-): IfValid<FloatCheck<"logSoftmax", X> | AxisCheck<"logSoftmax", X, Axis>, X> {
+): Presumed<X> {
   return softmaxLike("logSoftmax", "log_softmax", x, (axis as number | undefined) ?? -1) as never;
 }
 
@@ -65,8 +66,16 @@ export function softmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
   return g.emit("neg", [total], {}, op)[0] as never;
 }
 
+/**
+ * The labels must broadcast with the logits' batch dims; a mismatch is reported in the shapes
+ * the user wrote (`f32[B,10]` and `i32[N]`), not in those of the one-hot labels made inside.
+ */
 type SparseOutcome<L extends Tensor, Y extends Tensor> = DTypeOf<Y> extends "int32"
-  ? LossOutcome<"sparseSoftmaxCrossEntropy", L, Tensor<[...ShapeOf<Y>, ShapeOf<L> extends readonly [...Dim[], infer K extends Dim] ? K : number], "float32", PlacementOf<Y>>>
+  ? Broadcast<Batch<ShapeOf<L>>, ShapeOf<Y>, Ctx<"sparseSoftmaxCrossEntropy", L, Y>> extends infer Labels
+    ? Labels extends Fail
+      ? Labels
+      : LossOutcome<"sparseSoftmaxCrossEntropy", L, Tensor<[...ShapeOf<Y>, ShapeOf<L> extends readonly [...Dim[], infer K extends Dim] ? K : number], "float32", PlacementOf<Y>>>
+    : never
   : FailWith<"FT205", { op: "sparseSoftmaxCrossEntropy"; want: "i32"; got: DTypeOf<Y> extends "float32" ? "f32" : "bool" }>;
 
 /** Per-example cross-entropy of softmax(logits) against int32 class labels. */
@@ -79,6 +88,7 @@ export function sparseSoftmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
   const y = asTracer(labels, op);
   const classes = l.shape[l.shape.length - 1];
   if (typeof classes !== "number") throw ftError("FT204", { op, axis: -1, a: printType(l.type), rank: l.shape.length });
+  broadcastShapes(l.shape.slice(0, -1), y.shape, { op, a: printType(l.type), b: printType(y.type) });
   const g = currentGraph(op);
   const oneHotLabels = g.emit("one_hot", [y], { depth: classes }, op)[0]!;
   return softmaxCrossEntropy(l as never, oneHotLabels as never) as never;
@@ -144,7 +154,7 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
   x: Validate<X, FloatCheck<"maxPool2d", X>>,
   window: Win,
   options?: O,
-): IfValid<FloatCheck<"maxPool2d", X>, Tensor<PoolShape<ShapeOf<X>, Win, O>, "float32", PlacementOf<X>>> {
+): Presumed<Tensor<PoolShape<ShapeOf<X>, Win, O>, "float32", PlacementOf<X>>> {
   const op = "maxPool2d";
   const attrs = windowAttrs({ strides: window, ...options });
   return currentGraph(op).emit("max_pool", [asTracer(x, op)], { window: [window, window], ...attrs }, op)[0] as never;

@@ -5,23 +5,27 @@
  */
 import type {
   BroadcastCheck,
-  IfValid,
+  Got,
+  Presumed,
   MapArgCheck,
   MapResult,
   MapResultCheck,
+  Moved,
   ReduceCheck,
   Validate,
 } from "../../types/placement.js";
 import type { Message } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { Place, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import type { AtClients, LeafPaths, Place, PlacementsOf, Tensor, TreeLike } from "../../types/tensor.js";
+import { mapAdvice } from "../errors/catalogue.js";
 import { ftError } from "../errors/error.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import type { Placement, TreeDef, ValueType } from "../ir/types.js";
 import { emitBinary } from "./elementwise.js";
 import { currentGraph, isTracer, traceBody, type Tracer } from "./trace.js";
-import { flatten, leafPaths, unflatten } from "./tree.js";
+import { describeValue, flatten, leafPaths, unflatten } from "./tree.js";
+import { expectFunction } from "./values.js";
 
 /** "T" or "T at path", as types/placement.ts prints an offending leaf. */
 export function gotAt(type: ValueType, path: string): string {
@@ -35,15 +39,31 @@ export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[];
 }
 
 /** FT105 for members, else the given error for the first leaf not at an allowed placement. */
-function checkLeaves(op: string, leaves: readonly Tracer[], paths: readonly string[], allowed: (p: Placement) => boolean, fail: (got: string) => Error): void {
+function checkLeaves(
+  op: string,
+  leaves: readonly Tracer[],
+  paths: readonly string[],
+  allowed: (p: Placement) => boolean,
+  fail: (got: string, placement: Placement) => Error,
+): void {
   if (leaves.some((t) => t.placement === "member")) throw ftError("FT105", { op });
   const bad = leaves.findIndex((t) => !allowed(t.placement));
-  if (bad >= 0) throw fail(gotAt(leaves[bad]!.type, paths[bad]!));
+  if (bad >= 0) throw fail(gotAt(leaves[bad]!.type, paths[bad]!), leaves[bad]!.placement);
+}
+
+/**
+ * FT105 for broadcast() or a reduction called inside a per-client function, whatever its
+ * operand: a value captured from outside is no member, but moving it between SERVER and
+ * CLIENTS there is the same mistake.
+ */
+function checkOutsidePerClient(op: string): void {
+  if (currentGraph(op).perClient) throw ftError("FT105", { op });
 }
 
 function federated(op: string, primitive: string, tree: unknown): unknown {
   const { leaves, def, paths } = flattenTracers(tree, `${op}() argument`);
   const graph = currentGraph(op);
+  checkOutsidePerClient(op);
   if (primitive === "federated_broadcast") {
     checkLeaves(op, leaves, paths, (p) => p === "server", (got) => ftError("FT101", { got }));
   } else {
@@ -53,21 +73,21 @@ function federated(op: string, primitive: string, tree: unknown): unknown {
 }
 
 /** Copies a SERVER value (or tree) to every client: `T@SERVER` to `T@CLIENTS`. */
-export function broadcast<T extends TreeLike>(x: Validate<T, BroadcastCheck<T>>): IfValid<BroadcastCheck<T>, Place<T, "clients-equal">> {
+export function broadcast<T extends TreeLike>(x: Validate<T, BroadcastCheck<T>>): Presumed<Moved<T, "clients-equal">> {
   return federated("broadcast", "federated_broadcast", x) as never;
 }
 
 type Numeric = "float32" | "int32";
-export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T, Numeric>>): IfValid<ReduceCheck<"reduceSum", T, Numeric>, Place<T, "server">> {
+export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceSum", "federated_sum", x) as never;
 }
-export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T, "float32">>): IfValid<ReduceCheck<"reduceMean", T, "float32">, Place<T, "server">> {
+export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T, "float32">>): Presumed<Moved<T, "server">> {
   return federated("reduceMean", "federated_mean", x) as never;
 }
-export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T, Numeric>>): IfValid<ReduceCheck<"reduceMax", T, Numeric>, Place<T, "server">> {
+export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceMax", "federated_max", x) as never;
 }
-export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T, Numeric>>): IfValid<ReduceCheck<"reduceMin", T, Numeric>, Place<T, "server">> {
+export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceMin", "federated_min", x) as never;
 }
 
@@ -82,9 +102,10 @@ type WeightCheck<W> =
 export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
   x: Validate<T, ReduceCheck<"reduceWeightedMean", T>>,
   weight: Validate<W, WeightCheck<W>>,
-): IfValid<ReduceCheck<"reduceWeightedMean", T> | WeightCheck<W>, Place<T, "server">> {
+): Presumed<Moved<T, "server">> {
   const op = "reduceWeightedMean";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
+  checkOutsidePerClient(op);
   checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
   const w = weight as unknown as Tracer;
   if (!isTracer(w)) throw ftError("FT207", { op, got: String(w) });
@@ -110,10 +131,18 @@ type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: Place<Xs[K], 
 export function map<const Xs extends readonly TreeLike[], R>(
   f: (...members: MembersOf<Xs>) => Validate<R, MapResultCheck<R>>,
   ...xs: { [K in keyof Xs]: Validate<Xs[K], MapArgCheck<Xs[K]>> }
-): IfValid<MapArgCheck<Xs[number]> | MapResultCheck<R>, MapResult<R, Xs>> {
+  // When an argument fails its check, tsc gives up inferring R from f (unknown): the result is
+  // then `any`, TypeScript's own type for what an error left undecided, so nothing follows.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Presumed<unknown extends R ? any : MapResult<R, Xs>> {
   const op = "map";
+  expectFunction(f, "map() function");
   const args = xs.map((x, i) => flattenTracers(x, `map() argument ${i + 1}`));
-  for (const a of args) checkLeaves(op, a.leaves, a.paths, isAtClients, (got) => ftError("FT102", { got }));
+  for (const a of args) {
+    checkLeaves(op, a.leaves, a.paths, isAtClients, (got, placement) =>
+      ftError("FT102", { got, advice: mapAdvice[placement === "server" ? "server" : "local"] }),
+    );
+  }
   const inputs = args.flatMap((a) => a.leaves);
   let outDef: TreeDef = 0;
   const body = traceBody(
@@ -131,6 +160,7 @@ export function map<const Xs extends readonly TreeLike[], R>(
       outDef = out.def;
       return out.leaves;
     },
+    { perClient: true },
   );
   return unflatten(outDef, currentGraph(op).emit("map", inputs, {}, op, [body])) as never;
 }
@@ -140,15 +170,15 @@ type Acc<U> = Place<U, "member">;
 type AccResult<U> = Place<U, "member" | "local">;
 
 /**
- * FT208 for an accumulator leaf that zero() builds from a placed value: every group of
+ * FT208 for each accumulator leaf that zero() builds from a placed value: every group of
  * clients starts its fold from the same local constants (a SERVER value would have to be
  * broadcast first, and then it is no constant).
  */
-type ZeroCheck<U> = U extends Typed
-  ? U extends Tensor<infer _S, infer _D, "local" | "member">
-    ? never
-    : Message<"FT208", { op: "aggregate zero"; got: Print<U>; want: "a local constant" }>
-  : { [K in keyof U]: ZeroCheck<U[K]> }[keyof U];
+type ZeroCheck<U> = [Extract<PlacementsOf<U>, "server" | AtClients>] extends [never]
+  ? never
+  : ZeroMessage<Got<LeafPaths<U, "server" | AtClients>>>;
+type ZeroMessage<Got extends string> = Message<"FT208", { what: "aggregate() zero()"; got: Got; want: "an accumulator"; why: typeof zeroRule }>;
+const zeroRule = "it must start from local constants";
 
 export interface Aggregation<X, U, R> {
   /** The initial accumulator, built from constants. */
@@ -169,34 +199,49 @@ export interface Aggregation<X, U, R> {
 export function aggregate<X extends TreeLike, U extends TreeLike, R extends TreeLike>(
   x: Validate<X, ReduceCheck<"aggregate", X>>,
   fns: Aggregation<X, U, R>,
-): IfValid<ReduceCheck<"aggregate", X>, Place<R, "server">> {
+): Presumed<Place<R, "server">> {
   const op = "aggregate";
+  if (typeof fns !== "object" || fns === null) throw ftError("FT302", { what: "aggregate() functions", why: `expected { zero, accumulate, merge, report }, got ${describeValue(fns)}` });
+  for (const name of ["zero", "accumulate", "merge", "report"] as const) expectFunction(fns[name], `aggregate() ${name}`);
   const xs = flattenTracers(x, "aggregate() argument");
   checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  checkOutsidePerClient(op);
   const zero = flattenTracers(fns.zero(), "aggregate() zero");
-  zero.leaves.forEach((t) => {
-    if (t.placement !== "local" && t.placement !== "member") throw ftError("FT208", { op: "aggregate zero", got: printType(t.type), want: "a local constant" });
+  zero.leaves.forEach((t, i) => {
+    if (isPlaced(t.placement)) throw ftError("FT208", { what: "aggregate() zero()", got: gotAt(t.type, zero.paths[i]!), want: "an accumulator", why: zeroRule });
   });
   const accTypes = zero.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
   const memberTypes = xs.leaves.map((t) => ({ ...t.type, placement: "member" as const }));
   const checkAcc = (what: string, out: unknown): Tracer[] => {
     const acc = flattenTracers(out, `aggregate() ${what} result`);
-    checkCarry(`aggregate ${what}`, acc, zero);
+    checkCarry(`aggregate() ${what}`, "accumulator", acc, zero);
     return acc.leaves;
   };
   const accTree = (leaves: Tracer[]) => unflatten(zero.def, leaves);
-  const accumulate = traceBody(op, [...accTypes, ...memberTypes], (ins) =>
-    checkAcc("accumulate", fns.accumulate(accTree(ins.slice(0, accTypes.length)) as never, unflatten(xs.def, ins.slice(accTypes.length)) as never)),
+  const perClient = { perClient: true };
+  const accumulate = traceBody(
+    op,
+    [...accTypes, ...memberTypes],
+    (ins) => checkAcc("accumulate", fns.accumulate(accTree(ins.slice(0, accTypes.length)) as never, unflatten(xs.def, ins.slice(accTypes.length)) as never)),
+    perClient,
   );
-  const merge = traceBody(op, [...accTypes, ...accTypes], (ins) =>
-    checkAcc("merge", fns.merge(accTree(ins.slice(0, accTypes.length)) as never, accTree(ins.slice(accTypes.length)) as never)),
+  const merge = traceBody(
+    op,
+    [...accTypes, ...accTypes],
+    (ins) => checkAcc("merge", fns.merge(accTree(ins.slice(0, accTypes.length)) as never, accTree(ins.slice(accTypes.length)) as never)),
+    perClient,
   );
   let reportDef: TreeDef = 0;
-  const report = traceBody(op, accTypes, (ins) => {
-    const out = flattenTracers(fns.report(accTree(ins) as never), "aggregate() report result");
-    reportDef = out.def;
-    return out.leaves;
-  });
+  const report = traceBody(
+    op,
+    accTypes,
+    (ins) => {
+      const out = flattenTracers(fns.report(accTree(ins) as never), "aggregate() report result");
+      reportDef = out.def;
+      return out.leaves;
+    },
+    perClient,
+  );
   const outputs = currentGraph(op).emit(
     "aggregate",
     [...xs.leaves, ...zero.leaves],
@@ -210,14 +255,17 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
 type Flat = { readonly leaves: readonly Tracer[]; readonly def: TreeDef };
 
 /**
- * FT208 unless a loop or accumulator result has the carry's tree structure, shapes and
- * dtypes, with the texts tsc gives (src/front/loops.ts, CarryCheck): a key of the carry
- * that the result lacks, a key the carry lacks, or the first leaf whose type differs.
- * Placements local and member count as the same: both are one client's (or no) value.
+ * FT208 unless a loop body's or an accumulator function's result (`what`) has the carry's
+ * tree structure, shapes and dtypes, with the texts tsc gives (src/front/loops.ts,
+ * CarryCheck): a key of the carry that the result lacks, a key the carry lacks, or the first
+ * leaf whose type differs. Placements local and member count as the same: both are one
+ * client's (or no) value.
  */
-export function checkCarry(op: string, got: Flat, want: Flat): void {
+export function checkCarry(what: string, subject: "carry" | "accumulator", got: Flat, want: Flat): void {
   const mismatch = carryMismatch(got.def, want.def, got.leaves, want.leaves);
-  if (mismatch !== undefined) throw ftError("FT208", { op, ...mismatch });
+  if (mismatch !== undefined) {
+    throw ftError("FT208", { what, got: mismatch.got, want: `a ${subject} of ${mismatch.want}`, why: `the ${subject} must keep its type` });
+  }
 }
 
 function carryMismatch(got: TreeDef, want: TreeDef, gotLeaves: readonly Tracer[], wantLeaves: readonly Tracer[]): { got: string; want: string } | undefined {

@@ -3,7 +3,7 @@
  * once into the IR. The result is the typed program: its IR, its TFF-style signature, and
  * (src/runtime) the means to run it.
  */
-import type { Tensor as TfTensor } from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js";
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
@@ -14,6 +14,7 @@ import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
 import { GraphBuilder, recordInto, ValueTable } from "./trace.js";
 import { flatten, unflatten } from "./tree.js";
+import { expectFunction } from "./values.js";
 
 export type InputSpecs = { readonly [name: string]: TreeLike };
 
@@ -87,6 +88,7 @@ export function program<const I extends InputSpecs, O>(
   if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs)) {
     throw ftError("FT302", { what: "program() inputs", why: "expected a record of input specs, such as { x: atClients(f32([3])) }" });
   }
+  expectFunction(body, "program() body");
   const specs = flatten(inputs, isSpec, "program() input", "specs (f32, i32, bool, atServer, atClients)");
   const values = new ValueTable();
   const graph = new GraphBuilder(values, undefined);

@@ -8,7 +8,7 @@ import { printType } from "../ir/print.js";
 import type { DType, Placement, ValueType } from "../ir/types.js";
 import type { NestCheck, Validate } from "../../types/placement.js";
 import type { Dim, Place, TensorSpec, TypeInfo, staticType } from "../../types/tensor.js";
-import { flatten, unflatten } from "./tree.js";
+import { describeValue, flatten, unflatten } from "./tree.js";
 
 /** Dims as written in a spec: a size, a name, or null for a size known only at run time. */
 export type SpecShape = readonly (number | string | null)[];
@@ -29,7 +29,10 @@ export class Spec implements ValueType {
 
 export const isSpec = (x: unknown): x is Spec => x instanceof Spec;
 
-function makeSpec(shape: SpecShape, dtype: DType): Spec {
+function makeSpec(shape: SpecShape, dtype: DType, op: string): Spec {
+  if (!Array.isArray(shape)) {
+    throw ftError("FT302", { what: `${op}() shape`, why: `expected an array of dims, such as ["B", 784], got ${describeValue(shape)}` });
+  }
   for (const d of shape) {
     const ok = d === null || (typeof d === "string" && d.length > 0) || (Number.isInteger(d) && (d as number) >= 0);
     if (!ok) throw ftError("FT302", { what: `spec dim ${String(d)}`, why: "dims are sizes >= 0, names, or null" });
@@ -38,13 +41,13 @@ function makeSpec(shape: SpecShape, dtype: DType): Spec {
 }
 
 export function f32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "float32", "local"> {
-  return makeSpec(shape, "float32") as never;
+  return makeSpec(shape, "float32", "f32") as never;
 }
 export function i32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "int32", "local"> {
-  return makeSpec(shape, "int32") as never;
+  return makeSpec(shape, "int32", "i32") as never;
 }
 export function bool<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "bool", "local"> {
-  return makeSpec(shape, "bool") as never;
+  return makeSpec(shape, "bool", "bool") as never;
 }
 
 function place(tree: unknown, placement: Placement, outer: string): unknown {

@@ -4,7 +4,7 @@
  * Every check of SPEC section 4 is in the parameter types (tsc) and in the primitive rules
  * (tracing), with the same codes and texts.
  */
-import type { Checked, Fail, FailWith, IfValid, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Checked, Fail, FailWith, Presumed, Message, Outcome, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { AsTensor, Binary, Ctx, Many, RequireDType, ShapeOp, ShapesOf } from "../../types/ops.js";
 import type { Reshape } from "../../types/reshape.js";
@@ -132,7 +132,9 @@ export type ReductionFn<Op extends string, Class extends "numeric" | "float"> = 
   x: Validate<X, ClassCheck<Op, Class, X>>,
   axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, K, Ctx<Op, X>>>,
   keepDims?: K,
-) => IfValid<ClassCheck<Op, Class, X>, Outcome<ReduceOutcome<Op, X, Axis, K, DTypeOf<X>>>>;
+  // A float reduction's result is f32, also presumed so when its operand failed FT205, so that
+  // the next operation reports nothing more.
+) => Outcome<ReduceOutcome<Op, X, Axis, K, Class extends "float" ? "float32" : DTypeOf<X>>>;
 
 /** A reduction; Class is its dtype class for the types, the primitive table applies the same at run time. */
 function reduction<Op extends string, Class extends "numeric" | "float">(op: Op, primitive: string): ReductionFn<Op, Class> {
@@ -152,7 +154,7 @@ export const min = reduction<"min", "numeric">("min", "reduce_min");
 export function argmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, NumericCheck<"argmax", X>>,
   axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, false, Ctx<"argmax", X>>>,
-): IfValid<NumericCheck<"argmax", X>, Outcome<ReduceOutcome<"argmax", X, Axis, false, "int32">>> {
+): Outcome<ReduceOutcome<"argmax", X, Axis, false, "int32">> {
   return graph("argmax").emit("argmax", [tracer(x, "argmax")], { axis: (axis as number | undefined) ?? -1 }, "argmax")[0] as never;
 }
 
@@ -200,7 +202,7 @@ export function where<C extends Tensor, A extends Tensor | number, B extends Ten
 }
 
 /** Limits every element to [lo, hi]. */
-export function clip<X extends Tensor>(x: Validate<X, NumericCheck<"clip", X>>, lo: number, hi: number): IfValid<NumericCheck<"clip", X>, X> {
+export function clip<X extends Tensor>(x: Validate<X, NumericCheck<"clip", X>>, lo: number, hi: number): Presumed<X> {
   if (!(lo <= hi)) throw ftError("FT305", { option: "clip bounds", why: `lo ${lo} is above hi ${hi}` });
   return emitBinary("minimum", "clip", emitBinary("maximum", "clip", tracer(x, "clip"), lo), hi) as never;
 }

@@ -58,6 +58,11 @@ export class GraphBuilder {
   constructor(
     readonly values: ValueTable,
     readonly parent: GraphBuilder | undefined,
+    /**
+     * True while tracing a per-client function (map()'s, aggregate()'s accumulate, merge and
+     * report) or a function nested in one, where broadcast() and the reductions are FT105.
+     */
+    readonly perClient = false,
   ) {}
 
   addInput(type: ValueType): Tracer {
@@ -145,11 +150,17 @@ export function recordInto<R>(graph: GraphBuilder, fn: () => R): R {
 
 /**
  * Traces fn on fresh inputs of the given types as a closed sub-graph of the current graph.
- * fn returns the tracers to output (already flattened by the caller).
+ * fn returns the tracers to output (already flattened by the caller). A function nested in a
+ * per-client one is per-client too.
  */
-export function traceBody(op: string, inputTypes: readonly ValueType[], fn: (inputs: Tracer[]) => readonly Tracer[]): ClosedBody {
+export function traceBody(
+  op: string,
+  inputTypes: readonly ValueType[],
+  fn: (inputs: Tracer[]) => readonly Tracer[],
+  options: { readonly perClient?: boolean } = {},
+): ClosedBody {
   const parent = currentGraph(op);
-  const graph = new GraphBuilder(parent.values, parent);
+  const graph = new GraphBuilder(parent.values, parent, options.perClient === true || parent.perClient);
   const outputs = recordInto(graph, () => fn(inputTypes.map((t) => graph.addInput(t))));
   const closed = graph.finish(outputs);
   const byOuterId = new Map<number, Tracer>();

@@ -11,6 +11,11 @@ export function constant(value: number, dtype: DType, op: string): Tracer {
   return currentGraph(op).emit("constant", [], { value, dtype, shape: [] }, op)[0]!;
 }
 
+/** FT302 unless a user passed a function where one belongs (a program's body, map()'s f). */
+export function expectFunction(f: unknown, what: string): void {
+  if (typeof f !== "function") throw ftError("FT302", { what, why: `expected a function, got ${describeValue(f)}` });
+}
+
 /** A tracer, or a number made a scalar constant of dtype `like` has. */
 export function asTracer(x: unknown, op: string, like?: Tracer): Tracer {
   if (isTracer(x)) return x;

@@ -105,11 +105,22 @@ class Run implements Evaluator {
   }
 }
 
+/** FT302 unless `ir` is a program's IR, with the fix for the usual slip: the program itself. */
+function checkProgramIR(ir: unknown): void {
+  const isIR = (x: unknown): boolean => typeof x === "object" && x !== null && (x as { format?: unknown }).format === "fedtensor-ir";
+  if (isIR(ir)) return;
+  const why = isIR((ir as { ir?: unknown } | null | undefined)?.ir)
+    ? "got the program itself: pass program.ir"
+    : `expected a program's IR (program.ir, or a loaded IR file), got ${ir === null || typeof ir !== "object" ? String(ir) : "another object"}`;
+  throw ftError("FT302", { what: "interpret() program", why });
+}
+
 /**
  * Runs a program on data. `inputs` follows the program's input tree by name; a value at the
  * CLIENTS is given, and returned, with a leading client axis [C, ...member shape].
  */
 export function interpret(ir: ProgramIR, inputs: InputTree, options: InterpretOptions = {}): OutputTree {
+  checkProgramIR(ir);
   const dims = new DimBindings();
   const { args, clients } = readInputs(ir, inputs, options.clients, dims);
   const outputs = new Run(ir.values, dims, clients, options.observe).evaluate(ir.graph, args, "program");

@@ -2,6 +2,7 @@
  * Placement rules at run time, mirroring types/placement.ts: the placement of an operation's
  * result, and the FT1xx errors of placement primitives.
  */
+import { mapAdvice } from "../errors/catalogue.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "./print.js";
 import type { Placement, ValueType } from "./types.js";
@@ -28,8 +29,11 @@ export function joinPlacement(op: string, a: ValueType, b: ValueType): Placement
     case "mix":
       throw ftError("FT104", { op, a: printType(a), b: printType(b) });
     case "server-in-map":
-      throw ftError("FT102", { got: printType(a.placement === "server" ? a : b) });
+      throw ftError("FT102", { got: printType(a.placement === "server" ? a : b), advice: mapAdvice.captured });
     case "clients-in-map":
+      // An all-equal CLIENTS value is what broadcast() makes: called inside the function, or
+      // captured into it, the fix is the same (broadcast outside, pass it in), as tsc says.
+      if ([a.placement, b.placement].every((p) => p === "member" || p === "clients-equal")) throw ftError("FT105", { op: "broadcast" });
       throw ftError("FT106", { got: printType(a.placement === "member" ? b : a), outer: "a per-client function" });
     default:
       return join;

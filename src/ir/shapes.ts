@@ -119,7 +119,7 @@ export function concatShape(shapes: readonly Shape[], axis: number, op: string, 
   let acc: DimValue[] = [...first];
   for (const next of shapes.slice(1)) {
     const joined = joinShapes(acc, next, at);
-    if (joined === undefined) throw ftError("FT206", { op, axis: at, a: printShape(acc), b: printShape(next) });
+    if (joined === undefined) throw ftError("FT206", { op, want: `equal dims outside axis ${at}`, a: printShape(acc), b: printShape(next) });
     acc = joined;
   }
   return acc;
@@ -129,7 +129,7 @@ export function stackShape(shapes: readonly Shape[], axis: number, op: string, a
   let acc: DimValue[] = [...shapes[0]!];
   for (const next of shapes.slice(1)) {
     const joined = joinShapes(acc, next, undefined);
-    if (joined === undefined) throw ftError("FT206", { op, axis: "new", a: printShape(acc), b: printShape(next) });
+    if (joined === undefined) throw ftError("FT206", { op, want: "equal shapes", a: printShape(acc), b: printShape(next) });
     acc = joined;
   }
   const at = normalizeAxis(axis, acc.length + 1, op, a);

@@ -6,10 +6,10 @@
  * Ownership: graph inputs belong to the caller and constants to the compiled graph; every
  * other tensor belongs to the run. Outputs are always fresh tensors the caller owns.
  */
-import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 
-export type Kernel = (inputs: readonly tf.Tensor[]) => tf.Tensor[];
+export type Kernel = (inputs: readonly TfTensor[]) => TfTensor[];
 
 export interface LoweringContext {
   readonly backend: string;
@@ -17,7 +17,7 @@ export interface LoweringContext {
   /** Compiles a body graph (of scan or client_loop) with the same lowering. */
   compile(graph: Graph): CompiledGraph;
   /** Makes a tensor a kernel keeps (a constant operand) the compiled graph's, freed with it. */
-  own<T extends tf.Tensor>(tensor: T): T;
+  own<T extends TfTensor>(tensor: T): T;
 }
 
 export type LoweringRule = (node: Node, ctx: LoweringContext) => Kernel;
@@ -37,11 +37,11 @@ export class CompiledGraph {
   private readonly inputSlots: number[];
   private readonly outputSlots: number[];
   /** Constant tensors, made once, owned by this graph. */
-  private readonly constants = new Map<number, tf.Tensor>();
+  private readonly constants = new Map<number, TfTensor>();
   /** Compiled bodies of this graph's loops, disposed with it. */
   private readonly bodies: CompiledGraph[] = [];
   /** Tensors kernels keep (see LoweringContext.own). */
-  private readonly owned: tf.Tensor[] = [];
+  private readonly owned: TfTensor[] = [];
 
   /** `parentCtx` gives the backend and types; this graph provides the context's ownership of tensors. */
   constructor(graph: Graph, rules: Readonly<Record<string, LoweringRule>>, parentCtx: Omit<LoweringContext, "own">) {
@@ -92,8 +92,8 @@ export class CompiledGraph {
   }
 
   /** Runs the graph; the inputs stay the caller's, the outputs become the caller's. */
-  run(inputs: readonly tf.Tensor[]): tf.Tensor[] {
-    const env: (tf.Tensor | undefined)[] = new Array(this.slotCount);
+  run(inputs: readonly TfTensor[]): TfTensor[] {
+    const env: (TfTensor | undefined)[] = new Array(this.slotCount);
     this.inputSlots.forEach((s, i) => (env[s] = inputs[i]));
     for (const [s, t] of this.constants) env[s] = t;
     try {
@@ -114,8 +114,8 @@ export class CompiledGraph {
       this.disposeOwned(env);
       throw error;
     }
-    const seen = new Set<tf.Tensor>();
-    const borrowedValues = new Set<tf.Tensor>([...inputs, ...this.constants.values()]);
+    const seen = new Set<TfTensor>();
+    const borrowedValues = new Set<TfTensor>([...inputs, ...this.constants.values()]);
     return this.outputSlots.map((s) => {
       const t = env[s]!;
       // Outputs the caller would not own (an input, a constant, the same tensor twice) are cloned.
@@ -125,7 +125,7 @@ export class CompiledGraph {
     });
   }
 
-  private disposeOwned(env: (tf.Tensor | undefined)[]): void {
+  private disposeOwned(env: (TfTensor | undefined)[]): void {
     const borrowed = new Set<number>([...this.inputSlots, ...this.constants.keys()]);
     env.forEach((t, s) => {
       if (t !== undefined && !borrowed.has(s) && !t.isDisposed) t.dispose();

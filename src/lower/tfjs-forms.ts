@@ -4,6 +4,7 @@
  * wrong one (test/differential/windows.test.ts found each of tfjs wasm's).
  */
 import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../errors/error.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Kernel, LoweringContext } from "./executable.js";
@@ -54,8 +55,8 @@ function matmulFloat(aShape: readonly number[], bShape: readonly number[], outSh
   const m = b2[b2.length - 1]!;
   const aBatch = a2.slice(0, -2);
   const bBatch = b2.slice(0, -2);
-  const reshaped = (x: tf.Tensor, shape: readonly number[]) => (x.shape.join() === shape.join() ? x : x.reshape(shape as number[]));
-  const finish = (out: tf.Tensor, ...scratch: tf.Tensor[]) => {
+  const reshaped = (x: TfTensor, shape: readonly number[]) => (x.shape.join() === shape.join() ? x : x.reshape(shape as number[]));
+  const finish = (out: TfTensor, ...scratch: TfTensor[]) => {
     const shaped = reshaped(out, outShape);
     for (const t of [out, ...scratch]) if (t !== shaped) t.dispose();
     return [shaped];
@@ -124,7 +125,7 @@ export function conv2dFilterGradient(attrs: Attrs, xShape: readonly number[], fi
         pad: padding,
         dataFormat: "NHWC",
         filterShape: [kh, kw, inChannels, outChannels],
-      }) as tf.Tensor,
+      }) as TfTensor,
     ];
   }
   const [, h, w] = xShape as [number, number, number, number];
@@ -155,7 +156,7 @@ export function maxPoolGradient(attrs: Attrs, xShape: readonly number[], backend
   if (backend !== "wasm") {
     return ([x, dy]) => {
       const y = tf.maxPool(x! as tf.Tensor4D, window, strides, padding);
-      const out = tf.engine().runKernel("MaxPoolGrad", { dy: dy!, input: x!, output: y }, { filterSize: window, strides, pad: padding }) as tf.Tensor;
+      const out = tf.engine().runKernel("MaxPoolGrad", { dy: dy!, input: x!, output: y }, { filterSize: window, strides, pad: padding }) as TfTensor;
       y.dispose();
       return [out];
     };
@@ -189,7 +190,7 @@ export function maxPoolPick(attrs: Attrs, xShape: readonly number[]): Kernel {
     tf.tidy(() => {
       const windows = poolWindows(x!, attrs as unknown as PoolAttrs, xShape);
       const paddedT = windows.pad(t!, 0);
-      let picked: tf.Tensor = tf.zerosLike(windows.y);
+      let picked: TfTensor = tf.zerosLike(windows.y);
       windows.firstMaxima((_i, _j, wins, under) => {
         picked = tf.where(wins, under(paddedT), picked);
       });
@@ -206,7 +207,7 @@ type PoolAttrs = Window & { window: [number, number] };
  * order with the outputs whose window's first maximum sits there (no earlier offset claimed
  * it) and a function giving a padded tensor's pixels at that offset, one per output.
  */
-function poolWindows(x: tf.Tensor, attrs: PoolAttrs, xShape: readonly number[]) {
+function poolWindows(x: TfTensor, attrs: PoolAttrs, xShape: readonly number[]) {
   const { window, strides, padding } = attrs;
   const [n, h, w, c] = xShape as [number, number, number, number];
   const [kh, kw] = window;
@@ -215,14 +216,14 @@ function poolWindows(x: tf.Tensor, attrs: PoolAttrs, xShape: readonly number[]) 
   const [, oh, ow] = y.shape;
   const [top, bottom] = padding === "same" ? samePadding(h, oh, kh, sh) : [0, 0];
   const [left, right] = padding === "same" ? samePadding(w, ow, kw, sw) : [0, 0];
-  const pad = (v: tf.Tensor, value: number) => tf.pad(v, [[0, 0], [top, bottom], [left, right], [0, 0]], value);
+  const pad = (v: TfTensor, value: number) => tf.pad(v, [[0, 0], [top, bottom], [left, right], [0, 0]], value);
   // Padding never wins a window: SAME windows always hold a real pixel.
   const paddedX = pad(x, -Infinity);
-  const firstMaxima = (visit: (i: number, j: number, wins: tf.Tensor, under: (padded: tf.Tensor) => tf.Tensor) => void) => {
+  const firstMaxima = (visit: (i: number, j: number, wins: TfTensor, under: (padded: TfTensor) => TfTensor) => void) => {
     let claimed = tf.zerosLike(y).cast("bool");
     for (let i = 0; i < kh; i++) {
       for (let j = 0; j < kw; j++) {
-        const under = (v: tf.Tensor) => tf.stridedSlice(v, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
+        const under = (v: TfTensor) => tf.stridedSlice(v, [0, i, j, 0], [n, i + (oh - 1) * sh + 1, j + (ow - 1) * sw + 1, c], [1, sh, sw, 1]);
         const wins = tf.logicalAnd(tf.equal(under(paddedX), y), tf.logicalNot(claimed));
         claimed = tf.logicalOr(claimed, wins);
         visit(i, j, wins, under);
@@ -233,7 +234,7 @@ function poolWindows(x: tf.Tensor, attrs: PoolAttrs, xShape: readonly number[]) 
 }
 
 /** softmax-like functions, which tfjs runs only over the last axis: transpose around them otherwise. */
-export function softmaxAlong(f: (x: tf.Tensor) => tf.Tensor, axis: number, rank: number): Kernel {
+export function softmaxAlong(f: (x: TfTensor) => TfTensor, axis: number, rank: number): Kernel {
   const at = axis < 0 ? axis + rank : axis;
   if (at === rank - 1) return ([x]) => [f(x!)];
   const perm = [...Array(rank).keys()];
@@ -294,7 +295,7 @@ export function withinKernelRank(kernel: Kernel, inShapes: readonly (readonly nu
  * client's data take 170 ms that way. Reading the data once and uploading each part takes
  * 7 ms, so the JavaScript backends do that; native TensorFlow unstacks itself.
  */
-export function unstack(x: tf.Tensor, backend: string): tf.Tensor[] {
+export function unstack(x: TfTensor, backend: string): TfTensor[] {
   if (backend === "tensorflow") return tf.unstack(x);
   const [count, ...member] = x.shape;
   const size = product(member);

@@ -13,6 +13,15 @@ import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../errors/error.js";
 import { onnxRuntime, probeProvider } from "../lower/onnx/session.js";
 
+// TensorFlow.js's cpu backend prints "Hi, looks like you are running TensorFlow.js in Node.js
+// ... install our node backend" on its first tensor in Node (tfjs-backend-cpu's write(), through
+// tfjs-core's log.warn). Its one switch is tfjs-core's PROD flag: log.warn and log.log print
+// nothing under it, and in tfjs 4.22 it changes nothing else. The advice does not apply here
+// (the default backend is onnx; the native one is `tensorflow`), so every FedTensor process
+// sets it. The one tfjs warning this hides that mattered, why a backend failed to initialise,
+// activateTensorHome reads from the backend's factory itself.
+tf.enableProdMode();
+
 export const backendNames = ["wasm", "cpu", "tensorflow", "onnx"] as const;
 export type BackendName = (typeof backendNames)[number];
 
@@ -85,7 +94,22 @@ async function activateTensorHome(name: TensorHome): Promise<void> {
   }
   // tf.setBackend reports failure by returning false rather than throwing.
   if (!ok || tf.getBackend() !== name) {
-    throw ftError("FT301", { backend: name, why: "TensorFlow.js could not initialise it (setBackend returned false)" });
+    throw ftError("FT301", { backend: name, why: `TensorFlow.js could not initialise it (${await initialisationFailure(name)})` });
+  }
+}
+
+/**
+ * Why a backend's initialisation failed: tfjs catches its factory's error and would only log it
+ * (not in PROD mode), so the factory runs once more here for the error itself.
+ */
+async function initialisationFailure(name: TensorHome): Promise<string> {
+  const factory = tf.findBackendFactory(name);
+  if (factory === null) return "no such backend is registered";
+  try {
+    await factory();
+    return "setBackend returned false";
+  } catch (error) {
+    return firstLine(error);
   }
 }
 
@@ -106,7 +130,7 @@ async function startOnnxRuntime(provider: string): Promise<void> {
   try {
     await probeProvider(provider);
   } catch (error) {
-    const hint = provider === "cuda" ? "; its libraries come with npm i onnxruntime-node --onnxruntime-node-install=cuda12 (see README, Backends)" : "";
+    const hint = provider === "cuda" ? "; install its libraries with ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install (see README, Backends)" : "";
     throw ftError("FT301", { backend: "onnx", why: `execution provider ${provider} does not start (${firstLine(error)})${hint}` });
   }
 }

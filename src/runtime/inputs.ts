@@ -1,9 +1,15 @@
+// The public types name tfjs-core's Tensor only, never the @tensorflow/tfjs umbrella, whose
+// layers/converter declarations fail a user's strict tsc without skipLibCheck. tfjs-core's
+// own declarations use the global `Long` of @types/long, which a tsconfig with a `types`
+// list would leave out: this reference, kept in the emitted .d.ts, brings it in.
+/// <reference types="long" preserve="true" />
 /**
  * A run's inputs: checking the data against the program's declared inputs, binding named and
  * run-time dims, and turning every leaf into a tfjs tensor. CLIENTS inputs carry the clients
  * on axis 0: `{f32[B,784]}@CLIENTS` takes data of shape [C, B, 784].
  */
 import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import type { DType, ProgramIR, ValueType } from "../ir/types.js";
@@ -16,12 +22,12 @@ export interface HostTensor {
   readonly data: ArrayLike<number>;
 }
 
-export type InputLeaf = tf.Tensor | HostTensor | number | readonly unknown[];
+export type InputLeaf = TfTensor | HostTensor | number | readonly unknown[];
 
 export interface BoundInputs {
-  readonly tensors: tf.Tensor[];
+  readonly tensors: TfTensor[];
   /** Tensors made here from host data, to dispose after the run. */
-  readonly created: tf.Tensor[];
+  readonly created: TfTensor[];
   /** Concrete type of every graph input. */
   readonly types: ValueType[];
   readonly bindings: Map<string, number>;
@@ -34,7 +40,7 @@ const isLeaf = (x: unknown): x is InputLeaf =>
   x instanceof tf.Tensor || isHostTensor(x) || typeof x === "number" || (Array.isArray(x) && x.every((e) => !isRecord(e)));
 const isRecord = (x: unknown) => typeof x === "object" && x !== null && !Array.isArray(x) && !isHostTensor(x) && !(x instanceof tf.Tensor);
 
-function toTensor(leaf: InputLeaf, dtype: DType, where: string): { tensor: tf.Tensor; created: boolean } {
+function toTensor(leaf: InputLeaf, dtype: DType, where: string): { tensor: TfTensor; created: boolean } {
   if (leaf instanceof tf.Tensor) {
     if (leaf.isDisposed) throw ftError("FT302", { what: where, why: "the tensor was already disposed" });
     if (leaf.dtype !== dtype) throw ftError("FT302", { what: where, why: `dtype ${leaf.dtype} where ${dtype} is declared` });
@@ -93,6 +99,8 @@ function bindShape(declared: ValueType, actual: readonly number[], where: string
       why: `rank ${actual.length} (shape [${actual.join(",")}]) where ${printType(declared)} needs rank ${expected.length}${atClients ? " (clients first)" : ""}`,
     });
   }
+  // As the reference interpreter says it (src/interpret/io.ts), not as an option's error.
+  if (atClients && actual[0] === 0) throw ftError("FT302", { what: where, why: "a cohort has at least one client" });
   expected.forEach((dim, i) => {
     const size = actual[i]!;
     if (typeof dim === "number" && dim !== size) throw ftError("FT210", { what: where, dim: i, got: size, want: dim });
@@ -110,7 +118,7 @@ export function bindInputs(ir: ProgramIR, data: unknown, clientsOption: number |
   const leaves = flattenAs(ir.inputTree, data, isLeaf, "program input");
   const bindings = new Map<string, number>();
   if (clientsOption !== undefined) bindings.set(CLIENTS_DIM, clientsOption);
-  const created: tf.Tensor[] = [];
+  const created: TfTensor[] = [];
   try {
     const tensors = leaves.map((leaf, i) => {
       const where = `input ${paths[i]}`;

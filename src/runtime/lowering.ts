@@ -4,7 +4,7 @@
  * outputs are tfjs tensors whatever runs them, so programs, the runtime and callers do not
  * change with the backend.
  */
-import type * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { Graph, ProgramIR } from "../ir/types.js";
 import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
 import { OnnxExecutable, type SessionSettings } from "../lower/onnx/session.js";
@@ -15,7 +15,7 @@ import { shardedLowering } from "./shards.js";
 
 export interface Executable {
   /** Runs on the program's inputs; the inputs stay the caller's, the outputs become the caller's. */
-  run(inputs: readonly tf.Tensor[]): Promise<tf.Tensor[]>;
+  run(inputs: readonly TfTensor[]): Promise<TfTensor[]>;
   /** Frees what compiling made (constants, sessions). */
   dispose(): void;
 }

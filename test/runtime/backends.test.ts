@@ -86,7 +86,7 @@ describe("the onnx backend", () => {
   test("an execution provider that cannot start is FT301, never a silent fallback to the CPU", async () => {
     const error = await failure(() => p.run(inputs, { backend: "onnx", executionProvider: "cuda" }));
     expect(error.code).toBe("FT301");
-    expect(error.message).toMatch(/^FT301: backend onnx is not available: execution provider cuda does not start \(.+\); its libraries come with npm i onnxruntime-node --onnxruntime-node-install=cuda12/);
+    expect(error.message).toMatch(/^FT301: backend onnx is not available: execution provider cuda does not start \(.+\); install its libraries with ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules\/onnxruntime-node\/script\/install/);
     process.env.FEDTENSOR_EXECUTION_PROVIDER = "cuda";
     expect((await failure(() => p.run(inputs, { backend: "onnx" }))).code).toBe("FT301");
   });

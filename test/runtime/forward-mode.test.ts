@@ -73,6 +73,6 @@ describe("forward mode", () => {
   test("tangents must have the primals' shapes", () => {
     const trace = () => program({ a: f32([3]), t: f32([2]) }, ({ a, t }) => jvp(exp, [a], [t as never])[1]);
     expect(trace).toThrowError(FedTensorError);
-    expect(trace).toThrowError(/^FT206: jvp\(\) needs equal dims/);
+    expect(trace).toThrowError("FT206: jvp() needs an f32 tangent of its primal's shape at [0]: f32[3] vs f32[2]");
   });
 });

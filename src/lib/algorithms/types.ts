@@ -4,7 +4,7 @@
  * round functions precise signatures, so a user's misuse (client data where the server state
  * goes, say) fails in tsc with the FT code the same mistake would raise inside.
  */
-import type { IfValid, Validate } from "../../../types/errors.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
 import type { BroadcastCheck, MapArgCheck } from "../../../types/placement.js";
 import type { Place, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
 import type { Program } from "../../front/program.js";
@@ -75,4 +75,4 @@ export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData> = <
   params: Validate<P, BroadcastCheck<P>>,
   data: Validate<D, MapArgCheck<D>>,
   hypers: Hypers,
-) => IfValid<BroadcastCheck<P> | MapArgCheck<D>, Result>;
+) => Presumed<Result>;

@@ -5,6 +5,7 @@
  * held on the host and handed to the round for its cohort only).
  */
 import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
 import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
@@ -22,7 +23,7 @@ import type { TensorTree } from "./checkpoint.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor } from "./optimizers.js";
 
-export type DeviceTree = tf.Tensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
 
 export interface TrainingState {
@@ -36,7 +37,7 @@ export interface TrainingState {
 export interface RoundResult {
   readonly state: TrainingState;
   /** The cohort's mean training loss. */
-  readonly loss: tf.Tensor;
+  readonly loss: TfTensor;
 }
 
 export interface RoundRunner {
@@ -59,8 +60,8 @@ function withServerLr(old: DeviceTree, next: DeviceTree, serverLr: number): Devi
   return scaled;
 }
 
-function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor): DeviceTree {
-  if (a instanceof tf.Tensor) return f(a, b as tf.Tensor);
+function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: TfTensor, y: TfTensor) => TfTensor): DeviceTree {
+  if (a instanceof tf.Tensor) return f(a, b as TfTensor);
   if (Array.isArray(a)) return a.map((x, i) => mapTrees(x, (b as DeviceTree[])[i]!, f));
   const out: Record<string, DeviceTree> = {};
   for (const [k, x] of Object.entries(a)) out[k] = mapTrees(x, (b as Record<string, DeviceTree>)[k]!, f);
@@ -71,7 +72,7 @@ function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: tf.Tensor, y: tf.Tensor) 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
 
-function plainRunner(program: { run(inputs: never, options: never): Promise<{ params: unknown; loss: tf.Tensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+function plainRunner(program: { run(inputs: never, options: never): Promise<{ params: unknown; loss: TfTensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
     async round(state, batches, config) {
@@ -124,7 +125,7 @@ function stackClientStates(states: TrainingState["clients"], cohort: Int32Array,
   return stacked;
 }
 
-async function unstackClientStates(tree: Record<string, tf.Tensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
+async function unstackClientStates(tree: Record<string, TfTensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
   const next: Record<string, TensorTree> = { ...into };
   const parts: Record<string, Record<string, HostParam>> = {};
   for (const [key, t] of Object.entries(tree)) {
@@ -149,7 +150,7 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
       return shapes as unknown as TensorTree;
     },
     async round(state, batches, cfg) {
-      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, tf.Tensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
+      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, TfTensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
       const clientControls = stackClientStates(state.clients, batches.clients, shapes);
       const out = await program.run({
         params: state.params,
@@ -159,7 +160,7 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
         control: state.server,
         clientControls,
       } as never, runOptionsOf(cfg));
-      const clients = await unstackClientStates(out.clientControls as Record<string, tf.Tensor>, batches.clients, state.clients);
+      const clients = await unstackClientStates(out.clientControls as Record<string, TfTensor>, batches.clients, state.clients);
       tf.dispose(out.clientControls as never);
       return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients }, loss: out.loss };
     },

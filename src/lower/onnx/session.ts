@@ -5,6 +5,7 @@
  * back without copying on tfjs's cpu backend (the onnx backend's home for tensors).
  */
 import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { InferenceSession, Tensor as OrtTensor } from "onnxruntime-node";
 import type { DType, ProgramIR } from "../../ir/types.js";
 import { ModelScope, OnnxGraph, valueInfo } from "./graph.js";
@@ -75,13 +76,13 @@ export function probeProvider(provider: string): Promise<void> {
 }
 
 /** A tfjs tensor as an onnxruntime tensor: on tfjs's cpu backend, over the same memory. */
-function toOrt(ort: OnnxRuntime, t: tf.Tensor): OrtTensor {
+function toOrt(ort: OnnxRuntime, t: TfTensor): OrtTensor {
   const data = t.dataSync() as Float32Array | Int32Array | Uint8Array;
   return new ort.Tensor(t.dtype as "float32" | "int32" | "bool", data, t.shape);
 }
 
 /** An onnxruntime result as a tfjs tensor; its buffer is the result's own, so tfjs's cpu backend keeps it as it is. */
-function fromOrt(t: OrtTensor, dtype: DType): tf.Tensor {
+function fromOrt(t: OrtTensor, dtype: DType): TfTensor {
   return tf.tensor(t.data as Float32Array | Int32Array | Uint8Array, [...t.dims], dtype);
 }
 
@@ -102,7 +103,7 @@ export class OnnxExecutable {
     this.session.catch(() => undefined);
   }
 
-  async run(inputs: readonly tf.Tensor[]): Promise<tf.Tensor[]> {
+  async run(inputs: readonly TfTensor[]): Promise<TfTensor[]> {
     const [ort, session] = await Promise.all([onnxRuntime(), this.session]);
     const feeds = Object.fromEntries(this.inputs.map((name, i) => [name, toOrt(ort, inputs[i]!)]));
     const results = await session.run(feeds);
