@@ -64,9 +64,11 @@ export {
   meanSquaredError,
   conv2d,
   maxPool2d,
+  dropout,
   type WindowOptions,
 } from "./front/nn.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
+export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";
 export { constant, zeros, ones, full } from "./front/constants.js";
 export { loadProgram } from "./front/load.js";

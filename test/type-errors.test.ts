@@ -39,6 +39,7 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT206",
   "FT207",
   "FT208",
+  "FT316",
 ];
 
 interface Fixture {

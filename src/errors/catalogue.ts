@@ -280,6 +280,32 @@ export const catalogue = {
       "Give the round at least one client with examples. With `fedtensor run`, a round with " +
       "fewer surviving clients than --min-clients is skipped and logged instead.",
   },
+  FT316: {
+    title: "Not a PRNG key",
+    message: "{op}() takes a PRNG key i32[2] from randomKey(), split() or foldIn(), got {got}",
+    explanation:
+      "Random numbers come only from explicit keys (JAX's model): a key is two 32-bit words, " +
+      "made by randomKey(seed) and turned into new independent keys by split(key, n) or " +
+      "foldIn(key, i). Any other tensor is not a key.",
+    fix: "Pass a key: randomKey(seed), a row of split(key, n), or foldIn(key, i); declare a key input as atServer(i32([2])).",
+  },
+  FT317: {
+    title: "Every client would draw the same numbers",
+    message: "{op}() inside map() draws from a key that is the same for every client: foldIn(key, clientIndex()) first",
+    explanation:
+      "A key broadcast to the clients is the same key on every client, so drawing from it " +
+      "inside map() would give every client the same stream (the same dropout mask, the same " +
+      "noise). FedTensor refuses that: a draw inside map() needs a key that differs per client.",
+    fix:
+      "Make the key per client: foldIn(key, clientIndex()) inside map(), or pass a " +
+      "{i32[2]}@CLIENTS key input. Shared randomness is drawn outside map() and broadcast.",
+  },
+  FT318: {
+    title: "clientIndex() outside map()",
+    message: "clientIndex() is the index of the client running map()'s function: call it inside map()",
+    explanation: "Only inside map()'s function is there one client whose index clientIndex() can be.",
+    fix: "Call clientIndex() inside the function given to map().",
+  },
 } as const;
 
 /**

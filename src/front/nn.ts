@@ -14,6 +14,7 @@ import { broadcastShapes } from "../ir/shapes.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
 import { emitBinary } from "./elementwise.js";
+import { bernoulliMask, type KeyCheck } from "./random.js";
 
 type FloatCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "float32"
   ? never
@@ -158,4 +159,25 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
   const op = "maxPool2d";
   const attrs = windowAttrs({ strides: window, ...options });
   return currentGraph(op).emit("max_pool", [asTracer(x, op)], { window: [window, window], ...attrs }, op)[0] as never;
+}
+
+/**
+ * Inverted dropout: each entry of x kept with probability 1 - rate and scaled by
+ * 1 / (1 - rate), else 0, so the expected value is x (evaluation then uses x unchanged).
+ * The mask is a draw from key (src/front/random.ts): inside map() the key must differ per
+ * client (foldIn(key, clientIndex())), and gradients flow through the kept entries only.
+ */
+export function dropout<X extends Tensor, K extends Tensor>(
+  x: Validate<X, FloatCheck<"dropout", X>>,
+  rate: number,
+  key: Validate<K, KeyCheck<"dropout", K>>,
+): Presumed<X> {
+  const op = "dropout";
+  if (!(rate >= 0 && rate < 1)) throw ftError("FT302", { what: "dropout() rate", why: `${rate} is not in [0, 1)` });
+  const xt = asTracer(x, op);
+  if (xt.dtype !== "float32") throw ftError("FT205", { op, want: "f32", got: printType(xt.type) });
+  if (rate === 0) return xt as never;
+  const keep = bernoulliMask(op, key, 1 - rate, xt.shape as Dim[]);
+  const zeros = currentGraph(op).emit("broadcast_like", [asTracer(0, op), xt], {}, op)[0]!;
+  return currentGraph(op).emit("where", [keep, emitBinary("mul", op, xt, 1 / (1 - rate)), zeros], {}, op)[0] as never;
 }

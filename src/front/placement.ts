@@ -160,9 +160,10 @@ export function map<const Xs extends readonly TreeLike[], R>(
       outDef = out.def;
       return out.leaves;
     },
-    { perClient: true },
+    { perClient: true, inputVaries: inputs.map((t) => t.placement === "clients") },
   );
-  return unflatten(outDef, currentGraph(op).emit("map", inputs, {}, op, [body])) as never;
+  const operands = body.clientIndex === undefined ? inputs : [...inputs, body.clientIndex];
+  return unflatten(outDef, currentGraph(op).emit("map", operands, {}, op, [body])) as never;
 }
 
 /** The accumulator as the per-client functions of aggregate() see it and return it. */

@@ -55,6 +55,12 @@ export class GraphBuilder {
   readonly captures = new Map<number, number>();
   private finished = false;
 
+  /**
+   * In map()'s function: clientIndex()'s member input, once asked for, and the program-level
+   * value (client_iota) that map() passes for it (see src/front/random.ts).
+   */
+  clientIndex: { readonly member: Tracer; readonly outer: Tracer } | undefined;
+
   constructor(
     readonly values: ValueTable,
     readonly parent: GraphBuilder | undefined,
@@ -63,6 +69,10 @@ export class GraphBuilder {
      * report) or a function nested in one, where broadcast() and the reductions are FT105.
      */
     readonly perClient = false,
+    /** The operation whose function this graph records (map, scan, grad, ...); undefined for a program. */
+    readonly tracedFor?: string,
+    /** Per input, whether it may differ between clients (map()'s function; others: unknown, so true). */
+    readonly inputVaries?: readonly boolean[],
   ) {}
 
   addInput(type: ValueType): Tracer {
@@ -121,6 +131,8 @@ export interface ClosedBody {
   readonly graph: Graph;
   /** Outer tracers, in the order of the graph's trailing captured inputs. */
   readonly captures: readonly Tracer[];
+  /** map()'s function only: the outer value for the input clientIndex() added after the others. */
+  readonly clientIndex?: Tracer;
 }
 
 const stack: GraphBuilder[] = [];
@@ -157,13 +169,14 @@ export function traceBody(
   op: string,
   inputTypes: readonly ValueType[],
   fn: (inputs: Tracer[]) => readonly Tracer[],
-  options: { readonly perClient?: boolean } = {},
+  options: { readonly perClient?: boolean; readonly inputVaries?: readonly boolean[] } = {},
 ): ClosedBody {
   const parent = currentGraph(op);
-  const graph = new GraphBuilder(parent.values, parent, options.perClient === true || parent.perClient);
+  const graph = new GraphBuilder(parent.values, parent, options.perClient === true || parent.perClient, op, options.inputVaries);
   const outputs = recordInto(graph, () => fn(inputTypes.map((t) => graph.addInput(t))));
   const closed = graph.finish(outputs);
   const byOuterId = new Map<number, Tracer>();
   for (const outer of graph.captures.keys()) byOuterId.set(outer, new Tracer(parent, outer, parent.values.types[outer]!));
-  return { graph: closed, captures: [...byOuterId.values()] };
+  const clientIndex = graph.clientIndex?.outer;
+  return { graph: closed, captures: [...byOuterId.values()], ...(clientIndex === undefined ? {} : { clientIndex }) };
 }

@@ -14,6 +14,7 @@ import { ftError } from "../errors/error.js";
 import { elementwiseDType, requireDType, requireSameDType, type DTypeClass } from "./dtypes.js";
 import { isAtClients, joinPlacement, joinPlacements } from "./placement.js";
 import { printShape, printType } from "./print.js";
+import { randomPrimitives } from "./random-primitives.js";
 import * as shapes from "./shapes.js";
 import type { DType, DimValue, Json, Placement, ValueType } from "./types.js";
 
@@ -316,6 +317,8 @@ export const primitives: Record<string, PrimitiveRule> = {
   federated_mean: federated("clients", "server", "float"),
   federated_max: federated("clients", "server", "numeric"),
   federated_min: federated("clients", "server", "numeric"),
+
+  ...randomPrimitives,
 
   // control: types come from the bodies
   map: {

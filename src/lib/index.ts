@@ -81,3 +81,12 @@ export {
   type FederatedHistogramProgram,
   type FederatedMeanProgram,
 } from "./algorithms/analytics.js";
+export {
+  computeRdp,
+  DEFAULT_RDP_ORDERS,
+  rdpToEpsilon,
+  sampledGaussianEpsilon,
+  type PrivacySpent,
+  type RdpConversion,
+  type SampledGaussian,
+} from "./privacy/rdp.js";

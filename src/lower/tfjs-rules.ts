@@ -8,6 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
+import { tfjsRandomRules } from "./tfjs-random.js";
 import { boolSelect, conv2dFilterGradient, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
@@ -101,6 +102,7 @@ const constantOf = (attrs: Attrs): Kernel => {
 };
 
 export const tfjsRules: Record<string, LoweringRule> = {
+  ...tfjsRandomRules,
   neg: unary("Neg"),
   abs: unary("Abs"),
   sign: unary("Sign"),

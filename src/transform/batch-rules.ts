@@ -244,6 +244,12 @@ export const batchRules: Record<string, BatchRule> = {
   federated_mean: reduceClients("reduce_mean"),
   federated_max: reduceClients("reduce_max"),
   federated_min: reduceClients("reduce_min"),
+  // Random numbers: a batch of keys is a key with a leading dim; each client's index is iota(C).
+  threefry2x32: elementwise,
+  random_bits: elementwise,
+  uniform_from_bits: elementwise,
+  normal_from_bits: elementwise,
+  client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
 };
 
 /** A filter gradient sums over a client's images, so batched operands need one kernel per client. */

@@ -76,7 +76,9 @@ export const jvpRules: Record<string, JvpRule> = {
   cos: chain((c) => neg(prim("sin", [x0(c)]))),
   cast: (c, [t]) => [t !== undefined && c.node.attrs.dtype === "float32" ? prim("cast", [t], c.node.attrs) : undefined],
   ...Object.fromEntries(
-    ["sign", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count"].map(
+    ["sign", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count",
+      // Random draws are constants of the program: gradients do not flow into keys.
+      "threefry2x32", "random_bits", "uniform_from_bits", "normal_from_bits", "client_iota"].map(
       (op) => [op, constantOutput],
     ),
   ),

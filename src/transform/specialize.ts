@@ -22,10 +22,10 @@ function bindDim(dim: DimValue, bindings: ReadonlyMap<string, number>, where: st
   return size;
 }
 
-/** Substitutes bound sizes for named dims in the shape attributes of reshape and fill. */
+/** Substitutes bound sizes for named dims in the shape attributes of reshape, fill and random_bits. */
 function bindAttrs(bindings: ReadonlyMap<string, number>) {
   return (node: Node): Node["attrs"] => {
-    if ((node.op !== "reshape" && node.op !== "fill") || !Array.isArray(node.attrs.shape)) return node.attrs;
+    if ((node.op !== "reshape" && node.op !== "fill" && node.op !== "random_bits") || !Array.isArray(node.attrs.shape)) return node.attrs;
     const shape = (node.attrs.shape as DimValue[]).map((d) => bindDim(d, bindings, `${node.op}() shape`));
     return { ...node.attrs, shape };
   };

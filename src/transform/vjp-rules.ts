@@ -148,6 +148,12 @@ export const vjpRules: Record<string, VjpRule> = {
   iota: noGradient,
   dim_size: noGradient,
   client_count: noGradient,
+  // Random draws are constants of the program: gradients do not flow into keys.
+  threefry2x32: noGradient,
+  random_bits: noGradient,
+  uniform_from_bits: noGradient,
+  normal_from_bits: noGradient,
+  client_iota: noGradient,
 
   matmul: matmulRule,
   transpose: each((c, ct) => {

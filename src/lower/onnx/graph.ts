@@ -15,10 +15,16 @@ import {
   type ValueInfoProto,
 } from "./proto.js";
 
-/** Element types of ONNX values: the IR's dtypes, and int64 for shapes and indices. */
-export type ElementType = DType | "int64";
+/** Element types of ONNX values: the IR's dtypes, int64 for shapes and indices, uint32 for the random generator's words. */
+export type ElementType = DType | "int64" | "uint32";
 
-const dataTypeOf: Record<ElementType, DataTypeCode> = { float32: DataType.FLOAT, int32: DataType.INT32, bool: DataType.BOOL, int64: DataType.INT64 };
+const dataTypeOf: Record<ElementType, DataTypeCode> = {
+  float32: DataType.FLOAT,
+  int32: DataType.INT32,
+  bool: DataType.BOOL,
+  int64: DataType.INT64,
+  uint32: DataType.UINT32,
+};
 
 /** An attribute value: a number is an int, `{ float }` a float, an array of numbers ints. */
 export type AttributeValue = number | readonly number[] | string | { readonly float: number } | GraphProto;
@@ -32,16 +38,18 @@ function attribute(name: string, value: AttributeValue): AttributeProto {
 }
 
 /** Typed-array bytes as raw_data (little-endian, as ONNX stores it and as x86 and ARM hold it). */
-function rawBytes(values: Float32Array | Int32Array | BigInt64Array | Uint8Array): Uint8Array {
+function rawBytes(values: Float32Array | Int32Array | Uint32Array | BigInt64Array | Uint8Array): Uint8Array {
   return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 }
 
-function typedValues(type: ElementType, values: ArrayLike<number>): Float32Array | Int32Array | BigInt64Array | Uint8Array {
+function typedValues(type: ElementType, values: ArrayLike<number>): Float32Array | Int32Array | Uint32Array | BigInt64Array | Uint8Array {
   switch (type) {
     case "float32":
       return Float32Array.from(values);
     case "int32":
       return Int32Array.from(values);
+    case "uint32":
+      return Uint32Array.from(values);
     case "bool":
       return Uint8Array.from(values, (v) => (v !== 0 ? 1 : 0));
     case "int64":

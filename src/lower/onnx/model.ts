@@ -9,6 +9,7 @@ import { loopRules } from "./loops.js";
 import { foldingIntoGemm } from "./gemm.js";
 import { encodeModel, type GraphProto } from "./proto.js";
 import { tensorRules, type OnnxContext, type OnnxRule } from "./rules.js";
+import { onnxRandomRules } from "./random.js";
 import { windowRules } from "./windows.js";
 
 /** The ONNX lowering of every primitive left after client batching. */
@@ -18,6 +19,7 @@ export const onnxRules: Readonly<Record<string, OnnxRule>> = {
   sub: foldingIntoGemm(-1, tensorRules.sub!),
   ...windowRules,
   ...loopRules,
+  ...onnxRandomRules,
 };
 
 /** onnx 1.13's IR version, the first with opset 18. */

@@ -75,7 +75,7 @@ message OperatorSetIdProto {
 `;
 
 /** TensorProto.DataType values of the element types FedTensor uses. */
-export const DataType = { FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9 } as const;
+export const DataType = { FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9, UINT32: 12 } as const;
 export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
 /** AttributeProto.AttributeType values. */
