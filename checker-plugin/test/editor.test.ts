@@ -168,7 +168,7 @@ describe("plugin options and suppression comments", () => {
         category: "error",
         text: "FT104: mul() mixes {f32[10]}@CLIENTS with f32[10]@SERVER: broadcast the SERVER value or reduce the CLIENTS one",
       },
-      { line: line("export const counts"), category: "error", text: "FT205: mul() expects f32, got i32: cast() it first" },
+      { line: line("export const counts"), category: "error", text: "FT205: mul() expects f32, got i32" },
     ]);
   });
 });

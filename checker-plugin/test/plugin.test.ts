@@ -94,7 +94,7 @@ describe("FT messages in diagnostics", () => {
   });
 
   it("give back the values filled into their catalogue template", () => {
-    expect(messageParams({ code: "FT205", text: "FT205: add() expects f32, got i32: cast() it first" })).toEqual({ op: "add", want: "f32", got: "i32" });
+    expect(messageParams({ code: "FT205", text: "FT205: add() expects f32, got i32" })).toEqual({ op: "add", want: "f32", got: "i32" });
     expect(messageParams({ code: "FT101", text: ft101 })).toEqual({ got: "{f32[10]}@CLIENTS" });
     expect(messageParams({ code: "FT205", text: "FT205: not the template's text" })).toBeUndefined();
   });

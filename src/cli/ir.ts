@@ -6,23 +6,29 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { ftError } from "../errors/error.js";
-import { Program } from "../front/program.js";
+import { Program, signatureOf } from "../front/program.js";
+import { printType } from "../ir/print.js";
+import { mapReduceForm, partNames } from "../transform/mapreduce.js";
 import { UsageError, type Command } from "./command.js";
 
 export const irCommand: Command = {
   name: "ir",
   summary: "print a program's signature and IR as JSON",
   usage: [
-    "usage: fedtensor ir <module.js> [export] [--signature]",
+    "usage: fedtensor ir <module.js> [export] [--signature | --mapreduce]",
     "",
     "  module.js     a JavaScript module that exports programs (compiled TypeScript)",
     "  export        the export to print (default: every exported program)",
     "  --signature   print only the signatures",
+    "  --mapreduce   print each program's MapReduce form: its parts (prepare, work, zero,",
+    "                accumulate, merge, report, update) with their signatures, and the",
+    "                accumulator's type; FT313-FT315 say why a program has none",
   ].join("\n"),
   async run(args) {
     const flags = args.filter((a) => a.startsWith("--"));
-    const unknown = flags.filter((f) => f !== "--signature");
+    const unknown = flags.filter((f) => f !== "--signature" && f !== "--mapreduce");
     if (unknown.length > 0) throw new UsageError(`unknown option ${unknown.join(", ")}`);
+    if (flags.includes("--signature") && flags.includes("--mapreduce")) throw new UsageError("--signature and --mapreduce exclude each other");
     const [file, exportName, ...extra] = args.filter((a) => !a.startsWith("--"));
     if (file === undefined || extra.length > 0) throw new UsageError("expected a module and at most one export name");
     const path = resolve(file);
@@ -35,9 +41,24 @@ export const irCommand: Command = {
       throw new UsageError(exportName === undefined ? `${file} exports no program` : `${file} has no program export '${exportName}'`);
     }
     const onlySignatures = flags.includes("--signature");
+    if (flags.includes("--mapreduce")) {
+      for (const [name, p] of programs) console.log(printMapReduce(name, p));
+      return 0;
+    }
     for (const [name, p] of programs) {
       console.log(onlySignatures ? `${name}: ${p.signature}` : JSON.stringify({ export: name, signature: p.signature, ir: p.ir }, null, 2));
     }
     return 0;
   },
 };
+
+/** A program's MapReduce form as text: one line per part, and the accumulator's type. */
+function printMapReduce(name: string, p: Program): string {
+  const form = mapReduceForm(p.ir);
+  const width = Math.max(...partNames.map((n) => n.length));
+  return [
+    `${name}: ${p.signature}`,
+    ...partNames.map((part) => `  ${part.padEnd(width)}  ${signatureOf(form.parts[part].ir)}`),
+    `  accumulator: <${form.accumulator.map(printType).join(",")}> (fixed: the same for any number of clients)`,
+  ].join("\n");
+}

@@ -31,7 +31,10 @@ export const catalogue = {
       "map(f, ...xs) runs f once per client on that client's members of xs. A SERVER value has " +
       "one copy at the coordinator, so there is no per-client member to pass to f; reading it " +
       "from f's closure would be the same mistake.",
-    fix: "Wrap the SERVER value in broadcast(...) and pass it to map() as an argument.",
+    fix:
+      "Wrap a SERVER value in broadcast(...) and pass it to map() as an argument. A local value " +
+      "(a constant) is not passed at all: use it inside the function, or declare the program " +
+      "input with atClients(...) when each client has its own.",
   },
   FT103: {
     title: "Reduction of a value that is not at the CLIENTS",
@@ -134,20 +137,24 @@ export const catalogue = {
   },
   FT205: {
     title: "Dtype mismatch",
-    message: "{op}() expects {want}, got {got}: cast() it first",
+    message: "{op}() expects {want}, got {got}",
     explanation:
       "FedTensor never converts dtypes implicitly: float32 and int32 do not mix, bool is only " +
       "for comparisons and where(), and the float functions (exp, log, softmax, ...) need " +
       "float32. Plain JavaScript numbers take the other operand's dtype.",
-    fix: "Convert explicitly with cast(x, \"float32\") (or the dtype named in the message).",
+    fix:
+      "Convert explicitly with cast(x, \"float32\") (or the dtype named in the message). Integer " +
+      "class labels are not cast: pass them to sparseSoftmaxCrossEntropy(logits, labels), or turn " +
+      "them into float targets with oneHot(labels, classes).",
   },
   FT206: {
-    title: "concat/stack dims differ",
+    title: "Shapes that must agree differ",
     message: "{op}() needs {want}: {a} vs {b}",
     explanation:
       "concat() joins tensors along one axis, so every other dim must agree; stack() adds a " +
-      "new axis, so all shapes must be equal; a loop carry must keep its shape.",
-    fix: "Reshape or slice the operands so the other dims agree.",
+      "new axis, so all shapes must be equal; a loop carry must keep its shape; a jvp() tangent " +
+      "has its primal's shape and dtype.",
+    fix: "Reshape or slice the operands so the other dims agree; give jvp() tangents shaped like their primals.",
   },
   FT207: {
     title: "Weight is not a scalar per client",
@@ -279,6 +286,34 @@ export const catalogue = {
     fix:
       "Give the round at least one client with examples. With `fedtensor run`, a round with " +
       "fewer surviving clients than --min-clients is skipped and logged instead.",
+  },
+  FT313: {
+    title: "More than one round",
+    message: "{what}: a round in MapReduce form talks to the clients once: {why}",
+    explanation:
+      "MapReduce form (prepare, work, zero, accumulate, merge, report, update) is one round of " +
+      "communication: the server broadcasts once, every client works, their results are " +
+      "aggregated, the server updates. A value computed from an aggregation's result that goes " +
+      "back to the clients (broadcast again) needs a second round.",
+    fix: "Split the program into one program per round, each broadcasting before it aggregates.",
+  },
+  FT314: {
+    title: "CLIENTS result in MapReduce form",
+    message: "{what} is {type}: a round in MapReduce form returns SERVER values only",
+    explanation:
+      "In MapReduce form the clients' results reach the server only through aggregations " +
+      "(reduceSum, reduceMean, reduceWeightedMean, reduceMax, reduceMin, aggregate), whose " +
+      "accumulators have a fixed size whatever the number of clients. A CLIENTS output (one " +
+      "value per client, such as SCAFFOLD's client controls) grows with the cohort.",
+    fix: "Aggregate the value at the server, or run the program whole (program.run) instead of streamed.",
+  },
+  FT315: {
+    title: "Not expressible in MapReduce form",
+    message: "{op}: {why}",
+    explanation:
+      "A round compiles to MapReduce form when its clients are reached only through broadcast, " +
+      "map (and per-client operations) and aggregations, each client independent of the others.",
+    fix: "Restructure the program as: server computation, broadcast, per-client work, aggregation, server update.",
   },
   FT316: {
     title: "Not a PRNG key",

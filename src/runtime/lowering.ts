@@ -4,26 +4,13 @@
  * outputs are tfjs tensors whatever runs them, so programs, the runtime and callers do not
  * change with the backend.
  */
-import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
-import type { Graph, ProgramIR } from "../ir/types.js";
+import type { Graph } from "../ir/types.js";
 import { CompiledGraph, type LoweringContext } from "../lower/executable.js";
 import { OnnxExecutable, type SessionSettings } from "../lower/onnx/session.js";
 import { tfjsRules } from "../lower/tfjs-rules.js";
-import type { BatchPolicy } from "../transform/batch.js";
 import type { BackendName } from "./backend.js";
+import type { Executable, Lowering } from "./executable.js";
 import { shardedLowering } from "./shards.js";
-
-export interface Executable {
-  /** Runs on the program's inputs; the inputs stay the caller's, the outputs become the caller's. */
-  run(inputs: readonly TfTensor[]): Promise<TfTensor[]>;
-  /** Frees what compiling made (constants, sessions). */
-  dispose(): void;
-}
-
-export interface Lowering {
-  readonly policy: BatchPolicy;
-  compile(program: ProgramIR): Executable;
-}
 
 /** Ops whose operands must both vary per client for a backend to prefer one kernel per client. */
 const perClientOps: Readonly<Record<string, readonly number[]>> = { matmul: [0, 1], conv2d: [1], conv2d_grad_input: [1], conv2d_grad_filter: [0, 1] };

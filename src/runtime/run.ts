@@ -12,7 +12,8 @@ import { simplify } from "../transform/simplify.js";
 import { specialize } from "../transform/specialize.js";
 import { activateBackend, requestedBackend, requestedProvider, runFailure, type BackendName } from "./backend.js";
 import { bindInputs } from "./inputs.js";
-import { loweringFor, type Executable, type Lowering } from "./lowering.js";
+import type { Executable, Lowering } from "./executable.js";
+import { loweringFor } from "./lowering.js";
 import { defaultWorkers } from "./worker-pool.js";
 
 export interface RunOptions {
@@ -29,8 +30,12 @@ export interface RunOptions {
   readonly clients?: number;
 }
 
-/** Compiled forms kept per program; the oldest is dropped (and its constants freed) past this. */
-const CACHE_SIZE = 8;
+/**
+ * Compiled forms kept per program; the oldest is dropped (and its constants freed) past this.
+ * A streamed round's `work` part has one form per size bucket and chunk size (a bucket's last
+ * chunk is smaller): a dozen on a skewed Dirichlet split, which must not recompile every round.
+ */
+const CACHE_SIZE = 32;
 const cache = new WeakMap<ProgramIR, Map<string, Executable>>();
 /**
  * tfjs tensors are not garbage-collected: when a program is, its compiled forms' constants are

@@ -7,7 +7,8 @@
 import { parentPort } from "node:worker_threads";
 import * as tf from "@tensorflow/tfjs";
 import { activateBackend, type BackendName } from "./backend.js";
-import { sliceLowering, type Executable } from "./lowering.js";
+import type { Executable } from "./executable.js";
+import { sliceLowering } from "./lowering.js";
 import type { HostData, ShardResult, WorkerMessage, WorkerReply } from "./worker-pool.js";
 
 const port = parentPort!;

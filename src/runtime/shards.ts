@@ -12,7 +12,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Node, ProgramIR, ValueType } from "../ir/types.js";
-import type { Executable, Lowering } from "./lowering.js";
+import type { Executable, Lowering } from "./executable.js";
 import { releaseOnWorkers, shardWorker, type HostData, type ShardResult } from "./worker-pool.js";
 
 export interface ShardSettings {

@@ -10,6 +10,7 @@ const defaults = {
   rounds: 20,
   clients: 100,
   clientsPerRound: 10,
+  chunkClients: 100,
   dropout: 0,
   minClients: 1,
   localEpochs: 1,

@@ -74,3 +74,22 @@ describe("the run's backend", () => {
     expect(tf.getBackend()).toBe("wasm");
   }, 60_000);
 });
+
+describe("streamed rounds", () => {
+  // Streamed against whole rounds: test/run/streaming.test.ts. Here the whole loop, end to end.
+  test("a run whose cohort streams (Dirichlet clients, several size buckets) gives the same metrics in chunks of 3 as of 100", async () => {
+    const run = async (chunkClients: number) => {
+      const out = tempDir("ft-stream-");
+      const config = validateRunConfig({ model: "logistic", partition: "dirichlet", clients: 40, clientsPerRound: 12, chunkClients, batchSize: 50, rounds: 2, checkpointEvery: 0, out }, "test");
+      await train(config, quiet);
+      return readMetrics(`${out}/metrics.jsonl`);
+    };
+    // In chunks of 100 the 12 clients still fall in several size buckets: that run streams too.
+    const [small, large] = [await run(3), await run(100)];
+    expect(small.map((r) => r.round)).toEqual([1, 2]);
+    small.forEach((row, i) => {
+      expect(row.train_loss).toBeCloseTo(large[i]!.train_loss as number, 5);
+      expect(row.test_accuracy).toBeCloseTo(large[i]!.test_accuracy as number, 3);
+    });
+  }, 120_000);
+});

@@ -50,6 +50,8 @@ export interface CohortBatchOptions {
   readonly epochs?: number;
   /** Drives the shuffles; each client's order comes from rng.fork(`client:<position>`). */
   readonly rng: Rng;
+  /** At least this many batches per client (a size bucket's), so that chunks of a bucket share one shape. */
+  readonly steps?: number;
 }
 
 export interface RoundOptions {
@@ -120,7 +122,7 @@ export function batchCohort<X extends HostData>(
   clients: ArrayLike<number>,
   options: CohortBatchOptions,
 ): CohortBatches<X> {
-  const { batchSize, epochs = 1, rng } = options;
+  const { batchSize, epochs = 1, rng, steps = 1 } = options;
   checkInteger("batchSize", batchSize, 1);
   checkInteger("epochs", epochs, 1);
   const numClients = dataset.clientIndices.length;
@@ -132,7 +134,7 @@ export function batchCohort<X extends HostData>(
   });
   const sizes = Array.from(cohort, (client) => dataset.clientIndices[client]!.length);
   const largest = sizes.reduce((most, size) => Math.max(most, size), 0);
-  const nBatches = Math.max(1, Math.ceil((epochs * largest) / batchSize));
+  const nBatches = Math.max(steps, Math.ceil((epochs * largest) / batchSize));
   const slotsPerClient = nBatches * batchSize;
   const batches = allocateBatches(dataset.train, [cohort.length, nBatches, batchSize]);
   cohort.forEach((client, position) => {
@@ -173,16 +175,40 @@ export function batchEvaluation<X extends HostData>(dataset: LabelledDataset<X>,
  * not depend on who else dropped.
  */
 export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundCohort<X> {
+  const sample = sampleRound(dataset, options);
+  return { ...sample.batch(sample.clients), dropped: sample.dropped };
+}
+
+/**
+ * A round's cohort before any of its data is copied: the clients that survived dropout, each
+ * one's number of batches, and the batches of any group of them (a chunk), which are each
+ * client's batches in the whole cohort's, only padded to the group's largest client (or
+ * `steps`) instead of the cohort's.
+ */
+export interface RoundSample<X extends HostData = HostData> {
+  /** The sampled clients that survived dropout. */
+  readonly clients: Int32Array;
+  /** Sampled clients that dropped out. */
+  readonly dropped: Int32Array;
+  /** A client's (by position in the dataset) batches of real examples. */
+  steps(client: number): number;
+  batch(clients: ArrayLike<number>, steps?: number): CohortBatches<X>;
+}
+
+/** The round's sample, with roundCohort's fork layout; data is copied only by `batch`. */
+export function sampleRound<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundSample<X> {
   checkInteger("round", options.round, 0);
   const roundRng = options.rng.fork(`round:${options.round}`);
   const sampled = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
   const { survivors, dropped } = dropClients(sampled, options.dropout ?? 0, roundRng.fork("dropout"));
-  const batches = batchCohort(dataset, survivors, {
-    batchSize: options.batchSize,
-    epochs: options.epochs ?? 1,
-    rng: roundRng.fork("batches"),
-  });
-  return { ...batches, dropped };
+  const epochs = options.epochs ?? 1;
+  const batches = roundRng.fork("batches");
+  return {
+    clients: survivors,
+    dropped,
+    steps: (client) => Math.max(1, Math.ceil((epochs * dataset.clientIndices[client]!.length) / options.batchSize)),
+    batch: (group, steps) => batchCohort(dataset, group, { batchSize: options.batchSize, epochs, rng: batches, ...(steps === undefined ? {} : { steps }) }),
+  };
 }
 
 /** Zeroed batch tensors whose leading shape is `slotShape` (ending in the batch size). */

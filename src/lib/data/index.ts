@@ -37,10 +37,12 @@ export {
   batchEvaluation,
   federate,
   roundCohort,
+  sampleRound,
   sampleCohort,
   type CohortBatchOptions,
   type CohortBatches,
   type FederatedDataset,
   type PaddedBatches,
   type RoundOptions,
+  type RoundSample,
 } from "./federated.js";

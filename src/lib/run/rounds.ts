@@ -7,6 +7,7 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
+import type { ProgramIR } from "../../ir/types.js";
 import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
 import { fedAvgMProgram } from "../algorithms/fedavgm.js";
@@ -16,10 +17,11 @@ import { fedSgdProgram } from "../algorithms/fedsgd.js";
 import { scaffoldProgram } from "../algorithms/scaffold.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
-import type { CohortBatches } from "../data/federated.js";
+import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
+import { cohortData, runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor } from "./optimizers.js";
 
@@ -43,10 +45,9 @@ export interface RoundResult {
 export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
   initialServerState(params: Params): TensorTree;
-  round(state: TrainingState, batches: CohortBatches<HostData>, config: RunConfig): Promise<RoundResult>;
+  /** One round on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig): Promise<RoundResult>;
 }
-
-const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
 /**
  * The server learning rate for algorithms whose program has none (FedAvg, FedProx, FedSGD):
@@ -72,11 +73,17 @@ function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: TfTensor, y: TfTensor) =>
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
 
-function plainRunner(program: { run(inputs: never, options: never): Promise<{ params: unknown; loss: TfTensor }> }, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> };
+
+/** Runs a round program on the cohort, streamed in chunks where it can be (src/lib/run/cohort.ts). */
+const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig) =>
+  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config) }) as Promise<O>;
+
+function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, batches, config) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: config.lr, ...extra(config) } as never, runOptionsOf(config) as never);
+    async round(state, cohort, config) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -93,8 +100,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
-    async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, state: state.server } as never, runOptionsOf(cfg));
+    async round(state, cohort, cfg) {
+      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -104,8 +111,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
 function momentumRunner(program: ReturnType<typeof fedAvgMProgram>): RoundRunner {
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
-    async round(state, batches, cfg) {
-      const out = await program.run({ params: state.params, ...cohortData(batches), lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server } as never, runOptionsOf(cfg));
+    async round(state, cohort, cfg) {
+      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
@@ -149,7 +156,9 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
       shapes = filledLike(params, 0);
       return shapes as unknown as TensorTree;
     },
-    async round(state, batches, cfg) {
+    async round(state, cohort, cfg) {
+      // SCAFFOLD returns each client's new control: no MapReduce form (FT314), so the cohort runs whole.
+      const batches = cohort.batch(cohort.clients);
       shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, TfTensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
       const clientControls = stackClientStates(state.clients, batches.clients, shapes);
       const out = await program.run({

@@ -16,7 +16,7 @@ import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
-import { batchEvaluation, roundCohort, type CohortBatches, type FederatedDataset } from "../data/federated.js";
+import { batchEvaluation, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
@@ -185,14 +185,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
-      const cohort = roundCohort(data, {
-        rng,
-        round,
-        clientsPerRound: config.clientsPerRound,
-        batchSize: config.batchSize,
-        epochs: config.localEpochs,
-        dropout: config.dropout,
-      });
+      const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout });
+      const cohort: RoundSample<HostData> = {
+        ...sample,
+        batch: (clients, steps) => {
+          const batches = sample.batch(clients, steps);
+          return { ...batches, x: withFeatureShape(batches.x, 3, featureShape) };
+        },
+      };
       const survivors = cohort.clients.length;
       const evaluated = round % config.evalEvery === 0 || round === config.rounds;
       let row: Record<string, number | null>;
@@ -201,8 +201,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
         row = await roundMetrics(round, undefined, test);
       } else {
-        const batches: CohortBatches<HostData> = { ...cohort, x: withFeatureShape(cohort.x, 3, featureShape) };
-        const next = await runner.round(state, batches, { ...config, lr: learningRate(round) });
+        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) });
         try {
           await rejectNonFinite(round, next.state);
           const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;

@@ -1,0 +1,133 @@
+/**
+ * Running a round in MapReduce form over clients that arrive in chunks: prepare once, then
+ * per chunk work and accumulate into a partial accumulator, merged into the running total in
+ * chunk order (so the result depends on the chunking, never on timing), then report and
+ * update. A round holds one chunk's data and intermediates at a time, plus the accumulator,
+ * whose size does not depend on the number of clients.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../errors/error.js";
+import type { Graph, ProgramIR, TreeDef } from "../ir/types.js";
+import { mapReduceForm, type MapReduceForm, type Part } from "../transform/mapreduce.js";
+import { runProgram, type RunOptions } from "./run.js";
+
+type Leaves = Map<string, unknown>;
+
+/** A program's input leaves by path ("params.w"), reading `tree` along the program's tree; absent leaves are skipped. */
+export function leavesByPath(def: TreeDef, tree: unknown): Leaves {
+  const out: Leaves = new Map();
+  const walk = (d: TreeDef, node: unknown, path: string): void => {
+    if (node === undefined) return;
+    if (typeof d === "number") out.set(path, node);
+    else if (Array.isArray(d)) d.forEach((child, i) => walk(child, (node as unknown[])[i], `${path}[${i}]`));
+    else for (const [key, child] of Object.entries(d as Record<string, TreeDef>)) walk(child, (node as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`);
+  };
+  walk(def, tree, "");
+  return out;
+}
+
+const forms = new WeakMap<ProgramIR, Map<string, MapReduceForm>>();
+
+const usesClientCount = (graph: Graph): boolean => graph.nodes.some((n) => n.op === "client_count" || (n.bodies ?? []).some(usesClientCount));
+
+/** The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms are too). */
+export function cachedForm(ir: ProgramIR, cohortSize: number): MapReduceForm {
+  let byCohort = forms.get(ir);
+  if (byCohort === undefined) forms.set(ir, (byCohort = new Map()));
+  // client_count() is written into the parts, so only programs that use it need one form per cohort size.
+  const key = usesClientCount(ir.graph) ? String(cohortSize) : "any";
+  let form = byCohort.get(key);
+  if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize })));
+  return form;
+}
+
+/** How a driver runs a part: on a backend (tfjs tensors) or on the reference interpreter. */
+export interface PartRunner<T> {
+  /** Runs the part on named inputs; its outputs as a tree like its output tree. */
+  run(part: Part, inputs: Record<string, unknown>, atClients: boolean): Promise<unknown>;
+  dispose(values: readonly T[]): void;
+}
+
+/**
+ * Drives one round of a MapReduce form: prepare, then per chunk work and accumulate from zero
+ * (fused into one program unless `fused` is false), each chunk's partial accumulator merged
+ * into the total in chunk order, then report and update. Returns update's outputs (the
+ * program's output tree).
+ */
+export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>, fused = true): Promise<unknown> {
+  const run = async (part: Part, leaves: Map<string, unknown>, atClients = false): Promise<Map<string, T>> => {
+    // A part with nothing to compute (prepare when nothing is broadcast) is not run: ONNX models need an output.
+    if (part.outputs.length === 0) return new Map();
+    const out = (await runner.run(part, inputsOf(part, leaves), atClients)) as Record<string, T>;
+    return new Map(part.outputs.map((name) => [name, out[name]!]));
+  };
+  const dispose = (...maps: Map<string, T>[]) => maps.forEach((m) => runner.dispose([...m.values()]));
+  const accumulateChunk = async (inputs: Map<string, unknown>, zero: Map<string, T>) => {
+    const members = await run(form.parts.work, inputs, true);
+    try {
+      return await run(form.parts.accumulate, new Map([...zero, ...members]), true);
+    } finally {
+      dispose(members);
+    }
+  };
+  const server = leavesByPath(ir.inputTree, round.inputs);
+  const prepared = await run(form.parts.prepare, server);
+  let total: Map<string, T> | undefined;
+  try {
+    for await (const chunk of round.chunks) {
+      const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
+      const zero = await run(form.parts.zero, new Map());
+      let partial: Map<string, T>;
+      try {
+        partial = fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
+      } finally {
+        dispose(zero);
+      }
+      if (total === undefined) {
+        total = partial;
+        continue;
+      }
+      const rename = (m: Map<string, T>, side: string) => [...m].map(([k, t]) => [`${side}${k.slice("acc".length)}`, t] as const);
+      const merged = await run(form.parts.merge, new Map([...rename(total, "a"), ...rename(partial, "b")]));
+      dispose(total, partial);
+      total = merged;
+    }
+    if (total === undefined) throw ftError("FT302", { what: "cohort", why: "a streamed round got no chunk of clients" });
+    const reports = await run(form.parts.report, total);
+    try {
+      return await runner.run(form.parts.update, inputsOf(form.parts.update, new Map([...server, ...prepared, ...reports])), false);
+    } finally {
+      dispose(reports);
+    }
+  } finally {
+    dispose(prepared, ...(total === undefined ? [] : [total]));
+  }
+}
+
+function inputsOf(part: Part, leaves: Map<string, unknown>): Record<string, unknown> {
+  const missing = part.inputs.find((name) => leaves.get(name) === undefined);
+  if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
+  return Object.fromEntries(part.inputs.map((name) => [name, leaves.get(name)]));
+}
+
+export interface StreamedRound {
+  /** The server and local inputs, as a tree like the program's inputs (CLIENTS leaves may be absent). */
+  readonly inputs: unknown;
+  /** The cohort's size (client_count() in the program). */
+  readonly cohortSize: number;
+  /** Each chunk's CLIENTS inputs, as a tree like the program's inputs, clients on axis 0; in merge order. */
+  readonly chunks: AsyncIterable<unknown> | Iterable<unknown>;
+}
+
+/**
+ * Runs a round program over its cohort chunk by chunk on a backend; the outputs (a tree like
+ * the program's) are the caller's. FT313-FT315 when the program has no MapReduce form.
+ */
+export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}, fused = true): Promise<unknown> {
+  // Parts without CLIENTS inputs run for one client: client_count() is already a constant in them.
+  const runner: PartRunner<tf.Tensor> = {
+    run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
+    dispose: (values) => tf.dispose([...values]),
+  };
+  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused);
+}

@@ -1,0 +1,348 @@
+/**
+ * MapReduce form: a round program cut into the parts a coordinator and its workers run (TFF's
+ * MapReduceForm names). Each part is an ordinary program, so it runs on every backend and on
+ * the reference interpreter:
+ *
+ *   prepare     (server and local inputs) -> (what is broadcast, what update needs later)
+ *   work        (broadcast values, local inputs, one chunk's CLIENTS inputs) -> the members
+ *               each aggregation folds, per client
+ *   zero        () -> an empty accumulator
+ *   accumulate  (accumulator, a chunk's members) -> the accumulator with the chunk folded in
+ *   merge       (accumulator, accumulator) -> their union (from disjoint chunks)
+ *   report      (accumulator) -> the aggregations' results
+ *   update      (server and local inputs, prepare's carry, the reports) -> the program's outputs
+ *
+ * The accumulator is a list of SERVER tensors whose types come from the aggregated members'
+ * types alone (reduceSum: the member's sum; reduceMean: the sum and a count; reduceMax/Min:
+ * the running extreme; aggregate: its zero()'s tree), so it has the same type and size for a
+ * chunk of 1 client or a cohort of a million: memory that a round holds past a chunk is fixed.
+ *
+ * The program's top-level values get a stage: `before` (SERVER, not derived from an
+ * aggregation), `clients`, `after` (derived from an aggregation's result) or `local`
+ * (constants, recomputed in whichever part uses them). The cut is legal when nothing moves
+ * from `after` to the clients (FT313), no output is at the CLIENTS (FT314), and every CLIENTS
+ * value is computed client by client (FT315 otherwise).
+ */
+import { ftError } from "../errors/error.js";
+import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
+import { leafPaths } from "../front/tree.js";
+import { isAtClients } from "../ir/placement.js";
+import { printType } from "../ir/print.js";
+import type { Graph, Node, ProgramIR, TreeDef, ValueType } from "../ir/types.js";
+import { inline, reemit, splitCaptures, type Replay } from "./inline.js";
+
+export const partNames = ["prepare", "work", "zero", "accumulate", "merge", "report", "update"] as const;
+export type PartName = (typeof partNames)[number];
+
+/** One part: its program, and the names of its inputs and outputs in graph order. */
+export interface Part {
+  readonly ir: ProgramIR;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+}
+
+export interface MapReduceForm {
+  readonly parts: Readonly<Record<PartName, Part>>;
+  /**
+   * `work` then `accumulate` as one program (accumulator and work's inputs -> accumulator):
+   * what runs per chunk, so that the per-client members never leave the backend.
+   */
+  readonly workAndAccumulate: Part;
+  /** The accumulator's leaves: SERVER tensors whose types do not involve the number of clients. */
+  readonly accumulator: readonly ValueType[];
+  /** The program's input leaves at the CLIENTS, by path: what each chunk supplies. */
+  readonly clientInputs: readonly string[];
+}
+
+export interface MapReduceOptions {
+  /**
+   * The cohort's size, for programs that use client_count() (a reduceMean's gradient): it is
+   * the whole cohort's, which no chunk knows, so it is written into the parts as a constant.
+   */
+  readonly cohortSize?: number;
+}
+
+type Stage = "local" | "before" | "clients" | "after";
+
+const reductions: Readonly<Record<string, string>> = {
+  federated_sum: "reduceSum",
+  federated_mean: "reduceMean",
+  federated_max: "reduceMax",
+  federated_min: "reduceMin",
+  aggregate: "aggregate",
+};
+const federatedOps = new Set(["federated_broadcast", "aggregate_vjp", ...Object.keys(reductions)]);
+
+const containsFederated = (graph: Graph): boolean =>
+  graph.nodes.some((n) => federatedOps.has(n.op) || (n.bodies ?? []).some(containsFederated));
+
+const serverType = (t: ValueType): ValueType => ({ ...t, placement: "server" });
+
+/** Assigns every top-level value its stage, rejecting what one round cannot express. */
+function stages(ir: ProgramIR): Map<number, Stage> {
+  const stage = new Map<number, Stage>();
+  ir.graph.inputs.forEach((id) => {
+    const p = ir.values[id]!.placement;
+    stage.set(id, isAtClients(p) ? "clients" : p === "server" ? "before" : "local");
+  });
+  for (const node of ir.graph.nodes) {
+    const ins = node.inputs.map((id) => stage.get(id)!);
+    let out: Stage;
+    if (node.op === "federated_broadcast") {
+      if (ins[0] === "after") throw ftError("FT313", { what: "broadcast()", why: "its argument is computed from an aggregation's result, so it would reach the clients in a second round" });
+      out = "clients";
+    } else if (node.op in reductions) {
+      const { operands, captured } = splitCaptures(node, node.inputs);
+      if (captured.flat().some((id) => stage.get(id) !== "local")) throw ftError("FT315", { op: reductions[node.op]!, why: "its functions capture a placed value; MapReduce form needs them built from constants" });
+      if (operands.some((id) => stage.get(id) === "after")) throw ftError("FT313", { what: reductions[node.op]!, why: "it aggregates a value computed from another aggregation's result" });
+      out = "after";
+    } else if (node.op === "client_iota") {
+      // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
+      throw ftError("FT315", { op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" });
+    } else if (node.op === "aggregate_vjp") {
+      throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
+    } else if ((node.bodies ?? []).some(containsFederated)) {
+      throw ftError("FT315", { op: node.op, why: "its body broadcasts or aggregates: a loop of rounds is several MapReduce forms, one per round" });
+    } else if (ins.includes("clients")) {
+      if (ins.includes("after")) throw ftError("FT313", { what: node.op, why: "it combines per-client values with an aggregation's result" });
+      out = "clients";
+    } else out = ins.includes("after") ? "after" : ins.includes("before") ? "before" : "local";
+    node.outputs.forEach((id) => stage.set(id, out));
+  }
+  return stage;
+}
+
+/** The nodes of `graph` that compute `wanted` from `available` (and constants), in order. */
+function slice(graph: Graph, wanted: readonly number[], available: readonly number[]): Graph {
+  const have = new Set(available);
+  const need = new Set(wanted.filter((id) => !have.has(id)));
+  const nodes: Node[] = [];
+  for (let i = graph.nodes.length - 1; i >= 0; i--) {
+    const node = graph.nodes[i]!;
+    if (!node.outputs.some((id) => need.has(id))) continue;
+    nodes.push(node);
+    node.inputs.forEach((id) => !have.has(id) && need.add(id));
+  }
+  const missing = graph.inputs.find((id) => need.has(id));
+  if (missing !== undefined) throw new Error(`MapReduce form: value ${missing} is needed but not available to this part`);
+  return { inputs: [...available], nodes: nodes.reverse(), outputs: [...wanted] };
+}
+
+/** One named input or output leaf of a part. */
+interface Slot {
+  readonly name: string;
+  readonly type: ValueType;
+}
+
+/** Traces a part: a program whose inputs and outputs are flat records by slot name. */
+function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) => readonly Tracer[], outputNames: readonly string[], outputTree?: TreeDef): Part {
+  const values = new ValueTable();
+  const graph = new GraphBuilder(values, undefined);
+  const outs = recordInto(graph, () => body(inputs.map((s) => graph.addInput(s.type))));
+  const closed = graph.finish(outs);
+  const ir: ProgramIR = {
+    format: "fedtensor-ir",
+    version: 1,
+    name,
+    values: values.types,
+    graph: closed,
+    inputTree: Object.fromEntries(inputs.map((s, i) => [s.name, i])),
+    outputTree: outputTree ?? Object.fromEntries(outputNames.map((n, i) => [n, i])),
+  };
+  return { ir, inputs: inputs.map((s) => s.name), outputs: outputNames };
+}
+
+/** How one aggregation node becomes accumulator leaves and the four accumulator parts. */
+interface Aggregation {
+  readonly node: Node;
+  /** The member operands (top-level value ids at the CLIENTS). */
+  readonly members: readonly number[];
+  readonly accumulator: readonly ValueType[];
+  zero(): Tracer[];
+  accumulate(acc: Tracer[], members: Tracer[]): Tracer[];
+  merge(a: Tracer[], b: Tracer[]): Tracer[];
+  report(acc: Tracer[]): Tracer[];
+}
+
+/**
+ * The start of a running max (sign -1) or min (+1): the dtype's extreme finite value, as the IR
+ * is JSON (no Infinity). A member of -Infinity (max) or +Infinity (min) is reported as that value.
+ */
+const extreme = (dtype: string, sign: 1 | -1): number => (dtype === "int32" ? (sign > 0 ? 2147483647 : -2147483648) : sign * 3.4028234663852886e38);
+
+function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly number[]) => Tracer[], replay: Replay): Aggregation {
+  const memberType = (id: number) => serverType(ir.values[id]!);
+  const fill = (t: ValueType, value: number) => emit("fill", [], { shape: [...t.shape], value, dtype: t.dtype })[0]!;
+  switch (node.op) {
+    case "federated_sum":
+    case "federated_max":
+    case "federated_min": {
+      const combine = node.op === "federated_sum" ? "add" : node.op === "federated_max" ? "maximum" : "minimum";
+      const start = node.op === "federated_sum" ? 0 : node.op === "federated_max" ? extreme(ir.values[node.inputs[0]!]!.dtype, -1) : extreme(ir.values[node.inputs[0]!]!.dtype, 1);
+      const t = memberType(node.inputs[0]!);
+      return {
+        node,
+        members: [node.inputs[0]!],
+        accumulator: [t],
+        zero: () => [fill(t, start)],
+        accumulate: ([acc], [x]) => emit(combine, [acc!, emit(node.op, [x!])[0]!]),
+        merge: ([a], [b]) => emit(combine, [a!, b!]),
+        report: (acc) => acc,
+      };
+    }
+    case "federated_mean": {
+      const t = memberType(node.inputs[0]!);
+      const count: ValueType = { shape: [], dtype: "float32", placement: "server" };
+      return {
+        node,
+        members: [node.inputs[0]!],
+        accumulator: [t, count],
+        zero: () => [fill(t, 0), fill(count, 0)],
+        accumulate: ([sum, n], [x]) => [emit("add", [sum!, emit("federated_sum", [x!])[0]!])[0]!, emit("add", [n!, emit("client_count", [])[0]!])[0]!],
+        merge: ([s1, n1], [s2, n2]) => [emit("add", [s1!, s2!])[0]!, emit("add", [n1!, n2!])[0]!],
+        report: ([sum, n]) => emit("div", [sum!, n!]),
+      };
+    }
+    default: {
+      // aggregate: operands (members, zero), then per body (accumulate, merge, report) its captures.
+      const { operands, captured } = splitCaptures(node, node.inputs);
+      const memberCount = node.attrs.members as number;
+      const [members, zeros] = [operands.slice(0, memberCount), operands.slice(memberCount)];
+      const [accBody, mergeBody, reportBody] = node.bodies!;
+      const accumulator = zeros.map(memberType);
+      // The chunk's own fold: aggregate with report as the identity, merged into the incoming accumulator.
+      const identity: Graph = { inputs: reportBody!.inputs.slice(0, zeros.length), nodes: [], outputs: reportBody!.inputs.slice(0, zeros.length) };
+      const foldChunk: Node = { ...node, inputs: [...members, ...zeros, ...captured[0]!, ...captured[1]!], bodies: [accBody!, mergeBody!, identity], captures: [captured[0]!.length, captured[1]!.length, 0] };
+      const mergeWith = (a: Tracer[], b: Tracer[]) => inline(mergeBody!, [...a, ...b, ...local(captured[1]!)], replay);
+      return {
+        node,
+        members,
+        accumulator,
+        zero: () => local(zeros),
+        accumulate: (acc, xs) => {
+          const ins = [...xs, ...local([...zeros, ...captured[0]!, ...captured[1]!])];
+          return mergeWith(acc, reemit(foldChunk, ins, replay));
+        },
+        merge: (a, b) => mergeWith(a, b),
+        report: (acc) => inline(reportBody!, [...acc, ...local(captured[2]!)], replay),
+      };
+    }
+  }
+}
+
+/** Records a node in the part being traced. */
+function emit(op: string, inputs: readonly Tracer[], attrs: Node["attrs"] = {}): Tracer[] {
+  return currentGraph(op).emit(op, inputs, attrs, op);
+}
+
+/** The MapReduce form of a round program, or FT313/FT314/FT315 naming why it has none. */
+export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): MapReduceForm {
+  const stage = stages(ir);
+  const paths = leafPaths(ir.inputTree);
+  const outputPaths = leafPaths(ir.outputTree);
+  ir.graph.outputs.forEach((id, i) => {
+    if (stage.get(id) === "clients") throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: printType(ir.values[id]!) });
+  });
+  // client_count() is the whole cohort's size, in every part (a chunk's own count is its accumulator's business).
+  const cohortSize = options.cohortSize;
+  const replay: Replay =
+    cohortSize === undefined ? {} : { node: (node) => (node.op === "client_count" ? emit("constant", [], { value: cohortSize, dtype: "float32", shape: [] }) : undefined) };
+  const inlineSlice = (wanted: readonly number[], available: readonly number[], bound: readonly Tracer[]) => inline(slice(ir.graph, wanted, available), bound, replay);
+  const local = (wanted: readonly number[]) => inlineSlice(wanted, [], []);
+
+  const inputSlots = (keep: (s: Stage) => boolean) =>
+    ir.graph.inputs.flatMap((id, i) => (keep(stage.get(id)!) ? [{ id, slot: { name: paths[i]!, type: ir.values[id]! } }] : []));
+  const serverInputs = inputSlots((s) => s === "before" || s === "local");
+  const localInputs = inputSlots((s) => s === "local");
+  const clientInputs = inputSlots((s) => s === "clients");
+
+  const aggregations = ir.graph.nodes.filter((n) => n.op in reductions).map((n) => aggregationOf(ir, n, local, replay));
+  // What the clients get from the server: broadcast()'s arguments, and SERVER values that a
+  // top-level loop over CLIENTS values uses inside its body (sent along the same way).
+  const broadcastArgs = [
+    ...new Set(ir.graph.nodes.filter((n) => stage.get(n.outputs[0]!) === "clients").flatMap((n) => n.inputs.filter((id) => stage.get(id) === "before"))),
+  ];
+  const isInput = new Set(ir.graph.inputs);
+  const carried = new Set<number>();
+  for (const node of ir.graph.nodes) {
+    if (stage.get(node.outputs[0]!) !== "after" || node.op in reductions) continue;
+    node.inputs.forEach((id) => stage.get(id) === "before" && !isInput.has(id) && carried.add(id));
+  }
+  ir.graph.outputs.forEach((id) => stage.get(id) === "before" && !isInput.has(id) && carried.add(id));
+  const carry = [...carried];
+  const members = [...new Set(aggregations.flatMap((a) => a.members))];
+  const reports = aggregations.flatMap((a) => a.node.outputs);
+  const accumulator = aggregations.flatMap((a) => a.accumulator);
+  const named = (prefix: string, types: readonly ValueType[]): Slot[] => types.map((type, i) => ({ name: `${prefix}${i}`, type }));
+  const accSlots = (prefix: string) => named(prefix, accumulator);
+  const memberSlots = named("member", members.map((id) => ({ ...ir.values[id]!, placement: "clients" as const })));
+  /** Splits the flat accumulator tracers per aggregation. */
+  const perAggregation = (acc: readonly Tracer[]) => {
+    let at = 0;
+    return aggregations.map((a) => acc.slice(at, (at += a.accumulator.length)));
+  };
+
+  const prepare = tracePart(
+    `${ir.name}: prepare`,
+    serverInputs.map((s) => s.slot),
+    (ins) => inlineSlice([...broadcastArgs, ...carry], serverInputs.map((s) => s.id), ins),
+    [...broadcastArgs.map((_, i) => `broadcast${i}`), ...carry.map((_, i) => `carry${i}`)],
+  );
+  const workInputs = [...broadcastArgs.map((id, i) => ({ id, slot: { name: `broadcast${i}`, type: ir.values[id]! } })), ...localInputs, ...clientInputs];
+  const work = tracePart(
+    `${ir.name}: work`,
+    workInputs.map((s) => s.slot),
+    (ins) => inlineSlice(members, workInputs.map((s) => s.id), ins),
+    memberSlots.map((s) => s.name),
+  );
+  const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero()), accSlots("acc").map((s) => s.name));
+  const accumulate = tracePart(
+    `${ir.name}: accumulate`,
+    [...accSlots("acc"), ...memberSlots],
+    (ins) => {
+      const acc = perAggregation(ins.slice(0, accumulator.length));
+      const memberOf = (id: number) => ins[accumulator.length + members.indexOf(id)]!;
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
+    },
+    accSlots("acc").map((s) => s.name),
+  );
+  const workAndAccumulate = tracePart(
+    `${ir.name}: work + accumulate`,
+    [...accSlots("acc"), ...workInputs.map((s) => s.slot)],
+    (ins) => {
+      const acc = perAggregation(ins.slice(0, accumulator.length));
+      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length));
+      const memberOf = (id: number) => computed[members.indexOf(id)]!;
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
+    },
+    accSlots("acc").map((s) => s.name),
+  );
+  const merge = tracePart(
+    `${ir.name}: merge`,
+    [...accSlots("a"), ...accSlots("b")],
+    (ins) => {
+      const [a, b] = [perAggregation(ins.slice(0, accumulator.length)), perAggregation(ins.slice(accumulator.length))];
+      return aggregations.flatMap((agg, k) => agg.merge(a[k]!, b[k]!));
+    },
+    accSlots("acc").map((s) => s.name),
+  );
+  const report = tracePart(
+    `${ir.name}: report`,
+    accSlots("acc"),
+    (ins) => perAggregation(ins).flatMap((acc, k) => aggregations[k]!.report(acc)),
+    reports.map((_, i) => `report${i}`),
+  );
+  const updateInputs = [
+    ...serverInputs,
+    ...carry.map((id, i) => ({ id, slot: { name: `carry${i}`, type: ir.values[id]! } })),
+    ...reports.map((id, i) => ({ id, slot: { name: `report${i}`, type: ir.values[id]! } })),
+  ];
+  const update = tracePart(
+    `${ir.name}: update`,
+    updateInputs.map((s) => s.slot),
+    (ins) => inlineSlice(ir.graph.outputs, updateInputs.map((s) => s.id), ins),
+    outputPaths,
+    ir.outputTree,
+  );
+  return { parts: { prepare, work, zero, accumulate, merge, report, update }, workAndAccumulate, accumulator, clientInputs: clientInputs.map((s) => s.slot.name) };
+}
