@@ -1,8 +1,9 @@
 /**
  * Non-IID data: MNIST in label shards (each client holds about two digits, the FedAvg paper's
- * pathological split), trained with FedAvg and with SCAFFOLD, whose control variates correct
- * the clients' drift towards their own labels. Both runs go to runs/non-iid/<algorithm>/, and
- * one plot compares them: runs/non-iid/plot.png.
+ * pathological split), trained with FedAvg, with FedAvgM (server momentum, which Hsu et al.
+ * 2019 proposed for such skew) and with SCAFFOLD, whose control variates correct the clients'
+ * drift towards their own labels. The runs go to runs/non-iid/<algorithm>/, and one plot
+ * compares them: runs/non-iid/plot.png.
  *
  *   npm run build && node dist/examples/non-iid-comparison.js [--rounds N]
  */
@@ -19,7 +20,7 @@ const outDir = "runs/non-iid";
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rounds: { type: "string", default: "30" } } });
   const series = [];
-  for (const algorithm of ["fedavg", "scaffold"]) {
+  for (const algorithm of ["fedavg", "fedavgm", "scaffold"]) {
     const config = validateRunConfig(
       {
         algorithm,
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     console.log(`${algorithm}: test accuracy ${((result.accuracy ?? 0) * 100).toFixed(2)}% after ${result.rounds} rounds`);
     series.push({ name: algorithm, rows: readMetrics(join(config.out, metricsFiles.jsonl)) });
   }
-  const files = await writePlots(outDir, series, { title: "FedAvg vs SCAFFOLD on MNIST label shards (2NN)", metrics: plottedMetrics });
+  const files = await writePlots(outDir, series, { title: "FedAvg, FedAvgM and SCAFFOLD on MNIST label shards (2NN)", metrics: plottedMetrics });
   console.log(`\nplot: ${files.png}`);
 }
 

@@ -33,6 +33,8 @@ export {
   relu,
   sigmoid,
   tanh,
+  sin,
+  cos,
   stopGradient,
 } from "./front/elementwise.js";
 export {

@@ -13,7 +13,7 @@ type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 /**
  * Dtype classes of elementwise operations:
  * - numeric: f32 or i32, result as the operands (add, sub, mul, maximum, minimum, neg, abs);
- * - float: f32 only (div, pow, exp, log, sqrt, sigmoid, tanh, softmax, ...);
+ * - float: f32 only (div, pow, exp, log, sqrt, sigmoid, tanh, sin, cos, softmax, ...);
  * - compare: f32 or i32, result bool (less, greater, ...);
  * - equality: any dtype, result bool (equal, notEqual);
  * - logical: bool only (logicalAnd, logicalOr, logicalNot);

@@ -147,4 +147,6 @@ export const logicalNot = unaryOp<"logicalNot", "logical">("logicalNot", "logica
 export const relu = unaryOp<"relu", "numeric">("relu", "relu");
 export const sigmoid = unaryOp<"sigmoid", "float">("sigmoid", "sigmoid");
 export const tanh = unaryOp<"tanh", "float">("tanh", "tanh");
+export const sin = unaryOp<"sin", "float">("sin", "sin");
+export const cos = unaryOp<"cos", "float">("cos", "cos");
 export const stopGradient = unaryOp<"stopGradient", "any">("stopGradient", "stop_gradient");

@@ -53,6 +53,8 @@ export const elementwiseRules: Record<string, TensorRule> = {
   sqrt: unary(Math.sqrt),
   sigmoid: unary((x) => 1 / (1 + Math.exp(-x))),
   tanh: unary(Math.tanh),
+  sin: unary(Math.sin),
+  cos: unary(Math.cos),
   logical_not: unary((x) => (truthy(x) ? 0 : 1)),
   stop_gradient: ([x]) => x!,
   cast: ([x], cx) => toDType(x!, cx.attrs.dtype as DType),

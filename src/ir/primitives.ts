@@ -104,6 +104,8 @@ export const primitives: Record<string, PrimitiveRule> = {
   sqrt: unary("float"),
   sigmoid: unary("float"),
   tanh: unary("float"),
+  sin: unary("float"),
+  cos: unary("float"),
   logical_not: unary("logical"),
   add: binary("numeric"),
   sub: binary("numeric"),

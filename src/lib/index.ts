@@ -1,7 +1,7 @@
 /**
- * The model and algorithm library: models as typed parameter trees, federated algorithms as
- * typed round functions and programs, federated analytics and evaluation programs, and the
- * federated data layer.
+ * The model and algorithm library: models as typed parameter trees, optimisers and schedules
+ * as gradient transformations, federated algorithms as typed round functions and programs,
+ * federated analytics and evaluation programs, and the federated data layer.
  */
 export * from "./data/index.js";
 export { Rng } from "./random.js";
@@ -28,8 +28,19 @@ export type {
   ScalarSpec,
   ServerScalar,
 } from "./algorithms/types.js";
-export { clientBatchSpecs, clientParamSpecs, localSgd, maskedLoss, serverParamSpecs, type LocalHooks, type LocalTraining } from "./algorithms/local.js";
+export {
+  clientBatchSpecs,
+  clientParamSpecs,
+  localTrain,
+  maskedLoss,
+  serverParamSpecs,
+  type ClientOptimizer,
+  type ClientTrainingOptions,
+  type LocalHooks,
+  type LocalTraining,
+} from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
+export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";
 export {
@@ -52,7 +63,7 @@ export {
   type ScaffoldOutputs,
   type ScaffoldProgram,
 } from "./algorithms/scaffold.js";
-export { diloco, dilocoProgram, dilocoRound, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
+export { diloco, dilocoInnerOptimizer, dilocoProgram, dilocoRound, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
 export {
   adaptiveDefaults,
   filledLike,
@@ -60,7 +71,9 @@ export {
   type AdaptiveOptimizer,
   type AdaptiveOptions,
   type AdaptiveState,
+  type ServerMomentumOptions,
 } from "./algorithms/server-optimizers.js";
+export * from "./optimizers/index.js";
 export { evaluate, evaluationProgram, type Evaluation, type EvaluationProgram } from "./algorithms/evaluation.js";
 export {
   federatedHistogramProgram,

@@ -114,6 +114,8 @@ export const tfjsRules: Record<string, LoweringRule> = {
   sqrt: unary("Sqrt"),
   sigmoid: unary("Sigmoid"),
   tanh: unary("Tanh"),
+  sin: unary("Sin"),
+  cos: unary("Cos"),
   logical_not: unary("LogicalNot"),
   stop_gradient: () => ([x]) => [x!.clone()],
   // tfjs wasm's Cast to bool truncates to a byte (255 for -1.5): bool is x != 0, on every backend.

@@ -176,7 +176,7 @@ function foldIntoImages(imageInputs: readonly boolean[]): BatchRule {
 export const batchRules: Record<string, BatchRule> = {
   ...Object.fromEntries(
     [
-      "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "sigmoid", "tanh", "logical_not", "cast", "stop_gradient",
+      "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "logical_not", "cast", "stop_gradient",
       "add", "sub", "mul", "maximum", "minimum", "div", "pow", "less", "less_equal", "greater", "greater_equal",
       "equal", "not_equal", "logical_and", "logical_or", "where", "one_hot",
     ].map((op) => [op, elementwise]),

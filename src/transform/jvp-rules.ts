@@ -72,6 +72,8 @@ export const jvpRules: Record<string, JvpRule> = {
   sqrt: (c, [t]) => [t === undefined ? undefined : div(t, mul(scalar(2, y0(c)), y0(c)))],
   sigmoid: chain((c) => mul(y0(c), sub(scalar(1, y0(c)), y0(c)))),
   tanh: chain((c) => sub(scalar(1, y0(c)), mul(y0(c), y0(c)))),
+  sin: chain((c) => prim("cos", [x0(c)])),
+  cos: chain((c) => neg(prim("sin", [x0(c)]))),
   cast: (c, [t]) => [t !== undefined && c.node.attrs.dtype === "float32" ? prim("cast", [t], c.node.attrs) : undefined],
   ...Object.fromEntries(
     ["sign", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count",

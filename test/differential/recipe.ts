@@ -9,7 +9,7 @@ import fc from "fast-check";
 
 /** Operations that work on any value: elementwise, reductions over axes, shapes, linear algebra. */
 export const tensorOps = [
-  "add", "sub", "mul", "div", "maximum", "minimum", "where", "neg", "tanh", "sigmoid", "relu", "abs", "exp", "log",
+  "add", "sub", "mul", "div", "maximum", "minimum", "where", "neg", "tanh", "sin", "cos", "sigmoid", "relu", "abs", "exp", "log",
   "sqrt", "pow", "scale", "clip", "softmax", "logSoftmax", "sum", "mean", "max", "min", "matmul", "transpose",
   "reshape", "expandDims", "concat", "stack", "slice",
 ] as const;

@@ -190,6 +190,9 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   neg: unary("neg", (b) => b),
   tanh: unary("tanh", () => 1),
   sigmoid: unary("sigmoid", () => 1),
+  // Arguments kept small: float32 backends reduce large ones to [-pi, pi] with different errors.
+  sin: (scope, x) => void scope.emit(call("sin", scope.tame(x, 8)), 1),
+  cos: (scope, x) => void scope.emit(call("cos", scope.tame(x, 8)), 1),
   relu: kinked("relu"),
   abs: kinked("abs"),
   exp: (scope, x) => void scope.emit(call("exp", scope.tame(x, 2)), Math.exp(2)),

@@ -37,6 +37,8 @@ import {
   stopGradient,
   sub,
   tanh,
+  sin,
+  cos,
   where,
 } from "../../src/index.js";
 import { expectClose, plain, run, runRecord } from "./helpers.js";
@@ -49,6 +51,8 @@ describe("unary", () => {
     relu: relu(x),
     sigmoid: sigmoid(x),
     tanh: tanh(x),
+    sin: sin(x),
+    cos: cos(x),
     stopGradient: stopGradient(x),
     exp: exp(positive),
     log: log(positive),
@@ -63,6 +67,8 @@ describe("unary", () => {
     ["relu", [0, 0, 0, 1.5]],
     ["sigmoid", [0.11920292202211755, 0.3775406687981454, 0.5, 0.8175744761936437]],
     ["tanh", [-0.9640275800758169, -0.46211715726000974, 0, 0.9051482536448664]],
+    ["sin", [-0.9092974268256817, -0.479425538604203, 0.0, 0.9974949866040544]],
+    ["cos", [-0.4161468365471424, 0.8775825618903728, 1.0, 0.0707372016677029]],
     ["stopGradient", [-2, -0.5, 0, 1.5]],
     ["exp", [1.2840254166877414, Math.E, 54.598150033144236]],
     ["log", [-1.3862943611198906, 0, 1.3862943611198906]],

@@ -7,11 +7,13 @@ import { describe, expect, test } from "vitest";
 import { dilocoProgram } from "../../src/lib/algorithms/diloco.js";
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
+import { fedAvgMProgram } from "../../src/lib/algorithms/fedavgm.js";
 import { fedOptProgram } from "../../src/lib/algorithms/fedopt.js";
 import { fedProxProgram } from "../../src/lib/algorithms/fedprox.js";
 import { fedSgdProgram } from "../../src/lib/algorithms/fedsgd.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
 import { filledLike, initialAdaptiveState } from "../../src/lib/algorithms/server-optimizers.js";
+import { adam, chain, clipByGlobalNorm, sgd } from "../../src/lib/optimizers/index.js";
 import type { Program } from "../../src/index.js";
 import { Rng } from "../../src/lib/random.js";
 import { batchInputs, read, separableCohort, tiny, withPaddingBatches } from "./helpers.js";
@@ -45,6 +47,10 @@ const cases: AlgorithmCase[] = [
   algorithm("FedAdagrad", fedOptProgram(tiny, { optimizer: "adagrad" }), { lr: 0.5, serverLr: 1 }, { state: initialAdaptiveState(params0) }, 8),
   algorithm("SCAFFOLD", scaffoldProgram(tiny), { lr: 0.5, serverLr: 1 }, { control: zeros, clientControls: perClientZeros }),
   algorithm("DiLoCo", dilocoProgram(tiny), { lr: 0.5, serverLr: 0.7 }, { buffer: zeros }),
+  algorithm("FedAvgM", fedAvgMProgram(tiny), { lr: 0.5, serverLr: 0.5 }, { buffer: zeros }),
+  // Client optimisers with state: padding must leave their moments and step counts alone too.
+  algorithm("FedAvg with clipped Adam clients", fedAvgProgram(tiny, { clientOptimizer: (lr) => chain(clipByGlobalNorm(1), adam(lr)) }), { lr: 0.1 }, {}),
+  algorithm("FedProx with Nesterov clients", fedProxProgram(tiny, { clientOptimizer: (lr) => sgd(lr, { momentum: 0.9, nesterov: true }) }), { lr: 0.2, mu: 0.1 }, {}),
 ];
 
 type RoundOutputs = { params: unknown; loss: number } & Record<string, unknown>;

@@ -8,6 +8,7 @@ import { expect, test } from "vitest";
 import {
   dilocoProgram,
   evaluationProgram,
+  fedAvgMProgram,
   fedAvgProgram,
   federatedHistogramProgram,
   federatedMeanProgram,
@@ -25,6 +26,7 @@ const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.
 test("docs/algorithms.md prints the signatures the library's programs have", () => {
   const programs = {
     fedAvg: fedAvgProgram(mlp2nn),
+    fedAvgM: fedAvgMProgram(mlp2nn),
     fedSgd: fedSgdProgram(mlp2nn),
     fedProx: fedProxProgram(mlp2nn),
     fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),

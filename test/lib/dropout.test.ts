@@ -10,6 +10,8 @@ import { FedTensorError, type Program } from "../../src/index.js";
 import { dilocoProgram } from "../../src/lib/algorithms/diloco.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { fedOptProgram } from "../../src/lib/algorithms/fedopt.js";
+import { fedAvgMProgram } from "../../src/lib/algorithms/fedavgm.js";
+import { adam } from "../../src/lib/optimizers/optimizers.js";
 import { fedProxProgram } from "../../src/lib/algorithms/fedprox.js";
 import { fedSgdProgram } from "../../src/lib/algorithms/fedsgd.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
@@ -73,6 +75,8 @@ const cases: Case[] = [
   { name: "SCAFFOLD (participation)", program: scaffoldProgram(tiny, { participation: 0.4 }) as never, hypers: { lr: 0.5, serverLr: 1 }, state: { control: zeros, clientControls: perClient(4) }, clientState: "clientControls" },
   { name: "SCAFFOLD (totalClients)", program: scaffoldProgram(tiny, { totalClients: 10 }) as never, hypers: { lr: 0.5, serverLr: 1 }, state: { control: zeros, clientControls: perClient(4) }, clientState: "clientControls" },
   { name: "DiLoCo", program: dilocoProgram(tiny) as never, hypers: { lr: 0.5, serverLr: 0.7 }, state: { buffer: zeros } },
+  { name: "FedAvgM", program: fedAvgMProgram(tiny) as never, hypers: { lr: 0.5, serverLr: 0.5 }, state: { buffer: zeros } },
+  { name: "FedAvg, Adam clients", program: fedAvgProgram(tiny, { clientOptimizer: (lr) => adam(lr) }) as never, hypers: { lr: 0.1 }, state: {} },
 ];
 
 type Outputs = Record<string, unknown>;

@@ -7,6 +7,7 @@ import { describe, expect, test } from "vitest";
 import { dilocoProgram } from "../../src/lib/algorithms/diloco.js";
 import { fedOptProgram } from "../../src/lib/algorithms/fedopt.js";
 import type { AdaptiveOptimizer } from "../../src/lib/algorithms/server-optimizers.js";
+import { sgd } from "../../src/lib/optimizers/optimizers.js";
 import { batchInputs, oneParam, oneParamLocalSgd, pointCohort, read, twoClients } from "./helpers.js";
 
 const data = batchInputs(pointCohort(twoClients));
@@ -56,7 +57,8 @@ describe("FedOpt", () => {
 describe("DiLoCo", () => {
   test("two rounds of outer Nesterov momentum match the hand computation", async () => {
     const [serverLr, momentum] = [0.7, 0.9];
-    const round = dilocoProgram(oneParam);
+    // The hand computation's inner steps are plain SGD; DiLoCo's default inner AdamW has its own test (optimizers-algorithms.test.ts).
+    const round = dilocoProgram(oneParam, { innerOptimizer: (rate) => sgd(rate) });
     let [w, buffer] = [w0, 0.05];
     let inputs = { params: { w: [w] }, buffer: { w: [buffer] } };
     for (let r = 0; r < 2; r++) {

@@ -29,6 +29,9 @@ const defaults = {
   model: "logistic",
   dataset: "mnist",
   evalEvery: 1,
+  clientOptimizer: "sgd",
+  clipNorm: 0,
+  lrSchedule: "constant",
 };
 
 async function configFile(content: unknown): Promise<string> {
@@ -86,6 +89,11 @@ describe("run config from flags", () => {
       ...defaults,
       algorithm: "diloco",
       outerMomentum: 0,
+      // DiLoCo's inner optimiser is AdamW with the paper's weight decay.
+      clientOptimizer: "adamw",
+      clientBeta1: 0.9,
+      clientBeta2: 0.999,
+      weightDecay: 0.1,
     });
     expect(await loadRunConfig(["--algorithm", "fedadagrad"])).toEqual({
       ...defaults,

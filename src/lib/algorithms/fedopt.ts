@@ -1,21 +1,21 @@
 /**
  * FedOpt (Reddi et al. 2021, "Adaptive Federated Optimization"): clients train locally as in
- * FedAvg; the example-weighted mean of their deltas is a pseudo-gradient (negated) for an
+ * FedAvg (with SGD, or the options' client optimiser); the example-weighted mean of their deltas is a pseudo-gradient (negated) for an
  * adaptive server optimiser, FedAdam, FedYogi or FedAdagrad, whose moments live at the SERVER.
  */
 import { f32 } from "../../front/specs.js";
-import { meanClientDelta, roundProgram, serverParamSpecs } from "./local.js";
+import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
-export interface FedOptOptions extends AdaptiveOptions {
+export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
   readonly optimizer: AdaptiveOptimizer;
 }
 
 export interface FedOptHypers<State> {
-  /** The clients' SGD learning rate. */
+  /** The clients' learning rate. */
   readonly lr: Hyper;
   /** The server optimiser's learning rate (eta in the paper). */
   readonly serverLr: Hyper;
@@ -43,7 +43,7 @@ export function fedOptRound(
   data: RoundData,
   { lr, serverLr, state }: FedOptHypers<Value>,
 ): { params: Value; loss: Value; state: AdaptiveState<Value> } {
-  const { delta, loss } = meanClientDelta(model, params, data, lr);
+  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
   const step = adaptiveStep(options.optimizer, options, params, delta, state, serverLr);
   return { params: step.params, loss, state: step.state };
 }

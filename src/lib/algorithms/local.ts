@@ -1,12 +1,16 @@
 /**
- * Pieces shared by the algorithms: input specs, the masked batch loss, local SGD over a
- * client's padded batches (a scan, traced once), and the round skeleton of every algorithm
+ * Pieces shared by the algorithms: input specs, the masked batch loss, local training with an
+ * optimiser over a client's padded batches (a scan, traced once), and the round skeleton of every algorithm
  * that trains locally and averages the clients' model deltas.
  */
 import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import { sgd } from "../optimizers/optimizers.js";
+import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
+import { whereTree } from "./trees.js";
+import type { Tensor } from "../../../types/tensor.js";
 import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
 
 /** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype. */
@@ -68,61 +72,83 @@ export interface LocalTraining {
 export interface LocalHooks {
   /** A term added to each step's objective (FedProx's proximal term). */
   readonly extra?: (p: Value) => Value;
-  /** Adjusts each step's gradient (SCAFFOLD's control variates). */
+  /** Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates). */
   readonly correct?: (g: Value) => Value;
 }
 
 /**
- * Plain SGD over a client's batches: params -= lr * grad(loss + extra). A batch with no real
- * example takes no step, so padding changes nothing even when a hook's term does not vanish
- * there (a proximal pull, a control-variate correction).
- *
- * What depends only on the masks (each step's learning rate, 0 on padding; each batch's
- * 1/count) is computed once for all steps before the loop, and the loss is averaged after
- * it: on tfjs wasm every small kernel in the loop body costs about as much as its arithmetic.
+ * The clients' optimiser made from the round's learning rate (a program input): plain SGD
+ * unless an algorithm's options say otherwise, e.g. `(lr) => adam(lr)`.
  */
-export function localSgd(
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ClientOptimizer = (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<any>;
+
+export interface ClientTrainingOptions {
+  /** The clients' optimiser (default plain SGD): its state starts afresh every round. */
+  readonly clientOptimizer?: ClientOptimizer;
+}
+
+/** Plain SGD: the clients' optimiser unless an algorithm's options give another. */
+export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
+
+/**
+ * Local training over a client's batches with the optimiser `clientOptimizer(lr)`, its state
+ * fresh each round (as in FedJAX): each step follows grad(loss + extra). A batch with no real
+ * example takes no step and leaves the optimiser's state as it was, so padding changes nothing
+ * even when a hook's term does not vanish there (a proximal pull, a control-variate
+ * correction).
+ *
+ * What depends only on the masks is computed once for all steps before the loop, and the loss
+ * is averaged after it: on tfjs wasm every small kernel in the loop body costs about as much
+ * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per step,
+ * as the old SGD step's learning rate was), with a `where` only on the optimiser's state:
+ * plain SGD's is one scalar, and a `where` per parameter costs as much as the step there.
+ */
+export function localTrain(
   model: AnyModel,
   params: Value,
   batches: { x: Value; y: Value; mask: Value },
+  clientOptimizer: ClientOptimizer,
   lr: Value,
   hooks: LocalHooks = {},
 ): LocalTraining {
+  const optimizer = (clientOptimizer as unknown as (lr: Value) => LooseTransformation)(lr);
   const counts = ops.sum(batches.mask, 1);
-  const stepLr = ops.mul(ops.cast(ops.greater(counts, 0), "float32"), lr);
-  const perExample = ops.div(1, ops.maximum(counts, 1));
-  const steps = { ...batches, lr: stepLr, perExample };
-  const [trained, stepLosses] = ops.scan(params, steps, (p: Value, b: Value) => {
+  const real = ops.greater(counts, 0);
+  const steps = { ...batches, real, taken: ops.cast(real, "float32"), perExample: ops.div(1, ops.maximum(counts, 1)) };
+  const [trained, stepLosses] = ops.scan({ params, state: optimizer.init(params) }, steps, (carry: Value, b: Value) => {
+    const p = carry.params;
     const objective = (q: Value) => {
       const loss = ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
       return hooks.extra === undefined ? loss : ops.add(loss, hooks.extra(q));
     };
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
-    const step = hooks.correct === undefined ? g : hooks.correct(g);
-    return [ops.sub(p, ops.mul(step, b.lr)), loss];
+    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
+    return [{ params: applyUpdates(p, ops.mul(updates, b.taken)), state: whereTree(b.real, state, carry.state) }, loss];
   });
   const examples = ops.maximum(ops.sum(counts), 1);
-  return { params: trained, loss: ops.div(ops.sum(ops.mul(stepLosses, counts)), examples) };
+  return { params: trained.params, loss: ops.div(ops.sum(ops.mul(stepLosses, counts)), examples) };
 }
 
 /**
  * The round skeleton of FedAvg and its relatives: every client starts from the server
- * parameters and runs localSgd; the result, at the SERVER, is the example-weighted mean of
- * the clients' deltas (trained - params: a step direction, minus Reddi et al.'s
- * pseudo-gradient) and of their training losses. `hooks(global)` makes each client's local
- * hooks from its copy of the server parameters (FedProx's anchor).
+ * parameters and trains locally (localTrain with the optimiser `clientOptimizer(lr)`); the
+ * result, at the SERVER, is the example-weighted mean of the clients' deltas (trained -
+ * params: a step direction, minus Reddi et al.'s pseudo-gradient) and of their training
+ * losses. `hooks(global)` makes each client's local hooks from its copy of the server
+ * parameters (FedProx's anchor).
  */
 export function meanClientDelta(
   model: AnyModel,
   params: Value,
   data: RoundData,
   lr: Value,
-  hooks: (global: Value) => LocalHooks = () => ({}),
+  { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks } = {},
 ): { delta: Value; loss: Value } {
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localSgd(model, w, { x, y, mask }, lr, hooks(w));
+      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr, hooks(w));
       return { delta: ops.sub(trained.params, w), loss: trained.loss };
     },
     ops.broadcast(params),

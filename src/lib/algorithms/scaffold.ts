@@ -15,7 +15,7 @@
  * so a round with dropped clients computes what a round of only its survivors would.
  */
 import { f32 } from "../../front/specs.js";
-import { clientParamSpecs, localSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
+import { clientParamSpecs, localTrain, plainSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
@@ -73,7 +73,8 @@ export function scaffoldRound(
 ): { params: Value; loss: Value; control: Value; clientControls: Value } {
   const local = ops.map(
     (global: Value, c: Value, ci: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localSgd(model, global, { x, y, mask }, lr, { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
+      // Option II's control update assumes the local steps are plain SGD.
+      const trained = localTrain(model, global, { x, y, mask }, plainSgd, lr, { correct: (g: Value) => ops.add(ops.sub(g, ci), c) });
       const steps = realSteps(mask);
       const trains = ops.cast(ops.greater(steps, 0), "float32");
       // max(K, 1) keeps a client without real batches finite; `trains` then leaves its c_i as it was.

@@ -1,10 +1,15 @@
 /**
- * Server optimisers: updates of the server model from the cohort's mean delta, on whole
- * parameter trees, with their state (trees with the parameters' structure) kept at the SERVER
- * and carried by the caller from round to round.
+ * The server optimisers of FedOpt, FedAvgM and DiLoCo, made from the library's optimisers
+ * (src/lib/optimizers), and their state as the round programs keep it at the SERVER, carried
+ * by the caller from round to round. The programs keep the papers' state (moments m and v, a
+ * momentum buffer) without a step count: these rules neither correct bias nor follow a
+ * schedule, so the count would be a dead input.
  */
 import type { HostParams } from "../models/model.js";
+import { adagrad, adam, sgd, yogi } from "../optimizers/optimizers.js";
+import { applyUpdates, type LooseTransformation } from "../optimizers/transform.js";
 import { ops, type Value } from "./loose.js";
+import { zeroScalarLike } from "./trees.js";
 
 export type AdaptiveOptimizer = "adam" | "yogi" | "adagrad";
 
@@ -33,6 +38,8 @@ export interface AdaptiveState<T> {
  *   v = v - (1 - beta2) delta^2 sign(v - delta^2)           (Yogi)
  *   v = v + delta^2                                         (Adagrad)
  *   params = params + lr m / (sqrt(v) + tau)
+ * The library's adam, yogi and adagrad with these settings, fed the delta: their rules are odd
+ * in their input, so the moments keep the paper's sign and the step is minus their update.
  */
 export function adaptiveStep(
   optimizer: AdaptiveOptimizer,
@@ -43,26 +50,29 @@ export function adaptiveStep(
   lr: Value,
 ): { params: Value; state: AdaptiveState<Value> } {
   const { beta1, beta2, tau } = { ...adaptiveDefaults, ...options };
-  const m = ops.add(ops.mul(state.m, beta1), ops.mul(delta, 1 - beta1));
-  const squared = ops.mul(delta, delta);
-  const v =
-    optimizer === "adam"
-      ? ops.add(ops.mul(state.v, beta2), ops.mul(squared, 1 - beta2))
-      : optimizer === "yogi"
-        ? ops.sub(state.v, ops.mul(ops.mul(squared, ops.sign(ops.sub(state.v, squared))), 1 - beta2))
-        : ops.add(state.v, squared);
-  const step = ops.div(m, ops.add(ops.sqrt(v), tau));
-  return { params: ops.add(params, ops.mul(step, lr)), state: { m, v } };
+  const shared = { b1: beta1, eps: tau };
+  const rule =
+    optimizer === "adagrad" ? adagrad(lr, shared) : (optimizer === "adam" ? adam : yogi)(lr, { ...shared, b2: beta2, biasCorrection: false });
+  const [updates, next] = (rule as unknown as LooseTransformation).update(delta, { count: zeroScalarLike(params), mu: state.m, nu: state.v });
+  return { params: ops.sub(params, updates), state: { m: next.mu, v: next.nu } };
+}
+
+export interface ServerMomentumOptions {
+  /** The momentum (default 0.9). */
+  readonly momentum?: number;
+  /** Nesterov's form, as DiLoCo's outer optimiser (default false: heavy ball, as FedAvgM). */
+  readonly nesterov?: boolean;
 }
 
 /**
- * A Nesterov momentum SGD step (as PyTorch's SGD with nesterov=true, which DiLoCo uses as its
- * outer optimiser) along a gradient g:
- *   buffer = momentum buffer + g;   params = params - lr (g + momentum buffer)
+ * A server SGD step with momentum along the pseudo-gradient g = -delta (the library's sgd with
+ * momentum, PyTorch's SGD without dampening):
+ *   buffer = momentum buffer + g;   params = params - lr buffer   (or lr (g + momentum buffer), Nesterov)
  */
-export function nesterovStep(params: Value, g: Value, buffer: Value, lr: Value, momentum: number): { params: Value; buffer: Value } {
-  const next = ops.add(ops.mul(buffer, momentum), g);
-  return { params: ops.sub(params, ops.mul(ops.add(g, ops.mul(next, momentum)), lr)), buffer: next };
+export function serverMomentumStep(params: Value, delta: Value, buffer: Value, lr: Value, options: ServerMomentumOptions = {}): { params: Value; buffer: Value } {
+  const rule = sgd(lr, { momentum: options.momentum ?? 0.9, nesterov: options.nesterov ?? false }) as unknown as LooseTransformation;
+  const [updates, next] = rule.update(ops.neg(delta), { count: zeroScalarLike(params), trace: buffer });
+  return { params: applyUpdates(params, updates), buffer: next.trace };
 }
 
 /** A tree shaped like `params` with every element `value`: initial optimiser state. */

@@ -115,6 +115,41 @@ function onlyWhen<T>(condition: Condition, spec: OptionSpec<T>): OptionSpec<T> &
 
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
+// The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const adamFamily = ["adam", "adamw", "yogi"];
+const clientOptions = {
+  clientOptimizer: onlyWhen(
+    { key: "algorithm", values: locallyTraining },
+    {
+      ...choice("Clients' optimiser, fresh each round", ["sgd", "momentum", "nesterov", "adam", "adamw", "adagrad", "rmsprop", "yogi"]),
+      defaultWhen: { key: "algorithm", values: ["diloco"], value: "adamw" },
+    },
+  ),
+  clientMomentum: onlyWhen(
+    { key: "clientOptimizer", values: ["momentum", "nesterov"] },
+    real("Momentum of the clients' SGD", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  clientBeta1: onlyWhen({ key: "clientOptimizer", values: adamFamily }, real("Clients' first-moment decay", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  clientBeta2: onlyWhen({ key: "clientOptimizer", values: adamFamily }, real("Clients' second-moment decay", 0.999, { min: 0, max: 1, maxExclusive: true })),
+  weightDecay: onlyWhen(
+    { key: "clientOptimizer", values: ["adamw"] },
+    { ...real("AdamW's decoupled weight decay", 0.01, { min: 0 }), defaultWhen: { key: "algorithm", values: ["diloco"], value: 0.1 } },
+  ),
+  clipNorm: onlyWhen({ key: "algorithm", values: locallyTraining }, real("Clip each local gradient to this global norm; 0 for none", 0, { min: 0 })),
+  lrSchedule: choice("Schedule of --lr over the rounds", ["constant", "exponential", "step", "cosine", "warmup-cosine"]),
+  decayRate: onlyWhen(
+    { key: "lrSchedule", values: ["exponential", "step"] },
+    real("Factor --lr is multiplied by every --decay-rounds rounds", 0.5, { min: 0, minExclusive: true, max: 1 }),
+  ),
+  decayRounds: onlyWhen({ key: "lrSchedule", values: ["exponential", "step"] }, integer("Rounds per decay by --decay-rate", 10, { min: 1 })),
+  warmupRounds: onlyWhen({ key: "lrSchedule", values: ["warmup-cosine"] }, integer("Rounds of linear warm-up from 0 to --lr", 5, { min: 1 })),
+  minLrFraction: onlyWhen(
+    { key: "lrSchedule", values: ["cosine", "warmup-cosine"] },
+    real("The cosine's final rate as a fraction of --lr", 0, { min: 0, max: 1 }),
+  ),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -153,6 +188,7 @@ export const runOptions = {
     "fedadagrad",
     "scaffold",
     "diloco",
+    "fedavgm",
   ]),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
   dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
@@ -181,6 +217,11 @@ export const runOptions = {
     { key: "algorithm", values: ["diloco"] },
     real("DiLoCo outer Nesterov momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
+  serverMomentum: onlyWhen(
+    { key: "algorithm", values: ["fedavgm"] },
+    real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  ...clientOptions,
 };
 
 type RunOptions = typeof runOptions;
@@ -205,6 +246,13 @@ const crossChecks: readonly {
     problem: ({ model, dataset }) =>
       (model === "char") !== (dataset === "sotu")
         ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+        : undefined,
+  },
+  {
+    keys: ["warmupRounds", "rounds"],
+    problem: ({ warmupRounds, rounds }) =>
+      typeof warmupRounds === "number" && warmupRounds >= (rounds as number)
+        ? `the warm-up (${warmupRounds} rounds) must end before the last round (--rounds ${String(rounds)})`
         : undefined,
   },
   {

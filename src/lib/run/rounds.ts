@@ -10,6 +10,7 @@ import { ftError } from "../../errors/error.js";
 import type { ProgramIR } from "../../ir/types.js";
 import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
+import { fedAvgMProgram } from "../algorithms/fedavgm.js";
 import { fedOptProgram } from "../algorithms/fedopt.js";
 import { fedProxProgram } from "../algorithms/fedprox.js";
 import { fedSgdProgram } from "../algorithms/fedsgd.js";
@@ -22,6 +23,7 @@ import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
+import { clientOptimizerFor } from "./optimizers.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -87,9 +89,15 @@ function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => ob
   };
 }
 
+/** The client optimiser the options ask for, as the algorithms' options take it. */
+const clientTraining = (config: RunConfig) => {
+  const clientOptimizer = clientOptimizerFor(config);
+  return clientOptimizer === undefined ? {} : { clientOptimizer };
+};
+
 function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
   const tau = config.tau ?? 1e-3;
-  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau });
+  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
     async round(state, cohort, cfg) {
@@ -99,8 +107,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   };
 }
 
-function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
-  const program = dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9 });
+/** Runners of the algorithms whose server state is a momentum buffer: FedAvgM and DiLoCo. */
+function momentumRunner(program: ReturnType<typeof fedAvgMProgram>): RoundRunner {
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
     async round(state, cohort, cfg) {
@@ -169,14 +177,18 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
 }
 
 const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => RoundRunner>> = {
-  fedavg: (model) => plainRunner(fedAvgProgram(model) as never),
+  fedavg: (model, config) => plainRunner(fedAvgProgram(model, clientTraining(config)) as never),
   fedsgd: (model) => plainRunner(fedSgdProgram(model) as never),
-  fedprox: (model) => plainRunner(fedProxProgram(model) as never, (config) => ({ mu: config.mu ?? 0.01 })),
+  fedprox: (model, config) => plainRunner(fedProxProgram(model, clientTraining(config)) as never, (cfg) => ({ mu: cfg.mu ?? 0.01 })),
   fedadam: (model, config) => fedOptRunner(model, "adam", config),
   fedyogi: (model, config) => fedOptRunner(model, "yogi", config),
   fedadagrad: (model, config) => fedOptRunner(model, "adagrad", config),
   scaffold: scaffoldRunner,
-  diloco: dilocoRunner,
+  diloco: (model, config) => {
+    const inner = clientOptimizerFor(config);
+    return momentumRunner(dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9, ...(inner === undefined ? {} : { innerOptimizer: inner }) }));
+  },
+  fedavgm: (model, config) => momentumRunner(fedAvgMProgram(model, { momentum: config.serverMomentum ?? 0.9, ...clientTraining(config) })),
 };
 
 export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {

@@ -29,6 +29,7 @@ import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots } from "./plot.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
+import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor } from "./setup.js";
 
@@ -149,6 +150,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const data: FederatedDataset<HostData> = federatedData(config);
   const featureShape = featureShapeFor(model, data.train.featureShape);
   const runner = runnerFor(config, model);
+  const learningRate = roundLearningRates(config);
   const evaluate = evaluationProgram(model);
   const testBatches = batchEvaluation(data.test, 500);
   const evaluation = {
@@ -199,7 +201,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
         row = await roundMetrics(round, undefined, test);
       } else {
-        const next = await runner.round(state, cohort, config);
+        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) });
         try {
           await rejectNonFinite(round, next.state);
           const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;

@@ -112,6 +112,8 @@ export const tensorRules: Record<string, OnnxRule> = {
   sqrt: same("Sqrt"),
   sigmoid: same("Sigmoid"),
   tanh: same("Tanh"),
+  sin: same("Sin"),
+  cos: same("Cos"),
   logical_not: same("Not"),
   stop_gradient: same("Identity"),
   cast: same("Cast", (node) => ({ to: onnxDataType[node.attrs.dtype as DType] })),

@@ -1,0 +1,61 @@
+/**
+ * FedAvgM (Hsu et al. 2019, "Measuring the Effects of Non-Identical Data Distribution for
+ * Federated Visual Classification"): FedAvg whose server applies SGD with momentum to the
+ * pseudo-gradient, the server model minus the example-weighted mean of the client models,
+ * with the momentum buffer at the SERVER:
+ *   g = x - mean(x_i);   buffer = momentum buffer + g;   x = x - serverLr buffer
+ * With momentum 0 and serverLr 1 it is FedAvg.
+ */
+import { f32 } from "../../front/specs.js";
+import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import type { Value } from "./loose.js";
+import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimizers.js";
+import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+
+export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions {}
+
+export interface FedAvgMHypers<Buffer> {
+  /** The clients' learning rate. */
+  readonly lr: Hyper;
+  /** The server learning rate. */
+  readonly serverLr: Hyper;
+  /** The server momentum buffer, at the SERVER. */
+  readonly buffer: Buffer;
+}
+
+export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
+  M,
+  { readonly serverLr: ScalarSpec; readonly buffer: ParamSpecsAt<M, "server"> },
+  { buffer: ParamsAt<M, "server"> }
+>;
+
+/** FedAvgM's round as a typed function on traced values, for use inside a user's program. */
+export function fedAvgM<M extends AnyModel>(
+  model: M,
+  options: FedAvgMOptions = {},
+): RoundFunction<FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }> {
+  return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers)) as never;
+}
+
+/** One FedAvgM round on traced values: local training, then the server momentum step. */
+export function fedAvgMRound(
+  model: AnyModel,
+  options: FedAvgMOptions,
+  params: Value,
+  data: RoundData,
+  { lr, serverLr, buffer }: FedAvgMHypers<Value>,
+): { params: Value; loss: Value; buffer: Value } {
+  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
+  const step = serverMomentumStep(params, delta, buffer, serverLr, options);
+  return { params: step.params, loss, buffer: step.buffer };
+}
+
+/**
+ * FedAvgM's round as a program: (server params, cohort batches, lr, serverLr, buffer) ->
+ * (params, loss, buffer). The buffer starts at zero. `name` names the program (DiLoCo's is its own).
+ */
+export function fedAvgMProgram<M extends AnyModel>(model: M, options: FedAvgMOptions = {}, name = "fedavgm"): FedAvgMProgram<M> {
+  return roundProgram(model, name, { serverLr: f32([]), buffer: serverParamSpecs(model) }, ({ params, lr, serverLr, buffer }, data) =>
+    fedAvgMRound(model, options, params, data, { lr, serverLr, buffer }),
+  ) as never;
+}

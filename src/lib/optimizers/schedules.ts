@@ -1,0 +1,104 @@
+/**
+ * Learning-rate schedules (optax's): functions of the step count, written with FedTensor's
+ * operations so that an optimiser evaluates them inside a program from the count in its
+ * state. The peak (initial) value may be a number or a traced local scalar (a program's `lr`
+ * input); the step counts are numbers fixed when the program is built.
+ */
+import { ftError } from "../../errors/error.js";
+import { ops, type Value } from "../algorithms/loose.js";
+import type { Schedule } from "./transform.js";
+
+type Rate = number | Value;
+
+/** FT302 unless `value` is allowed, naming the hyper-parameter and the allowed range. */
+export function requireHyper(what: string, value: number, allowed: (x: number) => boolean, range: string): void {
+  if (!Number.isFinite(value) || !allowed(value)) throw ftError("FT302", { what, why: `must be ${range}, got ${value}` });
+}
+
+const positiveInteger = (what: string, value: number) => requireHyper(what, value, (x) => Number.isSafeInteger(x) && x > 0, "a positive integer");
+const fraction = (what: string, value: number) => requireHyper(what, value, (x) => x >= 0 && x <= 1, "in [0, 1]");
+
+/** The same rate at every step (a tensor at the count's placement, as every schedule's). */
+export function constantSchedule(value: Rate): Schedule {
+  return (count) => ops.add(ops.zerosLike(count), value);
+}
+
+export interface ExponentialDecayOptions {
+  /** Steps over which the rate is multiplied by decayRate once. */
+  readonly transitionSteps: number;
+  readonly decayRate: number;
+  /** Decay in whole transitions (a staircase) instead of continuously. */
+  readonly staircase?: boolean;
+}
+
+/** init * decayRate^(count / transitionSteps), the exponent floored with `staircase`. */
+export function exponentialDecay(init: Rate, { transitionSteps, decayRate, staircase = false }: ExponentialDecayOptions): Schedule {
+  positiveInteger("exponentialDecay transitionSteps", transitionSteps);
+  requireHyper("exponentialDecay decayRate", decayRate, (x) => x > 0, "> 0");
+  return (count) => {
+    const transitions = ops.div(count, transitionSteps);
+    // The count is never negative, so truncation to an integer is the floor.
+    const exponent = staircase ? ops.cast(ops.cast(transitions, "int32"), "float32") : transitions;
+    return ops.mul(ops.pow(decayRate, exponent), init);
+  };
+}
+
+/** Step decay (PyTorch's StepLR): init * gamma^floor(count / stepSize). */
+export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: number; readonly gamma: number }): Schedule {
+  return exponentialDecay(init, { transitionSteps: stepSize, decayRate: gamma, staircase: true });
+}
+
+/**
+ * Cosine decay (Loshchilov & Hutter 2017, without restarts) from init to alpha * init over
+ * decaySteps, then constant: init ((1 - alpha) (1 + cos(pi min(count, decaySteps) / decaySteps)) / 2 + alpha).
+ */
+export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly decaySteps: number; readonly alpha?: number }): Schedule {
+  positiveInteger("cosineDecay decaySteps", decaySteps);
+  fraction("cosineDecay alpha", alpha);
+  return (count) => {
+    const progress = ops.div(ops.minimum(count, decaySteps), decaySteps);
+    const cosine = ops.mul(ops.add(ops.cos(ops.mul(progress, Math.PI)), 1), 0.5);
+    return ops.mul(ops.add(ops.mul(cosine, 1 - alpha), alpha), init);
+  };
+}
+
+/** A linear ramp from `from` to `to` over transitionSteps, then constant at `to`. */
+export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): Schedule {
+  positiveInteger("linearSchedule transitionSteps", transitionSteps);
+  return (count) => {
+    const progress = ops.div(ops.minimum(count, transitionSteps), transitionSteps);
+    return ops.add(from, ops.mul(ops.sub(to, from), progress));
+  };
+}
+
+/**
+ * optax.join_schedules: schedules[i] from boundaries[i - 1] on, each counting its steps from
+ * its own start.
+ */
+export function joinSchedules(schedules: readonly Schedule[], boundaries: readonly number[]): Schedule {
+  if (schedules.length !== boundaries.length + 1) {
+    throw ftError("FT302", { what: "joinSchedules", why: `${schedules.length} schedules need ${schedules.length - 1} boundaries, got ${boundaries.length}` });
+  }
+  boundaries.forEach((b, i) => positiveInteger(`joinSchedules boundary ${i}`, b - (boundaries[i - 1] ?? 0)));
+  return (count) =>
+    boundaries.reduceRight(
+      (later: Value, boundary, i) => ops.where(ops.less(count, boundary), schedules[i]!(ops.sub(count, boundaries[i - 1] ?? 0)), later),
+      schedules[schedules.length - 1]!(ops.sub(count, boundaries[boundaries.length - 1] ?? 0)),
+    );
+}
+
+export interface WarmupCosineOptions {
+  /** Steps of the linear warm-up from 0 to the peak. */
+  readonly warmupSteps: number;
+  /** Steps of the whole schedule, warm-up included: the cosine decays over the rest. */
+  readonly decaySteps: number;
+  /** The final rate as a fraction of the peak (default 0). */
+  readonly alpha?: number;
+}
+
+/** Linear warm-up from 0 to `peak`, then cosine decay to alpha * peak (optax.warmup_cosine_decay_schedule). */
+export function warmupCosineDecay(peak: Rate, { warmupSteps, decaySteps, alpha = 0 }: WarmupCosineOptions): Schedule {
+  positiveInteger("warmupCosineDecay warmupSteps", warmupSteps);
+  requireHyper("warmupCosineDecay decaySteps", decaySteps, (x) => Number.isSafeInteger(x) && x > warmupSteps, `an integer > warmupSteps (${warmupSteps})`);
+  return joinSchedules([linearSchedule(0, peak, warmupSteps), cosineDecay(peak, { decaySteps: decaySteps - warmupSteps, alpha })], [warmupSteps]);
+}

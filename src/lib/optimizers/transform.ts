@@ -1,0 +1,94 @@
+/**
+ * Gradient transformations, optax's design: an optimiser is a pair of pure functions over
+ * whole parameter trees,
+ *   init(params) -> state
+ *   update(updates, state, params?) -> [updates, state]
+ * written with FedTensor's operations, so they trace into programs and run on every backend.
+ * The state is a tree of the same placement as the parameters: an optimiser inside map's
+ * function keeps local state, one at the server keeps SERVER state, which a round program
+ * takes as an input and returns as an output.
+ *
+ * The state's structure is named by a kind (a key of StateKinds, or a tuple of kinds for a
+ * chain), so the static types follow the tree given: a tree in, the same tree out, placements
+ * preserved.
+ */
+import type { Placement, PlacementsOf, Tensor, TreeLike } from "../../../types/tensor.js";
+import { ops, type Value } from "../algorithms/loose.js";
+
+/** The number of steps taken: a float32 scalar at the placement of the parameters. */
+export type StepCount<P> = Tensor<[], "float32", PlacementsOf<P>>;
+
+/** The state of each kind of transformation for parameters (or updates) P. */
+export interface StateKinds<P> {
+  /** No state: gradient clipping. */
+  readonly empty: { readonly [key: string]: never };
+  /** The step count alone: plain SGD (a schedule reads the count). */
+  readonly count: { count: StepCount<P> };
+  /** SGD with momentum or Nesterov: the count and the momentum buffer. */
+  readonly trace: { count: StepCount<P>; trace: P };
+  /** The adaptive methods: the count and the first and second moments. */
+  readonly moments: { count: StepCount<P>; mu: P; nu: P };
+}
+
+export type StateKind = keyof StateKinds<unknown> | readonly StateKind[];
+
+/** The state of a transformation of kind K for parameters P; a chain's is the tuple of its parts'. */
+export type OptimizerState<K extends StateKind, P> = K extends keyof StateKinds<unknown>
+  ? StateKinds<P>[K]
+  : { -readonly [I in keyof K]: K[I] extends StateKind ? OptimizerState<K[I], P> : never };
+
+export interface GradientTransformation<K extends StateKind> {
+  /** The initial state for parameters `params`. */
+  init<P extends TreeLike>(params: P): OptimizerState<K, P>;
+  /**
+   * Transforms `updates` (gradients, for the first transformation of a chain) into the
+   * updates to add to the parameters; `params` is needed by weight decay only. The tree's type
+   * comes from `updates` alone, so a state or parameters of another tree are errors.
+   */
+  update<G extends TreeLike>(updates: G, state: NoInfer<OptimizerState<K, G>>, params?: NoInfer<G>): [G, OptimizerState<K, G>];
+}
+
+/** A learning rate as a function of the step count (the count before this step: 0 first). */
+export type Schedule = (count: Tensor<[], "float32", Placement>) => Tensor<[], "float32", Placement>;
+
+/** A learning rate: a number, a traced local scalar (a program input), or a schedule. */
+export type LearningRate = number | Tensor<[], "float32", "local"> | Schedule;
+
+/** A transformation written on untyped traced values; `typed` gives it its static type. */
+export interface LooseTransformation {
+  init(params: Value): Value;
+  update(updates: Value, state: Value, params?: Value): [Value, Value];
+}
+
+export const typed = <K extends StateKind>(transformation: LooseTransformation): GradientTransformation<K> => transformation as never;
+
+/** The learning rate of the step taken at `count`. */
+export function learningRateAt(learningRate: LearningRate | Value, count: Value): Value {
+  return typeof learningRate === "function" ? learningRate(count) : learningRate;
+}
+
+/**
+ * optax.chain: the transformations applied in turn, each to the previous one's updates
+ * (clipping before an optimiser: `chain(clipByGlobalNorm(1), adam(1e-3))`). The state is the
+ * tuple of the parts' states.
+ */
+export function chain<const K extends readonly StateKind[]>(...transformations: { [I in keyof K]: GradientTransformation<K[I]> }): GradientTransformation<K> {
+  const parts = transformations as unknown as readonly LooseTransformation[];
+  return typed({
+    init: (params) => parts.map((part) => part.init(params)),
+    update: (updates, state, params) => {
+      const states: Value[] = [];
+      const out = parts.reduce((current: Value, part, i) => {
+        const [next, partState] = part.update(current, state[i], params);
+        states.push(partState);
+        return next;
+      }, updates);
+      return [out, states];
+    },
+  });
+}
+
+/** The parameters moved by the updates: params + updates (optax.apply_updates). */
+export function applyUpdates<P extends TreeLike>(params: P, updates: P): P {
+  return ops.add(params, updates);
+}

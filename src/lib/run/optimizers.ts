@@ -1,0 +1,66 @@
+/**
+ * The clients' optimiser and the learning-rate schedule of `fedtensor run`, from its options.
+ *
+ * The client optimiser's state starts afresh every round (as in FedJAX), so a schedule inside
+ * it would count local steps; `--lr-schedule` instead schedules `--lr` over the rounds, as
+ * TFF's schedule_learning_rate does: round r trains with schedule(r - 1), the count of rounds
+ * before it. The schedule is the library's, evaluated by the reference interpreter once per
+ * round on a one-node program.
+ */
+import { program } from "../../front/program.js";
+import { f32 } from "../../front/specs.js";
+import { interpret, type OutputLeaf } from "../../interpret/reference.js";
+import type { ClientOptimizer } from "../algorithms/local.js";
+import { adagrad, adam, adamw, clipByGlobalNorm, rmsprop, sgd, yogi } from "../optimizers/optimizers.js";
+import { constantSchedule, cosineDecay, exponentialDecay, warmupCosineDecay } from "../optimizers/schedules.js";
+import { chain, type Schedule } from "../optimizers/transform.js";
+import type { RunConfig } from "./config.js";
+
+type Rate = Parameters<ClientOptimizer>[0];
+
+/** The clients' optimiser the options ask for, or undefined where the algorithm trains no clients locally. */
+export function clientOptimizerFor(config: RunConfig): ClientOptimizer | undefined {
+  if (config.clientOptimizer === undefined) return undefined;
+  const momentum = config.clientMomentum ?? 0.9;
+  const moments = { b1: config.clientBeta1, b2: config.clientBeta2 };
+  const make: Record<NonNullable<RunConfig["clientOptimizer"]>, ClientOptimizer> = {
+    sgd: (lr: Rate) => sgd(lr),
+    momentum: (lr: Rate) => sgd(lr, { momentum }),
+    nesterov: (lr: Rate) => sgd(lr, { momentum, nesterov: true }),
+    adam: (lr: Rate) => adam(lr, moments),
+    adamw: (lr: Rate) => adamw(lr, { ...moments, weightDecay: config.weightDecay }),
+    yogi: (lr: Rate) => yogi(lr, moments),
+    adagrad: (lr: Rate) => adagrad(lr),
+    rmsprop: (lr: Rate) => rmsprop(lr),
+  };
+  const optimizer = make[config.clientOptimizer]!;
+  const clipNorm = config.clipNorm ?? 0;
+  return clipNorm === 0 ? optimizer : (lr: Rate) => chain(clipByGlobalNorm(clipNorm), optimizer(lr));
+}
+
+/** --lr scheduled over the rounds as the options say. */
+function roundSchedule(config: RunConfig): Schedule {
+  const alpha = config.minLrFraction ?? 0;
+  switch (config.lrSchedule) {
+    case "constant":
+      return constantSchedule(config.lr);
+    case "exponential":
+    case "step":
+      return exponentialDecay(config.lr, {
+        transitionSteps: config.decayRounds ?? 10,
+        decayRate: config.decayRate ?? 0.5,
+        staircase: config.lrSchedule === "step",
+      });
+    case "cosine":
+      return cosineDecay(config.lr, { decaySteps: config.rounds, alpha });
+    case "warmup-cosine":
+      return warmupCosineDecay(config.lr, { warmupSteps: config.warmupRounds ?? 5, decaySteps: config.rounds, alpha });
+  }
+}
+
+/** Each round's client learning rate (the server's for FedSGD, whose `lr` is the server's step). */
+export function roundLearningRates(config: RunConfig): (round: number) => number {
+  const schedule = roundSchedule(config);
+  const evaluate = program({ count: f32([]) }, ({ count }) => ({ lr: schedule(count) }));
+  return (round) => (interpret(evaluate.ir, { count: round - 1 }) as { lr: OutputLeaf }).lr.data[0]!;
+}
