@@ -16,15 +16,9 @@ import { isAtClients, joinPlacement, joinPlacements } from "./placement.js";
 import { printShape, printType } from "./print.js";
 import { randomPrimitives } from "./random-primitives.js";
 import * as shapes from "./shapes.js";
-import type { DType, DimValue, Json, Placement, ValueType } from "./types.js";
+import type { Attrs, DType, DimValue, Placement, PrimitiveRule, ValueType } from "./types.js";
 
-export type Attrs = { readonly [key: string]: Json };
-
-export interface PrimitiveRule {
-  infer(inputs: readonly ValueType[], attrs: Attrs, op: string, bodyOutputs?: readonly (readonly ValueType[])[]): ValueType[];
-  /** Control primitives: the parameter types of each body, from the node's operand types. */
-  bodyParams?(operands: readonly ValueType[], attrs: Attrs): ValueType[][];
-}
+export type { Attrs, PrimitiveRule } from "./types.js";
 
 const asMember = (t: ValueType): ValueType => ({ ...t, placement: "member" });
 

@@ -6,10 +6,9 @@
 import { ftError } from "../errors/error.js";
 import { requireDType } from "./dtypes.js";
 import { joinPlacement } from "./placement.js";
-import type { PrimitiveRule } from "./primitives.js";
 import { printType } from "./print.js";
 import * as shapes from "./shapes.js";
-import type { DimValue, ValueType } from "./types.js";
+import type { DimValue, PrimitiveRule, ValueType } from "./types.js";
 
 /** FT316 unless t is a key (or a batch of keys): int32 with a last dim of 2. */
 export function requireKey(op: string, t: ValueType): void {

@@ -54,3 +54,13 @@ export interface ProgramIR {
   /** Where the program's outputs sit among graph.outputs. */
   readonly outputTree: TreeDef;
 }
+
+/** A node's attributes (JSON, so that the IR serialises as it is). */
+export type Attrs = { readonly [key: string]: Json };
+
+/** A primitive's typing rule (the table of them is in primitives.ts). */
+export interface PrimitiveRule {
+  infer(inputs: readonly ValueType[], attrs: Attrs, op: string, bodyOutputs?: readonly (readonly ValueType[])[]): ValueType[];
+  /** Control primitives: the parameter types of each body, from the node's operand types. */
+  bodyParams?(operands: readonly ValueType[], attrs: Attrs): ValueType[][];
+}

@@ -210,6 +210,35 @@ describe("run config from a file", () => {
   });
 });
 
+describe("FEDTENSOR_BACKEND", () => {
+  const withBackendVariable = async <T>(value: string, body: () => Promise<T>): Promise<T> => {
+    const before = process.env.FEDTENSOR_BACKEND;
+    process.env.FEDTENSOR_BACKEND = value;
+    try {
+      return await body();
+    } finally {
+      if (before === undefined) delete process.env.FEDTENSOR_BACKEND;
+      else process.env.FEDTENSOR_BACKEND = before;
+    }
+  };
+
+  it("chooses the backend when neither a flag nor the file does, as for programs", async () => {
+    const path = await configFile({ backend: "cpu" });
+    await withBackendVariable("wasm", async () => {
+      expect((await loadRunConfig([])).backend).toBe("wasm");
+      expect((await loadRunConfig([path])).backend).toBe("cpu");
+      expect((await loadRunConfig([path, "--backend", "onnx"])).backend).toBe("onnx");
+    });
+  });
+
+  it("is FT305 naming the variable when it names no backend", async () => {
+    expect(await withBackendVariable("tpu", () => failure(loadRunConfig([])))).toEqual({
+      code: "FT305",
+      params: { option: "FEDTENSOR_BACKEND", why: 'expected onnx | wasm | cpu | webgpu | tensorflow, got "tpu"' },
+    });
+  });
+});
+
 describe("options and --resume", () => {
   it("lists the options given by flag or file, which --resume compares with the checkpoint's", async () => {
     const { config, given } = await loadRunArguments([await configFile({ seed: 3, lr: 0.5 }), "--resume", "--rounds", "7"]);

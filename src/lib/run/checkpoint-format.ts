@@ -17,7 +17,7 @@ import { createHash, type Hash } from "node:crypto";
 import { ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import type { TreeDef } from "../../ir/types.js";
-import type { Checkpoint, StoredTensor, TensorTree } from "./checkpoint.js";
+import type { Checkpoint, StoredTensor, TensorTree } from "./checkpoint-types.js";
 import { decodeLegacyCheckpoint, isLegacyCheckpoint } from "./legacy-checkpoint.js";
 import { decodeSafetensors, encodeSafetensors, SafetensorsFormatError, type SafetensorsTensor } from "./safetensors.js";
 

@@ -13,24 +13,10 @@ import { open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { decodeCheckpoint, encodeCheckpoint } from "./checkpoint-format.js";
+import type { Checkpoint } from "./checkpoint-types.js";
 import { fileFault } from "./file-faults.js";
 
-export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
-
-export interface StoredTensor {
-  readonly shape: readonly number[];
-  readonly data: Float32Array;
-}
-
-export type TensorTree = StoredTensor | readonly TensorTree[] | { readonly [name: string]: TensorTree };
-
-export interface Checkpoint {
-  readonly round: number;
-  readonly serverState: TensorTree;
-  /** Whatever the run's random generator needs to continue its sequence. */
-  readonly rngState: JsonValue;
-  readonly config: JsonValue;
-}
+export type { Checkpoint, JsonValue, StoredTensor, TensorTree } from "./checkpoint-types.js";
 
 /** Checkpoint files: the current format, and the first one (read only). */
 const fileNamePattern = /^checkpoint-(\d+)\.(safetensors|ftckpt)$/;

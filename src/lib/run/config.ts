@@ -414,12 +414,20 @@ export interface RunArguments {
   readonly given: readonly RunOptionKey[];
 }
 
-/** `fedtensor run [config.json] [--flags]` arguments to a validated configuration; flags override the file. */
+/**
+ * `fedtensor run [config.json] [--flags]` arguments to a validated configuration: flags
+ * override the file, the file overrides FEDTENSOR_BACKEND (as for programs run from the
+ * library, where the backend option overrides it), which overrides the default.
+ */
 export async function loadRunArguments(args: readonly string[]): Promise<RunArguments> {
   const { configPath, values } = parseRunFlags(args);
   const fromFile = configPath === undefined ? {} : knownKeys(await readRunConfigFile(configPath), configPath);
-  const given = { ...fromFile, ...values };
-  const config = validate(given, (key) => (key in values ? flagName(key) : `${key} (in ${configPath})`));
+  const environment = process.env.FEDTENSOR_BACKEND;
+  const fromEnvironment = environment === undefined || environment === "" ? {} : { backend: environment };
+  const given = { ...fromEnvironment, ...fromFile, ...values };
+  const sourceOf = (key: RunOptionKey): string =>
+    key in values ? flagName(key) : key in fromFile ? `${key} (in ${configPath})` : "FEDTENSOR_BACKEND";
+  const config = validate(given, sourceOf);
   return { config, given: Object.keys(given) as RunOptionKey[] };
 }
 

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { unflatten } from "../../front/tree.js";
 import type { TreeDef } from "../../ir/types.js";
-import type { Checkpoint, JsonValue, TensorTree } from "./checkpoint.js";
+import type { Checkpoint, JsonValue, TensorTree } from "./checkpoint-types.js";
 
 interface LegacyHeader {
   readonly round: number;

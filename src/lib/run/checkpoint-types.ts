@@ -1,0 +1,21 @@
+/**
+ * What a checkpoint holds, apart from checkpoint.ts (files and folders) and the formats that
+ * encode it (checkpoint-format.ts, legacy-checkpoint.ts), so that those import this module
+ * rather than each other.
+ */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+export interface StoredTensor {
+  readonly shape: readonly number[];
+  readonly data: Float32Array;
+}
+
+export type TensorTree = StoredTensor | readonly TensorTree[] | { readonly [name: string]: TensorTree };
+
+export interface Checkpoint {
+  readonly round: number;
+  readonly serverState: TensorTree;
+  /** Whatever the run's random generator needs to continue its sequence. */
+  readonly rngState: JsonValue;
+  readonly config: JsonValue;
+}
