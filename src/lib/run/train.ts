@@ -28,7 +28,7 @@ import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
-import { privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
@@ -47,6 +47,8 @@ export interface TrainingResult {
   readonly rounds: number;
   readonly accuracy: number | undefined;
   readonly loss: number | undefined;
+  /** DP runs: the epsilon spent by the rounds done, at --dp-delta (Infinity without noise). */
+  readonly epsilon?: number;
   readonly outDir: string;
   readonly seconds: number;
 }
@@ -256,7 +258,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);
-  return { config, rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+  const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
+  return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The clip norm a DP-FedAvg round is about to use: server state. */
