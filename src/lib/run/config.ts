@@ -9,7 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { ftError } from "../../errors/error.js";
-import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
+import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 
 /** An option that only means something for some values of a choice option, such as --mu for fedprox. */
 export interface Condition {
@@ -297,10 +297,12 @@ const crossChecks: readonly {
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
-    problem: (config) =>
-      config.dpClip === "adaptive" && updateNoiseMultiplier(config as RunConfig) === undefined
-        ? `adaptive clipping spends part of the noise on the clipped count (std ${countStddevOf(config as RunConfig)} for ${expectedClientsOf(config as RunConfig)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddevOf(config as RunConfig)} or more clients per round`
-        : undefined,
+    problem: (given) => {
+      const config = given as unknown as PrivacyOptions;
+      if (config.dpClip !== "adaptive" || updateNoiseMultiplier(config) !== undefined) return undefined;
+      const countStddev = countStddevOf(config);
+      return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
+    },
   },
   {
     keys: ["overwrite", "resume"],

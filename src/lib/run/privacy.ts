@@ -12,22 +12,36 @@
  */
 import { dpNoiseSplit } from "../algorithms/dp-fedavg.js";
 import { sampledGaussianEpsilon } from "../privacy/rdp.js";
-import type { RunConfig } from "./config.js";
+
+/**
+ * The run options these functions read: a RunConfig is one (declared here, not imported, as
+ * config.ts checks its options with these functions).
+ */
+export interface PrivacyOptions {
+  readonly aggregator: string;
+  readonly clients: number;
+  readonly clientsPerRound: number;
+  readonly dropout: number;
+  readonly dpClip?: number | "adaptive";
+  readonly dpNoise?: number;
+  readonly dpDelta?: number;
+  readonly dpTargetEpsilon?: number;
+}
 
 /** The denominator of DP-FedAvg's estimator: the clients expected to report in a round. */
-export const expectedClientsOf = (config: RunConfig): number => config.clientsPerRound * (1 - config.dropout);
+export const expectedClientsOf = (config: PrivacyOptions): number => config.clientsPerRound * (1 - config.dropout);
 
 /** Andrew et al.'s clipped-count noise: sigma_b = m / 20, as TFF's gaussian_adaptive. */
-export const countStddevOf = (config: RunConfig): number => expectedClientsOf(config) / 20;
+export const countStddevOf = (config: PrivacyOptions): number => expectedClientsOf(config) / 20;
 
 /** The update's noise multiplier: --dp-noise, less the clipped count's share when the clip is adaptive. */
-export function updateNoiseMultiplier(config: RunConfig): number | undefined {
+export function updateNoiseMultiplier(config: PrivacyOptions): number | undefined {
   const z = config.dpNoise ?? 0;
   return config.dpClip === "adaptive" ? dpNoiseSplit(z, countStddevOf(config)) : z;
 }
 
 /** The epsilon at --dp-delta after `rounds` rounds; Infinity without noise. */
-export function epsilonAfter(config: RunConfig, rounds: number): number {
+export function epsilonAfter(config: PrivacyOptions, rounds: number): number {
   const mechanism = { samplingRate: Math.min(1, config.clientsPerRound / config.clients), noiseMultiplier: config.dpNoise ?? 0, steps: rounds };
   return sampledGaussianEpsilon(mechanism, config.dpDelta ?? 1e-5).epsilon;
 }
@@ -39,7 +53,7 @@ export const privacyPlotMetrics = [{ key: "epsilon", title: "Privacy spent (epsi
  * A DP round's metrics columns: epsilon after it (null without noise: no finite epsilon) and
  * the clip norm it used (adaptive clipping moves it).
  */
-export function privacyColumns(config: RunConfig, round: number, clip: number | undefined): { epsilon: number | null; dp_clip: number | null } {
+export function privacyColumns(config: PrivacyOptions, round: number, clip: number | undefined): { epsilon: number | null; dp_clip: number | null } {
   const epsilon = epsilonAfter(config, round);
   return { epsilon: Number.isFinite(epsilon) ? epsilon : null, dp_clip: clip ?? null };
 }
@@ -48,7 +62,7 @@ export function privacyColumns(config: RunConfig, round: number, clip: number | 
  * Whether round `round` would spend more than --dp-target-epsilon, with the message that says
  * so; never for runs without a target.
  */
-export function privacyBudget(config: RunConfig, round: number): { exceeded: false } | { exceeded: true; message: string } {
+export function privacyBudget(config: PrivacyOptions, round: number): { exceeded: false } | { exceeded: true; message: string } {
   const target = config.dpTargetEpsilon ?? 0;
   if (config.aggregator !== "dp" || target === 0) return { exceeded: false };
   const next = epsilonAfter(config, round);
