@@ -13,7 +13,7 @@ import { renderPlotSvg } from "../src/lib/run/plot.js";
 export async function accuracyAgainstEpsilon(runs: readonly { name: string; folder: string }[]): Promise<string> {
   const series = runs.map(({ name, folder }) => ({ name, rows: readMetrics(join(folder, metricsFiles.jsonl)) }));
   return renderPlotSvg(series, {
-    title: "DP-FedAvg on MNIST, 1,000 clients: accuracy against privacy spent (delta 1e-5)",
+    title: "DP-FedAvg, MNIST, 1,000 clients (delta 1e-5)",
     metrics: [{ key: "test_accuracy", title: "Test accuracy", format: ".0%" }],
     x: { key: "epsilon", title: "Epsilon" },
   });
@@ -23,8 +23,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const [out, ...runs] = process.argv.slice(2);
   if (out === undefined || runs.length === 0) throw new Error("usage: dp-accuracy-epsilon.js out.svg name=run-folder ...");
   const named = runs.map((run) => {
-    const [name, folder] = run.includes("=") ? (run.split("=", 2) as [string, string]) : [run, run];
-    return { name, folder };
+    const at = run.lastIndexOf("=");
+    return at < 0 ? { name: run, folder: run } : { name: run.slice(0, at), folder: run.slice(at + 1) };
   });
   writeFileSync(out, await accuracyAgainstEpsilon(named));
 }

@@ -52,6 +52,15 @@ describe("fedtensor run --aggregator dp", () => {
     expect(clips[2]!).toBeGreaterThan(clips[1]!);
   }, 120_000);
 
+  test("a cohort streamed in chunks (MapReduce form, noise drawn once at the server) trains as the whole cohort does", async () => {
+    const run = async (chunkClients: number) => (await dpRun({ rounds: 2, dpClip: "adaptive", dpNoise: 0.2, chunkClients })).rows;
+    const [streamed, whole] = [await run(2), await run(100)];
+    streamed.forEach((row, i) => {
+      expect(row.test_loss as number).toBeCloseTo(whole[i]!.test_loss as number, 4);
+      expect(row.dp_clip as number).toBeCloseTo(whole[i]!.dp_clip as number, 5);
+    });
+  }, 120_000);
+
   test("bad DP options are FT305", async () => {
     await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow("FT305: --aggregator: expected fedavg | dp, got \"secret\"");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "0"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got 0");
