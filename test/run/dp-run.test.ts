@@ -61,6 +61,17 @@ describe("fedtensor run --aggregator dp", () => {
     });
   }, 120_000);
 
+  test("a resumed DP run draws the same noise and keeps the adaptive clip: it repeats an uninterrupted one exactly", async () => {
+    const options = { rounds: 4, dpClip: "adaptive", dpNoise: 0.2, checkpointEvery: 1 };
+    const straight = (await dpRun(options)).rows;
+    const stream = { write: () => true, isTTY: false };
+    const out = tempDir("ft-dp-resume-");
+    await train(validateRunConfig({ ...small, ...options, rounds: 2, out }, "test"), stream);
+    await train(validateRunConfig({ ...small, ...options, out, resume: true }, "test"), stream, { given: ["rounds", "resume"] });
+    const resumed = readMetrics(`${out}/metrics.jsonl`);
+    expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
+  }, 120_000);
+
   test("bad DP options are FT305", async () => {
     await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow("FT305: --aggregator: expected fedavg | dp, got \"secret\"");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "0"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got 0");
