@@ -27,14 +27,14 @@ const round = (inputs: { clip: number; noiseMultiplier?: number; expectedClients
 
 describe("DP-FedAvg", () => {
   test("with noise 0 and a large clip it is the uniform mean of the clients' updates", async () => {
-    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip: 100 }) as never));
+    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip: 100 })));
     expect((out.params.w as number[])[0]).toBeCloseTo(w0 + (deltas[0]! + deltas[1]!) / 2, 6);
     expect(out.clip).toBeCloseTo(100, 5);
   });
 
   test("an update longer than C is scaled to norm C; the sum is divided by the expected cohort size", async () => {
     const clip = Math.min(...deltas.map(Math.abs)) / 2;
-    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip, expectedClients: 5 }) as never));
+    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip, expectedClients: 5 })));
     const clipped = deltas.map((d) => Math.sign(d) * Math.min(Math.abs(d), clip));
     expect((out.params.w as number[])[0]).toBeCloseTo(w0 + (clipped[0]! + clipped[1]!) / 5, 6);
   });
@@ -43,8 +43,8 @@ describe("DP-FedAvg", () => {
     const cohort = separableCohort([6], 3);
     const params = { w: host([2, 2], [0.3, -0.2, 0.1, 0.4]), b: host([2], [0.05, -0.05]) };
     const inputs = { params, ...batchInputs(cohort), lr: 0.5, noiseMultiplier: 0, expectedClients: 1, key, round: 1 };
-    const free = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 1e6 } as never));
-    const clipped = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 0.01 } as never));
+    const free = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 1e6 }));
+    const clipped = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 0.01 }));
     const update = (tree: typeof free) => [...(tree.params.w as number[][]).flat(), ...(tree.params.b as number[])].map((v, i) => v - [0.3, -0.2, 0.1, 0.4, 0.05, -0.05][i]!);
     const [u, c] = [update(free), update(clipped)];
     const norm = Math.hypot(...u);
@@ -58,7 +58,7 @@ describe("DP-FedAvg", () => {
     // C = 1.5 |delta_1|: one update within C (b = 1/2); C = 0.5 |delta_1|: none (b = 1/2 - 1/4 with m = 4).
     for (const [expectedClients, clipFactor, b] of [[2, 1.5, 0.5], [4, 0.5, 0.25]] as const) {
       const clip = Math.abs(deltas[1]!) * clipFactor;
-      const out = await read(await adaptive.run({ ...round({ clip, expectedClients }), targetQuantile: gamma, clipLr: eta, countStddev: 0 } as never));
+      const out = await read(await adaptive.run({ ...round({ clip, expectedClients }), targetQuantile: gamma, clipLr: eta, countStddev: 0 }));
       expect(out.clip).toBeCloseTo(clip * Math.exp(-eta * (b - gamma)), 6);
     }
   });
@@ -79,8 +79,8 @@ describe("DP-FedAvg", () => {
     const program1 = dpFedAvgProgram(oneParam);
     const draws: number[] = [];
     for (let r = 1; r <= 60; r++) {
-      const free = (await read(await program1.run({ ...round({ clip, expectedClients: m }), round: r } as never))).params.w as number[];
-      const noisy = (await read(await program1.run({ ...round({ clip, expectedClients: m, noiseMultiplier: z }), round: r } as never))).params.w as number[];
+      const free = (await read(await program1.run({ ...round({ clip, expectedClients: m }), round: r }))).params.w as number[];
+      const noisy = (await read(await program1.run({ ...round({ clip, expectedClients: m, noiseMultiplier: z }), round: r }))).params.w as number[];
       draws.push((noisy[0]! - free[0]!) * m);
     }
     expect(new Set(draws).size).toBe(60);
