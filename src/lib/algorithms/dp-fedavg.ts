@@ -19,7 +19,7 @@
  * exactly as private as a Gaussian mechanism of multiplier z (dpNoiseSplit).
  *
  * The noise is drawn at the SERVER from the round's key, split per parameter leaf; the
- * clients' draws nothing. The reported training loss is the cohort's plain weighted mean, a
+ * clients draw nothing. The reported training loss is the cohort's plain weighted mean, a
  * diagnostic outside the privacy guarantee (as TFF's client metrics are).
  */
 import { f32, i32, atServer } from "../../front/specs.js";
@@ -33,6 +33,7 @@ import { squaredNorm } from "./trees.js";
 import type { TensorSpec } from "../../../types/tensor.js";
 import type { AnyModel, RoundData, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
 
+// The random operations through loose signatures, as loose.ts gives the others: checked while tracing.
 const draw = random as unknown as Record<"split" | "foldIn" | "normal", (...args: Value[]) => Value>;
 
 export interface DpFedAvgOptions extends ClientTrainingOptions {
