@@ -13,6 +13,7 @@ import {
   cnn,
   diloco,
   dilocoProgram,
+  dpFedAvgProgram,
   evaluationProgram,
   fedAvg,
   fedAvgProgram,
@@ -85,6 +86,13 @@ expectType<{ params: LogisticTensors; loss: TfTensor; control: LogisticTensors; 
 const outer = dilocoProgram(cnn, { momentum: 0.8 });
 expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "serverLr" | "buffer">(value<keyof RunInputsOf<typeof outer>>());
 expectType<F32<[5, 5, 32, 64], "server">>(value<OutputsOf<typeof outer>["buffer"]["conv2"]>());
+
+// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there.
+const dp = dpFedAvgProgram(logistic, { adaptive: true });
+expectType<TensorSpec<[], "float32", "server">>(value<InputsOf<typeof dp>["clip"]>());
+expectType<TensorSpec<[2], "int32", "server">>(value<InputsOf<typeof dp>["key"]>());
+expectType<Round<Logistic<"server">> & { clip: F32<[], "server"> }>(value<OutputsOf<typeof dp>>());
+expectType<{ params: LogisticTensors; loss: TfTensor; clip: TfTensor }>(value<RunOutputsOf<typeof dp>>());
 
 // The character model's features are int32 character ids.
 const characters = fedAvgProgram(characterModel({ sequenceLength: 12 }));

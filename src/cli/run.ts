@@ -45,8 +45,10 @@ export const runCommand: Command = {
     // On --resume the run's config is the checkpoint's, which the result carries.
     const { config } = result;
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
+    const algorithm = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+    const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})`;
     console.log(
-      `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${config.algorithm} (${config.model}, ${config.dataset}) in ${result.seconds.toFixed(1)} s`,
+      `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithm} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,
     );
     console.log(`metrics: ${result.outDir}/metrics.csv and metrics.jsonl; plot: ${result.outDir}/plot.png; checkpoints: ${result.outDir}/`);
     return 0;

@@ -40,6 +40,16 @@ export {
   type LocalTraining,
 } from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
+export {
+  clipToNorm,
+  dpFedAvgProgram,
+  dpFedAvgRound,
+  dpNoiseSplit,
+  gaussianTreeNoise,
+  type DpFedAvgOptions,
+  type DpFedAvgProgram,
+  type DpHypers,
+} from "./algorithms/dp-fedavg.js";
 export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import {
   dilocoProgram,
+  dpFedAvgProgram,
   evaluationProgram,
   fedAvgMProgram,
   fedAvgProgram,
@@ -27,6 +28,8 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
   const programs = {
     fedAvg: fedAvgProgram(mlp2nn),
     fedAvgM: fedAvgMProgram(mlp2nn),
+    dpFedAvg: dpFedAvgProgram(mlp2nn),
+    dpFedAvgAdaptive: dpFedAvgProgram(mlp2nn, { adaptive: true }),
     fedSgd: fedSgdProgram(mlp2nn),
     fedProx: fedProxProgram(mlp2nn),
     fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),

@@ -29,6 +29,7 @@ const defaults = {
   model: "logistic",
   dataset: "mnist",
   evalEvery: 1,
+  aggregator: "fedavg",
   clientOptimizer: "sgd",
   clipNorm: 0,
   lrSchedule: "constant",
@@ -248,7 +249,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {
@@ -282,7 +283,7 @@ describe("stored configs and documentation", () => {
     const help = formatRunOptionsHelp().split("\n");
     expect(help).toHaveLength(rows.length);
     expect(help[0]).toMatch(/^ {2}--rounds +Federated rounds to run \(integer >= 1; default 20\)$/);
-    expect(help).toContain("  --partition          How examples are split among clients (iid | shards | dirichlet; default iid)");
+    expect(help).toContain("  --partition           How examples are split among clients (iid | shards | dirichlet; default iid)");
     const markdown = formatRunOptionsMarkdown().split("\n");
     expect(markdown).toHaveLength(rows.length + 2);
     expect(markdown).toContain("| `--partition` | `partition` | iid | iid \\| shards \\| dirichlet |  | How examples are split among clients |");

@@ -29,6 +29,20 @@ describe("plotSpec", () => {
     expect(values[0]).toEqual({ run: "fedavg", round: 1, metric: "loss", value: 2 * Math.exp(-0.5) });
   });
 
+  it("puts another column along the x axis when asked, skipping rows without it", () => {
+    const rows: MetricsRow[] = [
+      { round: 1, test_accuracy: null, epsilon: 2.1 },
+      { round: 2, test_accuracy: 0.8, epsilon: 2.5 },
+      { round: 3, test_accuracy: 0.9, epsilon: null },
+    ];
+    const spec = plotSpec([{ name: "dp", rows }], { title: "t", metrics: [{ key: "test_accuracy", title: "Accuracy" }], x: { key: "epsilon", title: "Epsilon" } }) as unknown as {
+      data: { values: unknown[] };
+      vconcat: { encoding: { x: { field: string; title: string } } }[];
+    };
+    expect(spec.data.values).toEqual([{ run: "dp", epsilon: 2.5, metric: "test_accuracy", value: 0.8 }]);
+    expect(spec.vconcat[0]!.encoding.x).toEqual({ field: "epsilon", type: "quantitative", title: "Epsilon" });
+  });
+
   it("leaves out point markers on long runs", () => {
     const spec = plotSpec([run("fedavg", 51, 0.1)], { title: "long" }) as unknown as { vconcat: { mark: { point: boolean } }[] };
     expect(spec.vconcat.every((panel) => !panel.mark.point)).toBe(true);

@@ -9,6 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { ftError } from "../../errors/error.js";
+import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 
 /** An option that only means something for some values of a choice option, such as --mu for fedprox. */
 export interface Condition {
@@ -150,6 +151,31 @@ const clientOptions = {
   ),
 };
 
+/** A fixed clip norm C > 0, or "adaptive" (Andrew et al. 2021): --dp-clip. */
+const clipNormOrAdaptive: OptionSpec<number | "adaptive"> = {
+  type: "number",
+  default: 1,
+  range: "number > 0 | adaptive",
+  description: "DP-FedAvg's clip norm of each client's whole update, or adaptive (a private quantile estimate)",
+  accepts: (value): value is number | "adaptive" => value === "adaptive" || (typeof value === "number" && Number.isFinite(value) && value > 0),
+};
+
+// Differential privacy (src/lib/algorithms/dp-fedavg.ts; docs/algorithms.md "DP-FedAvg").
+const dp = { key: "aggregator", values: ["dp"] };
+const adaptiveClip = { key: "dpClip", values: ["adaptive"] };
+const privacyOptions = {
+  dpClip: onlyWhen(dp, clipNormOrAdaptive),
+  dpNoise: onlyWhen(dp, real("DP noise multiplier z: the server adds N(0, (z C)^2) to the clipped sum", 1, { min: 0 })),
+  dpDelta: onlyWhen(dp, real("The delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
+  dpTargetEpsilon: onlyWhen(
+    dp,
+    mayChangeOnResume(real("Stop before the round whose epsilon would exceed this; 0 for no limit", 0, { min: 0 })),
+  ),
+  dpTargetQuantile: onlyWhen(adaptiveClip, real("Adaptive clipping: the quantile of update norms the clip tracks", 0.5, { min: 0, max: 1 })),
+  dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
+  dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -221,6 +247,8 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
+  aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
+  ...privacyOptions,
   ...clientOptions,
 };
 
@@ -261,6 +289,20 @@ const crossChecks: readonly {
       Number(minClients) > Number(clientsPerRound)
         ? `${String(minClients)} surviving clients can never come from ${String(clientsPerRound)} sampled per round (--clients-per-round)`
         : undefined,
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["dpNoise", "clientsPerRound", "dpClip"],
+    problem: (given) => {
+      const config = given as unknown as PrivacyOptions;
+      if (config.dpClip !== "adaptive" || updateNoiseMultiplier(config) !== undefined) return undefined;
+      const countStddev = countStddevOf(config);
+      return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
+    },
   },
   {
     keys: ["overwrite", "resume"],

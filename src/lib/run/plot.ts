@@ -29,6 +29,8 @@ export interface PlotMetric {
 export interface PlotOptions {
   readonly title: string;
   readonly metrics?: readonly PlotMetric[];
+  /** The column along the x axis: the round unless said (accuracy against a DP run's epsilon, say). */
+  readonly x?: { readonly key: string; readonly title: string };
 }
 
 export const defaultPlotMetrics: readonly PlotMetric[] = [
@@ -39,16 +41,17 @@ export const defaultPlotMetrics: readonly PlotMetric[] = [
 export const plotFiles = { svg: "plot.svg", png: "plot.png" } as const;
 
 const fontFamily = "DejaVu Sans";
+const roundAxis = { key: "round", title: "Round" };
 /** Beyond this many rounds, point markers crowd the lines and are left out. */
 const maxRoundsWithPoints = 50;
 
 /** The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its line joins the rounds around it. */
-export function plotSpec(series: readonly PlotSeries[], { title, metrics = defaultPlotMetrics }: PlotOptions): TopLevelSpec {
+export function plotSpec(series: readonly PlotSeries[], { title, metrics = defaultPlotMetrics, x = roundAxis }: PlotOptions): TopLevelSpec {
   const values = series.flatMap(({ name, rows }) =>
     rows.flatMap((row) =>
       metrics.flatMap(({ key }) => {
-        const value = row[key];
-        return typeof value === "number" ? [{ run: name, round: row.round, metric: key, value }] : [];
+        const [value, at] = [row[key], row[x.key]];
+        return typeof value === "number" && typeof at === "number" ? [{ run: name, [x.key]: at, metric: key, value }] : [];
       }),
     ),
   );
@@ -67,7 +70,7 @@ export function plotSpec(series: readonly PlotSeries[], { title, metrics = defau
       transform: [{ filter: { field: "metric", equal: key } }],
       mark: { type: "line", point: rounds <= maxRoundsWithPoints },
       encoding: {
-        x: { field: "round", type: "quantitative", title: "Round", axis: { tickMinStep: 1 } },
+        x: { field: x.key, type: "quantitative", title: x.title, ...(x === roundAxis ? { axis: { tickMinStep: 1 } } : {}) },
         y: {
           field: "value",
           type: "quantitative",

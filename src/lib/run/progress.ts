@@ -17,6 +17,8 @@ export interface RoundReport {
   readonly loss?: number;
   /** A fraction in [0, 1]; absent on rounds without an evaluation. */
   readonly accuracy?: number;
+  /** The privacy spent so far (DP runs). */
+  readonly epsilon?: number;
 }
 
 export interface ProgressOptions {
@@ -49,6 +51,7 @@ export class RoundProgress {
   private round: number;
   private loss: number | undefined;
   private accuracy: number | undefined;
+  private epsilon: number | undefined;
   /** Whether the bar is on screen and must be cleared before other text. */
   private barShown = false;
 
@@ -77,6 +80,7 @@ export class RoundProgress {
     this.round = report.round;
     if (report.loss !== undefined) this.loss = report.loss;
     if (report.accuracy !== undefined) this.accuracy = report.accuracy;
+    if (report.epsilon !== undefined) this.epsilon = report.epsilon;
     if (this.isTTY) this.drawBar();
     else this.stream.write(`${this.roundLine(report)}\n`);
   }
@@ -94,10 +98,11 @@ export class RoundProgress {
     this.barShown = false;
   }
 
-  private statusFields(loss: number | undefined, accuracy: number | undefined): string[] {
+  private statusFields(loss: number | undefined, accuracy: number | undefined, epsilon: number | undefined): string[] {
     const fields: string[] = [];
     if (loss !== undefined) fields.push(`loss ${loss.toFixed(4)}`);
     if (accuracy !== undefined) fields.push(`acc ${(accuracy * 100).toFixed(2)}%`);
+    if (epsilon !== undefined) fields.push(`eps ${epsilon.toFixed(2)}`);
     const perRound = this.secondsPerRound();
     if (perRound !== undefined) {
       fields.push(`${perRound.toFixed(2)} s/round`);
@@ -109,12 +114,12 @@ export class RoundProgress {
   private roundLine(report: RoundReport): string {
     const width = String(this.totalRounds).length;
     const head = `round ${String(report.round).padStart(width)}/${this.totalRounds}`;
-    return [head, ...this.statusFields(report.loss, report.accuracy)].join("  ");
+    return [head, ...this.statusFields(report.loss, report.accuracy, report.epsilon)].join("  ");
   }
 
   private drawBar(): void {
     const counter = `${this.round}/${this.totalRounds}`;
-    const fields = this.statusFields(this.loss, this.accuracy);
+    const fields = this.statusFields(this.loss, this.accuracy, this.epsilon);
     // Writing into the last column wraps on many terminals, so the line stays one short.
     const width = (this.stream.columns ?? defaultColumns) - 1;
     const statusLength = fields.reduce((sum, field) => sum + 2 + field.length, 0);

@@ -8,6 +8,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
 import type { ProgramIR } from "../../ir/types.js";
+import { dpFedAvgProgram } from "../algorithms/dp-fedavg.js";
 import { dilocoProgram } from "../algorithms/diloco.js";
 import { fedAvgProgram } from "../algorithms/fedavg.js";
 import { fedAvgMProgram } from "../algorithms/fedavgm.js";
@@ -24,6 +25,7 @@ import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor } from "./optimizers.js";
+import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -45,8 +47,8 @@ export interface RoundResult {
 export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
   initialServerState(params: Params): TensorTree;
-  /** One round on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
-  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig): Promise<RoundResult>;
+  /** Round `number` (from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, number: number): Promise<RoundResult>;
 }
 
 /**
@@ -176,6 +178,37 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
   };
 }
 
+/**
+ * DP-FedAvg (--aggregator dp): the clip norm is server state (adaptive clipping updates it);
+ * the noise key is the run's seed as randomKey(seed) makes it, folded with the round number
+ * inside the program, so a resumed run draws the same noise as an uninterrupted one.
+ */
+function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const adaptive = config.dpClip === "adaptive";
+  const program = dpFedAvgProgram(model, { adaptive, ...clientTraining(config) });
+  const clip = adaptive ? config.dpInitialClip! : (config.dpClip as number);
+  const key = [Math.floor(config.seed / 2 ** 32) | 0, config.seed % 2 ** 32 | 0];
+  const adaptiveInputs = adaptive ? { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) } : {};
+  return {
+    initialServerState: () => ({ clip: { shape: [], data: Float32Array.of(clip) } }),
+    async round(state, cohort, cfg, round) {
+      const server = state.server as { clip: TfTensor };
+      const inputs = {
+        params: state.params,
+        lr: cfg.lr,
+        clip: server.clip,
+        noiseMultiplier: updateNoiseMultiplier(cfg),
+        expectedClients: expectedClientsOf(cfg),
+        key,
+        round,
+        ...adaptiveInputs,
+      };
+      const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: out.loss };
+    },
+  };
+}
+
 const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => RoundRunner>> = {
   fedavg: (model, config) => plainRunner(fedAvgProgram(model, clientTraining(config)) as never),
   fedsgd: (model) => plainRunner(fedSgdProgram(model) as never),
@@ -192,6 +225,7 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
 };
 
 export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {
+  if (config.aggregator === "dp") return dpRunner(model, config);
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return make(model, config);

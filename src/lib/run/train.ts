@@ -27,7 +27,8 @@ import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
-import { writePlots } from "./plot.js";
+import { writePlots, type PlotMetric } from "./plot.js";
+import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
@@ -46,6 +47,8 @@ export interface TrainingResult {
   readonly rounds: number;
   readonly accuracy: number | undefined;
   readonly loss: number | undefined;
+  /** DP runs: the epsilon spent by the rounds done, at --dp-delta (Infinity without noise). */
+  readonly epsilon?: number;
   readonly outDir: string;
   readonly seconds: number;
 }
@@ -181,10 +184,24 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const plotTitle = { name: `${config.algorithm} ${model.name}`, title: `${config.algorithm} on ${config.dataset} (${model.name})` };
+  const algorithmName = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+  const plotTitle = {
+    name: `${algorithmName} ${model.name}`,
+    title: `${algorithmName} on ${config.dataset} (${model.name})`,
+    metrics: config.aggregator === "dp" ? [...plottedMetrics, ...privacyPlotMetrics] : plottedMetrics,
+  };
+  // Set when --dp-target-epsilon ends the run before --rounds.
+  let stoppedAfter: number | undefined;
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
+      const budget = privacyBudget(config, round);
+      if (budget.exceeded) {
+        progress.log(budget.message);
+        if (savedRound < round - 1) await saveCheckpoint(round - 1, state);
+        stoppedAfter = round - 1;
+        break;
+      }
       const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout });
       const cohort: RoundSample<HostData> = {
         ...sample,
@@ -194,6 +211,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         },
       };
       const survivors = cohort.clients.length;
+      const clipUsed = config.aggregator === "dp" ? await readClip(state) : undefined;
       const evaluated = round % config.evalEvery === 0 || round === config.rounds;
       let row: Record<string, number | null>;
       if (survivors < config.minClients) {
@@ -201,7 +219,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
         row = await roundMetrics(round, undefined, test);
       } else {
-        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) });
+        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) }, round);
         try {
           await rejectNonFinite(round, next.state);
           const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
@@ -219,10 +237,16 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       }
       // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
       if (config.dropout > 0) row = { round, train_loss: row.train_loss!, clients: survivors, dropped: cohort.dropped.length, ...row };
+      if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
       metrics.append(row as MetricsRow);
-      progress.update({ round, ...(row.train_loss === null ? {} : { loss: row.train_loss! }), ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }) });
+      progress.update({
+        round,
+        ...(row.train_loss === null ? {} : { loss: row.train_loss! }),
+        ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }),
+        ...(typeof row.epsilon === "number" ? { epsilon: row.epsilon } : {}),
+      });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
         await saveCheckpoint(round, state);
       }
@@ -233,8 +257,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     disposeState(state);
   }
   await writeRunPlots(config.out, plotTitle);
-  const rounds = Math.max(config.rounds, firstRound);
-  return { config, rounds, accuracy: last.accuracy, loss: last.loss, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+  const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);
+  const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
+  return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The clip norm a DP-FedAvg round is about to use: server state. */
+async function readClip(state: TrainingState): Promise<number> {
+  return (await (state.server as { clip: tf.Tensor }).clip.data())[0]!;
 }
 
 /**
@@ -277,10 +307,12 @@ function lastEvaluation(out: string): { accuracy?: number; loss?: number } {
   return row === undefined ? {} : { accuracy: row.test_accuracy as number, loss: row.test_loss as number };
 }
 
-async function writeRunPlots(out: string, { name, title }: { name: string; title: string }): Promise<void> {
+type PlotTitle = { name: string; title: string; metrics: readonly PlotMetric[] };
+
+async function writeRunPlots(out: string, { name, title, metrics }: PlotTitle): Promise<void> {
   const rows = readMetrics(join(out, metricsFiles.jsonl));
   try {
-    await writePlots(out, [{ name, rows }], { title, metrics: plottedMetrics });
+    await writePlots(out, [{ name, rows }], { title, metrics });
   } catch (error) {
     throw fileFault(error, out, "write the plot");
   }
@@ -296,7 +328,7 @@ async function keepLastGoodRound(
   save: (() => Promise<string>) | undefined,
   progress: RoundProgress,
   out: string,
-  plotTitle: { name: string; title: string },
+  plotTitle: PlotTitle,
 ): Promise<void> {
   try {
     const path = save === undefined ? "already saved" : await save();

@@ -1,0 +1,94 @@
+/**
+ * `fedtensor run --aggregator dp`: DP-FedAvg from the command line. Every metrics row carries
+ * the epsilon the RDP accountant gives for its round (q = clientsPerRound / clients, z =
+ * --dp-noise, at --dp-delta), the progress line shows it, --dp-target-epsilon stops the run
+ * before the round that would exceed it, and bad values are FT305.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { train } from "../../src/lib/run/train.js";
+import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
+import { tempDir } from "./temp-dir.js";
+
+const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, aggregator: "dp" } as const;
+
+async function dpRun(options: Record<string, unknown>) {
+  const lines: string[] = [];
+  const out = tempDir("ft-dp-");
+  const result = await train(validateRunConfig({ ...small, out, ...options }, "test"), { write: (s: string) => lines.push(s) > 0, isTTY: false });
+  return { result, rows: readMetrics(`${out}/metrics.jsonl`), log: lines.join(""), out };
+}
+
+describe("fedtensor run --aggregator dp", () => {
+  test("writes the accountant's epsilon into every row, increasing with the rounds, and shows it", async () => {
+    const { rows, log, out } = await dpRun({ rounds: 4, dpClip: 0.5, dpNoise: 1.1, dpDelta: 1e-4 });
+    expect(rows).toHaveLength(4);
+    const epsilons = rows.map((row) => row.epsilon as number);
+    epsilons.forEach((epsilon, i) => {
+      expect(epsilon).toBeCloseTo(sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1.1, steps: i + 1 }, 1e-4).epsilon, 12);
+      if (i > 0) expect(epsilon).toBeGreaterThan(epsilons[i - 1]!);
+    });
+    expect(rows.every((row) => row.dp_clip === 0.5)).toBe(true);
+    expect(log).toContain(`eps ${epsilons[3]!.toFixed(2)}`);
+    expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("Privacy spent (epsilon)");
+  }, 120_000);
+
+  test("--dp-target-epsilon stops the run before the round that would exceed it", async () => {
+    const target = (sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 3 }, 1e-5).epsilon + sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 4 }, 1e-5).epsilon) / 2;
+    const { rows, log, result } = await dpRun({ rounds: 10, dpClip: 1, dpNoise: 1, dpTargetEpsilon: target });
+    expect(rows.map((row) => row.round)).toEqual([1, 2, 3]);
+    expect(result.rounds).toBe(3);
+    expect(log).toMatch(/privacy budget reached: round 4 would bring epsilon to [\d.]+ > --dp-target-epsilon [\d.]+ \(delta 0.00001\); stopping: 3 rounds spent epsilon/);
+  }, 120_000);
+
+  test("adaptive clipping moves the clip from --dp-initial-clip toward the target quantile of update norms", async () => {
+    const { rows } = await dpRun({ rounds: 3, dpClip: "adaptive", dpInitialClip: 0.01, dpClipLr: 0.5, dpNoise: 0.1 });
+    const clips = rows.map((row) => row.dp_clip as number);
+    expect(clips[0]).toBeCloseTo(0.01, 6);
+    // Every update is longer than 0.01, so the noisy fraction below is about 0: C grows by about exp(0.5 * 0.5).
+    expect(clips[1]! / clips[0]!).toBeGreaterThan(1.15);
+    expect(clips[2]!).toBeGreaterThan(clips[1]!);
+  }, 120_000);
+
+  test("a cohort streamed in chunks (MapReduce form, noise drawn once at the server) trains as the whole cohort does", async () => {
+    const run = async (chunkClients: number) => (await dpRun({ rounds: 2, dpClip: "adaptive", dpNoise: 0.2, chunkClients })).rows;
+    const [streamed, whole] = [await run(2), await run(100)];
+    streamed.forEach((row, i) => {
+      expect(row.test_loss as number).toBeCloseTo(whole[i]!.test_loss as number, 4);
+      expect(row.dp_clip as number).toBeCloseTo(whole[i]!.dp_clip as number, 5);
+    });
+  }, 120_000);
+
+  test("a resumed DP run draws the same noise and keeps the adaptive clip: it repeats an uninterrupted one exactly", async () => {
+    const options = { rounds: 4, dpClip: "adaptive", dpNoise: 0.2, checkpointEvery: 1 };
+    const straight = (await dpRun(options)).rows;
+    const stream = { write: () => true, isTTY: false };
+    const out = tempDir("ft-dp-resume-");
+    await train(validateRunConfig({ ...small, ...options, rounds: 2, out }, "test"), stream);
+    await train(validateRunConfig({ ...small, ...options, out, resume: true }, "test"), stream, { given: ["rounds", "resume"] });
+    const resumed = readMetrics(`${out}/metrics.jsonl`);
+    expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
+  }, 120_000);
+
+  test("bad DP options are FT305", async () => {
+    await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow("FT305: --aggregator: expected fedavg | dp, got \"secret\"");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "0"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got 0");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "big"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got \"big\"");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-noise", "-1"])).rejects.toThrow("FT305: --dp-noise: expected number >= 0, got -1");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-delta", "1"])).rejects.toThrow("FT305: --dp-delta: expected number 0 < x < 1, got 1");
+    await expect(loadRunConfig(["--dp-noise", "1"])).rejects.toThrow("FT305: --dp-noise: applies only with --aggregator dp, not fedavg");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-target-quantile", "0.5"])).rejects.toThrow("FT305: --dp-target-quantile: applies only with --dp-clip adaptive, not 1");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive", "--dp-target-quantile", "2"])).rejects.toThrow(
+      "FT305: --dp-target-quantile: expected number 0 <= x <= 1, got 2",
+    );
+    await expect(loadRunConfig(["--aggregator", "dp", "--algorithm", "fedprox"])).rejects.toThrow("FT305: --aggregator: --aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not fedprox");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive", "--dp-noise", "2"])).rejects.toThrow(
+      "FT305: --dp-noise: adaptive clipping spends part of the noise on the clipped count (std 0.5 for 10 expected clients); --dp-noise 2 leaves none for the update",
+    );
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive"])).rejects.toThrow("FT305: --dp-clip: adaptive clipping spends");
+    const config = await loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive", "--clients-per-round", "100"]);
+    expect([config.dpClip, config.dpTargetQuantile, config.dpClipLr, config.dpInitialClip, config.dpDelta, config.dpNoise]).toEqual(["adaptive", 0.5, 0.2, 0.1, 1e-5, 1]);
+  });
+});
