@@ -20,7 +20,7 @@ import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
-import { cohortData, runOnCohort } from "./cohort.js";
+import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
@@ -44,7 +44,7 @@ export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
   initialServerState(params: Params): TensorTree;
   /** One round on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
-  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig): Promise<RoundResult>;
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, engine?: ChunkEngine): Promise<RoundResult>;
 }
 
 /**
@@ -74,14 +74,14 @@ export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend })
 type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> };
 
 /** Runs a round program on the cohort, streamed in chunks where it can be (src/lib/run/cohort.ts). */
-const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig) =>
-  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config) }) as Promise<O>;
+const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig, engine: ChunkEngine | undefined) =>
+  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config), ...(engine === undefined ? {} : { engine }) }) as Promise<O>;
 
 function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, config) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
+    async round(state, cohort, config, engine) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -92,8 +92,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau });
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
-    async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
+    async round(state, cohort, cfg, engine) {
+      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -103,8 +103,8 @@ function dilocoRunner(model: AnyModel, config: RunConfig): RoundRunner {
   const program = dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9 });
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
-    async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
+    async round(state, cohort, cfg, engine) {
+      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
