@@ -90,7 +90,18 @@ export class RedisEngine {
     await redis.connect();
     const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, { connection: redis }), new Queue(chunkQueue, { connection: redis }), log, timeoutMs);
     await engine.beat();
+    await engine.removeAbandonedRounds();
     return engine;
+  }
+
+  /** Removes the rounds (and their chunks' results) left by coordinators that are gone, such as one that crashed. */
+  private async removeAbandonedRounds(): Promise<void> {
+    for (const job of await this.rounds.getJobs(["waiting", "waiting-children", "failed"])) {
+      const session = (job?.data as { session?: string } | undefined)?.session;
+      if (session === undefined || (await this.redis.exists(keys.session(session))) === 1) continue;
+      // A chunk that a worker holds cannot be removed now; its round goes at the next start.
+      await job.remove().catch(() => {});
+    }
   }
 
   /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */

@@ -62,7 +62,10 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
   return async (job) => {
     const { session, round, chunk, clients, steps, config, featureShape } = job.data;
     // The coordinator that enqueued this is gone (crashed or stopped): nobody would read the result.
-    if ((await redis.exists(keys.session(session))) === 0) return { abandoned: true };
+    if ((await redis.exists(keys.session(session))) === 0) {
+      log(`round ${round} chunk ${chunk}: skipped, its coordinator is gone (job ${job.id})`);
+      return { abandoned: true };
+    }
     const started = performance.now();
     log(`round ${round} chunk ${chunk}: ${clients.length} clients (job ${job.id}, attempt ${job.attemptsMade + 1})`);
     const form = await formFor(job.data.form, async () => {
