@@ -26,7 +26,11 @@ const runArgs = (out: string, ...extra: string[]) => [
   "run", "--model", "2nn", "--clients", "60", "--clients-per-round", "12", "--chunk-clients", "3", "--batch-size", "50",
   "--rounds", "3", "--checkpoint-every", "1", "--out", out, ...extra,
 ];
-/** Short locks, so a killed worker's job is noticed in about a second (the defaults are 30 s). */
+/**
+ * Short locks, so a killed worker's job is noticed in about a second (the defaults are 30 s).
+ * Every test's workers use them: BullMQ's stalled check runs at most once per the interval of
+ * whichever worker ran it last, across the queue.
+ */
 const fastStalls = ["--lock-duration", "1000", "--stalled-interval", "500"];
 
 /** The final model's bytes and the metrics without their times. */
@@ -77,7 +81,7 @@ function start(args: string[]): Running {
   return running;
 }
 
-const worker = (redis: RedisServer, ...extra: string[]) => start(["worker", "--redis", redis.url, ...extra]);
+const worker = (redis: RedisServer) => start(["worker", "--redis", redis.url, ...fastStalls]);
 
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
@@ -110,7 +114,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   }, 120_000);
 
   test("a worker killed with kill -9 mid-job: its job goes to a worker that joined mid-run, same bits", async () => {
-    const doomed = worker(redis, ...fastStalls);
+    const doomed = worker(redis);
     await doomed.waitFor(/waiting for chunks/);
     const out = tempDir("engine-kill-");
     const run = start(runArgs(out, "--engine", redis.url));
@@ -118,7 +122,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     const line = await doomed.waitFor(/round 1 chunk \d: \d+ clients/);
     doomed.child.kill("SIGKILL");
     const chunk = /chunk (\d)/.exec(line)![1]!;
-    const joiner = worker(redis, ...fastStalls);
+    const joiner = worker(redis);
     expect(await run.exited, run.output).toBe(0);
     expect(doomed.output).not.toMatch(new RegExp(`round 1 chunk ${chunk}: done`));
     expect(joiner.output).toMatch(new RegExp(`round 1 chunk ${chunk}: done`));
