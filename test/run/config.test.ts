@@ -21,6 +21,7 @@ const defaults = {
   seed: 0,
   backend: "onnx",
   engine: "local",
+  engineTimeout: 30,
   out: "runs/latest",
   checkpointEvery: 5,
   keepCheckpoints: 3,
@@ -213,7 +214,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "engine", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "engine", "engineTimeout", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

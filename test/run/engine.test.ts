@@ -177,6 +177,23 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     }
   });
 
+  test("Redis gone for good mid-run: FT319 after --engine-timeout, the last checkpoint kept", async () => {
+    const own = await startRedis();
+    try {
+      const w = start(["worker", "--redis", own.url, ...fastStalls]);
+      await w.waitFor(/waiting for chunks/);
+      const out = tempDir("engine-gone-");
+      const run = start(runArgs(out, "--engine", own.url, "--engine-timeout", "3"));
+      await w.waitFor(/round 2 chunk \d: \d+ clients/);
+      own.kill();
+      expect(await run.exited, run.output).toBe(1);
+      expect(run.output).toMatch(/FT319: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: no answer for 3 s during a round/);
+      expect((await outcome(out)).round).toBe(1);
+    } finally {
+      own.kill();
+    }
+  }, 60_000);
+
   test("Redis unreachable: FT319 at once from run and worker, never a hang", async () => {
     const nothing = `redis://127.0.0.1:${await freePort()}`;
     const started = Date.now();

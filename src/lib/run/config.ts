@@ -144,6 +144,7 @@ export const runOptions = {
     range: "local | redis://host:port",
     accepts: (value): value is string => value === "local" || (typeof value === "string" && /^rediss?:\/\/[^/\s]+/.test(value)),
   }),
+  engineTimeout: mayChangeOnResume(integer("Seconds a round waits for an unreachable Redis (with --engine) before it stops with FT319", 30, { min: 1 })),
   out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
   checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),

@@ -179,7 +179,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   // Opened before the first round, so an unreachable Redis is FT319 at once (src/lib/run/engine).
   let engine: RedisEngine | undefined;
   try {
-    engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line));
+    engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line), config.engineTimeout * 1000);
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
       const cohort = roundSample(data, config, rng, round, featureShape);

@@ -109,10 +109,10 @@ export class RedisEngine {
     return { partials: (form, inputTree, chunks) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, chunks, shared) };
   }
 
+  /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
-    await Promise.allSettled([this.flows.close(), this.rounds.close(), this.chunks.close()]);
-    await this.redis.del(keys.session(this.session)).catch(() => {});
+    await within(Promise.allSettled([this.flows.close(), this.rounds.close(), this.chunks.close(), this.redis.del(keys.session(this.session))]), 2000);
     this.redis.disconnect();
   }
 
