@@ -6,8 +6,8 @@
  * A job carries a reference to its chunk (round, client positions, batches per client, the run
  * config that says how data is loaded, split and sampled), never examples: workers build the
  * chunk's batches from the data set themselves. The fused work+accumulate part (its IR, JSON)
- * is stored once per program under its hash; the inputs every chunk shares (the broadcast
- * model, prepare's outputs, zero's accumulator) once per round.
+ * is stored once per program under its hash, with the zero part; the inputs every chunk shares
+ * (the broadcast model, prepare's outputs) once per round.
  *
  * When Redis loses the round's jobs (a restart without persistence), the round is redone with
  * the same inputs: chunks are pure functions of their reference, so the result is the same.
@@ -20,7 +20,6 @@ import type { Redis } from "ioredis";
 import { ftError } from "../../../errors/error.js";
 import type { TreeDef } from "../../../ir/types.js";
 import type { RemoteChunks } from "../../../runtime/mapreduce.js";
-import { runProgram } from "../../../runtime/run.js";
 import type { MapReduceForm } from "../../../transform/mapreduce.js";
 import type { Chunk, ChunkEngine } from "../cohort.js";
 import type { RunConfig } from "../config.js";
@@ -43,12 +42,16 @@ export interface ChunkJobData {
 /** A chunk job's result: the partial accumulator by output name, or that its coordinator was gone. */
 export type ChunkResult = { readonly acc: Record<string, WireValue> } | { readonly abandoned: true };
 
-/** The form as workers load it: the fused part's IR and names, and the round program's input tree (where its CLIENTS data goes). */
+/**
+ * The form as workers load it: the fused part's IR and names, the round program's input tree
+ * (where its CLIENTS data goes), and the zero part (the accumulator a chunk starts from).
+ */
 export interface StoredForm {
   readonly ir: unknown;
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
   readonly inputTree: TreeDef;
+  readonly zero: { readonly ir: unknown; readonly outputs: readonly string[] };
 }
 
 /** Bytes through Redis, as JSON text: to Redis (form, inputs, jobs) and back (chunk results). */
@@ -135,17 +138,13 @@ export class RedisEngine {
     shared: ReadonlyMap<string, unknown>,
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const part = form.workAndAccumulate;
-    const zero = (await runProgram(form.parts.zero.ir, {}, { backend: ctx.config.backend, clients: 1 })) as Record<string, tf.Tensor>;
-    let inputs: string;
-    try {
-      const names = part.inputs.filter((name) => !form.clientInputs.includes(name));
-      const missing = names.find((name) => zero[name] === undefined && shared.get(name) === undefined);
-      if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
-      inputs = JSON.stringify(await recordToWire(new Map(names.map((name) => [name, zero[name] ?? shared.get(name)]))));
-    } finally {
-      tf.dispose(Object.values(zero));
-    }
-    const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree };
+    const zero = form.parts.zero;
+    // Workers run zero themselves: its accumulator is as large as the model, and the same everywhere.
+    const names = part.inputs.filter((name) => !form.clientInputs.includes(name) && !zero.outputs.includes(name));
+    const missing = names.find((name) => shared.get(name) === undefined);
+    if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
+    const inputs = JSON.stringify(await recordToWire(new Map(names.map((name) => [name, shared.get(name)]))));
+    const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree, zero: { ir: zero.ir, outputs: zero.outputs } };
     const formJson = JSON.stringify(stored);
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
     this.traffic.rounds++;

@@ -52,7 +52,7 @@ const dataKey = ({ dataset, partition, clients, alpha, seed }: ChunkJobData["con
 
 export function chunkProcessor(redis: Redis, log: (line: string) => void): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();
-  const formFor = lastOf<StoredForm & { program: ProgramIR }>();
+  const formFor = lastOf<StoredForm & { program: ProgramIR; zeroProgram: ProgramIR }>();
   const inputsFor = lastOf<Record<string, tf.Tensor | number>>((inputs) => tf.dispose(Object.values(inputs).filter((v): v is tf.Tensor => typeof v !== "number")));
   const fetch = async (key: string, what: string): Promise<string> => {
     const text = await redis.get(key);
@@ -71,7 +71,7 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     const form = await formFor(job.data.form, async () => {
       const stored = JSON.parse(await fetch(job.data.form, "the program")) as StoredForm;
       // Checked, not trusted: loadProgram re-types every node.
-      return { ...stored, program: loadProgram(stored.ir).ir };
+      return { ...stored, program: loadProgram(stored.ir).ir, zeroProgram: loadProgram(stored.zero.ir).ir };
     });
     const shared = await inputsFor(job.data.inputs, async () => {
       const wire = JSON.parse(await fetch(job.data.inputs, "the round's inputs")) as Record<string, WireValue>;
@@ -81,8 +81,14 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     const data = await dataFor(dataKey(config), async () => federatedData(config));
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
     const clientLeaves = leavesByPath(form.inputTree, cohortData(sample.batch(Int32Array.from(clients), steps)));
-    const inputs = Object.fromEntries(form.inputs.map((name) => [name, shared[name] ?? clientLeaves.get(name)]));
-    const out = (await runProgram(form.program, inputs, { backend: config.backend })) as Record<string, tf.Tensor>;
+    const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
+    const inputs = Object.fromEntries(form.inputs.map((name) => [name, zero[name] ?? shared[name] ?? clientLeaves.get(name)]));
+    let out: Record<string, tf.Tensor>;
+    try {
+      out = (await runProgram(form.program, inputs, { backend: config.backend })) as Record<string, tf.Tensor>;
+    } finally {
+      tf.dispose(Object.values(zero));
+    }
     try {
       const acc = await recordToWire(new Map(form.outputs.map((name) => [name, out[name]])));
       log(`round ${round} chunk ${chunk}: done in ${((performance.now() - started) / 1000).toFixed(2)} s`);
