@@ -8,7 +8,7 @@
  * in-process run. Bytes are what passes through Redis as JSON text, per round: to Redis (the
  * program once, the shared inputs, the jobs) and back (the partial accumulators).
  *
- * usage: node dist/bench/fedavg-engine.js [--rounds 4] [--clients 100] [--chunk 10]
+ * usage: node dist/bench/fedavg-engine.js [--rounds 6] [--clients 100] [--chunk 10]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { readMetrics } from "../src/lib/run/metrics.js";
 import { redisBinary, startRedis } from "../test/run/redis-server.js";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "4" }, clients: { type: "string", default: "100" }, chunk: { type: "string", default: "10" } } });
+const { values } = parseArgs({ options: { rounds: { type: "string", default: "6" }, clients: { type: "string", default: "100" }, chunk: { type: "string", default: "10" } } });
 const cli = join(dirname(fileURLToPath(import.meta.url)), "../../bin/fedtensor.js");
 
 function spawnCli(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
