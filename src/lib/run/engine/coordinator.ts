@@ -24,7 +24,7 @@ import type { MapReduceForm } from "../../../transform/mapreduce.js";
 import type { Chunk, ChunkEngine } from "../cohort.js";
 import type { RunConfig } from "../config.js";
 import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
-import { fromWire, recordToWire, type WireValue } from "./wire.js";
+import { fromWire, recordToWire, type WireTensor, type WireValue } from "./wire.js";
 
 /** What a chunk job carries: a reference to its clients' data, and where the program and shared inputs are. */
 export interface ChunkJobData {
@@ -151,7 +151,7 @@ export class RedisEngine {
     for (let attempt = 1; ; attempt++) {
       const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
       if (results !== undefined) {
-        for (const acc of results) yield new Map(part.outputs.map((name) => [name, fromWire(acc[name]!) as tf.Tensor]));
+        for (const acc of results) yield new Map(part.outputs.map((name) => [name, fromWire(acc[name] as WireTensor)]));
         return;
       }
       this.log(`round ${ctx.round}: Redis lost the round's jobs (restarted?); redoing the round`);

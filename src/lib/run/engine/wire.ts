@@ -40,14 +40,20 @@ export async function toWire(value: unknown): Promise<WireValue> {
   throw new TypeError(`cannot send ${Object.prototype.toString.call(value)} to a worker`);
 }
 
-/** A wire value as a tensor on the current backend (numbers stay numbers). */
-export function fromWire(value: WireValue): tf.Tensor | number {
+/** A wire value as host data (the shape and a typed array, which programs take as inputs); numbers stay numbers. */
+export function fromWireHost(value: WireValue): HostLike | number {
   if (typeof value === "number") return value;
   const buffer = Buffer.from(value.bytes, "base64");
   // Copied out: a Buffer's bytes may sit at an offset that a Float32Array cannot view.
   const bytes = buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength);
   const data = value.dtype === "float32" ? new Float32Array(bytes) : value.dtype === "int32" ? new Int32Array(bytes) : new Uint8Array(bytes);
-  return tf.tensor(data, [...value.shape], value.dtype);
+  return { shape: value.shape, data };
+}
+
+/** A wire tensor as a tensor on the current backend. */
+export function fromWire(value: WireTensor): tf.Tensor {
+  const { shape, data } = fromWireHost(value) as HostLike;
+  return tf.tensor(data, [...shape], value.dtype);
 }
 
 export async function recordToWire(values: ReadonlyMap<string, unknown>): Promise<Record<string, WireValue>> {

@@ -20,7 +20,7 @@ import { cohortData } from "../cohort.js";
 import { federatedData, roundSample } from "../setup.js";
 import type { ChunkJobData, ChunkResult, StoredForm } from "./coordinator.js";
 import { bullConnection, checkReachable, chunkQueue, keys } from "./redis.js";
-import { fromWire, recordToWire, type WireValue } from "./wire.js";
+import { fromWireHost, recordToWire, type WireValue } from "./wire.js";
 
 export interface WorkerSettings {
   readonly url: string;
@@ -33,12 +33,11 @@ export interface WorkerSettings {
   readonly log: (line: string) => void;
 }
 
-/** The last value computed for a key (a worker serves one run at a time, typically); `release` frees a replaced one. */
-function lastOf<T>(release: (value: T) => void = () => {}): (key: string, make: () => Promise<T>) => Promise<T> {
+/** The last value computed for a key (a worker serves one run at a time, typically). */
+function lastOf<T>(): (key: string, make: () => Promise<T>) => Promise<T> {
   let last: { key: string; value: Promise<T> } | undefined;
   return (key, make) => {
     if (last?.key !== key) {
-      void last?.value.then(release, () => {});
       const value = make();
       last = { key, value };
       value.catch(() => (last = undefined));
@@ -53,7 +52,8 @@ const dataKey = ({ dataset, partition, clients, alpha, seed }: ChunkJobData["con
 export function chunkProcessor(redis: Redis, log: (line: string) => void): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();
   const formFor = lastOf<StoredForm & { program: ProgramIR; zeroProgram: ProgramIR }>();
-  const inputsFor = lastOf<Record<string, tf.Tensor | number>>((inputs) => tf.dispose(Object.values(inputs).filter((v): v is tf.Tensor => typeof v !== "number")));
+  // Host data, not tensors: a job of another round may still read the inputs this cache replaces.
+  const inputsFor = lastOf<Record<string, unknown>>();
   const fetch = async (key: string, what: string): Promise<string> => {
     const text = await redis.get(key);
     if (text === null) throw new Error(`${what} ${key} is not in Redis (expired, or Redis restarted): the coordinator redoes the round`);
@@ -75,7 +75,7 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     });
     const shared = await inputsFor(job.data.inputs, async () => {
       const wire = JSON.parse(await fetch(job.data.inputs, "the round's inputs")) as Record<string, WireValue>;
-      return Object.fromEntries(Object.entries(wire).map(([name, value]) => [name, fromWire(value)]));
+      return Object.fromEntries(Object.entries(wire).map(([name, value]) => [name, fromWireHost(value)]));
     });
     await useBackend(config.backend);
     const data = await dataFor(dataKey(config), async () => federatedData(config));
