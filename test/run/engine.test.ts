@@ -87,6 +87,19 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
+describe("fedtensor worker's usage", () => {
+  test("--redis is required, and options are checked before anything connects", () => {
+    const missing = runCli(["worker"]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/--redis redis:\/\/host:port is required/);
+    const bad = runCli(["worker", "--redis", "redis://127.0.0.1:1", "--concurrency", "0"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/FT305: --concurrency: expected a whole number of at least 1, got 0/);
+    const notRedis = runCli(["worker", "--redis", "http://127.0.0.1:1"]);
+    expect(notRedis.stderr).toMatch(/FT305: --redis: expected redis:\/\/host:port, got http:/);
+  });
+});
+
 describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   let redis: RedisServer;
   let local: Awaited<ReturnType<typeof outcome>>;
