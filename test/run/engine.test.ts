@@ -83,6 +83,16 @@ function start(args: string[]): Running {
 
 const worker = (redis: RedisServer) => start(["worker", "--redis", redis.url, ...fastStalls]);
 
+/** A worker and a run through it, returned once the worker has started a chunk of round 2 (round 1 is checkpointed). */
+async function inRound2(redis: RedisServer, prefix: string, ...extra: string[]) {
+  const w = worker(redis);
+  await w.waitFor(/waiting for chunks/);
+  const out = tempDir(prefix);
+  const run = start(runArgs(out, "--engine", redis.url, ...extra));
+  await w.waitFor(/round 2 chunk \d: \d+ clients/);
+  return { out, run };
+}
+
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
@@ -143,11 +153,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   }, 120_000);
 
   test("Redis restarting mid-round: the round is redone, same bits", async () => {
-    const w = worker(redis);
-    await w.waitFor(/waiting for chunks/);
-    const out = tempDir("engine-restart-");
-    const run = start(runArgs(out, "--engine", redis.url));
-    await w.waitFor(/round 2 chunk \d: \d+ clients/);
+    const { out, run } = await inRound2(redis, "engine-restart-");
     await redis.restart(500);
     expect(await run.exited, run.output).toBe(0);
     expect(run.output).toMatch(/round 2: Redis lost the round's jobs \(restarted\?\); redoing the round/);
@@ -155,11 +161,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   }, 120_000);
 
   test("a coordinator killed mid-round resumes with --resume, same bits", async () => {
-    const w = worker(redis);
-    await w.waitFor(/waiting for chunks/);
-    const out = tempDir("engine-crash-");
-    const first = start(runArgs(out, "--engine", redis.url));
-    await w.waitFor(/round 2 chunk \d: \d+ clients/);
+    const { out, run: first } = await inRound2(redis, "engine-crash-");
     first.child.kill("SIGKILL");
     await first.exited;
     expect(existsSync(join(out, "metrics.jsonl"))).toBe(true);
@@ -193,11 +195,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   test("Redis gone for good mid-run: FT319 after --engine-timeout, the last checkpoint kept", async () => {
     const own = await startRedis();
     try {
-      const w = start(["worker", "--redis", own.url, ...fastStalls]);
-      await w.waitFor(/waiting for chunks/);
-      const out = tempDir("engine-gone-");
-      const run = start(runArgs(out, "--engine", own.url, "--engine-timeout", "3"));
-      await w.waitFor(/round 2 chunk \d: \d+ clients/);
+      const { out, run } = await inRound2(own, "engine-gone-", "--engine-timeout", "3");
       own.kill();
       expect(await run.exited, run.output).toBe(1);
       expect(run.output).toMatch(/FT319: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: no answer for 3 s during a round/);
