@@ -171,6 +171,25 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(await outcome(out)).toEqual(local);
   }, 120_000);
 
+  test("a chunk that fails on every attempt is FT320 naming the chunk and the worker's error", async () => {
+    const connection = new Redis(redis.url);
+    // The earlier tests stored the same program (same hash): gone first, so the key seen below is this run's.
+    await connection.flushall();
+    const out = tempDir("engine-fail-");
+    const run = start(runArgs(out, "--engine", redis.url));
+    try {
+      // Before any worker has read it, the program is deleted: every attempt at chunk 0 fails.
+      let forms: string[] = [];
+      while ((forms = await connection.keys("fedtensor:form:*")).length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await connection.del(...forms);
+    } finally {
+      connection.disconnect();
+    }
+    worker(redis);
+    expect(await run.exited, run.output).toBe(1);
+    expect(run.output).toMatch(/FT320: chunk \d of round 1 failed on a worker: the program fedtensor:form:\w+ is not in Redis \(expired or deleted\)/);
+  }, 60_000);
+
   test("a worker skips the jobs of a coordinator that is gone, and a new coordinator removes their rounds", async () => {
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const flows = new FlowProducer({ connection });

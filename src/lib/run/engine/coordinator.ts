@@ -180,7 +180,7 @@ export class RedisEngine {
     const children = chunks.map((chunk, k) => {
       const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
-      return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, failParentOnFailure: true } };
+      return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
     await this.command(() => this.flows.add({ name: "round", queueName: roundQueue, data: { session: this.session, round: ctx.round }, opts: { jobId: parentId }, children }));
     const started = Date.now();
@@ -192,12 +192,18 @@ export class RedisEngine {
       if (job === undefined) return undefined;
       const state = await this.command(() => job!.getState());
       if (state === "unknown") return undefined;
-      if (state === "failed") throw await this.chunkFailure(job, ctx.round, childId);
       if (state !== "waiting-children") break;
       if (!toldNoWorkers && Date.now() - started > 10_000 && (await this.command(() => this.chunks.getWorkersCount())) === 0) {
         this.log(`round ${ctx.round}: ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
         toldNoWorkers = true;
       }
+    }
+    // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
+    const [failed] = Object.entries(await this.command(() => job!.getIgnoredChildrenFailures()));
+    if (failed !== undefined) {
+      await this.command(() => job!.remove()).catch(() => {});
+      const chunk = chunks.findIndex((_, k) => failed[0].endsWith(`:${childId(k)}`));
+      throw ftError("FT320", { chunk, round: ctx.round, why: failed[1] });
     }
     const values = await this.command(() => job!.getChildrenValues<ChunkResult>());
     await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey)]));
@@ -206,14 +212,5 @@ export class RedisEngine {
     // A chunk skipped as abandoned (the session key was lost with Redis's data) or lost: the round is redone.
     if (results.some((r) => r === undefined || !("acc" in r))) return undefined;
     return results.map((r) => (r as { acc: Record<string, WireValue> }).acc);
-  }
-
-  /** FT320 naming the chunk that failed and the worker's reason. */
-  private async chunkFailure(parent: Job, round: number, childId: (k: number) => string): Promise<Error> {
-    const match = /-(\d+) failed/.exec(parent.failedReason ?? "") ?? /-(\d+)\D*$/.exec(parent.failedReason ?? "");
-    const chunk = match === null ? -1 : Number(match[1]);
-    const child = chunk < 0 ? undefined : await this.command(() => Job.fromId(this.chunks, childId(chunk)));
-    await this.command(() => parent.remove()).catch(() => {});
-    return ftError("FT320", { chunk: chunk < 0 ? "?" : String(chunk), round, why: child?.failedReason ?? parent.failedReason ?? "no reason given" });
   }
 }

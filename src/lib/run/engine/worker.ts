@@ -56,7 +56,7 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
   const inputsFor = lastOf<Record<string, unknown>>();
   const fetch = async (key: string, what: string): Promise<string> => {
     const text = await redis.get(key);
-    if (text === null) throw new Error(`${what} ${key} is not in Redis (expired, or Redis restarted): the coordinator redoes the round`);
+    if (text === null) throw new Error(`${what} ${key} is not in Redis (expired or deleted)`);
     return text;
   };
   return async (job) => {
