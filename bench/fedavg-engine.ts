@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { spawn, type ChildProcess } from "node:child_process";
 import { parseArgs } from "node:util";
 import { readMetrics } from "../src/lib/run/metrics.js";
-import { redisBinary, startRedis } from "../test/run/redis-server.js";
+import { redisBinary, startRedis } from "./redis-server.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "6" }, clients: { type: "string", default: "100" }, chunk: { type: "string", default: "10" } } });
 const cli = join(dirname(fileURLToPath(import.meta.url)), "../../bin/fedtensor.js");

@@ -16,7 +16,7 @@ import { RedisEngine } from "../../src/lib/run/engine/coordinator.js";
 import { roundQueue } from "../../src/lib/run/engine/redis.js";
 import { chunkProcessor } from "../../src/lib/run/engine/worker.js";
 import { metricsRows, runCli, startCli } from "./cli.js";
-import { freePort, redisBinary, startRedis, type RedisServer } from "./redis-server.js";
+import { freePort, redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
 import { tempDir } from "./temp-dir.js";
 
 if (redisBinary === undefined) console.log("engine tests skipped: redis-server is not installed (apt-get install redis-server; .ci/run does)");

@@ -1,6 +1,7 @@
 /**
- * A real redis-server for the engine tests, on a free port of 127.0.0.1, without persistence
- * (`--save "" --appendonly no`), so a restart loses every job as a crashed Redis would.
+ * A real redis-server for bench/fedavg-engine.ts and the engine tests, on a free port of
+ * 127.0.0.1, without persistence (`--save "" --appendonly no`), so a restart loses every job
+ * as a crashed Redis would.
  * `redisBinary` is undefined when redis-server is not installed: the tests then skip, saying so.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
