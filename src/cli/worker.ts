@@ -56,11 +56,12 @@ export const workerCommand: Command = {
     });
     log(`worker ${worker.id} waiting for chunks on ${url}`);
     await new Promise<void>((resolve) => {
-      const stop = () => void worker.close().then(resolve);
+      const stop = () => void worker.stop().then(resolve);
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
     log("worker stopped");
-    return 0;
+    // Told to stop: exit now, even if BullMQ's blocking connection still retries a Redis that is gone.
+    return process.exit(0);
   },
 };

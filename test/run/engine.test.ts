@@ -224,6 +224,17 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     }
   }, 60_000);
 
+  test("a worker stops on SIGTERM, also when its Redis is gone", async () => {
+    const own = await startRedis();
+    const w = start(["worker", "--redis", own.url, ...fastStalls]);
+    await w.waitFor(/waiting for chunks/);
+    own.kill();
+    await w.waitFor(/ECONNREFUSED/);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.output).toMatch(/worker stopped/);
+  }, 30_000);
+
   test("Redis unreachable: FT319 at once from run and worker, never a hang", async () => {
     const nothing = `redis://127.0.0.1:${await freePort()}`;
     const started = Date.now();

@@ -19,7 +19,7 @@ import { Rng } from "../../random.js";
 import { cohortData } from "../cohort.js";
 import { federatedData, roundSample } from "../setup.js";
 import type { ChunkJobData, ChunkResult, StoredForm } from "./coordinator.js";
-import { bullConnection, checkReachable, chunkQueue, keys } from "./redis.js";
+import { bullConnection, checkReachable, chunkQueue, keys, within } from "./redis.js";
 import { fromWireHost, recordToWire, type WireValue } from "./wire.js";
 
 export interface WorkerSettings {
@@ -99,8 +99,14 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
   };
 }
 
+export interface RunningWorker {
+  readonly id: string;
+  /** Lets the job in hand finish, then disconnects; bounded in time, so a worker whose Redis is gone still stops. */
+  stop(): Promise<void>;
+}
+
 /** Starts a worker on Redis at `url` (FT319 when unreachable); resolves once it is listening for jobs. */
-export async function startWorker(settings: WorkerSettings): Promise<Worker<ChunkJobData, ChunkResult>> {
+export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   await checkReachable(settings.url);
   const redis = bullConnection(settings.url);
   const jobs = bullConnection(settings.url);
@@ -125,8 +131,14 @@ export async function startWorker(settings: WorkerSettings): Promise<Worker<Chun
   });
   worker.on("error", complain);
   worker.on("failed", (job, error) => settings.log(`round ${job?.data.round} chunk ${job?.data.chunk}: failed: ${error.message}`));
-  worker.on("closed", () => [redis, jobs].forEach((r) => r.disconnect()));
   void worker.run();
   await worker.waitUntilReady();
-  return worker;
+  return {
+    id: worker.id,
+    async stop() {
+      // With Redis gone, close() waits for ever on the reconnecting connections.
+      await within(worker.close(), settings.lockDuration);
+      [redis, jobs].forEach((r) => r.disconnect());
+    },
+  };
 }
