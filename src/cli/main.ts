@@ -10,8 +10,9 @@ import { UsageError, type Command } from "./command.js";
 import { exportCommand } from "./export.js";
 import { irCommand } from "./ir.js";
 import { runCommand } from "./run.js";
+import { workerCommand } from "./worker.js";
 
-const commands: readonly Command[] = [runCommand, checkCommand, irCommand, exportCommand];
+const commands: readonly Command[] = [runCommand, workerCommand, checkCommand, irCommand, exportCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

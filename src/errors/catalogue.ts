@@ -342,6 +342,29 @@ export const catalogue = {
     explanation: "Only inside map()'s function is there one client whose index clientIndex() can be.",
     fix: "Call clientIndex() inside the function given to map().",
   },
+  FT319: {
+    title: "Engine unreachable",
+    message: "cannot reach Redis at {url}: {why}",
+    explanation:
+      "With --engine redis://host:port (and `fedtensor worker --redis`), rounds run through a " +
+      "BullMQ queue on that Redis server. The coordinator checks the server when it starts and " +
+      "gives up when it stays unreachable during a round, rather than waiting for ever; the last " +
+      "checkpoint in --out is kept.",
+    fix:
+      "Start Redis (`redis-server --port 6379`), check the host, port and firewall, or run " +
+      "without --engine. A run that stopped resumes with --resume once Redis is back.",
+  },
+  FT320: {
+    title: "A worker failed a chunk",
+    message: "chunk {chunk} of round {round} failed on a worker: {why}",
+    explanation:
+      "A worker (`fedtensor worker`) ran one chunk of the round's clients and failed every " +
+      "attempt BullMQ gave it (a crash is retried; an error in the chunk's program or data is " +
+      "the same on every attempt). The round cannot be merged without that chunk.",
+    fix:
+      "Read the worker's log for the error; check that the workers run the same FedTensor " +
+      "version and have the data set the run uses. The run resumes with --resume.",
+  },
 } as const;
 
 /**

@@ -54,7 +54,7 @@ export interface PartRunner<T> {
  * into the total in chunk order, then report and update. Returns update's outputs (the
  * program's output tree).
  */
-export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>, fused = true): Promise<unknown> {
+export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>, fused = true, remote?: RemoteChunks<T>): Promise<unknown> {
   const run = async (part: Part, leaves: Map<string, unknown>, atClients = false): Promise<Map<string, T>> => {
     // A part with nothing to compute (prepare when nothing is broadcast) is not run: ONNX models need an output.
     if (part.outputs.length === 0) return new Map();
@@ -73,16 +73,20 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   const server = leavesByPath(ir.inputTree, round.inputs);
   const prepared = await run(form.parts.prepare, server);
   let total: Map<string, T> | undefined;
-  try {
+  const localPartials = async function* (): AsyncIterable<Map<string, T>> {
     for await (const chunk of round.chunks) {
       const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
       const zero = await run(form.parts.zero, new Map());
-      let partial: Map<string, T>;
       try {
-        partial = fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
+        yield fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
       } finally {
         dispose(zero);
       }
+    }
+  };
+  try {
+    const partials = remote === undefined ? localPartials() : remote(new Map([...server, ...prepared]));
+    for await (const partial of partials) {
       if (total === undefined) {
         total = partial;
         continue;
@@ -110,6 +114,13 @@ function inputsOf(part: Part, leaves: Map<string, unknown>): Record<string, unkn
   return Object.fromEntries(part.inputs.map((name) => [name, leaves.get(name)]));
 }
 
+/**
+ * Where a round's chunks run when not here: given the inputs every chunk shares (the server and
+ * local inputs, prepare's outputs, by path), the chunks' partial accumulators (`acc<i>`), in
+ * merge order. The fused work+accumulate part runs elsewhere (src/lib/run/engine: BullMQ workers).
+ */
+export type RemoteChunks<T> = (shared: ReadonlyMap<string, unknown>) => AsyncIterable<Map<string, T>>;
+
 export interface StreamedRound {
   /** The server and local inputs, as a tree like the program's inputs (CLIENTS leaves may be absent). */
   readonly inputs: unknown;
@@ -123,11 +134,11 @@ export interface StreamedRound {
  * Runs a round program over its cohort chunk by chunk on a backend; the outputs (a tree like
  * the program's) are the caller's. FT313-FT315 when the program has no MapReduce form.
  */
-export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}, fused = true): Promise<unknown> {
+export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}, fused = true, remote?: RemoteChunks<tf.Tensor>): Promise<unknown> {
   // Parts without CLIENTS inputs run for one client: client_count() is already a constant in them.
   const runner: PartRunner<tf.Tensor> = {
     run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
     dispose: (values) => tf.dispose([...values]),
   };
-  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused);
+  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused, remote);
 }

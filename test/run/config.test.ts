@@ -20,6 +20,8 @@ const defaults = {
   partition: "iid",
   seed: 0,
   backend: "onnx",
+  engine: "local",
+  engineTimeout: 30,
   out: "runs/latest",
   checkpointEvery: 5,
   keepCheckpoints: 3,
@@ -187,6 +189,7 @@ describe("run config from a file", () => {
     [{ resume: "yes" }, "resume", 'expected true | false, got "yes"'],
     [{ lr: null }, "lr", "expected number > 0, got null"],
     [{ backend: "tpu" }, "backend", 'expected onnx | wasm | cpu | webgpu | tensorflow, got "tpu"'],
+    [{ engine: "127.0.0.1:6379" }, "engine", 'expected local | redis://host:port, got "127.0.0.1:6379"'],
   ];
   it.each(badFiles)("rejects %j with FT305", async (content, key, why) => {
     const path = await configFile(content);
@@ -249,7 +252,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

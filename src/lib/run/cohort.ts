@@ -11,9 +11,11 @@
  * reproducible whatever the machine's timing.
  */
 import { FedTensorError, ftError } from "../../errors/error.js";
-import type { ProgramIR } from "../../ir/types.js";
-import { cachedForm, runStreamed } from "../../runtime/mapreduce.js";
+import type * as tf from "@tensorflow/tfjs";
+import type { ProgramIR, TreeDef } from "../../ir/types.js";
+import { cachedForm, runStreamed, type RemoteChunks } from "../../runtime/mapreduce.js";
 import type { RunOptions } from "../../runtime/run.js";
+import type { MapReduceForm } from "../../transform/mapreduce.js";
 import type { CohortBatches, RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 
@@ -61,10 +63,18 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
   }
 }
 
+/** Runs a round's chunks elsewhere (src/lib/run/engine: BullMQ workers) from references to their clients. */
+export interface ChunkEngine {
+  /** The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid out as `inputTree`. */
+  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[]): RemoteChunks<tf.Tensor>;
+}
+
 export interface CohortRunSettings {
   /** Clients per chunk. */
   readonly chunkClients: number;
   readonly options: RunOptions;
+  /** Where the chunks run when not in this process: then every round with a MapReduce form streams, even of one chunk. */
+  readonly engine?: ChunkEngine;
 }
 
 /**
@@ -80,7 +90,12 @@ export async function runOnCohort(
 ): Promise<unknown> {
   if (!Number.isInteger(settings.chunkClients) || settings.chunkClients < 1) throw ftError("FT305", { option: "chunkClients", why: `expected a whole number of clients of at least 1, got ${settings.chunkClients}` });
   const chunks = cohortChunks(sample.clients, (c) => sample.steps(c), settings.chunkClients);
-  if (chunks.length === 1 || !streamable(program.ir, sample.clients.length)) {
+  const streams = streamable(program.ir, sample.clients.length);
+  if (streams && settings.engine !== undefined) {
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks);
+    return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
+  }
+  if (chunks.length === 1 || !streams) {
     return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)) } as never, settings.options as never);
   }
   const data = function* () {

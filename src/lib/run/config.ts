@@ -200,6 +200,12 @@ export const runOptions = {
   ),
   seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
   backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "webgpu", "tensorflow"])),
+  engine: mayChangeOnResume({
+    ...text("Where chunks of clients run: local, or redis://host:port for BullMQ workers (fedtensor worker; docs/distributed.md)", "local"),
+    range: "local | redis://host:port",
+    accepts: (value): value is string => value === "local" || (typeof value === "string" && /^rediss?:\/\/[^/\s]+/.test(value)),
+  }),
+  engineTimeout: mayChangeOnResume(integer("Seconds a round waits for an unreachable Redis (with --engine) before it stops with FT319", 30, { min: 1 })),
   out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
   checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),

@@ -22,7 +22,7 @@ import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
-import { cohortData, runOnCohort } from "./cohort.js";
+import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
@@ -44,11 +44,17 @@ export interface RoundResult {
   readonly loss: TfTensor;
 }
 
+/** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
+export interface RoundContext {
+  readonly round: number;
+  readonly engine?: ChunkEngine;
+}
+
 export interface RoundRunner {
   /** The algorithm's server state for a fresh run, from the initial parameters. */
   initialServerState(params: Params): TensorTree;
-  /** Round `number` (from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams). */
-  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, number: number): Promise<RoundResult>;
+  /** One round (`at.round`, from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams, through `at.engine` when workers run the chunks). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, at: RoundContext): Promise<RoundResult>;
 }
 
 /**
@@ -78,14 +84,14 @@ export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend })
 type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> };
 
 /** Runs a round program on the cohort, streamed in chunks where it can be (src/lib/run/cohort.ts). */
-const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig) =>
-  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config) }) as Promise<O>;
+const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig, engine: ChunkEngine | undefined) =>
+  runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config), ...(engine === undefined ? {} : { engine }) }) as Promise<O>;
 
 function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, config) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config);
+    async round(state, cohort, config, { engine }) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -102,8 +108,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
   return {
     initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
-    async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg);
+    async round(state, cohort, cfg, { engine }) {
+      const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
     },
   };
@@ -113,8 +119,8 @@ function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", c
 function momentumRunner(program: ReturnType<typeof fedAvgMProgram>): RoundRunner {
   return {
     initialServerState: (params) => filledLike(params, 0) as unknown as TensorTree,
-    async round(state, cohort, cfg) {
-      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg);
+    async round(state, cohort, cfg, { engine }) {
+      const out = await onCohort<{ params: unknown; buffer: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, buffer: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.buffer as DeviceTree }, loss: out.loss };
     },
   };
@@ -191,7 +197,7 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
   const adaptiveInputs = adaptive ? { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) } : {};
   return {
     initialServerState: () => ({ clip: { shape: [], data: Float32Array.of(clip) } }),
-    async round(state, cohort, cfg, round) {
+    async round(state, cohort, cfg, { round, engine }) {
       const server = state.server as { clip: TfTensor };
       const inputs = {
         params: state.params,
@@ -203,7 +209,7 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
         round,
         ...adaptiveInputs,
       };
-      const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg);
+      const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: out.loss };
     },
   };

@@ -3,8 +3,8 @@
  */
 import { ftError } from "../../errors/error.js";
 import type { AnyModel } from "../algorithms/types.js";
-import { federate, type FederatedDataset } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
+import { federate, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
+import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { loadFashionMnist, loadMnist } from "../data/mnist.js";
 import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
 import { loadSotuCharacters } from "../data/sotu.js";
@@ -60,4 +60,25 @@ export function featureShapeFor(model: AnyModel, dataShape: readonly number[]): 
     });
   }
   return model.inputShape;
+}
+
+/** A host batch tensor seen with the model's example shape (e.g. 28x28 images as 784 features). */
+export function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: number, featureShape: readonly number[]): HostTensor<D> {
+  return { shape: [...t.shape.slice(0, leading), ...featureShape], data: t.data };
+}
+
+/**
+ * Round `round`'s cohort as the run config samples it, its batches shaped for the model. It
+ * depends only on the data, the config and the round (the seed's forks), so a worker on another
+ * machine builds a chunk's batches bit for bit as the coordinator would.
+ */
+export function roundSample(data: FederatedDataset<HostData>, config: RunConfig, rng: Rng, round: number, featureShape: readonly number[]): RoundSample<HostData> {
+  const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout });
+  return {
+    ...sample,
+    batch: (clients, steps) => {
+      const batches = sample.batch(clients, steps);
+      return { ...batches, x: withFeatureShape(batches.x, 3, featureShape) };
+    },
+  };
 }

@@ -16,11 +16,12 @@ import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
-import { batchEvaluation, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
-import type { HostData, HostTensor } from "../data/host-tensor.js";
+import { batchEvaluation, type FederatedDataset } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import type { RunConfig, RunOptionKey } from "./config.js";
+import { RedisEngine } from "./engine/coordinator.js";
 import { fileFault } from "./file-faults.js";
 import { lockRunFolder } from "./lock.js";
 import { resumeConfig } from "./resume-config.js";
@@ -32,7 +33,7 @@ import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from 
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
-import { featureShapeFor, federatedData, modelFor } from "./setup.js";
+import { featureShapeFor, federatedData, modelFor, roundSample, withFeatureShape } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy, and the clients' training loss. */
 export const plottedMetrics = [
@@ -66,11 +67,6 @@ async function toHost(tree: DeviceTree): Promise<TensorTree> {
   const { leaves, def } = flatten(tree, isTensor, "server state");
   const data = await Promise.all(leaves.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));
   return unflatten(def, data) as TensorTree;
-}
-
-/** A host batch tensor seen with the model's example shape (e.g. 28x28 images as 784 features). */
-function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: number, featureShape: readonly number[]): HostTensor<D> {
-  return { shape: [...t.shape.slice(0, leading), ...featureShape], data: t.data };
 }
 
 /** FT303 when any leaf of the new state (server or per-client) holds NaN or Infinity, naming the first. */
@@ -192,7 +188,10 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
   let stoppedAfter: number | undefined;
+  // Opened before the first round, so an unreachable Redis is FT319 at once (src/lib/run/engine).
+  let engine: RedisEngine | undefined;
   try {
+    engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line), config.engineTimeout * 1000);
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
       const budget = privacyBudget(config, round);
@@ -202,14 +201,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         stoppedAfter = round - 1;
         break;
       }
-      const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout });
-      const cohort: RoundSample<HostData> = {
-        ...sample,
-        batch: (clients, steps) => {
-          const batches = sample.batch(clients, steps);
-          return { ...batches, x: withFeatureShape(batches.x, 3, featureShape) };
-        },
-      };
+      const cohort = roundSample(data, config, rng, round, featureShape);
       const survivors = cohort.clients.length;
       const clipUsed = config.aggregator === "dp" ? await readClip(state) : undefined;
       const evaluated = round % config.evalEvery === 0 || round === config.rounds;
@@ -219,7 +211,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
         row = await roundMetrics(round, undefined, test);
       } else {
-        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) }, round);
+        const roundEngine = engine?.forRound(config, round, featureShape);
+        const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) }, { round, ...(roundEngine === undefined ? {} : { engine: roundEngine }) });
         try {
           await rejectNonFinite(round, next.state);
           const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
@@ -252,9 +245,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       }
     }
   } finally {
+    if (engine !== undefined) {
+      const { rounds, sent, received } = engine.traffic;
+      progress.log(`engine ${engine.url}: ${rounds} rounds through workers; ${(sent / 1e6).toFixed(2)} MB to Redis, ${(received / 1e6).toFixed(2)} MB of partial accumulators back`);
+    }
     progress.finish();
     metrics.close();
     disposeState(state);
+    await engine?.close();
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);

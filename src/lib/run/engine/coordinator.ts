@@ -1,0 +1,216 @@
+/**
+ * The coordinator side of `fedtensor run --engine redis://...`: each round's chunks become a
+ * BullMQ flow (one child job per chunk, a parent job per round that completes when they all
+ * have), and the children's partial accumulators come back in chunk order for the merge.
+ *
+ * A job carries a reference to its chunk (round, client positions, batches per client, the run
+ * config that says how data is loaded, split and sampled), never examples: workers build the
+ * chunk's batches from the data set themselves. The fused work+accumulate part (its IR, JSON)
+ * is stored once per program under its hash, with the zero part; the inputs every chunk shares
+ * (the broadcast model, prepare's outputs) once per round.
+ *
+ * When Redis loses the round's jobs (a restart without persistence), the round is redone with
+ * the same inputs: chunks are pure functions of their reference, so the result is the same.
+ * When Redis stays unreachable for `timeoutMs`, FT319: the run stops with its last checkpoint.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import * as tf from "@tensorflow/tfjs";
+import { FlowProducer, Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { ftError } from "../../../errors/error.js";
+import type { TreeDef } from "../../../ir/types.js";
+import type { RemoteChunks } from "../../../runtime/mapreduce.js";
+import type { MapReduceForm } from "../../../transform/mapreduce.js";
+import type { Chunk, ChunkEngine } from "../cohort.js";
+import type { RunConfig } from "../config.js";
+import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
+import { fromWire, recordToWire, type WireTensor, type WireValue } from "./wire.js";
+
+/** What a chunk job carries: a reference to its clients' data, and where the program and shared inputs are. */
+export interface ChunkJobData {
+  readonly session: string;
+  readonly round: number;
+  readonly chunk: number;
+  readonly clients: readonly number[];
+  readonly steps: number;
+  readonly form: string;
+  readonly inputs: string;
+  readonly config: RunConfig;
+  readonly featureShape: readonly number[];
+}
+
+/** A chunk job's result: the partial accumulator by output name, or that its coordinator was gone. */
+export type ChunkResult = { readonly acc: Record<string, WireValue> } | { readonly abandoned: true };
+
+/**
+ * The form as workers load it: the fused part's IR and names, the round program's input tree
+ * (where its CLIENTS data goes), and the zero part (the accumulator a chunk starts from).
+ */
+export interface StoredForm {
+  readonly ir: unknown;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  readonly inputTree: TreeDef;
+  readonly zero: { readonly ir: unknown; readonly outputs: readonly string[] };
+}
+
+/** Bytes through Redis, as JSON text: to Redis (form, inputs, jobs) and back (chunk results). */
+export interface EngineTraffic {
+  rounds: number;
+  sent: number;
+  received: number;
+}
+
+const sessionTtlMs = 10_000;
+const pollMs = 50;
+const hourMs = 3_600_000;
+
+export class RedisEngine {
+  readonly traffic: EngineTraffic = { rounds: 0, sent: 0, received: 0 };
+  private readonly session = randomUUID();
+  private readonly storedForms = new Set<string>();
+  private readonly heartbeat: NodeJS.Timeout;
+
+  private constructor(
+    readonly url: string,
+    private readonly redis: Redis,
+    private readonly flows: FlowProducer,
+    private readonly rounds: Queue,
+    private readonly chunks: Queue,
+    private readonly log: (line: string) => void,
+    private readonly timeoutMs: number,
+  ) {
+    this.heartbeat = setInterval(() => void this.beat().catch(() => {}), sessionTtlMs / 5);
+    this.heartbeat.unref();
+  }
+
+  /** Connects to Redis at `url`; FT319 at once when it cannot be reached. */
+  static async open(url: string, log: (line: string) => void, timeoutMs = 30_000): Promise<RedisEngine> {
+    await checkReachable(url);
+    const redis = bullConnection(url);
+    // ioredis reconnects by itself; a lasting outage surfaces as FT319 from the round's wait.
+    redis.on("error", () => {});
+    await redis.connect();
+    const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, { connection: redis }), new Queue(chunkQueue, { connection: redis }), log, timeoutMs);
+    await engine.beat();
+    await engine.removeAbandonedRounds();
+    return engine;
+  }
+
+  /** Removes the rounds (and their chunks' results) left by coordinators that are gone, such as one that crashed. */
+  private async removeAbandonedRounds(): Promise<void> {
+    for (const job of await this.rounds.getJobs(["waiting", "waiting-children", "failed"])) {
+      const session = (job?.data as { session?: string } | undefined)?.session;
+      if (session === undefined || (await this.redis.exists(keys.session(session))) === 1) continue;
+      // A chunk that a worker holds cannot be removed now; its round goes at the next start.
+      await job.remove().catch(() => {});
+    }
+  }
+
+  /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */
+  forRound(config: RunConfig, round: number, featureShape: readonly number[]): ChunkEngine {
+    return { partials: (form, inputTree, chunks) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, chunks, shared) };
+  }
+
+  /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await within(Promise.allSettled([this.flows.close(), this.rounds.close(), this.chunks.close(), this.redis.del(keys.session(this.session))]), 2000);
+    this.redis.disconnect();
+  }
+
+  private beat(): Promise<unknown> {
+    return this.redis.set(keys.session(this.session), "1", "PX", sessionTtlMs);
+  }
+
+  /** A Redis command that gives up with FT319 when Redis stays unreachable for the timeout. */
+  private async command<T>(run: () => Promise<T>): Promise<T> {
+    const result = await within(run(), this.timeoutMs);
+    if (result === timedOut) throw ftError("FT319", { url: this.url, why: `no answer for ${this.timeoutMs / 1000} s during a round` });
+    return result;
+  }
+
+  private async *roundPartials(
+    ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
+    form: MapReduceForm,
+    inputTree: TreeDef,
+    chunks: readonly Chunk[],
+    shared: ReadonlyMap<string, unknown>,
+  ): AsyncIterable<Map<string, tf.Tensor>> {
+    const part = form.workAndAccumulate;
+    const zero = form.parts.zero;
+    // Workers run zero themselves: its accumulator is as large as the model, and the same everywhere.
+    const names = part.inputs.filter((name) => !form.clientInputs.includes(name) && !zero.outputs.includes(name));
+    const missing = names.find((name) => shared.get(name) === undefined);
+    if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
+    const inputs = JSON.stringify(await recordToWire(new Map(names.map((name) => [name, shared.get(name)]))));
+    const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree, zero: { ir: zero.ir, outputs: zero.outputs } };
+    const formJson = JSON.stringify(stored);
+    const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
+    this.traffic.rounds++;
+    for (let attempt = 1; ; attempt++) {
+      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
+      if (results !== undefined) {
+        for (const acc of results) yield new Map(part.outputs.map((name) => [name, fromWire(acc[name] as WireTensor)]));
+        return;
+      }
+      this.log(`round ${ctx.round}: Redis lost the round's jobs (restarted?); redoing the round`);
+    }
+  }
+
+  /** One attempt at a round's flow: the chunks' accumulators in chunk order, or undefined when Redis lost the jobs. */
+  private async runFlow(
+    ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
+    attempt: number,
+    form: { hash: string; json: string },
+    inputs: string,
+    chunks: readonly Chunk[],
+  ): Promise<Record<string, WireValue>[] | undefined> {
+    const formKey = keys.form(form.hash);
+    const inputsKey = keys.inputs(this.session, ctx.round, attempt);
+    const parentId = `${this.session}-${ctx.round}-${attempt}`;
+    const childId = (k: number) => `${parentId}-${k}`;
+    await this.command(async () => {
+      // After a Redis restart the form is gone too: stored again whenever it is missing.
+      if ((await this.redis.set(formKey, form.json, "PX", 24 * hourMs, "NX")) !== null) this.traffic.sent += form.json.length;
+      await this.redis.set(inputsKey, inputs, "PX", hourMs);
+      await this.beat();
+    });
+    this.traffic.sent += inputs.length;
+    const children = chunks.map((chunk, k) => {
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, config: ctx.config, featureShape: ctx.featureShape };
+      this.traffic.sent += JSON.stringify(data).length;
+      return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
+    });
+    await this.command(() => this.flows.add({ name: "round", queueName: roundQueue, data: { session: this.session, round: ctx.round }, opts: { jobId: parentId }, children }));
+    const started = Date.now();
+    let toldNoWorkers = false;
+    let job: Job | undefined;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      job = await this.command(() => Job.fromId(this.rounds, parentId));
+      if (job === undefined) return undefined;
+      const state = await this.command(() => job!.getState());
+      if (state === "unknown") return undefined;
+      if (state !== "waiting-children") break;
+      if (!toldNoWorkers && Date.now() - started > 10_000 && (await this.command(() => this.chunks.getWorkersCount())) === 0) {
+        this.log(`round ${ctx.round}: ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
+        toldNoWorkers = true;
+      }
+    }
+    // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
+    const [failed] = Object.entries(await this.command(() => job!.getIgnoredChildrenFailures()));
+    if (failed !== undefined) {
+      await this.command(() => job!.remove()).catch(() => {});
+      const chunk = chunks.findIndex((_, k) => failed[0].endsWith(`:${childId(k)}`));
+      throw ftError("FT320", { chunk, round: ctx.round, why: failed[1] });
+    }
+    const values = await this.command(() => job!.getChildrenValues<ChunkResult>());
+    await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey)]));
+    const results = chunks.map((_, k) => values[`${this.chunks.qualifiedName}:${childId(k)}`]);
+    for (const result of results) this.traffic.received += result === undefined ? 0 : JSON.stringify(result).length;
+    // A chunk skipped as abandoned (the session key was lost with Redis's data) or lost: the round is redone.
+    if (results.some((r) => r === undefined || !("acc" in r))) return undefined;
+    return results.map((r) => (r as { acc: Record<string, WireValue> }).acc);
+  }
+}
