@@ -19,6 +19,8 @@ import {
   map,
   matmul,
   maxPool2d,
+  cumsum,
+  logsumexp,
   mean,
   mul,
   oneHot,
@@ -59,6 +61,8 @@ expectType<F32<["B", 14, 14, 1], "clients">>(maxPool2d(value<F32<["B", 28, 28, 1
 expectError(div(pixels, 255));
 expectError(exp(pixels));
 expectError(mean(pixels));
+expectError(logsumexp(pixels, -1));
+expectError(cumsum(value<Bool<[3]>>()));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

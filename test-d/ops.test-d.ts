@@ -9,6 +9,7 @@ import {
   add,
   argmax,
   cast,
+  cumsum,
   clip,
   concat,
   conv2d,
@@ -25,6 +26,7 @@ import {
   logicalNot,
   logicalOr,
   logSoftmax,
+  logsumexp,
   matmul,
   max,
   maximum,
@@ -165,6 +167,11 @@ expectType<F32<["B", 10], "clients">>(softmax(logits));
 expectType<F32<["B", 10], "clients">>(softmax(logits, 0));
 expectType<F32<["B", 10], "clients">>(logSoftmax(logits));
 expectType<F32<["B", 10], "clients">>(logSoftmax(logits, -2));
+expectType<F32<["B"], "clients">>(logsumexp(logits, -1));
+expectType<F32<["B", 1], "clients">>(logsumexp(logits, 1, true));
+expectType<F32<[], "clients">>(logsumexp(logits));
+expectType<F32<["B", 10], "clients">>(cumsum(logits));
+expectType<I32<["B", 10], "clients">>(cumsum(counts, 0, { exclusive: true, reverse: true }));
 // Losses give one value per example.
 expectType<F32<["B"], "clients">>(softmaxCrossEntropy(logits, oneHot(labels, 10)));
 expectType<F32<["B"], "clients">>(sparseSoftmaxCrossEntropy(logits, labels));

@@ -16,6 +16,8 @@ import {
   mul,
   reshape,
   slice,
+  cumsum,
+  logsumexp,
   softmax,
   stack,
   sub,
@@ -107,6 +109,9 @@ expectType<F32<["B", 20]>>(concat([logits, logits], -1));
 expectError(sum(logits, 2));
 expectError(mean(logits, [0, -3]));
 expectError(softmax(logits, 2));
+expectError(logsumexp(logits, 2));
+expectError(cumsum(logits, -3));
+expectError(logsumexp(logits, [0, -3], true));
 expectError(argmax(logits, 2));
 expectError(expandDims(logits, 3));
 expectError(concat([logits, logits], 2));

@@ -15,6 +15,7 @@ import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
 import { emitBinary } from "./elementwise.js";
 import { bernoulliMask, type KeyCheck } from "./random.js";
+import type { ReductionFn } from "./tensor-ops.js";
 
 type FloatCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "float32"
   ? never
@@ -44,6 +45,30 @@ export function logSoftmax<X extends Tensor, const Axis extends number = -1>(
 ): Presumed<X> {
   return softmaxLike("logSoftmax", "log_softmax", x, (axis as number | undefined) ?? -1) as never;
 }
+
+type LogSumExpAxes = number | readonly number[] | undefined;
+
+/**
+ * log(sum(exp(x))) over axes (all when omitted), computed stably: with m the maximum over the
+ * same axes, m + log(sum(exp(x - m))), so no exp overflows and the largest term is exp(0) = 1.
+ * m goes through stop_gradient: the value does not depend on it, and then the gradient is
+ * exactly softmax over the axes (without it, ties in the max would add and cancel terms).
+ * A composite of existing primitives, so every backend, batching and gradient come with them.
+ * A slice whose entries are all -inf gives NaN (its shift is -inf - -inf).
+ */
+export const logsumexp: ReductionFn<"logsumexp", "float"> = ((x: unknown, axis?: LogSumExpAxes, keepDims?: boolean): Tracer => {
+  const op = "logsumexp";
+  const g = currentGraph(op);
+  const xt = asTracer(x, op);
+  const axes = axis === undefined ? null : typeof axis === "number" ? [axis] : [...axis];
+  const max = g.emit("reduce_max", [xt], { axes, keepDims: true }, op)[0]!;
+  const shift = g.emit("stop_gradient", [max], {}, op)[0]!;
+  const terms = g.emit("exp", [emitBinary("sub", op, xt, shift)], {}, op)[0]!;
+  const total = g.emit("reduce_sum", [terms], { axes, keepDims: keepDims ?? false }, op)[0]!;
+  // Summing the unit dims of the kept max drops them exactly as the sum above did.
+  const offset = keepDims === true ? shift : g.emit("reduce_sum", [shift], { axes, keepDims: false }, op)[0]!;
+  return emitBinary("add", op, g.emit("log", [total], {}, op)[0]!, offset);
+}) as never;
 
 /** Drops the last dim: the per-example shape of a loss over class scores. */
 type Batch<S extends Shape> = S extends readonly [...infer B extends Dim[], Dim] ? B : Dim[];

@@ -14,6 +14,7 @@ import type { Graph, Node, ProgramIR, ValueType } from "../ir/types.js";
 import { arrayRules } from "./array-rules.js";
 import { controlRules as placementAndControlRules } from "./control-rules.js";
 import { randomControlRules, randomRules } from "./random-rules.js";
+import { sequenceRules } from "./sequence-rules.js";
 import { elementwiseRules } from "./elementwise-rules.js";
 import { readInputs, writeOutputs, type InputTree, type OutputTree } from "./io.js";
 import { reductionRules } from "./reduction-rules.js";
@@ -37,7 +38,7 @@ export interface InterpretOptions {
 
 export type TensorObserver = (op: string, inputs: readonly Tensor[], output: Tensor) => void;
 
-export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules };
+export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules, ...sequenceRules };
 const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules };
 export { controlRules };
 

@@ -212,6 +212,7 @@ export const batchRules: Record<string, BatchRule> = {
   argmax: withAxes(shiftAxisAttr),
   softmax: withAxes(shiftAxisAttr),
   log_softmax: withAxes(shiftAxisAttr),
+  cumsum: withAxes(shiftAxisAttr),
   concat: (ctx) => {
     if (!anyBatched(ctx)) return [prim("concat", ctx.inputs, ctx.node.attrs)];
     const rank = dims(ctx.outTypes[0]!.shape).length;

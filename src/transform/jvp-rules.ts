@@ -65,6 +65,7 @@ export const jvpRules: Record<string, JvpRule> = {
     return [prim("where", [x0(c), asOutput(ta ?? fillLike(0, x1(c)), c), asOutput(tb ?? fillLike(0, c.inputs[2]!), c)])];
   },
   neg: linear,
+  cumsum: linear,
   abs: chain((c) => prim("sign", [x0(c)])),
   relu: chain((c) => prim("cast", [prim("greater", [x0(c), scalar(0, x0(c))])], { dtype: "float32" })),
   exp: chain((c) => y0(c)),

@@ -199,6 +199,8 @@ export const vjpRules: Record<string, VjpRule> = {
     const dot = reduceSum(mul(ct, y0(c)), [axis], true);
     return mul(y0(c), sub(ct, dot));
   }),
+  // Entry i of a running sum collects entries on one side of i: its transpose collects from the other.
+  cumsum: each((c, ct) => prim("cumsum", [ct], { ...attrs(c), reverse: attrs(c).reverse !== true })),
   log_softmax: each((c, ct) => {
     const axis = attrs(c).axis as number;
     return sub(ct, mul(prim("exp", [y0(c)]), reduceSum(ct, [axis], true)));

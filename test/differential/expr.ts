@@ -29,7 +29,8 @@ export interface Traced {
   readonly placement: string;
 }
 
-export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly Expr[];
+/** An options record (`{ exclusive: true }`) is written as JSON and passed as is. */
+export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly Expr[] | Readonly<Record<string, boolean>>;
 
 const isExpr = (x: unknown): x is Expr => typeof x === "object" && x !== null && "code" in x && "build" in x;
 

@@ -99,6 +99,27 @@ function reduction(name: "sum" | "mean" | "max" | "min"): TensorStep {
   };
 }
 
+/** logsumexp over the axes of a reduction: at most the max plus the log of the count. */
+const logsumexp: TensorStep = (scope, x, step) => {
+  const a = scope.tame(x, 16);
+  const shape = shapeOf(a);
+  const axes = reductionAxes(step.k, shape.length);
+  const keepDims = variant(step.k, 2, 2) === 1;
+  const expr = keepDims ? call("logsumexp", a, axes, true) : axes === undefined ? call("logsumexp", a) : call("logsumexp", a, axes);
+  scope.emit(expr, a.bound + Math.log(sizeOf(shape) + 1));
+};
+
+/** Running sums along an axis, in each direction, inclusive or not; a scalar first becomes a vector of one. */
+const cumsum: TensorStep = (scope, x, step) => {
+  const a = scope.tame(x, 4);
+  const input = rankOf(a) === 0 ? call("expandDims", a, 0) : a;
+  const shape = rankOf(a) === 0 ? [1] : shapeOf(a);
+  const axis = axisChoice(step.k, shape.length);
+  const options = { exclusive: variant(step.k, 3, 2) === 1, reverse: variant(step.k, 4, 2) === 1 };
+  const bound = a.bound * shape.at(axis ?? -1)!;
+  scope.emit(variant(step.k, 5, 2) === 1 ? call("cumsum", input, axis ?? -1, options) : call("cumsum", input, axis), bound);
+};
+
 /** x with its last two axes swapped. */
 const swapLastTwo = (x: Val): Expr => {
   const perm = [...Array(rankOf(x)).keys()];
@@ -223,6 +244,8 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   },
   softmax: softmaxLike("softmax", 8),
   logSoftmax: softmaxLike("logSoftmax", 4),
+  logsumexp,
+  cumsum,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

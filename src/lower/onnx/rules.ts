@@ -189,4 +189,9 @@ export const tensorRules: Record<string, OnnxRule> = {
   },
   softmax: same("Softmax", (node) => ({ axis: node.attrs.axis as number })),
   log_softmax: same("LogSoftmax", (node) => ({ axis: node.attrs.axis as number })),
+  cumsum: (node, cx) => {
+    const axis = cx.g.model.constant("int64", [], [normalized(node.attrs.axis as number, inShape(node, cx).length)]);
+    const flags = { exclusive: node.attrs.exclusive === true ? 1 : 0, reverse: node.attrs.reverse === true ? 1 : 0 };
+    return [cx.g.op1("CumSum", [cx.name(node.inputs[0]!), axis], flags)];
+  },
 };
