@@ -20,6 +20,7 @@ import {
   matmul,
   maxPool2d,
   cumsum,
+  take,
   logsumexp,
   mean,
   mul,
@@ -63,6 +64,8 @@ expectError(exp(pixels));
 expectError(mean(pixels));
 expectError(logsumexp(pixels, -1));
 expectError(cumsum(value<Bool<[3]>>()));
+expectError(take(value<F32<[10, 4]>>(), value<F32<[3]>>()));
+expectError(take(value<Bool<[10, 4]>>(), value<I32<[3]>>()));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

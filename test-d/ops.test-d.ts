@@ -53,6 +53,7 @@ import {
   stopGradient,
   sub,
   sum,
+  take,
   tanh,
   transpose,
   where,
@@ -172,6 +173,11 @@ expectType<F32<["B", 1], "clients">>(logsumexp(logits, 1, true));
 expectType<F32<[], "clients">>(logsumexp(logits));
 expectType<F32<["B", 10], "clients">>(cumsum(logits));
 expectType<I32<["B", 10], "clients">>(cumsum(counts, 0, { exclusive: true, reverse: true }));
+declare const embedding: F32<[100, 8], "clients-equal">;
+expectType<F32<["B", 8], "clients">>(take(embedding, labels));
+expectType<F32<["B", 5, 8], "clients">>(take(embedding, value<I32<["B", 5], "clients">>()));
+expectType<F32<[3, 2]>>(take(scores, value<I32<[2]>>(), 1));
+expectType<F32<[2, 4]>>(take(scores, value<I32<[2]>>(), -2));
 // Losses give one value per example.
 expectType<F32<["B"], "clients">>(softmaxCrossEntropy(logits, oneHot(labels, 10)));
 expectType<F32<["B"], "clients">>(sparseSoftmaxCrossEntropy(logits, labels));

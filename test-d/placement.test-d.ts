@@ -22,6 +22,7 @@ import {
   reduceWeightedMean,
   sub,
   sum,
+  take,
   zerosLike,
   type Tensor,
   type TensorSpec,
@@ -112,6 +113,9 @@ expectType<F32<[784, 10], "server">>(mul(weights, 0.5));
 expectError(add(clientLogits, bias));
 // A SERVER update minus a CLIENTS value that was never reduced.
 expectError(sub(bias, map((l) => mean(l, 0), clientLogits)));
+// A SERVER table looked up by CLIENTS ids.
+expectError(take(weights, value<I32<[3], "clients">>()));
+expectType<F32<[3, 10], "clients">>(take(broadcast(weights), value<I32<[3], "clients">>()));
 // matmul of CLIENTS images with the SERVER weights.
 expectError(matmul(images, weights));
 

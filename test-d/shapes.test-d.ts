@@ -17,6 +17,7 @@ import {
   reshape,
   slice,
   cumsum,
+  take,
   logsumexp,
   softmax,
   stack,
@@ -25,7 +26,7 @@ import {
   transpose,
   where,
 } from "../dist/src/index.js";
-import { value, type Bool, type F32 } from "./helpers.js";
+import { value, type Bool, type F32, type I32 } from "./helpers.js";
 
 declare const images: F32<["B", 784]>;
 declare const logits: F32<["B", 10]>;
@@ -111,6 +112,7 @@ expectError(mean(logits, [0, -3]));
 expectError(softmax(logits, 2));
 expectError(logsumexp(logits, 2));
 expectError(cumsum(logits, -3));
+expectError(take(logits, value<I32<[2]>>(), 2));
 expectError(logsumexp(logits, [0, -3], true));
 expectError(argmax(logits, 2));
 expectError(expandDims(logits, 3));

@@ -3,10 +3,11 @@
  * checks its axis (FT204) and dtype (FT205) in its parameter types and again in the primitive
  * rules when tracing, with the same texts.
  */
-import type { Message, Presumed, Validate } from "../../types/errors.js";
+import type { Checked, Fail, FailWith, Message, Outcome, Presumed, Validate } from "../../types/errors.js";
+import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
-import type { NormalizeAxis } from "../../types/shape.js";
-import type { DTypeOf, ShapeOf, Tensor } from "../../types/tensor.js";
+import type { IsTuple, NormalizeAxis } from "../../types/shape.js";
+import type { DType, DTypeOf, Dim, Placement, Shape, ShapeOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { currentGraph } from "./trace.js";
 import { asTracer } from "./values.js";
@@ -42,3 +43,51 @@ export function cumsum<X extends Tensor, const Axis extends number = -1>(
   const attrs = { axis: (axis as number | undefined) ?? -1, exclusive: options?.exclusive === true, reverse: options?.reverse === true };
   return currentGraph(op).emit("cumsum", [asTracer(x, op)], attrs, op)[0] as never;
 }
+
+/** [first N dims, the rest] of a shape. */
+type SplitAt<S extends Shape, N extends number, Acc extends Dim[] = []> = Acc["length"] extends N
+  ? [Acc, S]
+  : S extends readonly [infer H extends Dim, ...infer T extends Dim[]]
+    ? SplitAt<T, N, [...Acc, H]>
+    : [Acc, S];
+/** x[...pre, n, ...post] looked up by i[...I]: [...pre, ...I, ...post] (a bad axis is reported on the axis itself). */
+type TakeShape<S extends Shape, I extends Shape, Axis extends number> = IsTuple<S> extends false
+  ? Dim[]
+  : IsTuple<I> extends false
+    ? Dim[]
+    : NormalizeAxis<Axis, S["length"]> extends infer N extends number
+      ? number extends N
+        ? Dim[]
+        : SplitAt<S, N> extends [infer Pre extends Dim[], readonly [Dim, ...infer Post extends Dim[]]]
+          ? [...Pre, ...I, ...Post]
+          : Dim[]
+      : Dim[];
+type TakeOutcome<X extends Tensor, I extends Tensor, Axis extends number> = DType extends DTypeOf<I>
+  ? TakeOf<X, I, Axis>
+  : DTypeOf<I> extends "int32"
+    ? TakeOf<X, I, Axis>
+    : FailWith<"FT205", { op: "take"; want: "i32"; got: DTypeOf<I> extends "float32" ? "f32" : "bool" }>;
+type TakeOf<X extends Tensor, I extends Tensor, Axis extends number> =
+  JoinPlacement<"take", X, I> extends infer P
+    ? P extends Fail
+      ? P
+      : Tensor<TakeShape<ShapeOf<X>, ShapeOf<I>, Axis>, DTypeOf<X>, Extract<P, Placement>>
+    : never;
+
+/**
+ * Rows of x along an axis (default 0) picked by int32 indices, numpy's take: x[...pre, n,
+ * ...post] and indices[...I] give [...pre, ...I, ...post]; `take(embedding, ids)` is an
+ * embedding lookup. An index outside [0, n) picks a row of zeros (as a lookup through oneHot
+ * would). The gradient adds each cotangent row into the row it came from (a scatter-add).
+ */
+export function take<X extends Tensor, I extends Tensor, const Axis extends number = 0>(
+  x: Validate<X, NumericCheck<"take", X>>,
+  indices: Checked<I, TakeOutcome<X, I, Axis>>,
+  axis?: Validate<Axis, AxisCheck<"take", X, Axis>>,
+): Outcome<TakeOutcome<X, I, Axis>> {
+  const op = "take";
+  return currentGraph(op).emit("take", [asTracer(x, op), asTracer(indices, op)], { axis: (axis as number | undefined) ?? 0 }, op)[0] as never;
+}
+
+/** take() under TensorFlow's name. */
+export const gather = take;

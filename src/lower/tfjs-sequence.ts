@@ -11,12 +11,19 @@ import type { LoweringContext, LoweringRule } from "./executable.js";
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
 
-/** The node's first operand as [outer, n, inner] around attrs.axis. */
-function lanes(node: Node, ctx: LoweringContext): { shape: number[]; view: [number, number, number]; axis: number } {
-  const shape = shapeOf(ctx, node.inputs[0]!);
+/** The node's operand `input` as [outer, n, inner] around attrs.axis. */
+function lanes(node: Node, ctx: LoweringContext, input = 0): { shape: number[]; view: [number, number, number]; axis: number } {
+  const shape = shapeOf(ctx, node.inputs[input]!);
   const given = node.attrs.axis as number;
   const axis = given < 0 ? given + shape.length : given;
   return { shape, axis, view: [product(shape.slice(0, axis)), shape[axis]!, product(shape.slice(axis + 1))] };
+}
+
+/** The node's indices (input 1) flattened, whether each lies in [0, n), and the same with those outside replaced by `outside`. */
+function checkedIndices(indices: tf.Tensor, n: number, outside: number): { valid: tf.Tensor; safe: tf.Tensor } {
+  const flat = indices.reshape([-1]);
+  const valid = tf.logicalAnd(tf.greaterEqual(flat, 0), tf.less(flat, n));
+  return { valid, safe: tf.where(valid, flat, tf.fill(flat.shape, outside, "int32")) };
 }
 
 export const tfjsSequenceRules: Record<string, LoweringRule> = {
@@ -27,6 +34,32 @@ export const tfjsSequenceRules: Record<string, LoweringRule> = {
       tf.tidy(() => {
         const summed = tf.engine().runKernel("Cumsum", { x: x!.reshape(view) }, attrs as never) as tf.Tensor;
         return [summed.reshape(shape)];
+      });
+  },
+  // GatherV2 throws on an index out of range: such rows read row 0, then become zeros.
+  take: (node, ctx) => {
+    const { view } = lanes(node, ctx);
+    const out = shapeOf(ctx, node.outputs[0]!);
+    return ([x, indices]) =>
+      tf.tidy(() => {
+        const { valid, safe } = checkedIndices(indices!, view[1], 0);
+        const rows = tf.gather(x!.reshape(view), safe, 1);
+        const mask = tf.broadcastTo(valid.reshape([1, -1, 1]), rows.shape);
+        return [tf.where(mask, rows, tf.zerosLike(rows)).reshape(out)];
+      });
+  },
+  // Rows out of range add into an extra row n, dropped after; ScatterNd sums repeated indices.
+  take_grad: (node, ctx) => {
+    const {
+      shape: table,
+      view: [outer, n, inner],
+    } = lanes(node, ctx, 2);
+    return ([ct, indices]) =>
+      tf.tidy(() => {
+        const { safe } = checkedIndices(indices!, n, n);
+        const updates = ct!.reshape([outer, safe.size, inner]).transpose([1, 0, 2]);
+        const summed = tf.scatterND(safe.reshape([-1, 1]), updates, [n + 1, outer, inner]);
+        return [summed.slice([0, 0, 0], [n, outer, inner]).transpose([1, 0, 2]).reshape(table)];
       });
   },
 };

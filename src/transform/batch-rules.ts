@@ -213,6 +213,16 @@ export const batchRules: Record<string, BatchRule> = {
   softmax: withAxes(shiftAxisAttr),
   log_softmax: withAxes(shiftAxisAttr),
   cumsum: withAxes(shiftAxisAttr),
+  take: batchTake,
+  take_grad: (ctx) => {
+    const [ct, indices, like] = ctx.inputs as [Tracer, Tracer, Tracer];
+    if (!anyBatched(ctx)) return [prim("take_grad", ctx.inputs, ctx.node.attrs)];
+    // Shared indices: the client axis is one more outer axis. Otherwise each client scatters its own.
+    if (ctx.isBatched(ct) && !ctx.isBatched(indices)) {
+      return [prim("take_grad", [ct, indices, materializeIn(ctx, like)], shiftAxisAttr(ctx.node.attrs, memberRank(ctx, like)))];
+    }
+    return perClient(ctx);
+  },
   concat: (ctx) => {
     if (!anyBatched(ctx)) return [prim("concat", ctx.inputs, ctx.node.attrs)];
     const rank = dims(ctx.outTypes[0]!.shape).length;
@@ -252,6 +262,24 @@ export const batchRules: Record<string, BatchRule> = {
   normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
 };
+
+/**
+ * take: a batched table gathers with the axis one further right; batched indices give the
+ * client axis where the indices go, moved to the front; both batched, each client looks up
+ * its own rows.
+ */
+function batchTake(ctx: BatchContext): Tracer[] {
+  const [x, indices] = ctx.inputs as [Tracer, Tracer];
+  const rank = memberRank(ctx, x);
+  if (!anyBatched(ctx)) return [prim("take", [x, indices], ctx.node.attrs)];
+  if (!ctx.isBatched(indices)) return [prim("take", [x, indices], shiftAxisAttr(ctx.node.attrs, rank))];
+  if (ctx.isBatched(x)) return perClient(ctx);
+  const axis = shiftAxis(ctx.node.attrs.axis as number, rank, false);
+  const taken = prim("take", [x, indices], ctx.node.attrs);
+  if (axis === 0) return [taken];
+  const order = [...Array(taken.shape.length).keys()].filter((d) => d !== axis);
+  return [prim("transpose", [taken], { perm: [axis, ...order] })];
+}
 
 /** A filter gradient sums over a client's images, so batched operands need one kernel per client. */
 function perClientUnlessShared(ctx: BatchContext): Tracer[] {

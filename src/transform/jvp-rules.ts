@@ -66,6 +66,8 @@ export const jvpRules: Record<string, JvpRule> = {
   },
   neg: linear,
   cumsum: linear,
+  take: linear,
+  take_grad: linear,
   abs: chain((c) => prim("sign", [x0(c)])),
   relu: chain((c) => prim("cast", [prim("greater", [x0(c), scalar(0, x0(c))])], { dtype: "float32" })),
   exp: chain((c) => y0(c)),

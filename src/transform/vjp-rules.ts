@@ -201,6 +201,8 @@ export const vjpRules: Record<string, VjpRule> = {
   }),
   // Entry i of a running sum collects entries on one side of i: its transpose collects from the other.
   cumsum: each((c, ct) => prim("cumsum", [ct], { ...attrs(c), reverse: attrs(c).reverse !== true })),
+  take: (ctx, [ct]) => [ctx.active[0] ? prim("take_grad", [ct!, x1(ctx), x0(ctx)], attrs(ctx)) : undefined, undefined],
+  take_grad: (ctx, [ct]) => [ctx.active[0] ? prim("take", [ct!, x1(ctx)], attrs(ctx)) : undefined, undefined, undefined],
   log_softmax: each((c, ct) => {
     const axis = attrs(c).axis as number;
     return sub(ct, mul(prim("exp", [y0(c)]), reduceSum(ct, [axis], true)));

@@ -30,7 +30,7 @@ export interface Traced {
 }
 
 /** An options record (`{ exclusive: true }`) is written as JSON and passed as is. */
-export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly Expr[] | Readonly<Record<string, boolean>>;
+export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly (readonly number[])[] | readonly Expr[] | Readonly<Record<string, boolean>>;
 
 const isExpr = (x: unknown): x is Expr => typeof x === "object" && x !== null && "code" in x && "build" in x;
 
@@ -117,6 +117,8 @@ export class Scope {
     readonly pool: Val[],
     readonly federated: boolean,
     readonly clients: number,
+    /** Inside a map whose members already differ: per-client values (clientIndex()) keep its result's type. */
+    readonly membersDiffer = false,
   ) {
     this.given = pool.length;
   }
@@ -136,8 +138,8 @@ export class Scope {
   }
 
   /** A scope for a nested function: its own parameters after the outer values it may capture. */
-  child(params: readonly Val[], captures: readonly Val[], federated: boolean): Scope {
-    return new Scope(this.writer, [...captures, ...params], federated, this.clients);
+  child(params: readonly Val[], captures: readonly Val[], federated: boolean, membersDiffer = false): Scope {
+    return new Scope(this.writer, [...captures, ...params], federated, this.clients, membersDiffer);
   }
 
   /**

@@ -120,6 +120,24 @@ const cumsum: TensorStep = (scope, x, step) => {
   scope.emit(variant(step.k, 5, 2) === 1 ? call("cumsum", input, axis ?? -1, options) : call("cumsum", input, axis), bound);
 };
 
+/**
+ * A lookup of rows along an axis by int32 indices, some outside [0, n) (rows of zeros): a
+ * constant list or table of them, and inside a map over differing members each client's own
+ * (the constants plus its clientIndex()), so that batching meets shared and per-client indices, tables or both.
+ */
+const take: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const axis = axisChoice(step.k, shape.length) ?? 0;
+  const n = shape.at(axis)!;
+  const count = 1 + variant(step.b, 0, 3);
+  // -1 to n: n and -1 are outside.
+  const rows = Array.from({ length: count }, (_, i) => variant(step.b, i + 1, n + 2) - 1);
+  const listed = variant(step.k, 3, 2) === 1 ? call("constant", [rows, rows], "int32") : call("constant", rows, "int32");
+  const indices = scope.membersDiffer && variant(step.k, 4, 2) === 1 ? call("add", listed, call("clientIndex")) : listed;
+  scope.emit(call("take", input, indices, axis), x.bound);
+};
+
 /** x with its last two axes swapped. */
 const swapLastTwo = (x: Val): Expr => {
   const perm = [...Array(rankOf(x)).keys()];
@@ -246,6 +264,7 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   logSoftmax: softmaxLike("logSoftmax", 4),
   logsumexp,
   cumsum,
+  take,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

@@ -4,7 +4,7 @@
  * the formula is known in closed form.
  */
 import { describe, expect, test } from "vitest";
-import { constant, cumsum, f32, grad, i32, logsumexp, mul, program, sum } from "../../src/index.js";
+import { constant, cumsum, f32, grad, i32, logsumexp, mul, program, sum, take } from "../../src/index.js";
 import { expectClose, plain, runLeaf, runRecord } from "./helpers.js";
 
 describe("logsumexp", () => {
@@ -62,5 +62,29 @@ describe("cumsum", () => {
   test("an unknown option or a bad axis is an error with its code", () => {
     expect(() => program({ x: f32([3]) }, ({ x }) => cumsum(x, 0, { inclusive: true } as never))).toThrow(/FT305: cumsum inclusive/);
     expect(() => program({ x: f32([3]) }, ({ x }) => cumsum(x, 1 as never))).toThrow(/FT204/);
+  });
+});
+
+describe("take", () => {
+  const table = [[1, 2], [3, 4], [5, 6]];
+  const p = program({ x: f32([3, 2]), ids: i32([2, 2]) }, ({ x, ids }) => ({
+    rows: take(x, ids),
+    columns: take(x, constant([1, 1, 0], "int32"), 1),
+    outside: take(x, constant([-1, 3, 2], "int32")),
+  }));
+  const out = runRecord(p, { x: table, ids: [[2, 0], [0, 0]] });
+  test("rows and columns", () => {
+    expect(plain(out.rows)).toEqual({ shape: [2, 2, 2], data: [5, 6, 1, 2, 1, 2, 1, 2] });
+    expect(plain(out.columns)).toEqual({ shape: [3, 3], data: [2, 2, 1, 4, 4, 3, 6, 6, 5] });
+  });
+  test("an index outside the axis picks zeros", () => expect(plain(out.outside).data).toEqual([0, 0, 0, 0, 5, 6]));
+  test("its gradient adds each row's cotangent where the row came from, repeats included", () => {
+    const g = program({ x: f32([3, 2]) }, ({ x }) =>
+      grad((v: typeof x) => sum(mul(take(v, constant([2, 0, 0, 5], "int32")), constant([[1, 10], [2, 20], [3, 30], [4, 40]]))))(x),
+    );
+    expect(plain(runLeaf(g, { x: table })).data).toEqual([5, 50, 0, 0, 1, 10]);
+  });
+  test("indices must be int32", () => {
+    expect(() => program({ x: f32([3, 2]), ids: f32([2]) }, ({ x, ids }) => take(x, ids as never))).toThrow(/FT205: take/);
   });
 });

@@ -30,7 +30,7 @@ export const shapeOf = (cx: OnnxContext, id: number): number[] => cx.types[id]!.
 export const inShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.inputs[i]!);
 export const outShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.outputs[i]!);
 const inputs = (node: Node, cx: OnnxContext): string[] => node.inputs.map((id) => cx.name(id));
-const normalized = (axis: number, rank: number) => (axis < 0 ? axis + rank : axis);
+export const normalized = (axis: number, rank: number) => (axis < 0 ? axis + rank : axis);
 
 const onnxDataType: Record<DType, number> = { float32: DataType.FLOAT, int32: DataType.INT32, bool: DataType.BOOL };
 
@@ -189,9 +189,4 @@ export const tensorRules: Record<string, OnnxRule> = {
   },
   softmax: same("Softmax", (node) => ({ axis: node.attrs.axis as number })),
   log_softmax: same("LogSoftmax", (node) => ({ axis: node.attrs.axis as number })),
-  cumsum: (node, cx) => {
-    const axis = cx.g.model.constant("int64", [], [normalized(node.attrs.axis as number, inShape(node, cx).length)]);
-    const flags = { exclusive: node.attrs.exclusive === true ? 1 : 0, reverse: node.attrs.reverse === true ? 1 : 0 };
-    return [cx.g.op1("CumSum", [cx.name(node.inputs[0]!), axis], flags)];
-  },
 };
