@@ -68,7 +68,7 @@ export {
   dropout,
   type WindowOptions,
 } from "./front/nn.js";
-export { cumsum, gather, take, type CumsumOptions } from "./front/sequence-ops.js";
+export { argsort, cumsum, gather, sort, take, topk, type CumsumOptions, type TopK } from "./front/sequence-ops.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";

@@ -20,7 +20,9 @@ import {
   matmul,
   maxPool2d,
   cumsum,
+  sort,
   take,
+  topk,
   logsumexp,
   mean,
   mul,
@@ -66,6 +68,8 @@ expectError(logsumexp(pixels, -1));
 expectError(cumsum(value<Bool<[3]>>()));
 expectError(take(value<F32<[10, 4]>>(), value<F32<[3]>>()));
 expectError(take(value<Bool<[10, 4]>>(), value<I32<[3]>>()));
+expectError(sort(value<Bool<[3]>>()));
+expectError(topk(value<Bool<[3]>>(), 1));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

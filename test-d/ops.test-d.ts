@@ -8,6 +8,7 @@ import {
   abs,
   add,
   argmax,
+  argsort,
   cast,
   cumsum,
   clip,
@@ -45,6 +46,7 @@ import {
   sigmoid,
   sign,
   slice,
+  sort,
   softmax,
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
@@ -55,6 +57,7 @@ import {
   sum,
   take,
   tanh,
+  topk,
   transpose,
   where,
   zerosLike,
@@ -178,6 +181,11 @@ expectType<F32<["B", 8], "clients">>(take(embedding, labels));
 expectType<F32<["B", 5, 8], "clients">>(take(embedding, value<I32<["B", 5], "clients">>()));
 expectType<F32<[3, 2]>>(take(scores, value<I32<[2]>>(), 1));
 expectType<F32<[2, 4]>>(take(scores, value<I32<[2]>>(), -2));
+expectType<F32<["B", 10], "clients">>(sort(logits));
+expectType<I32<["B", 10], "clients">>(sort(counts, 0, true));
+expectType<I32<["B", 10], "clients">>(argsort(logits, -1, true));
+expectType<F32<["B", 3], "clients">>(topk(logits, 3).values);
+expectType<I32<["B", 3], "clients">>(topk(logits, 3).indices);
 // Losses give one value per example.
 expectType<F32<["B"], "clients">>(softmaxCrossEntropy(logits, oneHot(labels, 10)));
 expectType<F32<["B"], "clients">>(sparseSoftmaxCrossEntropy(logits, labels));

@@ -16,10 +16,12 @@ import {
   mul,
   reshape,
   slice,
+  argsort,
   cumsum,
   take,
   logsumexp,
   softmax,
+  sort,
   stack,
   sub,
   sum,
@@ -113,6 +115,8 @@ expectError(softmax(logits, 2));
 expectError(logsumexp(logits, 2));
 expectError(cumsum(logits, -3));
 expectError(take(logits, value<I32<[2]>>(), 2));
+expectError(sort(logits, 2));
+expectError(argsort(logits, -3));
 expectError(logsumexp(logits, [0, -3], true));
 expectError(argmax(logits, 2));
 expectError(expandDims(logits, 3));

@@ -1,5 +1,5 @@
 /**
- * Operations along one axis: running sums now, lookups and sorting as they are added. Each
+ * Operations along one axis: running sums, lookups (embeddings) and sorting. Each
  * checks its axis (FT204) and dtype (FT205) in its parameter types and again in the primitive
  * rules when tracing, with the same texts.
  */
@@ -7,9 +7,9 @@ import type { Checked, Fail, FailWith, Message, Outcome, Presumed, Validate } fr
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { IsTuple, NormalizeAxis } from "../../types/shape.js";
-import type { DType, DTypeOf, Dim, Placement, Shape, ShapeOf, Tensor } from "../../types/tensor.js";
+import type { DType, DTypeOf, Dim, Placement, PlacementOf, Shape, ShapeOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
-import { currentGraph } from "./trace.js";
+import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
 
 type NumericCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "bool"
@@ -91,3 +91,48 @@ export function take<X extends Tensor, I extends Tensor, const Axis extends numb
 
 /** take() under TensorFlow's name. */
 export const gather = take;
+
+/** sort's values and positions, along an axis; k of them from the start (all when null). */
+function sorted(op: string, x: unknown, axis: number, descending: boolean, k: number | null): Tracer[] {
+  if (typeof descending !== "boolean") throw ftError("FT305", { option: `${op} descending`, why: `must be true or false, got ${String(descending)}` });
+  return currentGraph(op).emit("sort", [asTracer(x, op)], { axis, descending, k }, op);
+}
+
+/**
+ * x's entries along an axis (default the last) in ascending order, or descending; equal
+ * entries keep their order (a stable sort). The gradient sends each sorted entry's cotangent
+ * back to the position it came from.
+ */
+export function sort<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, NumericCheck<"sort", X>>,
+  axis?: Validate<Axis, AxisCheck<"sort", X, Axis>>,
+  descending = false,
+): Presumed<X> {
+  return sorted("sort", x, (axis as number | undefined) ?? -1, descending, null)[0] as never;
+}
+
+/** The int32 positions that sort x along an axis (default the last): sort(x) is take_along_axis(x, argsort(x)). */
+export function argsort<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, NumericCheck<"argsort", X>>,
+  axis?: Validate<Axis, AxisCheck<"argsort", X, Axis>>,
+  descending = false,
+): Presumed<Tensor<ShapeOf<X>, "int32", PlacementOf<X>>> {
+  return sorted("argsort", x, (axis as number | undefined) ?? -1, descending, null)[1] as never;
+}
+
+/** The last dim replaced by K. */
+type WithLast<S extends Shape, K extends number> = S extends readonly [...infer Init extends Dim[], Dim] ? [...Init, K] : Dim[];
+export interface TopK<X extends Tensor, K extends number> {
+  readonly values: Tensor<WithLast<ShapeOf<X>, K>, DTypeOf<X>, PlacementOf<X>>;
+  readonly indices: Tensor<WithLast<ShapeOf<X>, K>, "int32", PlacementOf<X>>;
+}
+
+/**
+ * The k largest entries along the last axis, largest first (the lower position first among
+ * equals), and their int32 positions, as tf.topk and jax.lax.top_k give them. k outside
+ * 0..n is FT302. Gradients flow to the positions the values came from.
+ */
+export function topk<X extends Tensor, const K extends number>(x: Validate<X, NumericCheck<"topk", X>>, k: K): Presumed<TopK<X, K>> {
+  const [values, indices] = sorted("topk", x, -1, true, k);
+  return { values, indices } as never;
+}

@@ -4,7 +4,7 @@
  */
 import * as shapes from "../ir/shapes.js";
 import { forEachLane } from "./reduction-rules.js";
-import { attrNumber, type RuleContext, type TensorRule } from "./rule.js";
+import { attrNumber, type MultiTensorRule, type RuleContext, type TensorRule } from "./rule.js";
 import { addAt, convertValue, describe, tensor, type Tensor } from "./tensor.js";
 
 /** The axis of attrs.axis as 0..rank-1. */
@@ -59,4 +59,61 @@ function takeGrad([ct, indices, like]: readonly Tensor[], cx: RuleContext): Tens
   return out;
 }
 
-export const sequenceRules: Record<string, TensorRule> = { cumsum, take, take_grad: takeGrad };
+/** Calls visit(lane, j, from, to) for each entry j of each lane: `from` in the indices (m per lane), `to` in x (n per lane). */
+function forEachAlong(shape: readonly number[], axis: number, m: number, visit: (from: number, to: (row: number) => number) => void): void {
+  const [outer, n, inner] = around(shape, axis);
+  for (let o = 0; o < outer; o++) {
+    for (let j = 0; j < m; j++) {
+      for (let k = 0; k < inner; k++) visit((o * m + j) * inner + k, (row) => (o * n + row) * inner + k);
+    }
+  }
+}
+
+function takeAlong([x, indices]: readonly Tensor[], cx: RuleContext): Tensor {
+  const axis = axisOf(cx, x!);
+  const n = x!.shape[axis]!;
+  const out = tensor(indices!.shape, x!.dtype);
+  forEachAlong(x!.shape, axis, indices!.shape[axis]!, (from, to) => {
+    const row = indices!.data[from]!;
+    if (row >= 0 && row < n) out.data[from] = x!.data[to(row)]!;
+  });
+  return out;
+}
+
+function takeAlongGrad([ct, indices, like]: readonly Tensor[], cx: RuleContext): Tensor {
+  const axis = axisOf(cx, like!, 2);
+  const n = like!.shape[axis]!;
+  const out = tensor(like!.shape, like!.dtype);
+  forEachAlong(like!.shape, axis, indices!.shape[axis]!, (from, to) => {
+    const row = indices!.data[from]!;
+    if (row >= 0 && row < n) addAt(out.data, to(row), ct!.data[from]!);
+  });
+  return out;
+}
+
+/** Ascending order with NaN last (numpy's); equal entries keep their order (Array.prototype.sort is stable). */
+const ascending = (a: number, b: number): number => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
+
+function sort([x]: readonly Tensor[], cx: RuleContext): Tensor[] {
+  const axis = axisOf(cx, x!);
+  const k = cx.attrs.k === null ? x!.shape[axis]! : attrNumber(cx, "k");
+  const shape = x!.shape.map((d, i) => (i === axis ? k : d));
+  const [values, positions] = [tensor(shape, x!.dtype), tensor(shape, "int32")];
+  const sign = cx.attrs.descending === true ? -1 : 1;
+  let lane = 0;
+  forEachLane(x!.shape, axis, (at) => {
+    const order = at.map((_, j) => j).sort((a, b) => sign * ascending(x!.data[at[a]!]!, x!.data[at[b]!]!));
+    const inner = around(shape, axis)[2];
+    const base = Math.floor(lane / inner) * k * inner + (lane % inner);
+    order.slice(0, k).forEach((j, r) => {
+      values.data[base + r * inner] = x!.data[at[j]!]!;
+      positions.data[base + r * inner] = j;
+    });
+    lane++;
+  });
+  return [values, positions];
+}
+
+export const sequenceRules: Record<string, TensorRule> = { cumsum, take, take_grad: takeGrad, take_along: takeAlong, take_along_grad: takeAlongGrad };
+/** Rules with several outputs. */
+export const sequenceMultiRules: Record<string, MultiTensorRule> = { sort };

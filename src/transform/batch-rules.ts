@@ -10,7 +10,7 @@
 import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
-import { prim, reducedAxes } from "./emit.js";
+import { prim, primOutputs, reducedAxes } from "./emit.js";
 
 export interface BatchContext {
   readonly node: Node;
@@ -214,6 +214,12 @@ export const batchRules: Record<string, BatchRule> = {
   log_softmax: withAxes(shiftAxisAttr),
   cumsum: withAxes(shiftAxisAttr),
   take: batchTake,
+  sort: (ctx) => {
+    const x = ctx.inputs[0]!;
+    return primOutputs("sort", [x], ctx.isBatched(x) ? shiftAxisAttr(ctx.node.attrs, memberRank(ctx, x)) : ctx.node.attrs);
+  },
+  take_along: alongLanes,
+  take_along_grad: alongLanes,
   take_grad: (ctx) => {
     const [ct, indices, like] = ctx.inputs as [Tracer, Tracer, Tracer];
     if (!anyBatched(ctx)) return [prim("take_grad", ctx.inputs, ctx.node.attrs)];
@@ -279,6 +285,13 @@ function batchTake(ctx: BatchContext): Tracer[] {
   if (axis === 0) return [taken];
   const order = [...Array(taken.shape.length).keys()].filter((d) => d !== axis);
   return [prim("transpose", [taken], { perm: [axis, ...order] })];
+}
+
+/** Lookups along lanes (per-lane indices): every operand gets the client axis, the axis moves one right. */
+function alongLanes(ctx: BatchContext): Tracer[] {
+  if (!anyBatched(ctx)) return [prim(ctx.node.op, ctx.inputs, ctx.node.attrs)];
+  const rank = memberRank(ctx, ctx.inputs[0]!);
+  return [prim(ctx.node.op, ctx.inputs.map((t) => materializeIn(ctx, t)), shiftAxisAttr(ctx.node.attrs, rank))];
 }
 
 /** A filter gradient sums over a client's images, so batched operands need one kernel per client. */

@@ -59,6 +59,11 @@ export function call(name: ApiFunction, ...args: Arg[]): Expr {
   };
 }
 
+/** A field of a record an expression returns (`topk(x, 2).values`). */
+export function fieldOf(record: Expr, key: string): Expr {
+  return { code: `${record.code}.${key}`, active: record.active, build: () => (record.build() as Record<string, unknown>)[key] };
+}
+
 /** Source text of the generated program, indented by nesting. */
 export class Writer {
   readonly lines: string[] = [];

@@ -6,7 +6,7 @@
  * by powers of two before operations that amplify, exp only sees |x| <= 2 and log and sqrt
  * only see x*x + c > 0.
  */
-import { call, sideOf, sizeOf, type Expr, type Scope, type Val } from "./expr.js";
+import { call, fieldOf, sideOf, sizeOf, type Expr, type Scope, type Val } from "./expr.js";
 import type { Step, tensorOps } from "./recipe.js";
 import { broadcastShape, matmulShape, permutation, reshapeTargets, sameShape, variant } from "./shapes.js";
 
@@ -138,6 +138,26 @@ const take: TensorStep = (scope, x, step) => {
   scope.emit(call("take", input, indices, axis), x.bound);
 };
 
+/**
+ * sort along an axis either way, topk's values (the last axis), and argsort's or topk's
+ * positions as f32 (no gradient); a scalar first becomes a vector of one.
+ */
+const sort: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const axis = axisChoice(step.k, shape.length) ?? -1;
+  const descending = variant(step.k, 3, 2) === 1;
+  const k = 1 + variant(step.b, 0, shape.at(-1)!);
+  const topk = call("topk", input, k);
+  const forms = [
+    () => scope.emit(call("sort", input, axis, descending), x.bound),
+    () => scope.emit(call("cast", call("argsort", input, axis, descending), "float32"), shape.at(axis)!),
+    () => scope.emit(fieldOf(topk, "values"), x.bound),
+    () => scope.emit(call("cast", fieldOf(topk, "indices"), "float32"), shape.at(-1)!),
+  ];
+  forms[[0, 0, 1, 2, 3][variant(step.k, 4, 5)]!]!();
+};
+
 /** x with its last two axes swapped. */
 const swapLastTwo = (x: Val): Expr => {
   const perm = [...Array(rankOf(x)).keys()];
@@ -265,6 +285,7 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   logsumexp,
   cumsum,
   take,
+  sort,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

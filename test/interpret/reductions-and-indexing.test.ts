@@ -4,7 +4,15 @@
  * the formula is known in closed form.
  */
 import { describe, expect, test } from "vitest";
-import { constant, cumsum, f32, grad, i32, logsumexp, mul, program, sum, take } from "../../src/index.js";
+import { argsort, constant, cumsum, f32, grad, i32, logsumexp, mul, program, sort, sum, take, topk } from "../../src/index.js";
+import { primitives } from "../../src/ir/primitives.js";
+import { sequencePrimitives } from "../../src/ir/sequence-primitives.js";
+import { multiOutputRules, tensorRules } from "../../src/interpret/reference.js";
+import { onnxRules } from "../../src/lower/onnx/model.js";
+import { tfjsRules } from "../../src/lower/tfjs-rules.js";
+import { batchRules } from "../../src/transform/batch-rules.js";
+import { jvpRules } from "../../src/transform/jvp-rules.js";
+import { vjpRules } from "../../src/transform/vjp-rules.js";
 import { expectClose, plain, runLeaf, runRecord } from "./helpers.js";
 
 describe("logsumexp", () => {
@@ -87,4 +95,53 @@ describe("take", () => {
   test("indices must be int32", () => {
     expect(() => program({ x: f32([3, 2]), ids: f32([2]) }, ({ x, ids }) => take(x, ids as never))).toThrow(/FT205: take/);
   });
+});
+
+describe("sort, argsort and topk", () => {
+  const p = program({ x: f32([2, 4]), n: i32([5]) }, ({ x, n }) => ({
+    rows: sort(x),
+    rowsDown: sort(x, -1, true),
+    columns: sort(x, 0),
+    order: argsort(x),
+    orderDown: argsort(x, 1, true),
+    top: topk(x, 2),
+    counts: sort(n, 0, true),
+  }));
+  const out = runRecord(p, { x: [[3, -1, 3, 0.5], [2, 2, 7, -4]], n: [4, -2, 9, 0, 4] });
+  test.each([
+    ["rows", [-1, 0.5, 3, 3, -4, 2, 2, 7]],
+    ["rowsDown", [3, 3, 0.5, -1, 7, 2, 2, -4]],
+    ["columns", [2, -1, 3, -4, 3, 2, 7, 0.5]],
+    // Equal entries keep their order, in both directions.
+    ["order", [1, 3, 0, 2, 3, 0, 1, 2]],
+    ["orderDown", [0, 2, 3, 1, 2, 0, 1, 3]],
+    ["counts", [9, 4, 4, 0, -2]],
+  ])("%s", (name, data) => expect(plain(out[name]).data).toEqual(data));
+  test("topk: the k largest and their positions", () => {
+    const top = out.top as Record<string, never>;
+    expect(plain(top.values)).toEqual({ shape: [2, 2], data: [3, 3, 7, 2] });
+    expect(plain(top.indices)).toEqual({ shape: [2, 2], data: [0, 2, 2, 0] });
+  });
+  test("gradients go back to the positions the values came from", () => {
+    const g = program({ x: f32([4]) }, ({ x }) => ({
+      sorted: grad((v: typeof x) => sum(mul(sort(v), constant([1, 2, 3, 4]))))(x),
+      top: grad((v: typeof x) => sum(mul(topk(v, 2).values, constant([10, 20]))))(x),
+    }));
+    const grads = runRecord(g, { x: [0.5, -3, 2, 1] });
+    // Ascending: -3 (position 1), 0.5 (0), 1 (3), 2 (2).
+    expect(plain(grads.sorted).data).toEqual([2, 1, 4, 3]);
+    expect(plain(grads.top).data).toEqual([0, 0, 10, 20]);
+  });
+  test("k outside the axis is FT302, a bool operand FT205", () => {
+    expect(() => program({ x: f32([2, 4]) }, ({ x }) => topk(x, 5))).toThrow(/FT302: topk\(\) k: 5/);
+    expect(() => program({ x: f32([4]) }, ({ x }) => sort(mul(x, 1) as never, 0, "yes" as never))).toThrow(/FT305/);
+  });
+});
+
+test("every table has a rule for each primitive along an axis", () => {
+  for (const name of Object.keys(sequencePrimitives)) {
+    expect(primitives[name], name).toBeDefined();
+    expect(tensorRules[name] ?? multiOutputRules[name], `interpreter ${name}`).toBeDefined();
+    for (const [table, rules] of Object.entries({ batchRules, jvpRules, vjpRules, tfjsRules, onnxRules })) expect(rules[name], `${table}.${name}`).toBeDefined();
+  }
 });

@@ -24,6 +24,14 @@ function checkedIndices(node: Node, cx: OnnxContext, n: number): { flat: string;
   return { flat, valid: cx.g.op1("And", [atLeastZero, belowN]) };
 }
 
+/** Per-lane indices with those outside [0, n) replaced by `outside`, and whether each was inside. */
+function clampedLanes(node: Node, cx: OnnxContext, n: number, outside: number): { safe: string; valid: string } {
+  const indices = cx.name(node.inputs[1]!);
+  const atLeastZero = cx.g.op1("GreaterOrEqual", [indices, cx.g.model.scalar("int32", 0)]);
+  const valid = cx.g.op1("And", [atLeastZero, cx.g.op1("Less", [indices, cx.g.model.scalar("int32", n)])]);
+  return { valid, safe: cx.g.op1("Where", [valid, indices, cx.g.model.scalar("int32", outside)]) };
+}
+
 export const sequenceRules: Record<string, OnnxRule> = {
   cumsum: (node, cx) => {
     const axis = cx.g.model.constant("int64", [], [normalized(node.attrs.axis as number, inShape(node, cx).length)]);
@@ -53,5 +61,32 @@ export const sequenceRules: Record<string, OnnxRule> = {
     const rows = cx.g.op1("Slice", [summed, cx.g.model.ints([0]), cx.g.model.ints([n]), cx.g.model.ints([0])]);
     const back = cx.g.op1("Transpose", [rows], { perm: [1, 0, 2] });
     return [reshape(cx, back, shapeOf(cx, node.outputs[0]!))];
+  },
+  take_along: (node, cx) => {
+    const shape = inShape(node, cx);
+    const axis = normalized(node.attrs.axis as number, shape.length);
+    const { safe, valid } = clampedLanes(node, cx, shape[axis]!, 0);
+    const picked = cx.g.op1("GatherElements", [cx.name(node.inputs[0]!), safe], { axis });
+    return [cx.g.op1("Where", [valid, picked, cx.g.model.scalar(cx.types[node.outputs[0]!]!.dtype, 0)])];
+  },
+  // Entries whose index is outside [0, n) add into an extra position n of their lane, sliced off after.
+  take_along_grad: (node, cx) => {
+    const shape = inShape(node, cx, 2);
+    const axis = normalized(node.attrs.axis as number, shape.length);
+    const n = shape[axis]!;
+    const { safe } = clampedLanes(node, cx, n, n);
+    const wider = shape.map((d, i) => (i === axis ? n + 1 : d));
+    const zeros = cx.g.op1("Expand", [cx.g.model.scalar(cx.types[node.outputs[0]!]!.dtype, 0), cx.g.model.ints(wider)]);
+    const summed = cx.g.op1("ScatterElements", [zeros, safe, cx.name(node.inputs[0]!)], { axis, reduction: "add" });
+    return [cx.g.op1("Slice", [summed, cx.g.model.ints([0]), cx.g.model.ints([n]), cx.g.model.ints([axis])])];
+  },
+  // TopK puts the lower position first among equals, in both directions: a stable sort.
+  sort: (node, cx) => {
+    const shape = inShape(node, cx);
+    const axis = normalized(node.attrs.axis as number, shape.length);
+    const k = node.attrs.k === null ? shape[axis]! : (node.attrs.k as number);
+    const attrs = { axis, largest: node.attrs.descending === true ? 1 : 0, sorted: 1 };
+    const [values, indices] = cx.g.op("TopK", [cx.name(node.inputs[0]!), cx.g.model.ints([k])], attrs, 2) as [string, string];
+    return [values, cx.g.op1("Cast", [indices], { to: DataType.INT32 })];
   },
 };

@@ -3,14 +3,16 @@
  * random programs reach only now and then: a server table looked up by per-client ids
  * (shared table, batched indices), per-client gradients inside map (both batched, one
  * scatter per client), the server's gradient through map and reduceMean (batched
- * cotangents, then summed over clients), repeated ids and ids outside the table. Each agrees
- * on cpu, wasm and onnx with the reference interpreter, whose rules test/interpret checks by hand.
+ * cotangents, then summed over clients), repeated ids and ids outside the table; and sorting
+ * with equal entries, whose order (stable, both ways) the random programs rarely meet. Each
+ * agrees on cpu, wasm and onnx with the reference interpreter, whose rules test/interpret
+ * checks by hand.
  */
 import { expect, test } from "vitest";
 import * as ft from "../../src/index.js";
 import { checkAgreement } from "./harness.js";
 
-const { atClients, atServer, broadcast, f32, grad, i32, map, mean, mul, program, reduceMean, take, tanh, sum } = ft;
+const { add, argsort, atClients, atServer, broadcast, f32, grad, i32, map, mean, mul, program, reduceMean, sort, take, tanh, topk, sum } = ft;
 
 const table = [[0.5, -1], [1.5, 0.25], [-0.75, 2], [1, 1]];
 // Client 0 repeats id 1; client 1 has an id past the table (a row of zeros, no gradient).
@@ -34,4 +36,22 @@ test("lookups of a server table by per-client ids, and their gradients, agree on
   expect(perClient[2]).toBeCloseTo(2 * dtanh(1.5));
   expect(perClient[0]).toBe(0);
   expect(perClient[8 + 2 * 3]).toBe(0);
+});
+
+test("sorts with equal entries, both ways, with gradients, agree on cpu, wasm and onnx", async () => {
+  const specs = { x: atClients(f32([2, 5])), n: atClients(i32([5])) };
+  const p = program(specs, ({ x, n }) => ({
+    up: sort(x),
+    down: sort(x, 0, true),
+    order: argsort(x, -1),
+    orderDown: argsort(x, -1, true),
+    counts: sort(n, 0, true),
+    countOrder: argsort(n),
+    top: topk(x, 3),
+    // Equal entries each get the cotangent of their own sorted position.
+    grads: map((member) => grad((v: typeof member) => add(sum(tanh(topk(v, 2).values)), sum(mul(sort(v, 1, true), ft.constant([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]])))))(member), x),
+  }));
+  const x = [[[1, -2, 1, 0.5, 1], [3, 3, -1, 3, 0]], [[0, 0, 0, 0, 0], [2, -2, 2, -2, 2]]];
+  const n = [[3, 1, 3, -7, 1], [0, 0, 5, 5, 0]];
+  await checkAgreement({ program: p, code: "sorting", inputs: { x, n }, clients: 2 }, ["cpu", "wasm", "onnx"]);
 });
