@@ -60,6 +60,7 @@ export {
   softmax,
   logSoftmax,
   logsumexp,
+  layerNorm,
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
   meanSquaredError,

@@ -23,6 +23,7 @@ import {
   sort,
   take,
   topk,
+  layerNorm,
   logsumexp,
   mean,
   mul,
@@ -70,6 +71,7 @@ expectError(take(value<F32<[10, 4]>>(), value<F32<[3]>>()));
 expectError(take(value<Bool<[10, 4]>>(), value<I32<[3]>>()));
 expectError(sort(value<Bool<[3]>>()));
 expectError(topk(value<Bool<[3]>>(), 1));
+expectError(layerNorm(value<I32<[2, 3]>>(), value<F32<[3]>>(), value<F32<[3]>>()));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

@@ -26,6 +26,7 @@ import {
   logicalAnd,
   logicalNot,
   logicalOr,
+  layerNorm,
   logSoftmax,
   logsumexp,
   matmul,
@@ -186,6 +187,8 @@ expectType<I32<["B", 10], "clients">>(sort(counts, 0, true));
 expectType<I32<["B", 10], "clients">>(argsort(logits, -1, true));
 expectType<F32<["B", 3], "clients">>(topk(logits, 3).values);
 expectType<I32<["B", 3], "clients">>(topk(logits, 3).indices);
+expectType<F32<["B", 10], "clients">>(layerNorm(logits, bias, bias));
+expectType<F32<[3, 4]>>(layerNorm(scores, value<F32<[4]>>(), 0 as unknown as F32<[]>, 1e-3));
 // Losses give one value per example.
 expectType<F32<["B"], "clients">>(softmaxCrossEntropy(logits, oneHot(labels, 10)));
 expectType<F32<["B"], "clients">>(sparseSoftmaxCrossEntropy(logits, labels));

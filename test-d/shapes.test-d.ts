@@ -19,6 +19,7 @@ import {
   argsort,
   cumsum,
   take,
+  layerNorm,
   logsumexp,
   softmax,
   sort,
@@ -117,6 +118,8 @@ expectError(cumsum(logits, -3));
 expectError(take(logits, value<I32<[2]>>(), 2));
 expectError(sort(logits, 2));
 expectError(argsort(logits, -3));
+// layerNorm's scale must broadcast with x.
+expectError(layerNorm(logits, value<F32<[3]>>(), value<F32<[10]>>()));
 expectError(logsumexp(logits, [0, -3], true));
 expectError(argmax(logits, 2));
 expectError(expandDims(logits, 3));

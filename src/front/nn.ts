@@ -70,6 +70,31 @@ export const logsumexp: ReductionFn<"logsumexp", "float"> = ((x: unknown, axis?:
   return emitBinary("add", op, g.emit("log", [total], {}, op)[0]!, offset);
 }) as never;
 
+type NormOutcome<X extends Tensor, P extends Tensor> = Binary<"layerNorm", "float", X, P, Broadcast<ShapeOf<X>, ShapeOf<P>, Ctx<"layerNorm", X, P>>>;
+
+/**
+ * Layer normalization (Ba et al. 2016) over the last axis: (x - mean) / sqrt(var + eps),
+ * then scaled by gamma and shifted by beta (both broadcast against x, usually of the last
+ * dim's size), var being the biased variance, as in PyTorch's LayerNorm and flax's. A
+ * composite of existing primitives: its gradient, batching and lowerings follow from theirs.
+ */
+export function layerNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
+  x: Validate<X, FloatCheck<"layerNorm", X>>,
+  gamma: Checked<G, NormOutcome<X, G>>,
+  beta: Checked<B, NormOutcome<X, B>>,
+  eps = 1e-5,
+): Outcome<NormOutcome<X, G>> {
+  const op = "layerNorm";
+  if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: "layerNorm() eps", why: `${eps} is not a positive number` });
+  const g = currentGraph(op);
+  const xt = asTracer(x, op);
+  const meanOver = (t: Tracer) => g.emit("reduce_mean", [t], { axes: [-1], keepDims: true }, op)[0]!;
+  const centered = emitBinary("sub", op, xt, meanOver(xt));
+  const variance = meanOver(emitBinary("mul", op, centered, centered));
+  const normalized = emitBinary("div", op, centered, g.emit("sqrt", [emitBinary("add", op, variance, eps)], {}, op)[0]!);
+  return emitBinary("add", op, emitBinary("mul", op, normalized, asTracer(gamma, op)), asTracer(beta, op)) as never;
+}
+
 /** Drops the last dim: the per-example shape of a loss over class scores. */
 type Batch<S extends Shape> = S extends readonly [...infer B extends Dim[], Dim] ? B : Dim[];
 type LossOutcome<Op extends string, A extends Tensor, B extends Tensor> =

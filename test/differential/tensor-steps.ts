@@ -158,6 +158,21 @@ const sort: TensorStep = (scope, x, step) => {
   forms[[0, 0, 1, 2, 3][variant(step.k, 4, 5)]!]!();
 };
 
+/**
+ * layerNorm over the last axis with a scale and a shift from the scope (averaged to scalars
+ * when they do not broadcast). eps is large: a lane of nearly equal entries has a variance near
+ * 0, and 1 / sqrt(var + eps) would amplify float32's rounding of the centred entries past the
+ * comparison's tolerance; the reference tests check the default eps.
+ */
+const layerNorm: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const n = rankOf(x) === 0 ? 1 : shapeOf(x).at(-1)!;
+  const gamma = elementwisePartner(scope, x, step.b, 4);
+  const beta = elementwisePartner(scope, x, Math.floor(step.b / 7), 4);
+  const eps = [0.25, 1][variant(step.k, 0, 2)]!;
+  scope.emit(call("layerNorm", input, gamma.y, beta.y, eps), Math.sqrt(n) * gamma.bound + beta.bound);
+};
+
 /** x with its last two axes swapped. */
 const swapLastTwo = (x: Val): Expr => {
   const perm = [...Array(rankOf(x)).keys()];
@@ -286,6 +301,7 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   cumsum,
   take,
   sort,
+  layerNorm,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

@@ -4,7 +4,7 @@
  * the formula is known in closed form.
  */
 import { describe, expect, test } from "vitest";
-import { argsort, constant, cumsum, f32, grad, i32, logsumexp, mul, program, sort, sum, take, topk } from "../../src/index.js";
+import { argsort, constant, cumsum, f32, grad, i32, layerNorm, logsumexp, mul, program, sort, sum, take, topk } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
 import { sequencePrimitives } from "../../src/ir/sequence-primitives.js";
 import { multiOutputRules, tensorRules } from "../../src/interpret/reference.js";
@@ -135,6 +135,50 @@ describe("sort, argsort and topk", () => {
   test("k outside the axis is FT302, a bool operand FT205", () => {
     expect(() => program({ x: f32([2, 4]) }, ({ x }) => topk(x, 5))).toThrow(/FT302: topk\(\) k: 5/);
     expect(() => program({ x: f32([4]) }, ({ x }) => sort(mul(x, 1) as never, 0, "yes" as never))).toThrow(/FT305/);
+  });
+});
+
+describe("layerNorm", () => {
+  const [x, gamma, beta] = [[[1, 2, 3, 4], [-1, -1, 1, 1]], [1, 2, 1, 1], [0, 0, 1, 0]];
+  const normalize = (row: number[], eps: number) => {
+    const m = row.reduce((a, b) => a + b) / row.length;
+    const v = row.reduce((a, b) => a + (b - m) ** 2, 0) / row.length;
+    return row.map((e, i) => ((e - m) / Math.sqrt(v + eps)) * gamma[i]! + beta[i]!);
+  };
+  const specs = { x: f32([2, 4]), gamma: f32([4]), beta: f32([4]) };
+  test("values: biased variance over the last axis, then scale and shift", () => {
+    const p = program(specs, ({ x, gamma, beta }) => ({ standard: layerNorm(x, gamma, beta), wide: layerNorm(x, gamma, beta, 0.5) }));
+    const out = runRecord(p, { x, gamma, beta });
+    expectClose(plain(out.standard).data, x.flatMap((row) => normalize(row, 1e-5)));
+    expectClose(plain(out.wide).data, x.flatMap((row) => normalize(row, 0.5)));
+  });
+  test("gradients with respect to x, gamma and beta match central differences", () => {
+    const weights = [[0.5, -1, 2, 0.25], [1, 0, -0.5, 3]];
+    const loss = (xs: number[][]) => xs.flatMap((row) => normalize(row, 1e-5)).reduce((a, e, i) => a + e * weights.flat()[i]!, 0);
+    const p = program(specs, ({ x, gamma, beta }) => grad((v: typeof x) => sum(mul(layerNorm(v, gamma, beta), constant(weights))))(x));
+    const h = 1e-6;
+    const numeric = x.flat().map((_, j) => {
+      const moved = (by: number) => loss(x.map((row, r) => row.map((e, c) => (r * 4 + c === j ? e + by : e))));
+      return (moved(h) - moved(-h)) / (2 * h);
+    });
+    expectClose(plain(runLeaf(p, { x, gamma, beta })).data, numeric, 5);
+
+    const q = program(specs, ({ x, gamma, beta }) => ({
+      gamma: grad((g: typeof gamma) => sum(mul(layerNorm(x, g, beta), constant(weights))))(gamma),
+      beta: grad((b: typeof beta) => sum(mul(layerNorm(x, gamma, b), constant(weights))))(beta),
+    }));
+    const out = runRecord(q, { x, gamma, beta });
+    const standardized = x.map((row) => {
+      const m = row.reduce((a, b) => a + b) / 4;
+      const s = Math.sqrt(row.reduce((a, b) => a + (b - m) ** 2, 0) / 4 + 1e-5);
+      return row.map((e) => (e - m) / s);
+    });
+    expectClose(plain(out.gamma).data, [0, 1, 2, 3].map((c) => weights[0]![c]! * standardized[0]![c]! + weights[1]![c]! * standardized[1]![c]!));
+    expectClose(plain(out.beta).data, [0, 1, 2, 3].map((c) => weights[0]![c]! + weights[1]![c]!));
+  });
+  test("eps must be positive, gamma must broadcast", () => {
+    expect(() => program(specs, ({ x, gamma, beta }) => layerNorm(x, gamma, beta, 0))).toThrow(/FT302: layerNorm\(\) eps/);
+    expect(() => program({ x: f32([2, 4]), g: f32([3]) }, ({ x, g }) => layerNorm(x, g as never, g as never))).toThrow(/FT201/);
   });
 });
 
