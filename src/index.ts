@@ -61,6 +61,7 @@ export {
   logSoftmax,
   logsumexp,
   layerNorm,
+  groupNorm,
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
   meanSquaredError,

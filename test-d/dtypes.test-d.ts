@@ -23,6 +23,7 @@ import {
   sort,
   take,
   topk,
+  groupNorm,
   layerNorm,
   logsumexp,
   mean,
@@ -72,6 +73,7 @@ expectError(take(value<Bool<[10, 4]>>(), value<I32<[3]>>()));
 expectError(sort(value<Bool<[3]>>()));
 expectError(topk(value<Bool<[3]>>(), 1));
 expectError(layerNorm(value<I32<[2, 3]>>(), value<F32<[3]>>(), value<F32<[3]>>()));
+expectError(groupNorm(value<I32<[2, 4]>>(), value<F32<[4]>>(), value<F32<[4]>>(), 2));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

@@ -26,6 +26,7 @@ import {
   logicalAnd,
   logicalNot,
   logicalOr,
+  groupNorm,
   layerNorm,
   logSoftmax,
   logsumexp,
@@ -202,6 +203,7 @@ expectType<F32<["N", 28, 28, 32], "clients">>(conv2d(digits, filters));
 expectType<F32<["N", 24, 24, 32], "clients">>(conv2d(digits, filters, { padding: "valid" }));
 expectType<F32<["N", 14, 14, 32], "clients">>(conv2d(digits, filters, { strides: 2 }));
 expectType<F32<["N", 12, 12, 32], "clients">>(conv2d(digits, filters, { strides: [2, 2], padding: "valid" }));
+expectType<F32<["N", 28, 28, 32], "clients">>(groupNorm(conv2d(digits, filters), value<F32<[32], "clients-equal">>(), value<F32<[32], "clients-equal">>(), 8));
 // Strides default to the window.
 expectType<F32<["N", 14, 14, 1], "clients">>(maxPool2d(digits, 2));
 expectType<F32<["N", 9, 9, 1], "clients">>(maxPool2d(digits, 3, { padding: "valid" }));

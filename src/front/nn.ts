@@ -86,12 +86,49 @@ export function layerNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
 ): Outcome<NormOutcome<X, G>> {
   const op = "layerNorm";
   if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: "layerNorm() eps", why: `${eps} is not a positive number` });
+  const normalized = standardize(op, asTracer(x, op), [-1], eps);
+  return emitBinary("add", op, emitBinary("mul", op, normalized, asTracer(gamma, op)), asTracer(beta, op)) as never;
+}
+
+/** (x - mean) / sqrt(var + eps) over axes, with the biased variance. */
+function standardize(op: string, x: Tracer, axes: number[], eps: number): Tracer {
+  if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: `${op}() eps`, why: `${eps} is not a positive number` });
   const g = currentGraph(op);
-  const xt = asTracer(x, op);
-  const meanOver = (t: Tracer) => g.emit("reduce_mean", [t], { axes: [-1], keepDims: true }, op)[0]!;
-  const centered = emitBinary("sub", op, xt, meanOver(xt));
+  const meanOver = (t: Tracer) => g.emit("reduce_mean", [t], { axes, keepDims: true }, op)[0]!;
+  const centered = emitBinary("sub", op, x, meanOver(x));
   const variance = meanOver(emitBinary("mul", op, centered, centered));
-  const normalized = emitBinary("div", op, centered, g.emit("sqrt", [emitBinary("add", op, variance, eps)], {}, op)[0]!);
+  return emitBinary("div", op, centered, g.emit("sqrt", [emitBinary("add", op, variance, eps)], {}, op)[0]!);
+}
+
+/**
+ * Group normalization (Wu and He 2018) of channels-last x [N, ...spatial, C]: the C channels
+ * split into `groups` groups of C/groups, each example's group normalized over its spatial
+ * positions and channels together, then scaled and shifted per channel by gamma and beta.
+ * groups = 1 is layer norm over everything but N; groups = C is instance norm. groups must
+ * divide C (FT302). A composite, as layerNorm.
+ */
+export function groupNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
+  x: Validate<X, FloatCheck<"groupNorm", X>>,
+  gamma: Checked<G, NormOutcome<X, G>>,
+  beta: Checked<B, NormOutcome<X, B>>,
+  groups: number,
+  eps = 1e-5,
+): Outcome<NormOutcome<X, G>> {
+  const op = "groupNorm";
+  const xt = asTracer(x, op);
+  const rank = xt.shape.length;
+  const channels = xt.shape[rank - 1];
+  if (rank < 2 || typeof channels !== "number") throw ftError("FT204", { op, axis: -1, a: printType(xt.type), rank });
+  if (!Number.isInteger(groups) || groups < 1 || channels % groups !== 0) {
+    throw ftError("FT302", { what: "groupNorm() groups", why: `${groups} does not divide the ${channels} channels of ${printType(xt.type)}` });
+  }
+  const g = currentGraph(op);
+  const unknown = xt.shape.slice(0, -1).filter((d) => d === null).length;
+  const outer = xt.shape.slice(0, -1).map((d) => (d === null && unknown === 1 ? -1 : d));
+  const grouped = g.emit("reshape", [xt], { shape: [...outer, groups, channels / groups] }, op)[0]!;
+  // Every axis but the examples' (0) and the group's (rank - 1 of the grouped shape).
+  const axes = [...Array(rank + 1).keys()].filter((a) => a !== 0 && a !== rank - 1);
+  const normalized = g.emit("reshape_like", [standardize(op, grouped, axes, eps), xt], {}, op)[0]!;
   return emitBinary("add", op, emitBinary("mul", op, normalized, asTracer(gamma, op)), asTracer(beta, op)) as never;
 }
 

@@ -158,6 +158,13 @@ const sort: TensorStep = (scope, x, step) => {
   forms[[0, 0, 1, 2, 3][variant(step.k, 4, 5)]!]!();
 };
 
+/** A scale or shift for a normalization of `shape`: a value at x's side that broadcasts to exactly that shape, else one averaged to a scalar. */
+function scaleFor(scope: Scope, x: Val, shape: readonly number[], pick: number): { y: Expr; bound: number } {
+  const chosen = scope.tame(partner(scope, x, pick, () => true) ?? x, 4);
+  const fits = sameShape(broadcastShape(shape, shapeOf(chosen)) ?? [], shape);
+  return { y: fits ? chosen : call("mean", chosen), bound: chosen.bound };
+}
+
 /**
  * layerNorm over the last axis with a scale and a shift from the scope (averaged to scalars
  * when they do not broadcast). eps is large: a lane of nearly equal entries has a variance near
@@ -167,10 +174,22 @@ const sort: TensorStep = (scope, x, step) => {
 const layerNorm: TensorStep = (scope, x, step) => {
   const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
   const n = rankOf(x) === 0 ? 1 : shapeOf(x).at(-1)!;
-  const gamma = elementwisePartner(scope, x, step.b, 4);
-  const beta = elementwisePartner(scope, x, Math.floor(step.b / 7), 4);
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const [gamma, beta] = [scaleFor(scope, x, shape, step.b), scaleFor(scope, x, shape, Math.floor(step.b / 7))];
   const eps = [0.25, 1][variant(step.k, 0, 2)]!;
   scope.emit(call("layerNorm", input, gamma.y, beta.y, eps), Math.sqrt(n) * gamma.bound + beta.bound);
+};
+
+/** groupNorm of x as [N, ..., C] (a unit N added below rank 2) in a number of groups dividing C; scale and shift as layerNorm's. */
+const groupNorm: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) >= 2 ? x : rankOf(x) === 1 ? call("expandDims", x, 0) : call("reshape", x, [1, 1]);
+  const shape = rankOf(x) >= 2 ? shapeOf(x) : [1, ...shapeOf(x), 1].slice(-2);
+  const channels = shape.at(-1)!;
+  const divisors = [...Array(channels).keys()].map((i) => i + 1).filter((g) => channels % g === 0);
+  const groups = divisors[variant(step.k, 1, divisors.length)]!;
+  const [gamma, beta] = [scaleFor(scope, x, shape, step.b), scaleFor(scope, x, shape, Math.floor(step.b / 7))];
+  const size = (shape.slice(1).reduce((a, b) => a * b, 1) / channels) * (channels / groups);
+  scope.emit(call("groupNorm", input, gamma.y, beta.y, groups, [0.25, 1][variant(step.k, 0, 2)]!), Math.sqrt(size) * gamma.bound + beta.bound);
 };
 
 /** x with its last two axes swapped. */
@@ -302,6 +321,7 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   take,
   sort,
   layerNorm,
+  groupNorm,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

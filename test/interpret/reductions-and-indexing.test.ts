@@ -4,7 +4,7 @@
  * the formula is known in closed form.
  */
 import { describe, expect, test } from "vitest";
-import { argsort, constant, cumsum, f32, grad, i32, layerNorm, logsumexp, mul, program, sort, sum, take, topk } from "../../src/index.js";
+import { argsort, constant, cumsum, f32, grad, groupNorm, i32, layerNorm, logsumexp, mul, program, sort, sum, take, topk } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
 import { sequencePrimitives } from "../../src/ir/sequence-primitives.js";
 import { multiOutputRules, tensorRules } from "../../src/interpret/reference.js";
@@ -179,6 +179,45 @@ describe("layerNorm", () => {
   test("eps must be positive, gamma must broadcast", () => {
     expect(() => program(specs, ({ x, gamma, beta }) => layerNorm(x, gamma, beta, 0))).toThrow(/FT302: layerNorm\(\) eps/);
     expect(() => program({ x: f32([2, 4]), g: f32([3]) }, ({ x, g }) => layerNorm(x, g as never, g as never))).toThrow(/FT201/);
+  });
+});
+
+describe("groupNorm", () => {
+  // x [N=2, 2 positions, C=4] in 2 groups of 2 channels.
+  const x = [[[1, 2, 3, 5], [0, -1, 4, 4]], [[2, 2, 2, 2], [1, 0, -3, 6]]];
+  const [gamma, beta] = [[1, 2, 0.5, 1], [0, 1, 0, -1]];
+  /** The definition: per example and group, over its positions and channels. */
+  const expected = (xs: number[][][], eps: number) =>
+    xs.flatMap((example) => {
+      const out = example.map((row) => [...row]);
+      for (const group of [[0, 1], [2, 3]]) {
+        const members = example.flatMap((row) => group.map((c) => row[c]!));
+        const m = members.reduce((a, b) => a + b) / members.length;
+        const v = members.reduce((a, b) => a + (b - m) ** 2, 0) / members.length;
+        example.forEach((row, r) => group.forEach((c) => (out[r]![c] = ((row[c]! - m) / Math.sqrt(v + eps)) * gamma[c]! + beta[c]!)));
+      }
+      return out.flat();
+    });
+  const specs = { x: f32(["N", 2, 4]), gamma: f32([4]), beta: f32([4]) };
+  test("values", () => {
+    const p = program(specs, ({ x, gamma, beta }) => groupNorm(x, gamma, beta, 2));
+    expectClose(plain(runLeaf(p, { x, gamma, beta })).data, expected(x, 1e-5));
+  });
+  test("its gradient matches central differences", () => {
+    const weights = x.flat(2).map((_, i) => ((i * 7) % 5) - 2);
+    const loss = (xs: number[][][]) => expected(xs, 1e-5).reduce((a, e, i) => a + e * weights[i]!, 0);
+    const p = program({ ...specs, x: f32([2, 2, 4]) }, ({ x, gamma, beta }) =>
+      grad((v: typeof x) => sum(mul(groupNorm(v, gamma, beta, 2), constant([[weights.slice(0, 4), weights.slice(4, 8)], [weights.slice(8, 12), weights.slice(12)]]))))(x),
+    );
+    const h = 1e-6;
+    const numeric = x.flat(2).map((_, j) => {
+      const moved = (by: number) => loss(x.map((ex, e) => ex.map((row, r) => row.map((v, c) => (e * 8 + r * 4 + c === j ? v + by : v)))));
+      return (moved(h) - moved(-h)) / (2 * h);
+    });
+    expectClose(plain(runLeaf(p, { x, gamma, beta })).data, numeric, 4);
+  });
+  test("groups must divide the channels", () => {
+    expect(() => program(specs, ({ x, gamma, beta }) => groupNorm(x, gamma, beta, 3))).toThrow(/FT302: groupNorm\(\) groups: 3 does not divide the 4 channels/);
   });
 });
 
