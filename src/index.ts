@@ -59,6 +59,9 @@ export {
 export {
   softmax,
   logSoftmax,
+  logsumexp,
+  layerNorm,
+  groupNorm,
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
   meanSquaredError,
@@ -67,6 +70,7 @@ export {
   dropout,
   type WindowOptions,
 } from "./front/nn.js";
+export { argsort, cumsum, gather, sort, take, topk, type CumsumOptions, type TopK } from "./front/sequence-ops.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";

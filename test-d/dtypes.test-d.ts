@@ -19,6 +19,13 @@ import {
   map,
   matmul,
   maxPool2d,
+  cumsum,
+  sort,
+  take,
+  topk,
+  groupNorm,
+  layerNorm,
+  logsumexp,
   mean,
   mul,
   oneHot,
@@ -59,6 +66,14 @@ expectType<F32<["B", 14, 14, 1], "clients">>(maxPool2d(value<F32<["B", 28, 28, 1
 expectError(div(pixels, 255));
 expectError(exp(pixels));
 expectError(mean(pixels));
+expectError(logsumexp(pixels, -1));
+expectError(cumsum(value<Bool<[3]>>()));
+expectError(take(value<F32<[10, 4]>>(), value<F32<[3]>>()));
+expectError(take(value<Bool<[10, 4]>>(), value<I32<[3]>>()));
+expectError(sort(value<Bool<[3]>>()));
+expectError(topk(value<Bool<[3]>>(), 1));
+expectError(layerNorm(value<I32<[2, 3]>>(), value<F32<[3]>>(), value<F32<[3]>>()));
+expectError(groupNorm(value<I32<[2, 4]>>(), value<F32<[4]>>(), value<F32<[4]>>(), 2));
 expectError(softmax(cast(logits, "int32")));
 expectError(maxPool2d(value<I32<["B", 28, 28, 1]>>(), 2));
 

@@ -8,7 +8,9 @@ import {
   abs,
   add,
   argmax,
+  argsort,
   cast,
+  cumsum,
   clip,
   concat,
   conv2d,
@@ -24,7 +26,10 @@ import {
   logicalAnd,
   logicalNot,
   logicalOr,
+  groupNorm,
+  layerNorm,
   logSoftmax,
+  logsumexp,
   matmul,
   max,
   maximum,
@@ -43,6 +48,7 @@ import {
   sigmoid,
   sign,
   slice,
+  sort,
   softmax,
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
@@ -51,7 +57,9 @@ import {
   stopGradient,
   sub,
   sum,
+  take,
   tanh,
+  topk,
   transpose,
   where,
   zerosLike,
@@ -165,6 +173,23 @@ expectType<F32<["B", 10], "clients">>(softmax(logits));
 expectType<F32<["B", 10], "clients">>(softmax(logits, 0));
 expectType<F32<["B", 10], "clients">>(logSoftmax(logits));
 expectType<F32<["B", 10], "clients">>(logSoftmax(logits, -2));
+expectType<F32<["B"], "clients">>(logsumexp(logits, -1));
+expectType<F32<["B", 1], "clients">>(logsumexp(logits, 1, true));
+expectType<F32<[], "clients">>(logsumexp(logits));
+expectType<F32<["B", 10], "clients">>(cumsum(logits));
+expectType<I32<["B", 10], "clients">>(cumsum(counts, 0, { exclusive: true, reverse: true }));
+declare const embedding: F32<[100, 8], "clients-equal">;
+expectType<F32<["B", 8], "clients">>(take(embedding, labels));
+expectType<F32<["B", 5, 8], "clients">>(take(embedding, value<I32<["B", 5], "clients">>()));
+expectType<F32<[3, 2]>>(take(scores, value<I32<[2]>>(), 1));
+expectType<F32<[2, 4]>>(take(scores, value<I32<[2]>>(), -2));
+expectType<F32<["B", 10], "clients">>(sort(logits));
+expectType<I32<["B", 10], "clients">>(sort(counts, 0, true));
+expectType<I32<["B", 10], "clients">>(argsort(logits, -1, true));
+expectType<F32<["B", 3], "clients">>(topk(logits, 3).values);
+expectType<I32<["B", 3], "clients">>(topk(logits, 3).indices);
+expectType<F32<["B", 10], "clients">>(layerNorm(logits, bias, bias));
+expectType<F32<[3, 4]>>(layerNorm(scores, value<F32<[4]>>(), 0 as unknown as F32<[]>, 1e-3));
 // Losses give one value per example.
 expectType<F32<["B"], "clients">>(softmaxCrossEntropy(logits, oneHot(labels, 10)));
 expectType<F32<["B"], "clients">>(sparseSoftmaxCrossEntropy(logits, labels));
@@ -178,6 +203,7 @@ expectType<F32<["N", 28, 28, 32], "clients">>(conv2d(digits, filters));
 expectType<F32<["N", 24, 24, 32], "clients">>(conv2d(digits, filters, { padding: "valid" }));
 expectType<F32<["N", 14, 14, 32], "clients">>(conv2d(digits, filters, { strides: 2 }));
 expectType<F32<["N", 12, 12, 32], "clients">>(conv2d(digits, filters, { strides: [2, 2], padding: "valid" }));
+expectType<F32<["N", 28, 28, 32], "clients">>(groupNorm(conv2d(digits, filters), value<F32<[32], "clients-equal">>(), value<F32<[32], "clients-equal">>(), 8));
 // Strides default to the window.
 expectType<F32<["N", 14, 14, 1], "clients">>(maxPool2d(digits, 2));
 expectType<F32<["N", 9, 9, 1], "clients">>(maxPool2d(digits, 3, { padding: "valid" }));

@@ -11,6 +11,7 @@ import {
   atServer,
   broadcast,
   f32,
+  layerNorm,
   map,
   matmul,
   mean,
@@ -22,6 +23,7 @@ import {
   reduceWeightedMean,
   sub,
   sum,
+  take,
   zerosLike,
   type Tensor,
   type TensorSpec,
@@ -112,6 +114,11 @@ expectType<F32<[784, 10], "server">>(mul(weights, 0.5));
 expectError(add(clientLogits, bias));
 // A SERVER update minus a CLIENTS value that was never reduced.
 expectError(sub(bias, map((l) => mean(l, 0), clientLogits)));
+// layerNorm of CLIENTS activations with a SERVER scale.
+expectError(layerNorm(clientLogits, value<F32<[10], "server">>(), value<F32<[10], "clients-equal">>()));
+// A SERVER table looked up by CLIENTS ids.
+expectError(take(weights, value<I32<[3], "clients">>()));
+expectType<F32<[3, 10], "clients">>(take(broadcast(weights), value<I32<[3], "clients">>()));
 // matmul of CLIENTS images with the SERVER weights.
 expectError(matmul(images, weights));
 

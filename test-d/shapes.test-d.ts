@@ -16,14 +16,20 @@ import {
   mul,
   reshape,
   slice,
+  argsort,
+  cumsum,
+  take,
+  layerNorm,
+  logsumexp,
   softmax,
+  sort,
   stack,
   sub,
   sum,
   transpose,
   where,
 } from "../dist/src/index.js";
-import { value, type Bool, type F32 } from "./helpers.js";
+import { value, type Bool, type F32, type I32 } from "./helpers.js";
 
 declare const images: F32<["B", 784]>;
 declare const logits: F32<["B", 10]>;
@@ -107,6 +113,14 @@ expectType<F32<["B", 20]>>(concat([logits, logits], -1));
 expectError(sum(logits, 2));
 expectError(mean(logits, [0, -3]));
 expectError(softmax(logits, 2));
+expectError(logsumexp(logits, 2));
+expectError(cumsum(logits, -3));
+expectError(take(logits, value<I32<[2]>>(), 2));
+expectError(sort(logits, 2));
+expectError(argsort(logits, -3));
+// layerNorm's scale must broadcast with x.
+expectError(layerNorm(logits, value<F32<[3]>>(), value<F32<[10]>>()));
+expectError(logsumexp(logits, [0, -3], true));
 expectError(argmax(logits, 2));
 expectError(expandDims(logits, 3));
 expectError(concat([logits, logits], 2));

@@ -15,6 +15,7 @@ import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
 import { emitBinary } from "./elementwise.js";
 import { bernoulliMask, type KeyCheck } from "./random.js";
+import type { ReductionFn } from "./tensor-ops.js";
 
 type FloatCheck<Op extends string, X extends Tensor> = DTypeOf<X> extends "float32"
   ? never
@@ -43,6 +44,92 @@ export function logSoftmax<X extends Tensor, const Axis extends number = -1>(
   axis?: Validate<Axis, AxisCheck<"logSoftmax", X, Axis>>,
 ): Presumed<X> {
   return softmaxLike("logSoftmax", "log_softmax", x, (axis as number | undefined) ?? -1) as never;
+}
+
+type LogSumExpAxes = number | readonly number[] | undefined;
+
+/**
+ * log(sum(exp(x))) over axes (all when omitted), computed stably: with m the maximum over the
+ * same axes, m + log(sum(exp(x - m))), so no exp overflows and the largest term is exp(0) = 1.
+ * m goes through stop_gradient: the value does not depend on it, and then the gradient is
+ * exactly softmax over the axes (without it, ties in the max would add and cancel terms).
+ * A composite of existing primitives, so every backend, batching and gradient come with them.
+ * A slice whose entries are all -inf gives NaN (its shift is -inf - -inf).
+ */
+export const logsumexp: ReductionFn<"logsumexp", "float"> = ((x: unknown, axis?: LogSumExpAxes, keepDims?: boolean): Tracer => {
+  const op = "logsumexp";
+  const g = currentGraph(op);
+  const xt = asTracer(x, op);
+  const axes = axis === undefined ? null : typeof axis === "number" ? [axis] : [...axis];
+  const max = g.emit("reduce_max", [xt], { axes, keepDims: true }, op)[0]!;
+  const shift = g.emit("stop_gradient", [max], {}, op)[0]!;
+  const terms = g.emit("exp", [emitBinary("sub", op, xt, shift)], {}, op)[0]!;
+  const total = g.emit("reduce_sum", [terms], { axes, keepDims: keepDims ?? false }, op)[0]!;
+  // Summing the unit dims of the kept max drops them exactly as the sum above did.
+  const offset = keepDims === true ? shift : g.emit("reduce_sum", [shift], { axes, keepDims: false }, op)[0]!;
+  return emitBinary("add", op, g.emit("log", [total], {}, op)[0]!, offset);
+}) as never;
+
+type NormOutcome<X extends Tensor, P extends Tensor> = Binary<"layerNorm", "float", X, P, Broadcast<ShapeOf<X>, ShapeOf<P>, Ctx<"layerNorm", X, P>>>;
+
+/**
+ * Layer normalization (Ba et al. 2016) over the last axis: (x - mean) / sqrt(var + eps),
+ * then scaled by gamma and shifted by beta (both broadcast against x, usually of the last
+ * dim's size), var being the biased variance, as in PyTorch's LayerNorm and flax's. A
+ * composite of existing primitives: its gradient, batching and lowerings follow from theirs.
+ */
+export function layerNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
+  x: Validate<X, FloatCheck<"layerNorm", X>>,
+  gamma: Checked<G, NormOutcome<X, G>>,
+  beta: Checked<B, NormOutcome<X, B>>,
+  eps = 1e-5,
+): Outcome<NormOutcome<X, G>> {
+  const op = "layerNorm";
+  if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: "layerNorm() eps", why: `${eps} is not a positive number` });
+  const normalized = standardize(op, asTracer(x, op), [-1], eps);
+  return emitBinary("add", op, emitBinary("mul", op, normalized, asTracer(gamma, op)), asTracer(beta, op)) as never;
+}
+
+/** (x - mean) / sqrt(var + eps) over axes, with the biased variance. */
+function standardize(op: string, x: Tracer, axes: number[], eps: number): Tracer {
+  if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: `${op}() eps`, why: `${eps} is not a positive number` });
+  const g = currentGraph(op);
+  const meanOver = (t: Tracer) => g.emit("reduce_mean", [t], { axes, keepDims: true }, op)[0]!;
+  const centered = emitBinary("sub", op, x, meanOver(x));
+  const variance = meanOver(emitBinary("mul", op, centered, centered));
+  return emitBinary("div", op, centered, g.emit("sqrt", [emitBinary("add", op, variance, eps)], {}, op)[0]!);
+}
+
+/**
+ * Group normalization (Wu and He 2018) of channels-last x [N, ...spatial, C]: the C channels
+ * split into `groups` groups of C/groups, each example's group normalized over its spatial
+ * positions and channels together, then scaled and shifted per channel by gamma and beta.
+ * groups = 1 is layer norm over everything but N; groups = C is instance norm. groups must
+ * divide C (FT302). A composite, as layerNorm.
+ */
+export function groupNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
+  x: Validate<X, FloatCheck<"groupNorm", X>>,
+  gamma: Checked<G, NormOutcome<X, G>>,
+  beta: Checked<B, NormOutcome<X, B>>,
+  groups: number,
+  eps = 1e-5,
+): Outcome<NormOutcome<X, G>> {
+  const op = "groupNorm";
+  const xt = asTracer(x, op);
+  const rank = xt.shape.length;
+  const channels = xt.shape[rank - 1];
+  if (rank < 2 || typeof channels !== "number") throw ftError("FT204", { op, axis: -1, a: printType(xt.type), rank });
+  if (!Number.isInteger(groups) || groups < 1 || channels % groups !== 0) {
+    throw ftError("FT302", { what: "groupNorm() groups", why: `${groups} does not divide the ${channels} channels of ${printType(xt.type)}` });
+  }
+  const g = currentGraph(op);
+  const unknown = xt.shape.slice(0, -1).filter((d) => d === null).length;
+  const outer = xt.shape.slice(0, -1).map((d) => (d === null && unknown === 1 ? -1 : d));
+  const grouped = g.emit("reshape", [xt], { shape: [...outer, groups, channels / groups] }, op)[0]!;
+  // Every axis but the examples' (0) and the group's (rank - 1 of the grouped shape).
+  const axes = [...Array(rank + 1).keys()].filter((a) => a !== 0 && a !== rank - 1);
+  const normalized = g.emit("reshape_like", [standardize(op, grouped, axes, eps), xt], {}, op)[0]!;
+  return emitBinary("add", op, emitBinary("mul", op, normalized, asTracer(gamma, op)), asTracer(beta, op)) as never;
 }
 
 /** Drops the last dim: the per-example shape of a loss over class scores. */

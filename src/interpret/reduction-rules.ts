@@ -55,7 +55,7 @@ function reduction(start: number, combine: (acc: number, x: number) => number, f
 }
 
 /** Calls visit with the flat positions of each 1-D lane of `shape` along axis, lanes in row-major order. */
-function forEachLane(shape: readonly number[], axis: number, visit: (positions: number[], lane: number) => void): void {
+export function forEachLane(shape: readonly number[], axis: number, visit: (positions: number[], lane: number) => void): void {
   const length = shape[axis]!;
   const inner = sizeOf(shape.slice(axis + 1));
   const lanes = length === 0 ? 0 : sizeOf(shape) / length;

@@ -14,10 +14,11 @@ import type { Graph, Node, ProgramIR, ValueType } from "../ir/types.js";
 import { arrayRules } from "./array-rules.js";
 import { controlRules as placementAndControlRules } from "./control-rules.js";
 import { randomControlRules, randomRules } from "./random-rules.js";
+import { sequenceMultiRules, sequenceRules } from "./sequence-rules.js";
 import { elementwiseRules } from "./elementwise-rules.js";
 import { readInputs, writeOutputs, type InputTree, type OutputTree } from "./io.js";
 import { reductionRules } from "./reduction-rules.js";
-import type { ControlRule, Evaluator, RuleContext, TensorRule } from "./rule.js";
+import type { ControlRule, Evaluator, MultiTensorRule, RuleContext, TensorRule } from "./rule.js";
 import type { Tensor } from "./tensor.js";
 import { AtClients, checkValue, DimBindings, isAtClientsValue, type Value } from "./values.js";
 import { windowRules } from "./window-rules.js";
@@ -37,7 +38,8 @@ export interface InterpretOptions {
 
 export type TensorObserver = (op: string, inputs: readonly Tensor[], output: Tensor) => void;
 
-export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules };
+export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules, ...sequenceRules };
+export const multiOutputRules: Record<string, MultiTensorRule> = { ...sequenceMultiRules };
 const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules };
 export { controlRules };
 
@@ -50,6 +52,19 @@ function perClient(rule: TensorRule, inputs: readonly Value[], cx: RuleContext):
   if (placed === undefined) return rule(inputs as readonly Tensor[], cx);
   if (cx.op === "dim_size") return rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[0]! : x)), cx);
   return new AtClients(placed.members.map((_, i) => rule(inputs.map((x) => (isAtClientsValue(x) ? x.members[i]! : x)), cx)));
+}
+
+/** perClient for a rule with several outputs: each output at the CLIENTS gathers its members. */
+function perClientMany(rule: MultiTensorRule, inputs: readonly Value[], cx: RuleContext, observe: TensorObserver | undefined): Value[] {
+  const run = (tensors: readonly Tensor[]): Tensor[] => {
+    const outputs = rule(tensors, cx);
+    observe?.(cx.op, tensors, outputs[0]!);
+    return outputs;
+  };
+  const placed = inputs.find(isAtClientsValue);
+  if (placed === undefined) return run(inputs as readonly Tensor[]);
+  const members = placed.members.map((_, i) => run(inputs.map((x) => (isAtClientsValue(x) ? x.members[i]! : x))));
+  return members[0]!.map((_, o) => new AtClients(members.map((m) => m[o]!)));
 }
 
 /** The rule, reporting each application to the observer when there is one. */
@@ -100,9 +115,11 @@ class Run implements Evaluator {
   private node(node: Node, inputs: readonly Value[]): Value[] {
     const control: ControlRule | undefined = controlRules[node.op];
     if (control !== undefined) return control(inputs, node, this);
+    const cx: RuleContext = { op: node.op, attrs: node.attrs, inputTypes: node.inputs.map((id) => this.types[id]!), dims: this.dims, clients: this.clients };
+    const many = multiOutputRules[node.op];
+    if (many !== undefined) return perClientMany(many, inputs, cx, this.observe);
     const rule = tensorRules[node.op];
     if (rule === undefined) throw new Error(`internal: the reference interpreter has no rule for primitive ${node.op}`);
-    const cx: RuleContext = { op: node.op, attrs: node.attrs, inputTypes: node.inputs.map((id) => this.types[id]!), dims: this.dims, clients: this.clients };
     return [perClient(observed(rule, this.observe), inputs, cx)];
   }
 }

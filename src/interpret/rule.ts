@@ -19,6 +19,8 @@ export interface RuleContext {
 }
 
 export type TensorRule = (inputs: readonly Tensor[], cx: RuleContext) => Tensor;
+/** A rule with several outputs (sort: values and positions). */
+export type MultiTensorRule = (inputs: readonly Tensor[], cx: RuleContext) => Tensor[];
 
 export const attrNumber = (cx: RuleContext, key: string): number => cx.attrs[key] as number;
 export const attrNumbers = (cx: RuleContext, key: string): number[] => cx.attrs[key] as number[];

@@ -9,6 +9,7 @@ import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
 import { tfjsRandomRules } from "./tfjs-random.js";
+import { tfjsSequenceRules } from "./tfjs-sequence.js";
 import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
@@ -105,6 +106,7 @@ const constantOf = (attrs: Attrs): Kernel => {
 
 export const tfjsRules: Record<string, LoweringRule> = {
   ...tfjsRandomRules,
+  ...tfjsSequenceRules,
   neg: unary("Neg"),
   abs: unary("Abs"),
   sign: unary("Sign"),

@@ -10,7 +10,7 @@
 import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
-import { prim, reducedAxes } from "./emit.js";
+import { prim, primOutputs, reducedAxes } from "./emit.js";
 
 export interface BatchContext {
   readonly node: Node;
@@ -212,6 +212,23 @@ export const batchRules: Record<string, BatchRule> = {
   argmax: withAxes(shiftAxisAttr),
   softmax: withAxes(shiftAxisAttr),
   log_softmax: withAxes(shiftAxisAttr),
+  cumsum: withAxes(shiftAxisAttr),
+  take: batchTake,
+  sort: (ctx) => {
+    const x = ctx.inputs[0]!;
+    return primOutputs("sort", [x], ctx.isBatched(x) ? shiftAxisAttr(ctx.node.attrs, memberRank(ctx, x)) : ctx.node.attrs);
+  },
+  take_along: alongLanes,
+  take_along_grad: alongLanes,
+  take_grad: (ctx) => {
+    const [ct, indices, like] = ctx.inputs as [Tracer, Tracer, Tracer];
+    if (!anyBatched(ctx)) return [prim("take_grad", ctx.inputs, ctx.node.attrs)];
+    // Shared indices: the client axis is one more outer axis. Otherwise each client scatters its own.
+    if (ctx.isBatched(ct) && !ctx.isBatched(indices)) {
+      return [prim("take_grad", [ct, indices, materializeIn(ctx, like)], shiftAxisAttr(ctx.node.attrs, memberRank(ctx, like)))];
+    }
+    return perClient(ctx);
+  },
   concat: (ctx) => {
     if (!anyBatched(ctx)) return [prim("concat", ctx.inputs, ctx.node.attrs)];
     const rank = dims(ctx.outTypes[0]!.shape).length;
@@ -251,6 +268,31 @@ export const batchRules: Record<string, BatchRule> = {
   normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
 };
+
+/**
+ * take: a batched table gathers with the axis one further right; batched indices give the
+ * client axis where the indices go, moved to the front; both batched, each client looks up
+ * its own rows.
+ */
+function batchTake(ctx: BatchContext): Tracer[] {
+  const [x, indices] = ctx.inputs as [Tracer, Tracer];
+  const rank = memberRank(ctx, x);
+  if (!anyBatched(ctx)) return [prim("take", [x, indices], ctx.node.attrs)];
+  if (!ctx.isBatched(indices)) return [prim("take", [x, indices], shiftAxisAttr(ctx.node.attrs, rank))];
+  if (ctx.isBatched(x)) return perClient(ctx);
+  const axis = shiftAxis(ctx.node.attrs.axis as number, rank, false);
+  const taken = prim("take", [x, indices], ctx.node.attrs);
+  if (axis === 0) return [taken];
+  const order = [...Array(taken.shape.length).keys()].filter((d) => d !== axis);
+  return [prim("transpose", [taken], { perm: [axis, ...order] })];
+}
+
+/** Lookups along lanes (per-lane indices): every operand gets the client axis, the axis moves one right. */
+function alongLanes(ctx: BatchContext): Tracer[] {
+  if (!anyBatched(ctx)) return [prim(ctx.node.op, ctx.inputs, ctx.node.attrs)];
+  const rank = memberRank(ctx, ctx.inputs[0]!);
+  return [prim(ctx.node.op, ctx.inputs.map((t) => materializeIn(ctx, t)), shiftAxisAttr(ctx.node.attrs, rank))];
+}
 
 /** A filter gradient sums over a client's images, so batched operands need one kernel per client. */
 function perClientUnlessShared(ctx: BatchContext): Tracer[] {

@@ -12,6 +12,11 @@ export function prim(op: string, inputs: readonly Tracer[], attrs: Attrs = {}): 
   return currentGraph(op).emit(op, inputs, attrs, op)[0]!;
 }
 
+/** Records a primitive with several outputs (sort's values and positions). */
+export function primOutputs(op: string, inputs: readonly Tracer[], attrs: Attrs = {}): Tracer[] {
+  return currentGraph(op).emit(op, inputs, attrs, op);
+}
+
 /** Records a primitive with bodies and several outputs. */
 export function primMany(op: string, inputs: readonly Tracer[], attrs: Attrs, bodies: readonly ClosedBody[]): Tracer[] {
   return currentGraph(op).emit(op, inputs, attrs, op, bodies);

@@ -65,6 +65,13 @@ export const jvpRules: Record<string, JvpRule> = {
     return [prim("where", [x0(c), asOutput(ta ?? fillLike(0, x1(c)), c), asOutput(tb ?? fillLike(0, c.inputs[2]!), c)])];
   },
   neg: linear,
+  cumsum: linear,
+  take: linear,
+  take_grad: linear,
+  take_along: linear,
+  take_along_grad: linear,
+  // The sorted values are x's entries in another order: so is their tangent. Positions are integers.
+  sort: (c, [t]) => [t === undefined ? undefined : prim("take_along", [t, c.outputs[1]!], { axis: c.node.attrs.axis! }), undefined],
   abs: chain((c) => prim("sign", [x0(c)])),
   relu: chain((c) => prim("cast", [prim("greater", [x0(c), scalar(0, x0(c))])], { dtype: "float32" })),
   exp: chain((c) => y0(c)),

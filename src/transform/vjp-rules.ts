@@ -199,6 +199,14 @@ export const vjpRules: Record<string, VjpRule> = {
     const dot = reduceSum(mul(ct, y0(c)), [axis], true);
     return mul(y0(c), sub(ct, dot));
   }),
+  // Entry i of a running sum collects entries on one side of i: its transpose collects from the other.
+  cumsum: each((c, ct) => prim("cumsum", [ct], { ...attrs(c), reverse: attrs(c).reverse !== true })),
+  take: (ctx, [ct]) => [ctx.active[0] ? prim("take_grad", [ct!, x1(ctx), x0(ctx)], attrs(ctx)) : undefined, undefined],
+  take_grad: (ctx, [ct]) => [ctx.active[0] ? prim("take", [ct!, x1(ctx)], attrs(ctx)) : undefined, undefined, undefined],
+  take_along: (ctx, [ct]) => [ctx.active[0] ? prim("take_along_grad", [ct!, x1(ctx), x0(ctx)], attrs(ctx)) : undefined, undefined],
+  take_along_grad: (ctx, [ct]) => [ctx.active[0] ? prim("take_along", [ct!, x1(ctx)], attrs(ctx)) : undefined, undefined, undefined],
+  // Each sorted value's cotangent goes back to the position it came from.
+  sort: (ctx, [ct]) => [ctx.active[0] && ct !== undefined ? prim("take_along_grad", [ct, ctx.outputs[1]!, x0(ctx)], { axis: attrs(ctx).axis! }) : undefined],
   log_softmax: each((c, ct) => {
     const axis = attrs(c).axis as number;
     return sub(ct, mul(prim("exp", [y0(c)]), reduceSum(ct, [axis], true)));

@@ -29,7 +29,8 @@ export interface Traced {
   readonly placement: string;
 }
 
-export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly Expr[];
+/** An options record (`{ exclusive: true }`) is written as JSON and passed as is. */
+export type Arg = Expr | number | string | boolean | undefined | readonly number[] | readonly (readonly number[])[] | readonly Expr[] | Readonly<Record<string, boolean>>;
 
 const isExpr = (x: unknown): x is Expr => typeof x === "object" && x !== null && "code" in x && "build" in x;
 
@@ -56,6 +57,11 @@ export function call(name: ApiFunction, ...args: Arg[]): Expr {
     active: activeIn(args),
     build: () => (ft[name] as (...xs: unknown[]) => unknown)(...args.map(valueOf)),
   };
+}
+
+/** A field of a record an expression returns (`topk(x, 2).values`). */
+export function fieldOf(record: Expr, key: string): Expr {
+  return { code: `${record.code}.${key}`, active: record.active, build: () => (record.build() as Record<string, unknown>)[key] };
 }
 
 /** Source text of the generated program, indented by nesting. */
@@ -116,6 +122,8 @@ export class Scope {
     readonly pool: Val[],
     readonly federated: boolean,
     readonly clients: number,
+    /** Inside a map whose members already differ: per-client values (clientIndex()) keep its result's type. */
+    readonly membersDiffer = false,
   ) {
     this.given = pool.length;
   }
@@ -135,8 +143,8 @@ export class Scope {
   }
 
   /** A scope for a nested function: its own parameters after the outer values it may capture. */
-  child(params: readonly Val[], captures: readonly Val[], federated: boolean): Scope {
-    return new Scope(this.writer, [...captures, ...params], federated, this.clients);
+  child(params: readonly Val[], captures: readonly Val[], federated: boolean, membersDiffer = false): Scope {
+    return new Scope(this.writer, [...captures, ...params], federated, this.clients, membersDiffer);
   }
 
   /**

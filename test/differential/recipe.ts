@@ -10,7 +10,7 @@ import fc from "fast-check";
 /** Operations that work on any value: elementwise, reductions over axes, shapes, linear algebra. */
 export const tensorOps = [
   "add", "sub", "mul", "div", "maximum", "minimum", "where", "neg", "tanh", "sin", "cos", "sigmoid", "relu", "abs", "exp", "log",
-  "sqrt", "pow", "scale", "clip", "softmax", "logSoftmax", "sum", "mean", "max", "min", "matmul", "transpose",
+  "sqrt", "pow", "scale", "clip", "softmax", "logSoftmax", "logsumexp", "cumsum", "take", "sort", "layerNorm", "groupNorm", "sum", "mean", "max", "min", "matmul", "transpose",
   "reshape", "expandDims", "concat", "stack", "slice",
 ] as const;
 /** Loops, whose body is a recipe of its own. */

@@ -148,7 +148,8 @@ function mapStep(scope: Scope, step: Step): void {
     scope,
     { before: "map(", params: params.join(", "), after: `, ${args.map((v) => v.code).join(", ")})` },
     (...members) => {
-      const body = scope.child(members.map((m, i) => named(params[i]!, m, args[i]!.bound, args[i]!.active)), [], false);
+      const differ = args.some((v) => v.value.placement === "clients");
+      const body = scope.child(members.map((m, i) => named(params[i]!, m, args[i]!.bound, args[i]!.active)), [], false, differ);
       runSteps(body, step.body);
       const made = body.made();
       return made.length === 0 ? body.pool[0]! : made.length === 1 ? made[0]! : made;

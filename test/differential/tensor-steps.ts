@@ -6,7 +6,7 @@
  * by powers of two before operations that amplify, exp only sees |x| <= 2 and log and sqrt
  * only see x*x + c > 0.
  */
-import { call, sideOf, sizeOf, type Expr, type Scope, type Val } from "./expr.js";
+import { call, fieldOf, sideOf, sizeOf, type Expr, type Scope, type Val } from "./expr.js";
 import type { Step, tensorOps } from "./recipe.js";
 import { broadcastShape, matmulShape, permutation, reshapeTargets, sameShape, variant } from "./shapes.js";
 
@@ -98,6 +98,99 @@ function reduction(name: "sum" | "mean" | "max" | "min"): TensorStep {
     scope.emit(expr, bound);
   };
 }
+
+/** logsumexp over the axes of a reduction: at most the max plus the log of the count. */
+const logsumexp: TensorStep = (scope, x, step) => {
+  const a = scope.tame(x, 16);
+  const shape = shapeOf(a);
+  const axes = reductionAxes(step.k, shape.length);
+  const keepDims = variant(step.k, 2, 2) === 1;
+  const expr = keepDims ? call("logsumexp", a, axes, true) : axes === undefined ? call("logsumexp", a) : call("logsumexp", a, axes);
+  scope.emit(expr, a.bound + Math.log(sizeOf(shape) + 1));
+};
+
+/** Running sums along an axis, in each direction, inclusive or not; a scalar first becomes a vector of one. */
+const cumsum: TensorStep = (scope, x, step) => {
+  const a = scope.tame(x, 4);
+  const input = rankOf(a) === 0 ? call("expandDims", a, 0) : a;
+  const shape = rankOf(a) === 0 ? [1] : shapeOf(a);
+  const axis = axisChoice(step.k, shape.length);
+  const options = { exclusive: variant(step.k, 3, 2) === 1, reverse: variant(step.k, 4, 2) === 1 };
+  const bound = a.bound * shape.at(axis ?? -1)!;
+  scope.emit(variant(step.k, 5, 2) === 1 ? call("cumsum", input, axis ?? -1, options) : call("cumsum", input, axis), bound);
+};
+
+/**
+ * A lookup of rows along an axis by int32 indices, some outside [0, n) (rows of zeros): a
+ * constant list or table of them, and inside a map over differing members each client's own
+ * (the constants plus its clientIndex()), so that batching meets shared and per-client indices, tables or both.
+ */
+const take: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const axis = axisChoice(step.k, shape.length) ?? 0;
+  const n = shape.at(axis)!;
+  const count = 1 + variant(step.b, 0, 3);
+  // -1 to n: n and -1 are outside.
+  const rows = Array.from({ length: count }, (_, i) => variant(step.b, i + 1, n + 2) - 1);
+  const listed = variant(step.k, 3, 2) === 1 ? call("constant", [rows, rows], "int32") : call("constant", rows, "int32");
+  const indices = scope.membersDiffer && variant(step.k, 4, 2) === 1 ? call("add", listed, call("clientIndex")) : listed;
+  scope.emit(call("take", input, indices, axis), x.bound);
+};
+
+/**
+ * sort along an axis either way, topk's values (the last axis), and argsort's or topk's
+ * positions as f32 (no gradient); a scalar first becomes a vector of one.
+ */
+const sort: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const axis = axisChoice(step.k, shape.length) ?? -1;
+  const descending = variant(step.k, 3, 2) === 1;
+  const k = 1 + variant(step.b, 0, shape.at(-1)!);
+  const topk = call("topk", input, k);
+  const forms = [
+    () => scope.emit(call("sort", input, axis, descending), x.bound),
+    () => scope.emit(call("cast", call("argsort", input, axis, descending), "float32"), shape.at(axis)!),
+    () => scope.emit(fieldOf(topk, "values"), x.bound),
+    () => scope.emit(call("cast", fieldOf(topk, "indices"), "float32"), shape.at(-1)!),
+  ];
+  forms[[0, 0, 1, 2, 3][variant(step.k, 4, 5)]!]!();
+};
+
+/** A scale or shift for a normalization of `shape`: a value at x's side that broadcasts to exactly that shape, else one averaged to a scalar. */
+function scaleFor(scope: Scope, x: Val, shape: readonly number[], pick: number): { y: Expr; bound: number } {
+  const chosen = scope.tame(partner(scope, x, pick, () => true) ?? x, 4);
+  const fits = sameShape(broadcastShape(shape, shapeOf(chosen)) ?? [], shape);
+  return { y: fits ? chosen : call("mean", chosen), bound: chosen.bound };
+}
+
+/**
+ * layerNorm over the last axis with a scale and a shift from the scope (averaged to scalars
+ * when they do not broadcast). eps is large: a lane of nearly equal entries has a variance near
+ * 0, and 1 / sqrt(var + eps) would amplify float32's rounding of the centred entries past the
+ * comparison's tolerance; the reference tests check the default eps.
+ */
+const layerNorm: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) === 0 ? call("expandDims", x, 0) : x;
+  const n = rankOf(x) === 0 ? 1 : shapeOf(x).at(-1)!;
+  const shape = rankOf(x) === 0 ? [1] : shapeOf(x);
+  const [gamma, beta] = [scaleFor(scope, x, shape, step.b), scaleFor(scope, x, shape, Math.floor(step.b / 7))];
+  const eps = [0.25, 1][variant(step.k, 0, 2)]!;
+  scope.emit(call("layerNorm", input, gamma.y, beta.y, eps), Math.sqrt(n) * gamma.bound + beta.bound);
+};
+
+/** groupNorm of x as [N, ..., C] (a unit N added below rank 2) in a number of groups dividing C; scale and shift as layerNorm's. */
+const groupNorm: TensorStep = (scope, x, step) => {
+  const input = rankOf(x) >= 2 ? x : rankOf(x) === 1 ? call("expandDims", x, 0) : call("reshape", x, [1, 1]);
+  const shape = rankOf(x) >= 2 ? shapeOf(x) : [1, ...shapeOf(x), 1].slice(-2);
+  const channels = shape.at(-1)!;
+  const divisors = [...Array(channels).keys()].map((i) => i + 1).filter((g) => channels % g === 0);
+  const groups = divisors[variant(step.k, 1, divisors.length)]!;
+  const [gamma, beta] = [scaleFor(scope, x, shape, step.b), scaleFor(scope, x, shape, Math.floor(step.b / 7))];
+  const size = (shape.slice(1).reduce((a, b) => a * b, 1) / channels) * (channels / groups);
+  scope.emit(call("groupNorm", input, gamma.y, beta.y, groups, [0.25, 1][variant(step.k, 0, 2)]!), Math.sqrt(size) * gamma.bound + beta.bound);
+};
 
 /** x with its last two axes swapped. */
 const swapLastTwo = (x: Val): Expr => {
@@ -223,6 +316,12 @@ export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
   },
   softmax: softmaxLike("softmax", 8),
   logSoftmax: softmaxLike("logSoftmax", 4),
+  logsumexp,
+  cumsum,
+  take,
+  sort,
+  layerNorm,
+  groupNorm,
   sum: reduction("sum"),
   mean: reduction("mean"),
   max: reduction("max"),

@@ -1,6 +1,6 @@
 /**
- * Near ties: where a program compares two values (maximum, minimum, the comparisons, and
- * relu, abs or sign against zero) whose float64 values are within float32 rounding of each
+ * Near ties: where a program compares two values (maximum, minimum, the comparisons, sort's
+ * entries among themselves, and relu, abs or sign against zero) whose float64 values are within float32 rounding of each
  * other, float32 and float64 may decide differently, and a minimum's gradient, say, goes to
  * the other operand. Such a program has no single right float32 answer, so when the paths
  * disagree on one the tests discard it (and count it) instead of reporting a bug.
@@ -16,6 +16,12 @@ const BINARY = new Set(["maximum", "minimum", "less", "less_equal", "greater", "
 const AGAINST_ZERO = new Set(["relu", "abs", "sign"]);
 
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= NEAR * Math.max(1, Math.abs(a), Math.abs(b));
+
+/** Whether two entries of x nearly tie (sort compares entries of a lane; any two are taken, to be safe). */
+function entriesNearlyTie(x: Tensor): boolean {
+  const sorted = Array.from(x.data).sort((a, b) => a - b);
+  return sorted.some((v, i) => i > 0 && near(sorted[i - 1]!, v));
+}
 
 /** Whether some element pair of a and b (broadcast to `shape`) nearly ties. */
 function pairsNearlyTie(a: Tensor, b: Tensor, shape: readonly number[]): boolean {
@@ -36,6 +42,7 @@ export function nearTie(g: GeneratedProgram): string | undefined {
     observe: (op, inputs, output) => {
       if (found !== undefined) return;
       if (BINARY.has(op) && pairsNearlyTie(inputs[0]!, inputs[1]!, output.shape)) found = `${op} of operands within ${NEAR} of each other`;
+      if (op === "sort" && entriesNearlyTie(inputs[0]!)) found = `sort of entries within ${NEAR} of each other`;
       if (AGAINST_ZERO.has(op) && inputs[0]!.data.some((x) => Math.abs(x) <= NEAR)) found = `${op} of a value within ${NEAR} of 0`;
     },
   });

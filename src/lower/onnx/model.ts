@@ -11,6 +11,7 @@ import { encodeModel, type GraphProto } from "./proto.js";
 import { tensorRules, type OnnxContext, type OnnxRule } from "./rules.js";
 import { onnxRandomRules } from "./random.js";
 import { windowRules } from "./windows.js";
+import { sequenceRules } from "./sequence.js";
 
 /** The ONNX lowering of every primitive left after client batching. */
 export const onnxRules: Readonly<Record<string, OnnxRule>> = {
@@ -18,6 +19,7 @@ export const onnxRules: Readonly<Record<string, OnnxRule>> = {
   add: foldingIntoGemm(1, tensorRules.add!),
   sub: foldingIntoGemm(-1, tensorRules.sub!),
   ...windowRules,
+  ...sequenceRules,
   ...loopRules,
   ...onnxRandomRules,
 };

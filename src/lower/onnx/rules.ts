@@ -30,7 +30,7 @@ export const shapeOf = (cx: OnnxContext, id: number): number[] => cx.types[id]!.
 export const inShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.inputs[i]!);
 export const outShape = (node: Node, cx: OnnxContext, i = 0): number[] => shapeOf(cx, node.outputs[i]!);
 const inputs = (node: Node, cx: OnnxContext): string[] => node.inputs.map((id) => cx.name(id));
-const normalized = (axis: number, rank: number) => (axis < 0 ? axis + rank : axis);
+export const normalized = (axis: number, rank: number) => (axis < 0 ? axis + rank : axis);
 
 const onnxDataType: Record<DType, number> = { float32: DataType.FLOAT, int32: DataType.INT32, bool: DataType.BOOL };
 
