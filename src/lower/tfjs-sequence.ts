@@ -7,6 +7,7 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Node } from "../ir/types.js";
 import type { LoweringContext, LoweringRule } from "./executable.js";
+import { castForm, transposeForm } from "./tfjs-forms.js";
 
 const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
@@ -39,13 +40,34 @@ function flatPositions(rows: tf.Tensor, [outer, n, inner]: readonly [number, num
 }
 
 export const tfjsSequenceRules: Record<string, LoweringRule> = {
+  // The exclusive sum is the inclusive one moved by one place (exact). tfjs webgpu 4.22's
+  // Cumsum gives wrong sums (found by the differential tests on llvmpipe), so there the
+  // inclusive sum is a product with a triangular matrix of ones, in float32 (exact for
+  // int32 sums below 2^24).
   cumsum: (node, ctx) => {
     const { shape, view } = lanes(node, ctx);
-    const attrs = { axis: 1, exclusive: node.attrs.exclusive === true, reverse: node.attrs.reverse === true };
+    const [outer, n, inner] = view;
+    const reverse = node.attrs.reverse === true;
+    const exclusive = node.attrs.exclusive === true && n > 0;
+    const dtype = ctx.types[node.inputs[0]!]!.dtype;
+    const inclusive = (() => {
+      if (ctx.backend !== "webgpu") {
+        return (x: tf.Tensor) => tf.engine().runKernel("Cumsum", { x }, { axis: 1, exclusive: false, reverse } as never) as tf.Tensor;
+      }
+      const triangle = ctx.own(tf.tidy(() => tf.linalg.bandPart(tf.ones([n, n]), reverse ? 0 : -1, reverse ? -1 : 0)));
+      const [toFloat, fromFloat] = [castForm(dtype, "float32", ctx.backend), castForm("float32", dtype, ctx.backend)];
+      return (x: tf.Tensor) => {
+        const summed = tf.matMul(tf.broadcastTo(triangle, [outer, n, n]), toFloat([x])[0]!);
+        return dtype === "float32" ? summed : fromFloat([summed])[0]!;
+      };
+    })();
     return ([x]) =>
       tf.tidy(() => {
-        const summed = tf.engine().runKernel("Cumsum", { x: x!.reshape(view) }, attrs as never) as tf.Tensor;
-        return [summed.reshape(shape)];
+        const summed = inclusive(x!.reshape(view));
+        if (!exclusive) return [summed.reshape(shape)];
+        const zeros = tf.zeros([outer, 1, inner], summed.dtype);
+        const kept = summed.slice([0, reverse ? 1 : 0, 0], [outer, n - 1, inner]);
+        return [tf.concat(reverse ? [kept, zeros] : [zeros, kept], 1).reshape(shape)];
       });
   },
   // GatherV2 throws on an index out of range: such rows read row 0, then become zeros.
@@ -105,12 +127,16 @@ export const tfjsSequenceRules: Record<string, LoweringRule> = {
     const out = shapeOf(ctx, node.outputs[0]!);
     const k = node.attrs.k === null ? n : (node.attrs.k as number);
     const descending = node.attrs.descending === true;
+    // Integer lanes and the int32 positions move through transposeForm: tfjs webgpu cannot
+    // transpose integers itself (tfjs-forms.ts).
+    const dtype = ctx.types[node.inputs[0]!]!.dtype;
+    const [moveValues, movePositions] = [dtype, "int32"].map((d) => transposeForm([0, 2, 1], d, ctx.backend));
     return ([x]) =>
       tf.tidy(() => {
-        const lanesLast = x!.reshape(view).transpose([0, 2, 1]);
+        const lanesLast = moveValues!([x!.reshape(view)])[0]!;
         const { values, indices } = tf.topk(descending ? lanesLast : tf.neg(lanesLast), k, true);
-        const back = (t: tf.Tensor) => t.reshape([outer, inner, k]).transpose([0, 2, 1]).reshape(out);
-        return [back(descending ? values : tf.neg(values)), back(indices)];
+        const back = (t: tf.Tensor, move: typeof moveValues) => move!([t.reshape([outer, inner, k])])[0]!.reshape(out);
+        return [back(descending ? values : tf.neg(values), moveValues), back(indices, movePositions)];
       });
   },
 };
