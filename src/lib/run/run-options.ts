@@ -1,0 +1,210 @@
+/**
+ * The table of `fedtensor run` options, grouped by what they configure, and the checks that
+ * involve several of them. Adding an option is one entry here; its flag, validation, config
+ * key and help row (options-help.ts) follow from it (config.ts).
+ */
+import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
+import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
+
+const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
+
+// The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const adamFamily = ["adam", "adamw", "yogi"];
+const clientOptions = {
+  clientOptimizer: onlyWhen(
+    { key: "algorithm", values: locallyTraining },
+    {
+      ...choice("Clients' optimiser, fresh each round", ["sgd", "momentum", "nesterov", "adam", "adamw", "adagrad", "rmsprop", "yogi"]),
+      defaultWhen: { key: "algorithm", values: ["diloco"], value: "adamw" },
+    },
+  ),
+  clientMomentum: onlyWhen(
+    { key: "clientOptimizer", values: ["momentum", "nesterov"] },
+    real("Momentum of the clients' SGD", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  clientBeta1: onlyWhen({ key: "clientOptimizer", values: adamFamily }, real("Clients' first-moment decay", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  clientBeta2: onlyWhen({ key: "clientOptimizer", values: adamFamily }, real("Clients' second-moment decay", 0.999, { min: 0, max: 1, maxExclusive: true })),
+  weightDecay: onlyWhen(
+    { key: "clientOptimizer", values: ["adamw"] },
+    { ...real("AdamW's decoupled weight decay", 0.01, { min: 0 }), defaultWhen: { key: "algorithm", values: ["diloco"], value: 0.1 } },
+  ),
+  clipNorm: onlyWhen({ key: "algorithm", values: locallyTraining }, real("Clip each local gradient to this global norm; 0 for none", 0, { min: 0 })),
+  lrSchedule: choice("Schedule of --lr over the rounds", ["constant", "exponential", "step", "cosine", "warmup-cosine"]),
+  decayRate: onlyWhen(
+    { key: "lrSchedule", values: ["exponential", "step"] },
+    real("Factor --lr is multiplied by every --decay-rounds rounds", 0.5, { min: 0, minExclusive: true, max: 1 }),
+  ),
+  decayRounds: onlyWhen({ key: "lrSchedule", values: ["exponential", "step"] }, integer("Rounds per decay by --decay-rate", 10, { min: 1 })),
+  warmupRounds: onlyWhen({ key: "lrSchedule", values: ["warmup-cosine"] }, integer("Rounds of linear warm-up from 0 to --lr", 5, { min: 1 })),
+  minLrFraction: onlyWhen(
+    { key: "lrSchedule", values: ["cosine", "warmup-cosine"] },
+    real("The cosine's final rate as a fraction of --lr", 0, { min: 0, max: 1 }),
+  ),
+};
+
+/** A fixed clip norm C > 0, or "adaptive" (Andrew et al. 2021): --dp-clip. */
+const clipNormOrAdaptive: OptionSpec<number | "adaptive"> = {
+  type: "number",
+  default: 1,
+  range: "number > 0 | adaptive",
+  description: "DP-FedAvg's clip norm of each client's whole update, or adaptive (a private quantile estimate)",
+  accepts: (value): value is number | "adaptive" => value === "adaptive" || (typeof value === "number" && Number.isFinite(value) && value > 0),
+};
+
+// Differential privacy (src/lib/algorithms/dp-fedavg.ts; docs/algorithms.md "DP-FedAvg").
+const dp = { key: "aggregator", values: ["dp"] };
+const adaptiveClip = { key: "dpClip", values: ["adaptive"] };
+const privacyOptions = {
+  dpClip: onlyWhen(dp, clipNormOrAdaptive),
+  dpNoise: onlyWhen(dp, real("DP noise multiplier z: the server adds N(0, (z C)^2) to the clipped sum", 1, { min: 0 })),
+  dpDelta: onlyWhen(dp, real("The delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
+  dpTargetEpsilon: onlyWhen(
+    dp,
+    mayChangeOnResume(real("Stop before the round whose epsilon would exceed this; 0 for no limit", 0, { min: 0 })),
+  ),
+  dpTargetQuantile: onlyWhen(adaptiveClip, real("Adaptive clipping: the quantile of update norms the clip tracks", 0.5, { min: 0, max: 1 })),
+  dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
+  dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
+};
+
+export const runOptions = {
+  rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
+  clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
+  clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
+  dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
+  minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
+  localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
+  batchSize: integer("Client minibatch size", 10, { min: 1 }),
+  lr: real("Client learning rate", 0.1, { min: 0, minExclusive: true }),
+  // An adaptive server step moves every weight by about serverLr at first (m / sqrt(v) is about
+  // 1), so 1 wrecks the model; 0.03 matches FedAvg's accuracy on MNIST after 5 rounds
+  // (docs/algorithms.md), within the range of Reddi et al. (2021).
+  serverLr: {
+    ...real("Server learning rate applied to the aggregated update", 1, { min: 0, minExclusive: true }),
+    defaultWhen: { key: "algorithm", values: ["fedadam", "fedyogi", "fedadagrad"], value: 0.03 },
+  },
+  partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet"]),
+  alpha: onlyWhen(
+    { key: "partition", values: ["dirichlet"] },
+    real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
+  ),
+  seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
+  backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "webgpu", "tensorflow"])),
+  engine: mayChangeOnResume({
+    ...text("Where chunks of clients run: local, or redis://host:port for BullMQ workers (fedtensor worker; docs/distributed.md)", "local"),
+    range: "local | redis://host:port",
+    accepts: (value): value is string => value === "local" || (typeof value === "string" && /^rediss?:\/\/[^/\s]+/.test(value)),
+  }),
+  engineTimeout: mayChangeOnResume(integer("Seconds a round waits for an unreachable Redis (with --engine) before it stops with FT319", 30, { min: 1 })),
+  out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
+  checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
+  keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),
+  resume: mayChangeOnResume(switchOption("Continue the run in --out from its latest checkpoint, with its config")),
+  overwrite: mayChangeOnResume(switchOption("Delete the metrics, checkpoints and plot of a previous run in --out first")),
+  algorithm: choice("Federated algorithm", [
+    "fedavg",
+    "fedsgd",
+    "fedprox",
+    "fedadam",
+    "fedyogi",
+    "fedadagrad",
+    "scaffold",
+    "diloco",
+    "fedavgm",
+  ]),
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
+  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+    "mnist",
+    "fashion-mnist",
+    "sotu",
+  ]),
+  evalEvery: mayChangeOnResume(integer("Rounds between evaluations on the test set", 1, { min: 1 })),
+  mu: onlyWhen(
+    { key: "algorithm", values: ["fedprox"] },
+    real("FedProx proximal term weight", 0.01, { min: 0 }),
+  ),
+  beta1: onlyWhen(
+    { key: "algorithm", values: adaptiveServerOptimisers },
+    real("Server optimiser first-moment decay", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  beta2: onlyWhen(
+    { key: "algorithm", values: ["fedadam", "fedyogi"] },
+    real("Server optimiser second-moment decay", 0.99, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  tau: onlyWhen(
+    { key: "algorithm", values: adaptiveServerOptimisers },
+    real("Server optimiser adaptivity, its epsilon", 0.001, { min: 0, minExclusive: true }),
+  ),
+  outerMomentum: onlyWhen(
+    { key: "algorithm", values: ["diloco"] },
+    real("DiLoCo outer Nesterov momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  serverMomentum: onlyWhen(
+    { key: "algorithm", values: ["fedavgm"] },
+    real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
+  ),
+  aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
+  ...privacyOptions,
+  ...clientOptions,
+};
+
+type RunOptions = typeof runOptions;
+export type RunOptionKey = keyof RunOptions;
+type ValueOf<S> = S extends OptionSpec<infer T> ? T : never;
+type ConditionalKey = {
+  [K in RunOptionKey]: RunOptions[K] extends { readonly onlyWhen: Condition } ? K : never;
+}[RunOptionKey];
+
+/** A validated run configuration; options that apply only to some algorithms are present only then. */
+export type RunConfig = {
+  readonly [K in Exclude<RunOptionKey, ConditionalKey>]: ValueOf<RunOptions[K]>;
+} & { readonly [K in ConditionalKey]?: ValueOf<RunOptions[K]> };
+
+/** Checks that involve several options; errors blame the first of `keys` that was given. */
+export const crossChecks: readonly {
+  readonly keys: readonly [RunOptionKey, ...RunOptionKey[]];
+  readonly problem: (config: Readonly<Record<string, unknown>>) => string | undefined;
+}[] = [
+  {
+    keys: ["model", "dataset"],
+    problem: ({ model, dataset }) =>
+      (model === "char") !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+        : undefined,
+  },
+  {
+    keys: ["warmupRounds", "rounds"],
+    problem: ({ warmupRounds, rounds }) =>
+      typeof warmupRounds === "number" && warmupRounds >= (rounds as number)
+        ? `the warm-up (${warmupRounds} rounds) must end before the last round (--rounds ${String(rounds)})`
+        : undefined,
+  },
+  {
+    keys: ["minClients", "clientsPerRound"],
+    problem: ({ minClients, clientsPerRound }) =>
+      Number(minClients) > Number(clientsPerRound)
+        ? `${String(minClients)} surviving clients can never come from ${String(clientsPerRound)} sampled per round (--clients-per-round)`
+        : undefined,
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["dpNoise", "clientsPerRound", "dpClip"],
+    problem: (given) => {
+      const config = given as unknown as PrivacyOptions;
+      if (config.dpClip !== "adaptive" || updateNoiseMultiplier(config) !== undefined) return undefined;
+      const countStddev = countStddevOf(config);
+      return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
+    },
+  },
+  {
+    keys: ["overwrite", "resume"],
+    problem: ({ resume, overwrite }) =>
+      resume === true && overwrite === true ? "--resume continues the run in --out, --overwrite deletes it: give one" : undefined,
+  },
+];
