@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 export interface TorchTimes {
   readonly seconds: number[];
   readonly version: string;
+  /** torch.get_num_threads() in the child. */
+  readonly threads: number;
   /** The new parameters and loss of its last round, by name. */
   readonly result: Record<string, Float32Array>;
 }
@@ -23,29 +25,48 @@ export function pythonWithTorch(): string | undefined {
   return ["python3", "/usr/bin/python3"].find((python) => spawnSync(python, ["-c", "import torch"], { stdio: "ignore" }).status === 0);
 }
 
+/** Which round PyTorch runs: the model, its parameter names in order, the form of the round (see the script), its threads. */
+export interface TorchRound {
+  readonly model: "2nn" | "cnn";
+  readonly keys: readonly string[];
+  readonly form: "sequential" | "vmap";
+  /** torch.set_num_threads; OpenBLAS's own threads follow it. */
+  readonly threads: number;
+}
+
 /**
- * Runs `rounds` PyTorch rounds on `arrays` (params w1..b3, x, y int32, count) after a warm-up.
- * OpenBLAS runs on one thread: for these small products its threads cost more than they save
- * (0.25 s against 0.47 s per round here).
+ * The 2NN's round as bench/fedavg-round.ts runs it: sequential, and OpenBLAS on one thread:
+ * for these small products its threads cost more than they save (0.25 s against 0.47 s per round here).
  */
-export function runTorch(python: string, arrays: Record<string, { data: Float32Array | Int32Array; shape: readonly number[] }>, lr: number, rounds: number): TorchTimes {
+export const MLP2NN_ROUND: TorchRound = { model: "2nn", keys: ["w1", "b1", "w2", "b2", "w3", "b3"], form: "sequential", threads: 1 };
+
+/** Runs `rounds` PyTorch rounds on `arrays` (the parameters by `round.keys`, x, y int32, count) after a warm-up. */
+export function runTorch(
+  python: string,
+  arrays: Record<string, { data: Float32Array | Int32Array; shape: readonly number[] }>,
+  lr: number,
+  rounds: number,
+  round: TorchRound,
+): TorchTimes {
   const folder = mkdtempSync(join(tmpdir(), "fedtensor-torch-"));
   try {
-    const meta: Record<string, unknown> = { lr };
+    const meta: Record<string, unknown> = { lr, model: round.model, keys: round.keys, form: round.form, threads: round.threads };
     for (const [name, { data, shape }] of Object.entries(arrays)) {
       writeFileSync(join(folder, `${name}.bin`), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       meta[name] = shape;
     }
     writeFileSync(join(folder, "meta.json"), JSON.stringify(meta));
-    const run = spawnSync(python, [script, folder, String(rounds)], { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: "1" } });
+    const threads = String(round.threads);
+    const env = { ...process.env, OPENBLAS_NUM_THREADS: threads, OMP_NUM_THREADS: threads };
+    const run = spawnSync(python, [script, folder, String(rounds)], { encoding: "utf8", env, maxBuffer: 1 << 24 });
     if (run.status !== 0) throw new Error(`the PyTorch script failed: ${run.stderr}`);
-    const { seconds, version } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { seconds: number[]; version: string };
+    const { seconds, version, threads: used } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { seconds: number[]; version: string; threads: number };
     const result: Record<string, Float32Array> = {};
-    for (const name of ["w1", "b1", "w2", "b2", "w3", "b3", "loss"]) {
+    for (const name of [...round.keys, "loss"]) {
       const bytes = readFileSync(join(folder, `out-${name}.bin`));
       result[name] = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     }
-    return { seconds, version, result };
+    return { seconds, version, threads: used, result };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
