@@ -66,6 +66,8 @@ function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inp
 
 export interface OnnxModel {
   readonly bytes: Uint8Array;
+  /** The main graph the bytes encode (which nodes the rules made). */
+  readonly graph: GraphProto;
   /** Input names, in the order of the program's graph inputs. */
   readonly inputs: readonly string[];
   /** Output names, in the order of the program's graph outputs. */
@@ -111,5 +113,5 @@ export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxM
     for (const info of [...graph.input, ...graph.output]) info.type.tensor_type.shape.dim[0] = { dim_param: face.batchDim };
   }
   graph.initializer = scope.initializers;
-  return { bytes: modelBytes(graph), inputs: graph.input.map((o) => o.name), outputs: graph.output.map((o) => o.name) };
+  return { bytes: modelBytes(graph), graph, inputs: graph.input.map((o) => o.name), outputs: graph.output.map((o) => o.name) };
 }
