@@ -9,13 +9,14 @@
  *                         a round takes minutes there)
  *   pytorch sequential    bench/fedavg_round_torch.py, clients one after another, autograd
  *   pytorch vmap          the same round with the clients batched by functorch's vmap(grad)
- * PyTorch runs on `--torch-threads` threads (2, the machine's cores, by default), from the same
- * initial parameters and data. Rounds alternate between the FedTensor variants; each PyTorch
+ * PyTorch runs on each of `--torch-threads` (2, the machine's cores, by default; a list such as
+ * 1,2 tries each: on a loaded machine OpenMP's 2 threads can lose to 1), from the same initial
+ * parameters and data; the fastest of its forms is the baseline. Rounds alternate between the FedTensor variants; each PyTorch
  * form runs its rounds in its own process after them. Reported: the median and fastest round
  * of each, the ratios to PyTorch's faster form, the achieved GFLOP/s (the round's multiply-adds
  * counted below, times two) and how far the new parameters of each variant are from PyTorch's.
  *
- * usage: node dist/bench/cnn-round.js [--rounds N] [--wasm] [--torch-threads N] [--torch-forms sequential,vmap]
+ * usage: node dist/bench/cnn-round.js [--rounds N] [--wasm] [--torch-threads 1,2] [--torch-forms sequential,vmap]
  */
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
@@ -127,12 +128,14 @@ if (python !== undefined) {
     y: { data: labels, shape: [clients, steps, batch] },
     count: { data: new Float32Array(clients).fill(examples), shape: [clients] },
   };
-  for (const form of values["torch-forms"].split(",") as TorchRound["form"][]) {
-    const round: TorchRound = { model: "cnn", keys, form, threads: Number(values["torch-threads"]) };
-    const run = runTorch(python, arrays, lr, rounds, round);
-    torchRuns[`pytorch ${form}`] = run;
-    times[`pytorch ${form}`] = run.seconds.map((s) => s * 1000);
-    results[`pytorch ${form}`] = run.result;
+  for (const threads of values["torch-threads"].split(",").map(Number)) {
+    for (const form of values["torch-forms"].split(",") as TorchRound["form"][]) {
+      const name = `pytorch ${form} ${threads}t`;
+      const run = runTorch(python, arrays, lr, rounds, { model: "cnn", keys, form, threads });
+      torchRuns[name] = run;
+      times[name] = run.seconds.map((s) => s * 1000);
+      results[name] = run.result;
+    }
   }
 }
 
@@ -150,7 +153,7 @@ for (const name of Object.keys(times)) {
   console.log(`  ${name.padEnd(20)}          ${(med[name]! / 1000).toFixed(2).padStart(6)}          ${(best[name]! / 1000).toFixed(2).padStart(6)}    ${gflops.toFixed(1).padStart(8)}`);
 }
 if (fastestTorch === undefined) console.log("  pytorch              not available (no python3 that imports torch; Debian: apt-get install python3-torch)");
-else console.log(`  (pytorch ${torchRuns[fastestTorch]!.version} with ${python} on ${torchRuns[fastestTorch]!.threads} threads; faster form: ${fastestTorch})`);
+else console.log(`  (pytorch ${torchRuns[fastestTorch]!.version} with ${python}; "2t": on 2 threads; fastest: ${fastestTorch})`);
 
 const ratio = (a: string, b: string | undefined, note = "") => {
   if (b === undefined || med[a] === undefined || med[b] === undefined) return;
@@ -158,7 +161,7 @@ const ratio = (a: string, b: string | undefined, note = "") => {
 };
 ratio("dsl onnx", fastestTorch, "   (target <= 1)");
 for (const name of torchNames.filter((n) => n !== fastestTorch)) ratio("dsl onnx", name);
-if (torchNames.length === 2) ratio(torchNames[1]!, torchNames[0]);
+for (const name of torchNames.slice(1)) ratio(name, torchNames[0]);
 ratio("dsl onnx", "dsl onnx no workers", "   (worker threads on / off)");
 ratio("dsl wasm", "dsl onnx");
 const reference = fastestTorch ?? "dsl onnx no workers";

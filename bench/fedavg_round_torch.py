@@ -4,7 +4,7 @@ the same model, initial parameters, data and hyperparameters.
 The bench writes the server parameters and the cohort's data to a folder as raw
 little-endian arrays (float32, labels int32) with a meta.json of their shapes, the model
 ("2nn" or "cnn"), the parameter names in order, the learning rate and the form of the round;
-this script runs `rounds` timed rounds after one warm-up and writes the new parameters and the
+this script runs `rounds` timed rounds after a warm-up on two clients and writes the new parameters and the
 mean training loss of the last round to the folder (for the bench to compare), then prints
 one JSON line: {"seconds": [...], "threads": n, "version": "..."}.
 
@@ -130,7 +130,8 @@ def main() -> None:
     y = load(folder, meta, "y", np.int32).long()
     counts = load(folder, meta, "count", np.float32)
     lr = meta["lr"]
-    fedavg_round(logits, params, x, y, counts, lr)  # warm-up
+    # Warm-up (thread pools, oneDNN's primitives, allocations) on two clients: a CNN round takes a minute here.
+    fedavg_round(logits, params, x[:2], y[:2], counts[:2], lr)
     seconds = []
     for _ in range(rounds):
         start = time.perf_counter()
