@@ -16,17 +16,17 @@ const ROTATIONS = [
 ] as const;
 const KS_PARITY = 0x1bd11bda;
 
-const u32 = (g: OnnxGraph, value: number): string => g.model.scalar("uint32", value >>> 0);
-const toU32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.UINT32 });
+export const u32 = (g: OnnxGraph, value: number): string => g.model.scalar("uint32", value >>> 0);
+export const toU32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.UINT32 });
 const toI32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.INT32 });
 
 /** Word `index` of the last axis of a key or counter [..., 2], as uint32 [...]. */
-function word(cx: OnnxContext, x: string, index: number): string {
+export function word(cx: OnnxContext, x: string, index: number): string {
   return toU32(cx.g, cx.g.op1("Gather", [x, cx.g.model.scalar("int64", index)], { axis: -1 }));
 }
 
 /** The 20 rounds on uint32 words (broadcast numpy-style): the output words (y0, y1). */
-function threefryRounds(g: OnnxGraph, k0: string, k1: string, x0: string, x1: string): [string, string] {
+export function threefryRounds(g: OnnxGraph, k0: string, k1: string, x0: string, x1: string): [string, string] {
   const ks = [k0, k1, g.op1("BitwiseXor", [g.op1("BitwiseXor", [k0, k1]), u32(g, KS_PARITY)])];
   let a = g.op1("Add", [x0, ks[0]!]);
   let b = g.op1("Add", [x1, ks[1]!]);
