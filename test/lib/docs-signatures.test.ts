@@ -18,6 +18,7 @@ import {
   fedSgdProgram,
   mlp2nn,
   scaffoldProgram,
+  secureFedAvgProgram,
 } from "../../src/lib/index.js";
 
 const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
@@ -30,6 +31,7 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     fedAvgM: fedAvgMProgram(mlp2nn),
     dpFedAvg: dpFedAvgProgram(mlp2nn),
     dpFedAvgAdaptive: dpFedAvgProgram(mlp2nn, { adaptive: true }),
+    secureFedAvg: secureFedAvgProgram(mlp2nn, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 }),
     fedSgd: fedSgdProgram(mlp2nn),
     fedProx: fedProxProgram(mlp2nn),
     fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),
