@@ -4,7 +4,13 @@
  */
 import { describe, expect, test } from "vitest";
 import { atClients, atServer, broadcast, f32, FedTensorError, grad, i32, jvp, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
+import { primitives } from "../../src/ir/primitives.js";
 import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
+import { onnxRules } from "../../src/lower/onnx/model.js";
+import { tfjsRules } from "../../src/lower/tfjs-rules.js";
+import { batchRules } from "../../src/transform/batch-rules.js";
+import { jvpRules } from "../../src/transform/jvp-rules.js";
+import { vjpRules } from "../../src/transform/vjp-rules.js";
 import { mapReduceForm } from "../../src/transform/mapreduce.js";
 import { webgpu } from "../helpers/test-backends.js";
 import { BACKENDS, runOn } from "../random/helpers.js";
@@ -26,6 +32,13 @@ async function ftMessage(run: () => unknown): Promise<string> {
   }
   throw new Error("expected an FT error");
 }
+
+test("secure_sum has typing, batching, jvp and vjp rules; its batched form both lowerings", () => {
+  expect(primitives.secure_sum).toBeDefined();
+  for (const [table, rules] of Object.entries({ batchRules, jvpRules, vjpRules })) expect(rules.secure_sum, table).toBeDefined();
+  expect(tfjsRules.secure_sum_clients).toBeDefined();
+  expect(onnxRules.secure_sum_clients).toBeDefined();
+});
 
 describe("the sum", () => {
   const clients = 9;
