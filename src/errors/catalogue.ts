@@ -41,7 +41,7 @@ export const catalogue = {
     message: "{op}() takes CLIENTS values, got {got}",
     explanation:
       "The reductions (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, " +
-      "aggregate) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
+      "aggregate, secureSum) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
       "local value has no members to combine.",
     fix:
       "Reduce a CLIENTS value, such as the result of map(...). If the value is already at the " +

@@ -69,21 +69,22 @@ function pairKey(key: readonly [number, number], a: number, d: number): [number,
  * out client-major (clients x size).
  */
 export function maskedValues(quantized: ArrayLike<number>, clients: number, size: number, key: readonly [number, number], a: SecureSumAttrs): Int32Array {
-  const modulus = 2 ** a.bits;
-  const low = modulus - 1;
-  const acc = Float64Array.from(quantized);
-  const words = new Float64Array(clients * size);
+  const low = 2 ** a.bits - 1;
+  // Reduced mod 2^bits after every distance: acc + word - word lies in (-2^30, 2^31), an
+  // exact int32 whose two's-complement low bits are the floor remainder.
+  const acc = Int32Array.from(quantized, (q) => q & low);
+  const words = new Int32Array(clients * size);
   for (let d = 1; d <= maskDistances(clients, a.neighbours); d++) {
     for (let i = 0; i < clients; i++) {
       const bits = randomBits(Int32Array.from(pairKey(key, i, d)), size);
       for (let j = 0; j < size; j++) words[i * size + j] = bits[j]! & low;
     }
     for (let i = 0; i < clients; i++) {
-      const from = ((i - d) % clients + clients) % clients;
-      for (let j = 0; j < size; j++) acc[i * size + j]! += words[i * size + j]! - words[from * size + j]!;
+      const from = (((i - d) % clients) + clients) % clients;
+      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[i * size + j]! - words[from * size + j]!) & low;
     }
   }
-  return Int32Array.from(acc, (v) => ((v % modulus) + modulus) % modulus);
+  return acc;
 }
 
 /** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */

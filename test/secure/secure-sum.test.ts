@@ -3,7 +3,8 @@
  * input looks uniform on [0, 2^bits), and bad ranges, overflows and misuses have their FT codes.
  */
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, broadcast, f32, FedTensorError, grad, i32, jvp, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
+import type * as FedTensor from "../../src/index.js";
+import { atClients, atServer, broadcast, f32, FedTensorError, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
 import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
 import { onnxRules } from "../../src/lower/onnx/model.js";
@@ -81,6 +82,37 @@ describe("the sum", () => {
       expect(await runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6]] })).toEqual({ single: [4, 5, 6], shared: [1, 2, 3] });
       expect((await runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6], [0, 1, 2]] })).shared).toEqual([2, 4, 6]);
     }
+  });
+});
+
+describe("programs with a secure sum", () => {
+  test("reload from their JSON IR, which names the primitive secure_sum with its attributes", async () => {
+    const p = program({ key: atServer(i32([2])), n: atClients(i32([2])) }, ({ key, n }) => ({ s: secureSum(n, { bits: 16, key, range: [0, 9], neighbours: 2 }) }));
+    const node = p.ir.graph.nodes.find((n) => n.op === "secure_sum");
+    expect(node?.attrs).toEqual({ bits: 16, neighbours: 2, low: 0, high: 9, scale: 1 });
+    const reloaded = loadProgram(JSON.stringify(p));
+    const inputs = { key: [3, 1], n: [[1, 2], [3, 4], [5, 6]] };
+    expect(await runOn("onnx", reloaded as never, inputs)).toEqual({ s: [9, 12] });
+  });
+
+  // Workers run the compiled worker script, so this test uses the compiled library in dist/
+  // (npm test builds it first), as test/random/clients.test.ts does.
+  test("run the same when worker threads share the clients of a per-client loop", async () => {
+    const ft = (await import(`${"../../dist/src"}/index.js`)) as typeof FedTensor;
+    // A matmul of per-client values makes onnx on the CPU run map() as a client loop the workers split.
+    const p = ft.program({ key: ft.atServer(ft.i32([2])), x: ft.atClients(ft.f32([3])) }, ({ key, x }) =>
+      ft.secureSum(ft.map((xm) => ft.matmul(ft.reshape(xm, [3, 1]), ft.reshape(xm, [1, 3])), x), { bits: 24, key, range: [0, 100], scale: 1000 }),
+    );
+    const inputs = { key: [1, 2], x: Array.from({ length: 8 }, (_, c) => [1, c, 2]) };
+    const sums = [];
+    for (const options of [{ backend: "onnx", workers: 0 }, { backend: "onnx", workers: 2 }, { backend: "wasm", workers: 2 }] as const) {
+      const out = await p.run(inputs, options);
+      sums.push(Array.from(await out.data()));
+      out.dispose();
+    }
+    // sum over c of [1, c, 2]^T [1, c, 2]: c sums to 28 and c^2 to 140 over the 8 clients.
+    const expected = [8, 28, 16, 28, 140, 56, 16, 56, 32];
+    for (const got of sums) expect(got).toEqual(expected);
   });
 });
 
