@@ -22,7 +22,7 @@
  *
  * Limits: bits <= 30, so that q + mask < 2^31 and every masked value is an exact int32 word on
  * every backend; sums of masked values are taken in int64 (onnx) or float64 (host), exact
- * for any cohort below 2^22 clients.
+ * for any cohort below 2^23 clients (n 2^30 < 2^53).
  */
 import { ftError } from "../errors/error.js";
 import { randomBits, threefry2x32 } from "./threefry.js";
