@@ -7,7 +7,10 @@ import type * as FedTensor from "../../src/index.js";
 import { atClients, atServer, broadcast, f32, FedTensorError, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
 import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
-import { onnxRules } from "../../src/lower/onnx/model.js";
+import { ModelScope, OnnxGraph, valueInfo } from "../../src/lower/onnx/graph.js";
+import { modelBytes, onnxRules } from "../../src/lower/onnx/model.js";
+import { maskedValueNodes } from "../../src/lower/onnx/secure.js";
+import { onnxRuntime } from "../../src/lower/onnx/session.js";
 import { tfjsRules } from "../../src/lower/tfjs-rules.js";
 import { batchRules } from "../../src/transform/batch-rules.js";
 import { jvpRules } from "../../src/transform/jvp-rules.js";
@@ -145,6 +148,23 @@ describe("what the server sees", () => {
       }
     });
   }
+
+  test("the onnx lowering's masked values are the definition's, bit for bit", async () => {
+    const ort = await onnxRuntime();
+    const [n, m] = [7, 33];
+    const q = Array.from({ length: n * m }, (_, i) => (i * 7919) % 1000);
+    for (const neighbours of [null, 2, 4]) {
+      const g = new OnnxGraph(new ModelScope());
+      const masked = maskedValueNodes(g, "q", "key", n, m, { bits, neighbours });
+      const graph = g.finish("masks", [valueInfo("q", "int64", [n, m]), valueInfo("key", "int32", [2])], [{ name: masked, type: "int64", shape: [n, m] }]);
+      graph.initializer = g.model.initializers;
+      const session = await ort.InferenceSession.create(modelBytes(graph));
+      const feeds = { q: new ort.Tensor("int64", BigInt64Array.from(q, BigInt), [n, m]), key: new ort.Tensor("int32", Int32Array.of(-5, 123456789), [2]) };
+      const out = (await session.run(feeds))[graph.output[0]!.name]!.data as BigInt64Array;
+      expect(Array.from(out, Number), String(neighbours)).toEqual(Array.from(maskedValues(q, n, m, [-5, 123456789], attrs(neighbours))));
+      await session.release();
+    }
+  });
 
   test("with k neighbours a client's mask involves only its k ring neighbours", () => {
     // With 2 neighbours client 1 pairs with clients 0 and 2 only, under pair keys that do not

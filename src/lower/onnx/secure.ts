@@ -12,17 +12,39 @@ import { DataType } from "./proto.js";
 import { threefryRounds, u32, word } from "./random.js";
 import { inShape, outShape, reshape, type OnnxContext, type OnnxRule } from "./rules.js";
 
+const reshapeTo = (g: OnnxGraph, x: string, shape: readonly number[]): string => g.op1("Reshape", [x, g.model.ints(shape)]);
+
 /** `size` randomBits words of each of C keys (p0, p1 uint32 [C]): uint32 [C, size]. */
-function wordsOf(cx: OnnxContext, [p0, p1]: [string, string], clients: number, size: number): string {
-  const g = cx.g;
+function wordsOf(g: OnnxGraph, [p0, p1]: [string, string], clients: number, size: number): string {
   const blocks = Math.ceil(size / 2);
   const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
-  const column = (w: string) => reshape(cx, w, [clients, 1]);
-  const [y0, y1] = threefryRounds(g, column(p0), column(p1), counters, u32(g, 0));
+  const [y0, y1] = threefryRounds(g, reshapeTo(g, p0, [clients, 1]), reshapeTo(g, p1, [clients, 1]), counters, u32(g, 0));
   const last = g.model.ints([-1]);
   const pairs = g.op1("Concat", [g.op1("Unsqueeze", [y0, last]), g.op1("Unsqueeze", [y1, last])], { axis: -1 });
-  const flat = reshape(cx, pairs, [clients, 2 * blocks]);
+  const flat = reshapeTo(g, pairs, [clients, 2 * blocks]);
   return 2 * blocks === size ? flat : g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([size]), g.model.ints([1])]);
+}
+
+/**
+ * Each client's masked values (q_i + mask_i) mod 2^bits as int64 [C, m], from the quantized
+ * values q (int64 [C, m]) and the key (int32 [2]): maskedValues of src/ir/secure-sum.ts.
+ */
+export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: number, size: number, a: Pick<SecureSumAttrs, "bits" | "neighbours">): string {
+  const low = 2 ** a.bits - 1;
+  let acc = q;
+  const distances = maskDistances(clients, a.neighbours);
+  if (distances > 0 && size > 0) {
+    const iota = g.model.constant("uint32", [clients], Array.from({ length: clients }, (_, i) => i));
+    // foldIn(key, a) for every client a, then foldIn(., d) per distance: the pair keys.
+    const [c0, c1] = threefryRounds(g, word(g, key, 0), word(g, key, 1), iota, u32(g, 1));
+    for (let d = 1; d <= distances; d++) {
+      const pair = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1));
+      const words = g.op1("Cast", [g.op1("BitwiseAnd", [wordsOf(g, pair, clients, size), u32(g, low)])], { to: DataType.INT64 });
+      const from = Array.from({ length: clients }, (_, i) => (((i - d) % clients) + clients) % clients);
+      acc = g.op1("Add", [acc, g.op1("Sub", [words, g.op1("Gather", [words, g.model.ints(from)], { axis: 0 })])]);
+    }
+  }
+  return g.op1("BitwiseAnd", [acc, g.model.scalar("int64", low)]);
 }
 
 /** The quantized values (int64 [C, m]) and the count of values outside [low, high] (int64 []). */
@@ -41,7 +63,7 @@ function quantized(g: OnnxGraph, x: string, dtype: SecureDType, a: SecureSumAttr
 }
 
 export const onnxSecureRules: Record<string, OnnxRule> = {
-  secure_sum_clients: (node, cx) => {
+  secure_sum_clients: (node, cx: OnnxContext) => {
     const g = cx.g;
     const a = node.attrs as unknown as SecureSumAttrs;
     const dtype = cx.types[node.inputs[0]!]!.dtype as SecureDType;
@@ -50,23 +72,8 @@ export const onnxSecureRules: Record<string, OnnxRule> = {
     checkCapacity("secureSum", clients, dtype, a);
     const { q, outside } = quantized(g, reshape(cx, cx.name(node.inputs[0]!), [clients, size]), dtype, a);
     g.checks.push({ value: outside, fail: (count) => outOfRange("secureSum", count, a) });
-
+    const masked = maskedValueNodes(g, q, cx.name(node.inputs[1]!), clients, size, a);
     const low = g.model.scalar("int64", 2 ** a.bits - 1);
-    let acc = q;
-    const distances = maskDistances(clients, a.neighbours);
-    if (distances > 0 && size > 0) {
-      const key = cx.name(node.inputs[1]!);
-      const iota = g.model.constant("uint32", [clients], Array.from({ length: clients }, (_, i) => i));
-      // foldIn(key, a) for every client a, then foldIn(., d) per distance: the pair keys.
-      const [c0, c1] = threefryRounds(g, word(cx, key, 0), word(cx, key, 1), iota, u32(g, 1));
-      for (let d = 1; d <= distances; d++) {
-        const pair = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1));
-        const words = g.op1("Cast", [g.op1("BitwiseAnd", [wordsOf(cx, pair, clients, size), u32(g, 2 ** a.bits - 1)])], { to: DataType.INT64 });
-        const from = Array.from({ length: clients }, (_, i) => (((i - d) % clients) + clients) % clients);
-        acc = g.op1("Add", [acc, g.op1("Sub", [words, g.op1("Gather", [words, g.model.ints(from)], { axis: 0 })])]);
-      }
-    }
-    const masked = g.op1("BitwiseAnd", [acc, low]);
     const sum = g.op1("BitwiseAnd", [g.op1("ReduceSum", [masked, g.model.ints([0])], { keepdims: 0 }), low]);
     const result =
       dtype === "float32"
