@@ -180,7 +180,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+  const algorithmName = (config.aggregator ?? "fedavg") === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
   const plotTitle = {
     name: `${algorithmName} ${model.name}`,
     title: `${algorithmName} on ${config.dataset} (${model.name})`,
