@@ -51,7 +51,7 @@ export type AflLambda<N extends number> = Tensor<[N], "float32", "server">;
 export type AflProgram<M extends AnyModel, N extends number = number> = RoundProgram<
   M,
   { readonly aflLr: ScalarSpec; readonly lambda: TensorSpec<[N], "float32", "server">; readonly client: TensorSpec<[], "int32", "clients"> },
-  { lambda: AflLambda<N> }
+  { lambda: AflLambda<N>; worstLoss: ServerScalar }
 >;
 
 /**
@@ -72,7 +72,7 @@ export function projectToSimplex(v: Value, n: number): Value {
 export function afl<M extends AnyModel, const N extends number>(
   model: M,
   options: AflOptions & { readonly clients: N },
-): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N> }, AflClientData> {
+): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData> {
   return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers)) as never;
 }
 
