@@ -15,18 +15,16 @@
  * The cohort's clients are named by a CLIENTS input `client` (their positions 0..N-1), from
  * which each client picks its lambda_k and places its loss in the ascent direction.
  */
-import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
 import type { RunInputs, RunOutputs } from "../../front/program.js";
 import { cumsum, sort } from "../../front/sequence-ops.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { RunOptions } from "../../runtime/run.js";
-import type { TensorSpec } from "../../../types/tensor.js";
-import { CheckedProgram } from "./checked-inputs.js";
+import type { Tensor, TensorSpec } from "../../../types/tensor.js";
+import { CheckedProgram, valuesOf } from "./checked-inputs.js";
 import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
-import type { Tensor } from "../../../types/tensor.js";
 
 export interface AflOptions extends ClientTrainingOptions {
   /** N: the number of clients (domains) lambda weighs; the `client` input names them 0..N-1. */
@@ -77,13 +75,8 @@ export function afl<M extends AnyModel, const N extends number>(
 }
 
 /** One AFL round on traced values. */
-export function aflRound(
-  model: AnyModel,
-  options: AflOptions,
-  params: Value,
-  data: AflClientData,
-  { lr, aflLr, lambda }: AflHypers<Value>,
-): { params: Value; loss: Value; lambda: Value; worstLoss: ServerScalar } {
+export function aflRound(model: AnyModel, options: AflOptions, params: Value, data: AflClientData, hypers: AflHypers<Value>): { params: Value; loss: Value; lambda: Value; worstLoss: Value } {
+  const { lr, aflLr, lambda } = hypers;
   const n = options.clients;
   const local = ops.map(
     (w: Value, weights: Value, client: Value, x: Value, y: Value, mask: Value) => {
@@ -112,7 +105,7 @@ export function aflRound(
 
 /** FT302 unless every client position is an integer in [0, N): one outside would get no weight, silently. */
 async function checkClients(client: unknown, n: number, what: string): Promise<void> {
-  const values = client instanceof tf.Tensor ? ((await client.data()) as ArrayLike<number>) : ((client as { data?: ArrayLike<number> } | undefined)?.data ?? (Array.isArray(client) ? client : undefined));
+  const values = await valuesOf(client);
   if (values === undefined) return; // malformed: the runtime's FT302 says what is wrong
   for (let i = 0; i < values.length; i++) {
     const k = values[i]!;
