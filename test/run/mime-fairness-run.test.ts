@@ -1,14 +1,24 @@
 /**
  * `fedtensor run --algorithm mime | mimelite | qffl | afl`: each trains, its server state
  * (Mime's base optimiser state, AFL's lambda) is checkpointed, and a run stopped after 2 rounds
- * and resumed ends exactly where an uninterrupted run of 4 ends. Their options are checked
- * like every other (FT305).
+ * and resumed ends exactly where an uninterrupted run of 4 ends. MimeLite and q-FFL stream
+ * their cohort in chunks like FedAvg; Mime (two exchanges) runs it whole. Their options are
+ * checked like every other (FT305).
  */
 import { describe, expect, test } from "vitest";
+import { initialMimeState, mimeProgram } from "../../src/lib/algorithms/mime.js";
+import { qfflProgram } from "../../src/lib/algorithms/qffl.js";
+import { labelledDataset } from "../../src/lib/data/dataset.js";
+import { federate, roundCohort, sampleRound } from "../../src/lib/data/federated.js";
+import { partitionIid } from "../../src/lib/data/partition.js";
+import { Rng } from "../../src/lib/random.js";
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
+import { cohortData, runOnCohort } from "../../src/lib/run/cohort.js";
+import { cachedForm } from "../../src/runtime/mapreduce.js";
 import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
+import { host, read, tiny } from "../lib/helpers.js";
 import { tempDir } from "./temp-dir.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 4, batchSize: 100, checkpointEvery: 1, seed: 7 } as const;
@@ -65,3 +75,32 @@ describe("their options", () => {
     await expect(loadRunConfig(["--algorithm", "mime", "--mime-optimizer", "lion"])).rejects.toThrow("FT305: --mime-optimizer");
   });
 });
+
+describe("chunked cohorts", () => {
+  const x = Float32Array.from({ length: 240 * 2 }, (_, i) => Math.sin(i * 0.7));
+  const y = Int32Array.from({ length: 240 }, (_, i) => (x[2 * i]! + x[2 * i + 1]! > 0 ? 1 : 0));
+  const train = labelledDataset("train", { x, y, featureShape: [2], numClasses: 2 });
+  const data = federate(train, train, partitionIid(240, 12, Rng.fromSeed(4)));
+  const roundOptions = { rng: Rng.fromSeed(2), round: 1, clientsPerRound: 8, batchSize: 5 };
+  const params = { w: host([2, 2], [0.3, -0.2, 0.1, 0.4]), b: host([2], [0.05, -0.05]) };
+  const settings = { chunkClients: 3, options: { backend: "onnx" } } as const;
+  const rounds = {
+    mimelite: { program: mimeProgram(tiny, "mimelite"), inputs: { params, lr: 0.1, serverLr: 1, state: initialMimeState(tiny, params) }, streams: true },
+    qffl: { program: qfflProgram(tiny), inputs: { params, lr: 0.3, q: 1 }, streams: true },
+    mime: { program: mimeProgram(tiny, "mime"), inputs: { params, lr: 0.1, serverLr: 1, state: initialMimeState(tiny, params) }, streams: false },
+  };
+
+  test.each(Object.entries(rounds))("%s: chunks of 3 give the whole round's result", async (_name, { program, inputs, streams }) => {
+    const whole = await read(await program.run({ ...inputs, ...cohortData(roundCohort(data, roundOptions)) } as never));
+    const chunked = await read(await runOnCohort(program as never, inputs, sampleRound(data, roundOptions), settings));
+    if (streams) {
+      expect(() => cachedForm(program.ir, 8)).not.toThrow();
+      const flat = (t: unknown): number[] => (typeof t === "number" ? [t] : Object.values(t as object).flatMap(flat));
+      flat(chunked).forEach((v, i) => expect(Math.abs(v - flat(whole)[i]!)).toBeLessThanOrEqual(2e-6 * Math.max(1, Math.abs(flat(whole)[i]!))));
+    } else {
+      expect(() => cachedForm(program.ir, 8)).toThrow(/^FT313/);
+      expect(chunked).toEqual(whole);
+    }
+  });
+});
+
