@@ -9,7 +9,7 @@ import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text,
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -76,6 +76,33 @@ const secureOptions = {
   secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
 };
 
+// Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
+const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
+const mimeAndFairnessOptions = {
+  mimeOptimizer: onlyWhen(
+    mimeFamily,
+    choice("Mime's base optimiser: its state lives at the server (moved by the full-batch gradient), clients apply it frozen", [
+      "momentum",
+      "sgd",
+      "nesterov",
+      "adam",
+      "adamw",
+      "adagrad",
+      "rmsprop",
+      "yogi",
+    ]),
+  ),
+  mimeMomentum: onlyWhen({ key: "mimeOptimizer", values: ["momentum", "nesterov"] }, real("Momentum of Mime's base optimiser", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  q: onlyWhen(
+    { key: "algorithm", values: ["qffl"] },
+    real("q-FFL's fairness exponent: 0 weighs clients alike (FedAvg); larger q favours the clients with the highest loss", 1, { min: 0 }),
+  ),
+  aflLr: onlyWhen(
+    { key: "algorithm", values: ["afl"] },
+    real("AFL: step size of the projected ascent on the mixture weights lambda (one per client)", 0.001, { min: 0 }),
+  ),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -121,6 +148,10 @@ export const runOptions = {
     "scaffold",
     "diloco",
     "fedavgm",
+    "mime",
+    "mimelite",
+    "qffl",
+    "afl",
   ]),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
   dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
@@ -157,6 +188,7 @@ export const runOptions = {
   ...privacyOptions,
   ...secureOptions,
   ...clientOptions,
+  ...mimeAndFairnessOptions,
 };
 
 type RunOptions = typeof runOptions;
