@@ -11,6 +11,7 @@ import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
 import { prim, primOutputs, reducedAxes } from "./emit.js";
+import { robustBatchRules } from "./robust-batch-rules.js";
 
 export interface BatchContext {
   readonly node: Node;
@@ -267,6 +268,7 @@ export const batchRules: Record<string, BatchRule> = {
   uniform_from_bits: elementwise,
   normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
+  ...robustBatchRules,
 };
 
 /**
