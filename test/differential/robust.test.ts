@@ -58,9 +58,9 @@ test("the median of an even cohort is the mean of the two middle clients", async
 
 test("norm clipping and zeroing bound each client's whole update tree", async () => {
   const p = program({ x: atClients(f32([2])), y: atClients(f32([])) }, ({ x, y }) => ({
-    clipped: map((a: typeof x, b: typeof y) => clipByNorm({ a, b }, 5), x, y),
-    zeroed: map((a: typeof x, b: typeof y) => zeroAboveNorm({ a, b }, 5), x, y),
-    norms: map((a: typeof x, b: typeof y) => globalNorm({ a, b }), x, y),
+    clipped: map((a, b) => clipByNorm({ a, b }, 5), x, y),
+    zeroed: map((a, b) => zeroAboveNorm({ a, b }, 5), x, y),
+    norms: map((a, b) => globalNorm({ a, b }), x, y),
   }));
   // Client 0: (3, 4, 0), norm 5, kept; client 1: (6, 8, 0), norm 10, halved or zeroed.
   const out = data(await checkAgreement({ program: p, code: "norm-bounds", inputs: { x: [[3, 4], [6, 8]], y: [0, 0] }, clients: 2 }, ["cpu", "wasm", "onnx"]));
