@@ -26,6 +26,7 @@ import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
+import { isRobustRun, robustRound } from "./robust.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -215,6 +216,18 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
   };
 }
 
+/** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */
+function robustRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const robust = robustRound(model, config, clientTraining(config));
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round, engine }) {
+      const out = await robust.run(state.params, cohort, cfg, round, engine !== undefined);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
+    },
+  };
+}
+
 const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => RoundRunner>> = {
   fedavg: (model, config) => plainRunner(fedAvgProgram(model, clientTraining(config)) as never),
   fedsgd: (model) => plainRunner(fedSgdProgram(model) as never),
@@ -232,6 +245,7 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
 
 export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {
   if (config.aggregator === "dp") return dpRunner(model, config);
+  if (isRobustRun(config)) return robustRunner(model, config);
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return make(model, config);
