@@ -6,28 +6,12 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { expect, test } from "vitest";
-import { add, f32, matmul } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { robustFedAvgProgram, type RobustFedAvgOptions } from "../../src/lib/algorithms/robust-fedavg.js";
-import type { Model } from "../../src/lib/models/model.js";
+import { batchInputs, separableCohort, tiny } from "./helpers.js";
 
-const tiny: Model<{ w: ReturnType<typeof f32<[4, 3]>>; b: ReturnType<typeof f32<[3]>> }, [4], 3> = {
-  name: "tiny",
-  params: { w: f32([4, 3]), b: f32([3]) },
-  inputShape: [4],
-  classes: 3,
-  logits: (p, x) => add(matmul(x, p.w), p.b),
-  init: () => ({ w: { shape: [4, 3], data: new Float32Array(12) }, b: { shape: [3], data: new Float32Array(3) } }),
-};
-
-const [clients, steps, batch] = [3, 2, 4];
-const data = () => ({
-  x: tf.randomNormal([clients, steps, batch, 4], 0, 1, "float32", 7),
-  y: tf.tensor(Array.from({ length: clients * steps * batch }, (_, i) => i % 3), [clients, steps, batch], "int32"),
-  mask: tf.ones([clients, steps, batch]),
-  count: tf.tensor([8, 8, 8]),
-});
-const params = () => ({ w: tf.fill([4, 3], 0.1), b: tf.zeros([3]) });
+const data = () => batchInputs(separableCohort([8, 8, 8], 4));
+const params = () => ({ w: tf.fill([2, 2], 0.1), b: tf.zeros([2]) });
 
 async function weights(options: RobustFedAvgOptions, malicious: number[], attackScale = 1, backend = "onnx"): Promise<number[]> {
   const out = await robustFedAvgProgram(tiny, options).run({ params: params(), ...data(), lr: 0.1, malicious, attackScale, key: [0, 1], round: 1 }, { backend });
