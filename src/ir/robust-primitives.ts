@@ -20,11 +20,12 @@ import { isAtClients } from "./placement.js";
 import { printType } from "./print.js";
 import type { PrimitiveRule, ValueType } from "./types.js";
 
-/** The user-facing name of each selection, for messages and the printed IR. */
-export const robustAggregatorNames: Readonly<Record<string, string>> = {
-  federated_trim_mask: "reduceTrimmedMean",
-  federated_krum_mask: "krum",
-};
+/** The operation a robust selection node comes from (reduceMedian, reduceTrimmedMean, krum), or undefined for other nodes. */
+export function robustAggregatorOf(node: { readonly op: string; readonly attrs: { readonly [key: string]: unknown } }): string | undefined {
+  if (node.op === "federated_krum_mask") return "krum";
+  if (node.op === "federated_trim_mask") return node.attrs.trim === "median" ? "reduceMedian" : "reduceTrimmedMean";
+  return undefined;
+}
 
 function requireClientsFloat(op: string, x: ValueType): void {
   if (x.placement === "member") throw ftError("FT105", { op });

@@ -20,5 +20,5 @@ test("robust aggregators print in TFF notation next to the plain intrinsics", ()
     "federated_krum<f=1,m=2>: (<{f32[3]}@CLIENTS,{f32[]}@CLIENTS> -> <f32[3]@SERVER,f32[]@SERVER>)",
     "federated_mean: ({f32[]}@CLIENTS -> f32[]@SERVER)",
   ]);
-  expect(() => mapReduceForm(p.ir)).toThrow(/FT315: reduceTrimmedMean: it compares every client with the others, so it needs the whole cohort at once/);
+  expect(() => mapReduceForm(p.ir)).toThrow(/FT315: reduceMedian: it compares every client with the others, so it needs the whole cohort at once/);
 });
