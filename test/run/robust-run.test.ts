@@ -7,7 +7,9 @@
 import { describe, expect, test } from "vitest";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
-import { maliciousClients } from "../../src/lib/run/robust.js";
+import { maliciousClients, robustRound } from "../../src/lib/run/robust.js";
+import { modelFor } from "../../src/lib/run/setup.js";
+import type { RoundSample } from "../../src/lib/data/federated.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -49,6 +51,14 @@ describe("fedtensor run with robust aggregation", () => {
       "FT322: --aggregator median needs every client's update at once: --chunk-clients 2 is smaller than the cohort of 5; give --chunk-clients 5 or more",
     );
   }, 60_000);
+
+  test("a round given to workers (--engine) is FT322: each worker would see one chunk", async () => {
+    const cfg = config({ aggregator: "krum", engine: "redis://127.0.0.1:1" });
+    const cohort = { clients: Int32Array.of(3, 1, 4, 5, 9) } as unknown as RoundSample;
+    await expect(robustRound(modelFor(cfg), cfg, {}).run({}, cohort, cfg, 1, true)).rejects.toThrow(
+      "FT322: --aggregator krum needs every client's update at once: --engine redis://127.0.0.1:1 gives each worker a chunk of the cohort; run without --engine",
+    );
+  });
 
   test("options that do not go together are FT305", () => {
     expect(() => config({ aggregator: "median", algorithm: "fedprox" })).toThrow(/FT305.*robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not fedprox/);
