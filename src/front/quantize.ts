@@ -34,7 +34,7 @@ export function stochasticQuantize<T extends TreeLike>(x: T, key: Tensor<[2], "i
   const op = "stochasticQuantize";
   const b = (options as QuantizeOptions | undefined)?.bits;
   if (typeof b !== "number" || !Number.isInteger(b) || b < 1 || b > 16) {
-    throw ftError("FT322", { what: `${op}() bits`, why: `the bits per coordinate must be a whole number from 1 to 16, got ${String(b)}` });
+    throw ftError("FT302", { what: `${op}() bits`, why: `the bits per coordinate must be a whole number from 1 to 16, got ${String(b)}` });
   }
   const graph = currentGraph(op);
   const emit = (primitive: string, inputs: Tracer[], attrs = {}) => graph.emit(primitive, inputs, attrs, op)[0]!;

@@ -110,12 +110,12 @@ function scaledByNorm<T>(op: string, x: T, maxNorm: unknown, factor: (norm: Trac
  * norm bounding of Sun et al. 2019 ("Can You Really Backdoor Federated Learning?") and the
  * clipping of DP-FedAvg. Use it inside map() before any reduction.
  */
-export function clipByNorm<T extends TreeLike>(x: T, maxNorm: number | TreeLike): T {
+export function clipByNorm<T extends TreeLike>(x: T, maxNorm: number | Tensor<[], "float32">): T {
   return scaledByNorm("clipByNorm", x, maxNorm, (norm, bound) => emitBinary("div", "clipByNorm", bound, emitBinary("maximum", "clipByNorm", norm, bound)));
 }
 
 /** A client's update left as it is when its global L2 norm is at most maxNorm, zeroed otherwise (norm zeroing). */
-export function zeroAboveNorm<T extends TreeLike>(x: T, maxNorm: number | TreeLike): T {
+export function zeroAboveNorm<T extends TreeLike>(x: T, maxNorm: number | Tensor<[], "float32">): T {
   const op = "zeroAboveNorm";
   return scaledByNorm(op, x, maxNorm, (norm, bound) => currentGraph(op).emit("cast", [emitBinary("less_equal", op, norm, bound)], { dtype: "float32" }, op)[0]!);
 }
