@@ -1,14 +1,17 @@
 /**
  * The robust aggregators (src/front/robust.ts) against values worked out by hand, on the
- * reference interpreter and on cpu, wasm and onnx (the batched path: sorts, a Gram matrix and
- * comparisons along the client axis), with their gradients.
+ * reference interpreter and on cpu, wasm and onnx, and webgpu where Dawn finds an adapter (the
+ * batched path: sorts, a Gram matrix and comparisons along the client axis), with their
+ * gradients.
  */
 import { expect, test } from "vitest";
 import * as ft from "../../src/index.js";
+import { webgpu } from "../helpers/test-backends.js";
 import { checkAgreement } from "./harness.js";
 
 const { atClients, f32, grad, krum, map, program, reduceMedian, reduceTrimmedMean, sum, mul, clipByNorm, zeroAboveNorm, globalNorm } = ft;
 
+const backends = ["cpu", "wasm", "onnx", ...(webgpu.available ? (["webgpu"] as const) : [])] as const;
 const data = (tree: unknown) => tree as Record<string, { data: Float64Array }>;
 const values = (t: { data: Float64Array }) => Array.from(t.data);
 
@@ -29,7 +32,7 @@ test("median, trimmed mean and Krum of five clients match the values worked out 
     gradKrum: grad((v: typeof x) => sum(krum(v, { byzantine: 1, select: 2 })))(x),
   }));
   const y = [0, 1, 2, 3, 4];
-  const out = data(await checkAgreement({ program: p, code: "robust", inputs: { x, y }, clients: 5 }, ["cpu", "wasm", "onnx"]));
+  const out = data(await checkAgreement({ program: p, code: "robust", inputs: { x, y }, clients: 5 }, backends));
   // Coordinate 0 sorted: 1 2 3 4 100; coordinate 1: -50 -1 0 1 5.
   expect(values(out.median!)).toEqual([3, 0]);
   // floor(0.2 * 5) = 1 dropped from each end: (2+3+4)/3, (-1+0+1)/3.
@@ -52,7 +55,7 @@ test("median, trimmed mean and Krum of five clients match the values worked out 
 
 test("the median of an even cohort is the mean of the two middle clients", async () => {
   const p = program({ x: atClients(f32([])) }, ({ x }) => reduceMedian(x));
-  const out = await checkAgreement({ program: p, code: "median-even", inputs: { x: [4, -1, 10, 2] }, clients: 4 }, ["cpu", "wasm", "onnx"]);
+  const out = await checkAgreement({ program: p, code: "median-even", inputs: { x: [4, -1, 10, 2] }, clients: 4 }, backends);
   expect(values(out as never)).toEqual([3]);
 });
 
@@ -63,7 +66,7 @@ test("norm clipping and zeroing bound each client's whole update tree", async ()
     norms: map((a, b) => globalNorm({ a, b }), x, y),
   }));
   // Client 0: (3, 4, 0), norm 5, kept; client 1: (6, 8, 0), norm 10, halved or zeroed.
-  const out = data(await checkAgreement({ program: p, code: "norm-bounds", inputs: { x: [[3, 4], [6, 8]], y: [0, 0] }, clients: 2 }, ["cpu", "wasm", "onnx"]));
+  const out = data(await checkAgreement({ program: p, code: "norm-bounds", inputs: { x: [[3, 4], [6, 8]], y: [0, 0] }, clients: 2 }, backends));
   expect(values(data(out.clipped!).a!)).toEqual([3, 4, 3, 4]);
   expect(values(data(out.zeroed!).a!)).toEqual([3, 4, 0, 0]);
   expect(values(out.norms!)).toEqual([5, 10]);

@@ -7,6 +7,7 @@
 import { expect, test } from "vitest";
 import * as ft from "../../src/index.js";
 import { checkAgreement } from "../differential/harness.js";
+import { webgpu } from "../helpers/test-backends.js";
 
 const { atClients, atServer, broadcast, clientIndex, f32, foldIn, i32, map, program, quantizedBits, reduceMean, stochasticQuantize } = ft;
 
@@ -16,7 +17,7 @@ test("quantized values sit on the leaf's 2^b levels, the same on every backend",
   const p = program({ x: atClients(f32([8])), key: atServer(i32([2])) }, ({ x, key }) =>
     map((v, k) => stochasticQuantize({ v, w: ft.mul(v, 2) }, foldIn(k, clientIndex()), { bits: 2 }), x, broadcast(key)),
   );
-  const out = (await checkAgreement({ program: p, code: "quantize", inputs: { x: [x, x, x], key: [0, 7] }, clients: 3 }, ["cpu", "wasm", "onnx"])) as Record<string, { data: Float64Array }>;
+  const out = (await checkAgreement({ program: p, code: "quantize", inputs: { x: [x, x, x], key: [0, 7] }, clients: 3 }, ["cpu", "wasm", "onnx", ...(webgpu.available ? (["webgpu"] as const) : [])])) as Record<string, { data: Float64Array }>;
   const step = 4 / 3;
   for (const v of out.v!.data) expect(Math.abs((v + 1) / step - Math.round((v + 1) / step))).toBeLessThan(1e-5);
   // The minimum and maximum are levels themselves: they never move.
