@@ -34,6 +34,17 @@ describe("fedtensor run with robust aggregation", () => {
     expect(result.accuracy).toBeGreaterThan(0.5);
   }, 120_000);
 
+  test("a resumed run under a noise attack with quantized updates repeats an uninterrupted one exactly", async () => {
+    const options = { aggregator: "trimmed-mean", trimFraction: 0.2, attack: "noise", byzantine: 0.2, attackScale: 0.5, quantizeBits: 3, checkpointEvery: 1 };
+    const straight = (await robustRun({ ...options, rounds: 3 })).rows;
+    const stream = { write: () => true, isTTY: false };
+    const out = tempDir("ft-robust-resume-");
+    await train(validateRunConfig({ ...small, ...options, rounds: 2, out }, "test"), stream);
+    await train(validateRunConfig({ ...small, ...options, rounds: 3, out, resume: true }, "test"), stream, { given: ["rounds", "resume"] });
+    const resumed = readMetrics(`${out}/metrics.jsonl`);
+    expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
+  }, 120_000);
+
   test("the attackers are round(F C) clients of the cohort, the same for the same seed and round", () => {
     const cohort = Int32Array.from([4, 9, 11, 15, 2, 7, 8, 1, 0, 3]);
     const cfg = config({ attack: "noise", byzantine: 0.2, seed: 5 });
