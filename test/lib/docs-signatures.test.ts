@@ -18,6 +18,9 @@ import {
   fedSgdProgram,
   mlp2nn,
   scaffoldProgram,
+  mimeProgram,
+  qfflProgram,
+  aflProgram,
 } from "../../src/lib/index.js";
 
 const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
@@ -38,6 +41,10 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     federatedMean: federatedMeanProgram([3]),
     federatedHistogram: federatedHistogramProgram(10),
     evaluation: evaluationProgram(mlp2nn),
+    mime: mimeProgram(mlp2nn, "mime"),
+    mimeLite: mimeProgram(mlp2nn, "mimelite"),
+    qffl: qfflProgram(mlp2nn),
+    afl: aflProgram(mlp2nn, { clients: 100 }),
   };
   const printed = Object.entries(programs).map(([name, p]) => [name, p.signature] as const);
   for (const [name, signature] of printed) expect(documented, name).toContain(signature);

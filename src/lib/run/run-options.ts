@@ -9,7 +9,7 @@ import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text,
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -66,6 +66,33 @@ const privacyOptions = {
   dpTargetQuantile: onlyWhen(adaptiveClip, real("Adaptive clipping: the quantile of update norms the clip tracks", 0.5, { min: 0, max: 1 })),
   dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
+};
+
+// Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
+const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
+const mimeAndFairnessOptions = {
+  mimeOptimizer: onlyWhen(
+    mimeFamily,
+    choice("Mime's base optimiser: its state lives at the server (moved by the full-batch gradient), clients apply it frozen", [
+      "momentum",
+      "sgd",
+      "nesterov",
+      "adam",
+      "adamw",
+      "adagrad",
+      "rmsprop",
+      "yogi",
+    ]),
+  ),
+  mimeMomentum: onlyWhen({ key: "mimeOptimizer", values: ["momentum", "nesterov"] }, real("Momentum of Mime's base optimiser", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  q: onlyWhen(
+    { key: "algorithm", values: ["qffl"] },
+    real("q-FFL's fairness exponent: 0 weighs clients alike (FedAvg); larger q favours the clients with the highest loss", 1, { min: 0 }),
+  ),
+  aflLr: onlyWhen(
+    { key: "algorithm", values: ["afl"] },
+    real("AFL: step size of the projected ascent on the mixture weights lambda (one per client)", 0.001, { min: 0 }),
+  ),
 };
 
 // Robust aggregation, attack simulation and quantization (src/lib/run/robust.ts; docs/algorithms.md "Robustness").
@@ -129,6 +156,10 @@ export const runOptions = {
     "scaffold",
     "diloco",
     "fedavgm",
+    "mime",
+    "mimelite",
+    "qffl",
+    "afl",
   ]),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
   dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
@@ -165,6 +196,7 @@ export const runOptions = {
   ...privacyOptions,
   ...robustOptions,
   ...clientOptions,
+  ...mimeAndFairnessOptions,
 };
 
 type RunOptions = typeof runOptions;
