@@ -84,3 +84,5 @@ export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
+export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAboveNorm, type KrumOptions, type TrimmedMeanOptions } from "./front/robust.js";
+export { quantizedBits, stochasticQuantize, type QuantizeOptions } from "./front/quantize.js";

@@ -46,7 +46,7 @@ export const irCommand: Command = {
       return 0;
     }
     for (const [name, p] of programs) {
-      console.log(onlySignatures ? `${name}: ${p.signature}` : JSON.stringify({ export: name, signature: p.signature, ir: p.ir }, null, 2));
+      console.log(onlySignatures ? [`${name}: ${p.signature}`, ...p.aggregations.map((line) => `  ${line}`)].join("\n") : JSON.stringify({ export: name, signature: p.signature, aggregations: p.aggregations, ir: p.ir }, null, 2));
     }
     return 0;
   },

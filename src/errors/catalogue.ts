@@ -396,6 +396,32 @@ export const catalogue = {
       "of at least 2, and a whole number of clients.",
     fix: "See docs/language.md, section Secure aggregation.",
   },
+  FT321: {
+    title: "A robust aggregator that cannot work on this cohort",
+    message: "{op}: {why}",
+    explanation:
+      "The robust aggregators drop the clients whose values look least like the others': " +
+      "the trimmed mean and the median drop a number of clients from each end of every " +
+      "coordinate's order, Krum scores each client by its distance to its nearest neighbours. " +
+      "Each needs enough clients for something to be left, and Krum's guarantee needs more " +
+      "than 2f + 2 clients for f Byzantine ones (Blanchard et al. 2017).",
+    fix:
+      "Sample more clients per round, or ask for less: a smaller trim fraction, a smaller " +
+      "--krum-byzantine or --krum-select.",
+  },
+  FT322: {
+    title: "An aggregation that needs the whole cohort at once",
+    message: "{what} needs every client's update at once: {why}",
+    explanation:
+      "The coordinate-wise median, the trimmed mean and Krum compare the clients with each " +
+      "other, so they cannot fold clients into a fixed-size accumulator chunk by chunk: they " +
+      "have no MapReduce form. A round with one of them (or with simulated attackers or " +
+      "quantized updates, which pick clients by their place in the cohort) runs on the whole " +
+      "cohort in this process.",
+    fix:
+      "Run without --engine, and give --chunk-clients at least --clients-per-round; or use an " +
+      "aggregator with a MapReduce form (fedavg, dp).",
+  },
 } as const;
 
 /**

@@ -8,6 +8,7 @@ import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
+import { printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { flattenTracers } from "./placement.js";
@@ -38,6 +39,11 @@ export class Program<I = InputSpecs, O = unknown> {
   /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
   get signature(): string {
     return signatureOf(this.ir);
+  }
+
+  /** Its aggregations as TFF intrinsics with their types, e.g. `federated_median: ({f32[10]}@CLIENTS -> f32[10]@SERVER)`. */
+  get aggregations(): string[] {
+    return printAggregations(this.ir);
   }
 
   toJSON(): ProgramIR {

@@ -16,6 +16,7 @@ import { isAtClients, joinPlacement, joinPlacements } from "./placement.js";
 import { printShape, printType } from "./print.js";
 import { randomPrimitives } from "./random-primitives.js";
 import { securePrimitives } from "./secure-primitives.js";
+import { robustPrimitives } from "./robust-primitives.js";
 import { sequencePrimitives } from "./sequence-primitives.js";
 import * as shapes from "./shapes.js";
 import type { Attrs, DType, DimValue, Placement, PrimitiveRule, ValueType } from "./types.js";
@@ -317,6 +318,7 @@ export const primitives: Record<string, PrimitiveRule> = {
   ...randomPrimitives,
   ...securePrimitives,
   ...sequencePrimitives,
+  ...robustPrimitives,
 
   // control: types come from the bodies
   map: {

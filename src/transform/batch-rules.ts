@@ -11,6 +11,7 @@ import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
 import { prim, primOutputs, reducedAxes } from "./emit.js";
+import { robustBatchRules } from "./robust-batch-rules.js";
 
 export interface BatchContext {
   readonly node: Node;
@@ -269,6 +270,7 @@ export const batchRules: Record<string, BatchRule> = {
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
   // The backends lower the secure sum of a [C, ...S] tensor (an all-equal value is every client's).
   secure_sum: (ctx) => [prim("secure_sum_clients", [materializeIn(ctx, ctx.inputs[0]!), ctx.inputs[1]!], ctx.node.attrs)],
+  ...robustBatchRules,
 };
 
 /**

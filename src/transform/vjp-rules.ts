@@ -154,6 +154,9 @@ export const vjpRules: Record<string, VjpRule> = {
   uniform_from_bits: noGradient,
   normal_from_bits: noGradient,
   client_iota: noGradient,
+  // The robust aggregators' selections are piecewise constant (src/ir/robust-primitives.ts).
+  federated_trim_mask: noGradient,
+  federated_krum_mask: noGradient,
 
   matmul: matmulRule,
   transpose: each((c, ct) => {

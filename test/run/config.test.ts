@@ -32,6 +32,8 @@ const defaults = {
   dataset: "mnist",
   evalEvery: 1,
   aggregator: "fedavg",
+  attack: "none",
+  quantizeBits: 0,
   clientOptimizer: "sgd",
   clipNorm: 0,
   lrSchedule: "constant",

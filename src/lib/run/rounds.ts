@@ -30,6 +30,7 @@ import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
+import { isRobustRun, robustRound } from "./robust.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -278,6 +279,18 @@ function secureRunner(model: AnyModel, config: RunConfig, largestClient: number)
   };
 }
 
+/** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */
+function robustRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const robust = robustRound(model, config, clientTraining(config));
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round, engine }) {
+      const out = await robust.run(state.params, cohort, cfg, round, engine !== undefined);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
+    },
+  };
+}
+
 const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => RoundRunner>> = {
   fedavg: (model, config) => plainRunner(fedAvgProgram(model, clientTraining(config)) as never),
   fedsgd: (model) => plainRunner(fedSgdProgram(model) as never),
@@ -301,6 +314,7 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }): RoundRunner {
   if (config.aggregator === "dp") return dpRunner(model, config);
   if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)));
+  if (isRobustRun(config)) return robustRunner(model, config);
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return make(model, config);

@@ -103,6 +103,22 @@ const mimeAndFairnessOptions = {
   ),
 };
 
+// Robust aggregation, attack simulation and quantization (src/lib/run/robust.ts; docs/algorithms.md "Robustness").
+const attacking = { key: "attack", values: ["sign-flip", "scale", "noise"] };
+const robustOptions = {
+  trimFraction: onlyWhen(
+    { key: "aggregator", values: ["trimmed-mean"] },
+    real("Trimmed mean: fraction of clients dropped from each end of every coordinate", 0.1, { min: 0, max: 0.5, maxExclusive: true }),
+  ),
+  krumByzantine: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: Byzantine clients f tolerated (needs more than 2f + 2 per round)", 1, { min: 0 })),
+  krumSelect: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: clients of lowest score averaged (1: Krum, more: multi-Krum)", 1, { min: 1 })),
+  normBound: onlyWhen({ key: "aggregator", values: ["norm-clip"] }, real("norm-clip: L2 bound of each client's whole update", 1, { min: 0, minExclusive: true })),
+  attack: choice("Simulated attack of --byzantine clients: none, or what they send instead of their update", ["none", "sign-flip", "scale", "noise"]),
+  byzantine: onlyWhen(attacking, real("Fraction of each cohort that attacks (chosen by the seed)", 0.1, { min: 0, max: 1 })),
+  attackScale: onlyWhen(attacking, real("s of the attack: sign-flip sends -s x update, scale s x update, noise N(0, s^2)", 10, { min: 0 })),
+  quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding); 0 for none", 0, { min: 0, max: 16 }),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -184,9 +200,13 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
-  aggregator: choice("How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, or secure aggregation's masked sums", ["fedavg", "dp", "secure"]),
+  aggregator: choice(
+    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums, or a robust aggregator",
+    ["fedavg", "dp", "secure", "median", "trimmed-mean", "krum", "norm-clip"],
+  ),
   ...privacyOptions,
   ...secureOptions,
+  ...robustOptions,
   ...clientOptions,
   ...mimeAndFairnessOptions,
 };
@@ -252,6 +272,15 @@ export const crossChecks: readonly {
       const countStddev = countStddevOf(config);
       return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
     },
+  },
+  {
+    keys: ["aggregator", "attack", "quantizeBits", "algorithm"],
+    problem: ({ aggregator, attack, quantizeBits, algorithm }) =>
+      algorithm !== "fedavg" && (["median", "trimmed-mean", "krum", "norm-clip"].includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
+        ? `robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not ${String(algorithm)}`
+        : (aggregator === "dp" || aggregator === "secure") && (attack !== "none" || quantizeBits !== 0)
+          ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`
+          : undefined,
   },
   {
     keys: ["overwrite", "resume"],

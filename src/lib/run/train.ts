@@ -31,6 +31,7 @@ import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./met
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
+import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor, roundSample, withFeatureShape } from "./setup.js";
@@ -180,7 +181,12 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = (config.aggregator ?? "fedavg") === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+  const algorithmName = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+  const leafSizes = leafSizesOf(state.params);
+  if (config.quantizeBits > 0) {
+    const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
+    progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
+  }
   const plotTitle = {
     name: `${algorithmName} ${model.name}`,
     title: `${algorithmName} on ${config.dataset} (${model.name})`,
@@ -231,6 +237,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
       if (config.dropout > 0) row = { round, train_loss: row.train_loss!, clients: survivors, dropped: cohort.dropped.length, ...row };
       if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed) };
+      if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
       metrics.append(row as MetricsRow);
