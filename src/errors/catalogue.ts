@@ -365,6 +365,18 @@ export const catalogue = {
       "Read the worker's log for the error; check that the workers run the same FedTensor " +
       "version and have the data set the run uses. The run resumes with --resume.",
   },
+  FT325: {
+    title: "Federated evaluation without held-out data",
+    message: "federated evaluation after round {round}: of the {clients} clients evaluated, {why}",
+    explanation:
+      "Federated evaluation measures each client's accuracy on the examples it held out of " +
+      "training (--client-holdout). A client that holds none out has no accuracy to report, " +
+      "so it is left out of the distribution; when every evaluated client is such a client " +
+      "there is no distribution at all.",
+    fix:
+      "Give --client-holdout a larger share, or evaluate more clients (--federated-eval-clients " +
+      "0 evaluates all of them).",
+  },
 } as const;
 
 /**

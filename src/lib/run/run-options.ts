@@ -68,6 +68,14 @@ const privacyOptions = {
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
 };
 
+// Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
+const federatedEvaluationOptions = {
+  clientHoldout: real("Share of each client's examples held out of training for federated evaluation (per-client accuracy); 0 for none", 0, { min: 0, max: 1, maxExclusive: true }),
+  federatedEvalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
+  topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
+  personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -148,6 +156,7 @@ export const runOptions = {
   aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
   ...privacyOptions,
   ...clientOptions,
+  ...federatedEvaluationOptions,
 };
 
 type RunOptions = typeof runOptions;
@@ -200,6 +209,20 @@ export const crossChecks: readonly {
       if (config.dpClip !== "adaptive" || updateNoiseMultiplier(config) !== undefined) return undefined;
       const countStddev = countStddevOf(config);
       return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
+    },
+  },
+  {
+    keys: ["federatedEvalClients", "personalizeEpochs", "clientHoldout"],
+    problem: ({ federatedEvalClients, personalizeEpochs, clientHoldout }) =>
+      clientHoldout === 0 && (Number(federatedEvalClients) > 0 || Number(personalizeEpochs) > 0)
+        ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
+        : undefined,
+  },
+  {
+    keys: ["topK", "model"],
+    problem: ({ topK, model }) => {
+      const classes = model === "char" ? 96 : 10;
+      return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
     },
   },
   {
