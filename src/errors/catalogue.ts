@@ -374,7 +374,7 @@ export const catalogue = {
       "so it is left out of the distribution; when every evaluated client is such a client " +
       "there is no distribution at all.",
     fix:
-      "Give --client-holdout a larger share, or evaluate more clients (--federated-eval-clients " +
+      "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
       "0 evaluates all of them).",
   },
 } as const;

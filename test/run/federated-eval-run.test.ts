@@ -76,10 +76,10 @@ describe("a run with --client-holdout", () => {
     expect(readFileSync(join(c.out, "plot.svg"), "utf8")).toContain("Client held-out accuracy");
   }, 120_000);
 
-  test("held-out data streamed in chunks of 3 gives the numbers of one whole chunk; --federated-eval-clients samples", async () => {
+  test("held-out data streamed in chunks of 3 gives the numbers of one whole chunk; --eval-clients samples", async () => {
     const whole = config("fedeval-whole-", { rounds: 2 });
     const chunked = config("fedeval-chunks-", { rounds: 2, chunkClients: 3 });
-    const sampled = config("fedeval-sampled-", { rounds: 2, federatedEvalClients: 5 });
+    const sampled = config("fedeval-sampled-", { rounds: 2, evalClients: 5 });
     for (const c of [whole, chunked, sampled]) await train(c, quiet);
     const client = (c: typeof whole) => readMetrics(join(c.out, "metrics.jsonl"))[1]!;
     for (const [key, value] of Object.entries(client(whole))) {
@@ -93,7 +93,7 @@ describe("a run with --client-holdout", () => {
 describe("the options", () => {
   test("federated and personalization evaluation without --client-holdout, and top-k beyond the classes, are FT305", () => {
     expect(() => config("x-", { clientHoldout: 0, personalizeEpochs: 1 })).toThrow(/^FT305: personalizeEpochs \(in test\): .*give --client-holdout a share above 0/);
-    expect(() => config("x-", { clientHoldout: 0, federatedEvalClients: 4 })).toThrow(/^FT305: federatedEvalClients/);
+    expect(() => config("x-", { clientHoldout: 0, evalClients: 4 })).toThrow(/^FT305: evalClients/);
     expect(() => config("x-", { topK: 11 })).toThrow(/FT305: .*top-11 accuracy needs at least 11 classes; model logistic has 10/);
     expect(() => config("x-", { clientHoldout: 1 })).toThrow(/^FT305: clientHoldout/);
   });

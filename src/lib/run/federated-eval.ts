@@ -1,6 +1,6 @@
 /**
  * Federated and personalization evaluation in `fedtensor run` (--client-holdout,
- * --federated-eval-clients, --personalize-epochs): the evaluated clients' held-out batches
+ * --eval-clients, --personalize-epochs): the evaluated clients' held-out batches
  * streamed in bucketed chunks as a round's are (cohort.ts), so memory is bounded by a chunk
  * whatever the number of clients; each chunk runs federatedEvaluationProgram (or
  * personalizationProgram) in this process, also when --engine sends the rounds to workers.
@@ -111,10 +111,10 @@ export class FederatedEvaluator {
     };
   }
 
-  /** The clients evaluated after `round`: all of them, or --federated-eval-clients drawn from the round's own fork. */
+  /** The clients evaluated after `round`: all of them, or --eval-clients drawn from the round's own fork. */
   clientsAt(round: number): Int32Array {
     const total = this.data.clientIndices.length;
-    const wanted = this.config.federatedEvalClients;
+    const wanted = this.config.evalClients;
     if (wanted === 0 || wanted >= total) return Int32Array.from({ length: total }, (_, c) => c);
     return sampleCohort(total, wanted, this.rng.fork(`federated-eval:${round}`));
   }

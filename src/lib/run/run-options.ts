@@ -71,7 +71,7 @@ const privacyOptions = {
 // Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
 const federatedEvaluationOptions = {
   clientHoldout: real("Share of each client's examples held out of training for federated evaluation (per-client accuracy); 0 for none", 0, { min: 0, max: 1, maxExclusive: true }),
-  federatedEvalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
+  evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
   topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
 };
@@ -212,9 +212,9 @@ export const crossChecks: readonly {
     },
   },
   {
-    keys: ["federatedEvalClients", "personalizeEpochs", "clientHoldout"],
-    problem: ({ federatedEvalClients, personalizeEpochs, clientHoldout }) =>
-      clientHoldout === 0 && (Number(federatedEvalClients) > 0 || Number(personalizeEpochs) > 0)
+    keys: ["evalClients", "personalizeEpochs", "clientHoldout"],
+    problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
+      clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
         ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
         : undefined,
   },
