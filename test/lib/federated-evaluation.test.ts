@@ -2,7 +2,8 @@
  * Classification metrics and federated evaluation against values computed by hand in float64:
  * per-client accuracy and loss of a small softmax regression, top-k by rank (top-1 is accuracy,
  * even when every logit ties), confusion matrices that sum to the examples, federated sums that
- * equal the central evaluation of the pooled examples, and personalization's fine-tuning step.
+ * equal the central evaluation of the pooled examples, and personalization's fine-tuning step;
+ * and the same values on onnx, tfjs wasm and cpu as from the float64 reference interpreter.
  */
 import { describe, expect, test } from "vitest";
 import { add, f32, matmul } from "../../src/index.js";
@@ -10,6 +11,8 @@ import { classificationEvaluationProgram } from "../../src/lib/algorithms/classi
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
 import { federatedEvaluationProgram, personalizationProgram } from "../../src/lib/algorithms/federated-evaluation.js";
 import type { Model } from "../../src/lib/models/model.js";
+import { interpret } from "../../src/interpret/reference.js";
+import { differences, toHost } from "../differential/compare.js";
 import { host, read } from "./helpers.js";
 
 const specs = { w: f32([2, 3]), b: f32([3]) };
@@ -196,5 +199,17 @@ describe("personalization evaluation", () => {
   test("training labels outside the classes are FT302", async () => {
     const bad = { ...trainInputs, trainY: { shape: train.y.shape, data: Int32Array.from([1, 7, 0]) } };
     await expect(program.run({ params, lr: 0.1, ...bad, ...heldOut(clients, 2) })).rejects.toThrow(/FT302: personalize_top2_three input y: label 7/);
+  });
+});
+
+describe.each(["onnx", "wasm", "cpu"] as const)("%s agrees with the reference interpreter", (backend) => {
+  test("federated evaluation and personalization", async () => {
+    const inputs = { params, ...heldOut(clients, 2) };
+    const evaluation = federatedEvaluationProgram(three, { topK: 2 });
+    expect(differences(await toHost(await evaluation.run(inputs, { backend })), interpret(evaluation.ir, inputs as never))).toEqual([]);
+    const train = heldOut([[[1, -1, 1], [0, 2, 0]], [[0.5, 2, 2]], [[-1, 1, 0]]], 1);
+    const personalization = personalizationProgram(three, { topK: 2 });
+    const tuning = { ...inputs, lr: 0.3, trainX: train.x, trainY: train.y, trainMask: train.mask };
+    expect(differences(await toHost(await personalization.run(tuning, { backend })), interpret(personalization.ir, tuning as never))).toEqual([]);
   });
 });
