@@ -1,7 +1,7 @@
 /**
  * Evaluation programs' static types: central classification evaluation (local inputs, a
  * [classes, classes] confusion matrix), federated evaluation (server parameters, held-out
- * batches at the CLIENTS with their own dims T and E, per-client metrics {f32[]}@CLIENTS and the
+ * batches at the CLIENTS with their own number of batches T, per-client metrics {f32[]}@CLIENTS and the
  * confusion matrix at the SERVER), and personalization (metrics before and after, per client).
  * run() refuses a call missing held-out data or given an input the program does not take.
  */
@@ -20,20 +20,20 @@ expectType<F32<[]>>(value<OutputsOf<typeof central>["topKAccuracy"]>());
 
 const federated = federatedEvaluationProgram(mlp2nn);
 expectType<TensorSpec<[784, 200], "float32", "server">>(value<InputsOf<typeof federated>["params"]["w1"]>());
-expectType<TensorSpec<["T", "E", 784], "float32", "clients">>(value<InputsOf<typeof federated>["x"]>());
-expectType<TensorSpec<["T", "E"], "int32", "clients">>(value<InputsOf<typeof federated>["y"]>());
+expectType<TensorSpec<["T", "B", 784], "float32", "clients">>(value<InputsOf<typeof federated>["x"]>());
+expectType<TensorSpec<["T", "B"], "int32", "clients">>(value<InputsOf<typeof federated>["y"]>());
 expectType<F32<[], "clients">>(value<OutputsOf<typeof federated>["accuracy"]>());
 expectType<F32<[], "clients">>(value<OutputsOf<typeof federated>["examples"]>());
 expectType<F32<[10, 10], "server">>(value<OutputsOf<typeof federated>["confusion"]>());
 
 // The character model's held-out features are int32 ids; its confusion matrix is over 96 characters.
 const characters = federatedEvaluationProgram(characterModel({ sequenceLength: 12 }));
-expectType<TensorSpec<["T", "E", 12], "int32", "clients">>(value<InputsOf<typeof characters>["x"]>());
+expectType<TensorSpec<["T", "B", 12], "int32", "clients">>(value<InputsOf<typeof characters>["x"]>());
 expectType<F32<[96, 96], "server">>(value<OutputsOf<typeof characters>["confusion"]>());
 
 const personalize = personalizationProgram(mlp2nn);
 expectType<TensorSpec<["S", "B", 784], "float32", "clients">>(value<InputsOf<typeof personalize>["trainX"]>());
-expectType<TensorSpec<["T", "E", 784], "float32", "clients">>(value<InputsOf<typeof personalize>["x"]>());
+expectType<TensorSpec<["T", "B", 784], "float32", "clients">>(value<InputsOf<typeof personalize>["x"]>());
 expectType<TensorSpec<[], "float32", "local">>(value<InputsOf<typeof personalize>["lr"]>());
 expectType<F32<[], "clients">>(value<OutputsOf<typeof personalize>["before"]["accuracy"]>());
 expectType<F32<[], "clients">>(value<OutputsOf<typeof personalize>["after"]["loss"]>());

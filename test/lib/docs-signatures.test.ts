@@ -18,6 +18,9 @@ import {
   fedSgdProgram,
   mlp2nn,
   scaffoldProgram,
+  classificationEvaluationProgram,
+  federatedEvaluationProgram,
+  personalizationProgram,
 } from "../../src/lib/index.js";
 
 const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
@@ -38,6 +41,9 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     federatedMean: federatedMeanProgram([3]),
     federatedHistogram: federatedHistogramProgram(10),
     evaluation: evaluationProgram(mlp2nn),
+    classificationEvaluation: classificationEvaluationProgram(mlp2nn),
+    federatedEvaluation: federatedEvaluationProgram(mlp2nn),
+    personalization: personalizationProgram(mlp2nn),
   };
   const printed = Object.entries(programs).map(([name, p]) => [name, p.signature] as const);
   for (const [name, signature] of printed) expect(documented, name).toContain(signature);

@@ -161,9 +161,9 @@ describe("top-k", () => {
 
 describe("personalization evaluation", () => {
   const program = personalizationProgram(three, { topK: 2 });
-  /** Each client's training data: one batch of one example. */
+  /** Each client's training data: one batch of one example (and a masked slot: the held-out batch size). */
   const trainExamples: Example[] = [[1, -1, 1], [0.5, 2, 2], [-1, 1, 0]];
-  const train = heldOut(trainExamples.map((e) => [e]), 1);
+  const train = heldOut(trainExamples.map((e) => [e]), 2);
   const trainInputs = { trainX: train.x, trainY: train.y, trainMask: train.mask };
 
   test("before is the federated evaluation; after follows one SGD step computed by hand", async () => {
@@ -197,7 +197,7 @@ describe("personalization evaluation", () => {
   });
 
   test("training labels outside the classes are FT302", async () => {
-    const bad = { ...trainInputs, trainY: { shape: train.y.shape, data: Int32Array.from([1, 7, 0]) } };
+    const bad = { ...trainInputs, trainY: { shape: train.y.shape, data: Int32Array.from([1, 0, 7, 0, 0, 0]) } };
     await expect(program.run({ params, lr: 0.1, ...bad, ...heldOut(clients, 2) })).rejects.toThrow(/FT302: personalize_top2_three input y: label 7/);
   });
 });
@@ -207,7 +207,7 @@ describe.each(["onnx", "wasm", "cpu"] as const)("%s agrees with the reference in
     const inputs = { params, ...heldOut(clients, 2) };
     const evaluation = federatedEvaluationProgram(three, { topK: 2 });
     expect(differences(await toHost(await evaluation.run(inputs, { backend })), interpret(evaluation.ir, inputs as never))).toEqual([]);
-    const train = heldOut([[[1, -1, 1], [0, 2, 0]], [[0.5, 2, 2]], [[-1, 1, 0]]], 1);
+    const train = heldOut([[[1, -1, 1], [0, 2, 0], [1, 1, 2]], [[0.5, 2, 2]], [[-1, 1, 0]]], 2);
     const personalization = personalizationProgram(three, { topK: 2 });
     const tuning = { ...inputs, lr: 0.3, trainX: train.x, trainY: train.y, trainMask: train.mask };
     expect(differences(await toHost(await personalization.run(tuning, { backend })), interpret(personalization.ir, tuning as never))).toEqual([]);

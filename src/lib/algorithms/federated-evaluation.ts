@@ -29,11 +29,14 @@ export interface ClientMetrics {
   readonly examples: PerClient;
 }
 
-/** The specs of the clients' held-out batches: T padded batches of E examples per client (T and E independent of training's S and B). */
+/**
+ * The specs of the clients' held-out batches: T padded batches of B examples per client (T
+ * independent of training's S; B shared with it, as models may name their batch dim B).
+ */
 export interface HeldOutSpecs<Input extends readonly number[], X extends "float32" | "int32"> {
-  readonly x: TensorSpec<["T", "E", ...Input], X, "clients">;
-  readonly y: TensorSpec<["T", "E"], "int32", "clients">;
-  readonly mask: TensorSpec<["T", "E"], "float32", "clients">;
+  readonly x: TensorSpec<["T", "B", ...Input], X, "clients">;
+  readonly y: TensorSpec<["T", "B"], "int32", "clients">;
+  readonly mask: TensorSpec<["T", "B"], "float32", "clients">;
 }
 
 export type FederatedEvaluationProgram<M extends AnyModel> = Program<
@@ -52,9 +55,9 @@ export type PersonalizationProgram<M extends AnyModel> = Program<
 >;
 
 function heldOutSpecs(model: AnyModel) {
-  const shape = ["T", "E", ...model.inputShape];
+  const shape = ["T", "B", ...model.inputShape];
   const x = model.inputDType === "int32" ? i32(shape) : f32(shape);
-  return { x: atClients(x), y: atClients(i32(["T", "E"])), mask: atClients(f32(["T", "E"])) };
+  return { x: atClients(x), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
 }
 
 function clientMetrics(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }, k: number): { metrics: Value; confusion: Value } {
