@@ -13,6 +13,8 @@ import { federatedEvaluationProgram, personalizationProgram } from "../../src/li
 import type { Model } from "../../src/lib/models/model.js";
 import { interpret } from "../../src/interpret/reference.js";
 import { differences, toHost } from "../differential/compare.js";
+import { characterModel } from "../../src/lib/models/character.js";
+import { Rng } from "../../src/lib/random.js";
 import { host, read } from "./helpers.js";
 
 const specs = { w: f32([2, 3]), b: f32([3]) };
@@ -211,5 +213,27 @@ describe.each(["onnx", "wasm", "cpu"] as const)("%s agrees with the reference in
     const personalization = personalizationProgram(three, { topK: 2 });
     const tuning = { ...inputs, lr: 0.3, trainX: train.x, trainY: train.y, trainMask: train.mask };
     expect(differences(await toHost(await personalization.run(tuning, { backend })), interpret(personalization.ir, tuning as never))).toEqual([]);
+  });
+});
+
+describe("the character model (int32 features, a batch dim it names B)", () => {
+  test("federated evaluation and personalization agree with the reference interpreter", async () => {
+    const model = characterModel({ sequenceLength: 4, hidden: 8 });
+    const rng = Rng.fromSeed(5);
+    const ids = (n: number) => Int32Array.from({ length: n }, () => rng.int(0, 96));
+    const shape = [2, 2, 3];
+    const mask = { shape, data: Float32Array.of(1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0) };
+    const heldOutInputs = { x: { shape: [...shape, 4], data: ids(48) }, y: { shape, data: ids(12) }, mask };
+    const params = model.init(rng.fork("init"));
+    const evaluation = federatedEvaluationProgram(model);
+    const got = await toHost(await evaluation.run({ params, ...heldOutInputs }));
+    expect(differences(got, interpret(evaluation.ir, { params, ...heldOutInputs } as never))).toEqual([]);
+    const outputs = got as unknown as { examples: { data: ArrayLike<number> }; confusion: { shape: number[]; data: ArrayLike<number> } };
+    expect(Array.from(outputs.examples.data)).toEqual([4, 2]);
+    expect(outputs.confusion.shape).toEqual([96, 96]);
+    expect(Array.from(outputs.confusion.data).reduce((a, b) => a + b, 0)).toBe(6);
+    const tuning = { params, lr: 0.5, trainX: { shape: [2, 1, 3, 4], data: ids(24) }, trainY: { shape: [2, 1, 3], data: ids(6) }, trainMask: { shape: [2, 1, 3], data: new Float32Array(6).fill(1) }, ...heldOutInputs };
+    const personalization = personalizationProgram(model);
+    expect(differences(await toHost(await personalization.run(tuning)), interpret(personalization.ir, tuning as never))).toEqual([]);
   });
 });
