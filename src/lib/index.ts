@@ -101,6 +101,31 @@ export {
   type SampledGaussian,
 } from "./privacy/rdp.js";
 export {
+  initialMimeState,
+  mime,
+  mimeMomentum,
+  mimeProgram,
+  mimeRound,
+  type MimeHypers,
+  type MimeOptions,
+  type MimeProgram,
+  type MimeState,
+  type MimeVariant,
+} from "./algorithms/mime.js";
+export { qffl, qfflProgram, qfflRound, type QfflHypers, type QfflProgram } from "./algorithms/qffl.js";
+export {
+  afl,
+  aflProgram,
+  aflRound,
+  initialLambda,
+  projectToSimplex,
+  type AflClientData,
+  type AflHypers,
+  type AflLambda,
+  type AflOptions,
+  type AflProgram,
+} from "./algorithms/afl.js";
+export {
   classificationEvaluationProgram,
   classificationSums,
   type ClassificationEvaluation,

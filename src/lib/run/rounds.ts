@@ -16,6 +16,9 @@ import { fedOptProgram } from "../algorithms/fedopt.js";
 import { fedProxProgram } from "../algorithms/fedprox.js";
 import { fedSgdProgram } from "../algorithms/fedsgd.js";
 import { scaffoldProgram } from "../algorithms/scaffold.js";
+import { aflProgram, initialLambda } from "../algorithms/afl.js";
+import { initialMimeState, mimeProgram, type MimeVariant } from "../algorithms/mime.js";
+import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
@@ -24,7 +27,7 @@ import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
-import { clientOptimizerFor } from "./optimizers.js";
+import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
@@ -103,14 +106,45 @@ const clientTraining = (config: RunConfig) => {
   return clientOptimizer === undefined ? {} : { clientOptimizer };
 };
 
-function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
-  const tau = config.tau ?? 1e-3;
-  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
+/** Runners whose program takes serverLr and the server optimiser's `state`, and returns the next state: FedOpt, Mime. */
+function serverStateRunner(program: RoundProgramLike, initialServerState: (params: Params) => TensorTree): RoundRunner {
   return {
-    initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
+    initialServerState,
     async round(state, cohort, cfg, { engine }) {
       const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
+    },
+  };
+}
+
+function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
+  const tau = config.tau ?? 1e-3;
+  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
+  return serverStateRunner(program, (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
+}
+
+/** Mime and MimeLite: the base optimiser's state (a step count and its moments) is the server state. */
+function mimeRunner(model: AnyModel, variant: MimeVariant, config: RunConfig): RoundRunner {
+  const options = { baseOptimizer: mimeBaseOptimizerFor(config) };
+  return serverStateRunner(mimeProgram(model, variant, options), (params) => initialMimeState(model, params, options) as unknown as TensorTree);
+}
+
+/**
+ * Agnostic FL: lambda (one weight per client of --clients) is the server state; the cohort's
+ * positions name their entries. `client` is a CLIENTS input that the chunked MapReduce path
+ * does not carry, so the cohort runs whole (as SCAFFOLD's).
+ */
+function aflRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const program = aflProgram(model, { clients: config.clients, ...clientTraining(config) });
+  return {
+    initialServerState: () => ({ lambda: initialLambda(config.clients) }),
+    async round(state, cohort, cfg) {
+      const batches = cohort.batch(cohort.clients);
+      const server = state.server as { lambda: TfTensor };
+      const inputs = { params: state.params, ...cohortData(batches), client: { shape: [batches.clients.length], data: batches.clients }, lr: cfg.lr, aflLr: cfg.aflLr ?? 0.001, lambda: server.lambda };
+      const out = await program.run(inputs as never, runOptionsOf(cfg));
+      out.worstLoss.dispose();
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { lambda: out.lambda } }, loss: out.loss };
     },
   };
 }
@@ -228,6 +262,10 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
     return momentumRunner(dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9, ...(inner === undefined ? {} : { innerOptimizer: inner }) }));
   },
   fedavgm: (model, config) => momentumRunner(fedAvgMProgram(model, { momentum: config.serverMomentum ?? 0.9, ...clientTraining(config) })),
+  mime: (model, config) => mimeRunner(model, "mime", config),
+  mimelite: (model, config) => mimeRunner(model, "mimelite", config),
+  qffl: (model) => plainRunner(qfflProgram(model) as never, (cfg) => ({ q: cfg.q ?? 1 })),
+  afl: aflRunner,
 };
 
 export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {

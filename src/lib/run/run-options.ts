@@ -9,7 +9,7 @@ import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text,
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -68,6 +68,33 @@ const privacyOptions = {
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
 };
 
+// Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
+const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
+const mimeAndFairnessOptions = {
+  mimeOptimizer: onlyWhen(
+    mimeFamily,
+    choice("Mime's base optimiser: its state lives at the server (moved by the full-batch gradient), clients apply it frozen", [
+      "momentum",
+      "sgd",
+      "nesterov",
+      "adam",
+      "adamw",
+      "adagrad",
+      "rmsprop",
+      "yogi",
+    ]),
+  ),
+  mimeMomentum: onlyWhen({ key: "mimeOptimizer", values: ["momentum", "nesterov"] }, real("Momentum of Mime's base optimiser", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  q: onlyWhen(
+    { key: "algorithm", values: ["qffl"] },
+    real("q-FFL's fairness exponent: 0 weighs clients alike (FedAvg); larger q favours the clients with the highest loss", 1, { min: 0 }),
+  ),
+  aflLr: onlyWhen(
+    { key: "algorithm", values: ["afl"] },
+    real("AFL: step size of the projected ascent on the mixture weights lambda (one per client)", 0.001, { min: 0 }),
+  ),
+};
+
 // Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
 const federatedEvaluationOptions = {
   clientHoldout: real("Share of each client's examples held out of training for federated evaluation (per-client accuracy); 0 for none", 0, { min: 0, max: 1, maxExclusive: true }),
@@ -121,6 +148,10 @@ export const runOptions = {
     "scaffold",
     "diloco",
     "fedavgm",
+    "mime",
+    "mimelite",
+    "qffl",
+    "afl",
   ]),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
   dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
@@ -156,6 +187,7 @@ export const runOptions = {
   aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
   ...privacyOptions,
   ...clientOptions,
+  ...mimeAndFairnessOptions,
   ...federatedEvaluationOptions,
 };
 
