@@ -90,6 +90,19 @@ describe("a run with --client-holdout", () => {
   }, 120_000);
 });
 
+describe("resuming a run with --client-holdout", () => {
+  test("gives the rows of the uninterrupted run: the same split, the same clients' numbers", async () => {
+    const whole = config("fedeval-resume-whole-", { evalEvery: 1, checkpointEvery: 1 });
+    await train(whole, quiet);
+    const part = config("fedeval-resume-part-", { evalEvery: 1, checkpointEvery: 1, rounds: 2 });
+    await train(part, quiet);
+    await train({ ...part, rounds: 3, resume: true }, quiet, { given: ["rounds", "resume", "out"] });
+    const rows = (c: typeof whole) => readMetrics(join(c.out, "metrics.jsonl")).map(({ seconds: _seconds, ...row }) => row);
+    expect(rows(part)).toEqual(rows(whole));
+    expect(rows(part)[2]!.client_accuracy_p10).toEqual(expect.any(Number));
+  }, 120_000);
+});
+
 describe("the options", () => {
   test("federated and personalization evaluation without --client-holdout, and top-k beyond the classes, are FT305", () => {
     expect(() => config("x-", { clientHoldout: 0, personalizeEpochs: 1 })).toThrow(/^FT305: personalizeEpochs \(in test\): .*give --client-holdout a share above 0/);

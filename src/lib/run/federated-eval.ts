@@ -69,8 +69,11 @@ function joinResults(parts: readonly ClientResults[]): ClientResults {
 
 /** The distributions of accuracy, top-k accuracy and loss across the clients that hold examples out. */
 export function summarise(results: ClientResults): { clients: number; accuracy: Distribution; topKAccuracy: Distribution; loss: Distribution } {
-  const accuracy = distribution(results.accuracy, results.examples);
-  return { clients: accuracy.clients, accuracy, topKAccuracy: distribution(results.topKAccuracy, results.examples), loss: distribution(results.loss, results.examples) };
+  const across = (values: Float32Array): Distribution => {
+    const { clients: _, ...d } = distribution(values, results.examples);
+    return d;
+  };
+  return { clients: results.examples.filter((n) => n > 0).length, accuracy: across(results.accuracy), topKAccuracy: across(results.topKAccuracy), loss: across(results.loss) };
 }
 
 /** A confusion matrix [classes * classes] as CSV: one row per true label, one column per predicted class. */
