@@ -39,7 +39,7 @@ export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[];
 }
 
 /** FT105 for members, else the given error for the first leaf not at an allowed placement. */
-function checkLeaves(
+export function checkLeaves(
   op: string,
   leaves: readonly Tracer[],
   paths: readonly string[],
@@ -56,7 +56,7 @@ function checkLeaves(
  * operand: a value captured from outside is no member, but moving it between SERVER and
  * CLIENTS there is the same mistake.
  */
-function checkOutsidePerClient(op: string): void {
+export function checkOutsidePerClient(op: string): void {
   if (currentGraph(op).perClient) throw ftError("FT105", { op });
 }
 

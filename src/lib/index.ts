@@ -50,6 +50,13 @@ export {
   type DpFedAvgProgram,
   type DpHypers,
 } from "./algorithms/dp-fedavg.js";
+export {
+  secureFedAvgProgram,
+  secureFedAvgRound,
+  secureUpdateScale,
+  type SecureAggregationOptions,
+  type SecureFedAvgProgram,
+} from "./algorithms/secure-fedavg.js";
 export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";

@@ -16,6 +16,7 @@ import { fedOptProgram } from "../algorithms/fedopt.js";
 import { fedProxProgram } from "../algorithms/fedprox.js";
 import { fedSgdProgram } from "../algorithms/fedsgd.js";
 import { scaffoldProgram } from "../algorithms/scaffold.js";
+import { secureFedAvgProgram } from "../algorithms/secure-fedavg.js";
 import { aflProgram, initialLambda } from "../algorithms/afl.js";
 import { initialMimeState, mimeProgram, type MimeVariant } from "../algorithms/mime.js";
 import { qfflProgram } from "../algorithms/qffl.js";
@@ -227,7 +228,7 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
   const adaptive = config.dpClip === "adaptive";
   const program = dpFedAvgProgram(model, { adaptive, ...clientTraining(config) });
   const clip = adaptive ? config.dpInitialClip! : (config.dpClip as number);
-  const key = [Math.floor(config.seed / 2 ** 32) | 0, config.seed % 2 ** 32 | 0];
+  const key = seedKey(config.seed);
   const adaptiveInputs = adaptive ? { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) } : {};
   return {
     initialServerState: () => ({ clip: { shape: [], data: Float32Array.of(clip) } }),
@@ -245,6 +246,34 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
       };
       const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: out.loss };
+    },
+  };
+}
+
+/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
+const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
+
+/**
+ * Secure FedAvg (--aggregator secure): the weighted updates and weights are summed with
+ * secureSum; the weights' declared range is the largest client's example count, and the
+ * masks' key is the run's seed folded with the round number inside the program, so every
+ * round has fresh masks and a resumed run the same ones.
+ */
+function secureRunner(model: AnyModel, config: RunConfig, largestClient: number): RoundRunner {
+  const program = secureFedAvgProgram(model, {
+    ...clientTraining(config),
+    bits: config.secureBits!,
+    clip: config.secureClip!,
+    maxWeight: Math.max(1, largestClient),
+    maxClients: config.clientsPerRound,
+    ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+  });
+  const key = seedKey(config.seed);
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round, engine }) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, engine);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
     },
   };
 }
@@ -268,8 +297,10 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
   afl: aflRunner,
 };
 
-export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {
+/** The runner of the configured algorithm; `data` gives secure aggregation its clients' sizes. */
+export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }): RoundRunner {
   if (config.aggregator === "dp") return dpRunner(model, config);
+  if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)));
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return make(model, config);

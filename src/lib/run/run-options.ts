@@ -68,6 +68,14 @@ const privacyOptions = {
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
 };
 
+// Secure aggregation (src/lib/algorithms/secure-fedavg.ts; docs/language.md "Secure aggregation").
+const secure = { key: "aggregator", values: ["secure"] };
+const secureOptions = {
+  secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
+  secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
+  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
+};
+
 // Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
 const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
 const mimeAndFairnessOptions = {
@@ -184,8 +192,9 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
-  aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
+  aggregator: choice("How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, or secure aggregation's masked sums", ["fedavg", "dp", "secure"]),
   ...privacyOptions,
+  ...secureOptions,
   ...clientOptions,
   ...mimeAndFairnessOptions,
   ...federatedEvaluationOptions,
@@ -233,6 +242,16 @@ export const crossChecks: readonly {
     keys: ["aggregator", "algorithm"],
     problem: ({ aggregator, algorithm }) =>
       aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["secureNeighbours"],
+    problem: ({ secureNeighbours }) =>
+      typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
