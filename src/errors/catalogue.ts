@@ -422,6 +422,18 @@ export const catalogue = {
       "Run without --engine, and give --chunk-clients at least --clients-per-round; or use an " +
       "aggregator with a MapReduce form (fedavg, dp).",
   },
+  FT325: {
+    title: "Federated evaluation without held-out data",
+    message: "federated evaluation after round {round}: of the {clients} clients evaluated, {why}",
+    explanation:
+      "Federated evaluation measures each client's accuracy on the examples it held out of " +
+      "training (--client-holdout). A client that holds none out has no accuracy to report, " +
+      "so it is left out of the distribution; when every evaluated client is such a client " +
+      "there is no distribution at all.",
+    fix:
+      "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
+      "0 evaluates all of them).",
+  },
 } as const;
 
 /**

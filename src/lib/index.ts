@@ -132,3 +132,19 @@ export {
   type AflOptions,
   type AflProgram,
 } from "./algorithms/afl.js";
+export {
+  classificationEvaluationProgram,
+  classificationSums,
+  type ClassificationEvaluation,
+  type ClassificationEvaluationProgram,
+  type ClassificationOptions,
+} from "./algorithms/classification.js";
+export {
+  federatedEvaluationProgram,
+  personalizationProgram,
+  type ClientMetrics,
+  type FederatedEvaluationProgram,
+  type HeldOutSpecs,
+  type PersonalizationProgram,
+} from "./algorithms/federated-evaluation.js";
+export { distribution, percentile, type Distribution } from "./run/client-distribution.js";

@@ -22,6 +22,9 @@ import {
   mimeProgram,
   qfflProgram,
   aflProgram,
+  classificationEvaluationProgram,
+  federatedEvaluationProgram,
+  personalizationProgram,
 } from "../../src/lib/index.js";
 
 const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
@@ -47,6 +50,9 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     mimeLite: mimeProgram(mlp2nn, "mimelite"),
     qffl: qfflProgram(mlp2nn),
     afl: aflProgram(mlp2nn, { clients: 100 }),
+    classificationEvaluation: classificationEvaluationProgram(mlp2nn),
+    federatedEvaluation: federatedEvaluationProgram(mlp2nn),
+    personalization: personalizationProgram(mlp2nn),
   };
   const printed = Object.entries(programs).map(([name, p]) => [name, p.signature] as const);
   for (const [name, signature] of printed) expect(documented, name).toContain(signature);

@@ -37,6 +37,10 @@ const defaults = {
   clientOptimizer: "sgd",
   clipNorm: 0,
   lrSchedule: "constant",
+  clientHoldout: 0,
+  evalClients: 0,
+  topK: 1,
+  personalizeEpochs: 0,
 };
 
 async function configFile(content: unknown): Promise<string> {
@@ -254,7 +258,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "out", "overwrite", "personalizeEpochs", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

@@ -119,6 +119,14 @@ const robustOptions = {
   quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding); 0 for none", 0, { min: 0, max: 16 }),
 };
 
+// Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
+const federatedEvaluationOptions = {
+  clientHoldout: real("Share of each client's examples held out of training for federated evaluation (per-client accuracy); 0 for none", 0, { min: 0, max: 1, maxExclusive: true }),
+  evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
+  topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
+  personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -209,6 +217,7 @@ export const runOptions = {
   ...robustOptions,
   ...clientOptions,
   ...mimeAndFairnessOptions,
+  ...federatedEvaluationOptions,
 };
 
 type RunOptions = typeof runOptions;
@@ -281,6 +290,20 @@ export const crossChecks: readonly {
         : (aggregator === "dp" || aggregator === "secure") && (attack !== "none" || quantizeBits !== 0)
           ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`
           : undefined,
+  },
+  {
+    keys: ["evalClients", "personalizeEpochs", "clientHoldout"],
+    problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
+      clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
+        ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
+        : undefined,
+  },
+  {
+    keys: ["topK", "model"],
+    problem: ({ topK, model }) => {
+      const classes = model === "char" ? 96 : 10;
+      return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
+    },
   },
   {
     keys: ["overwrite", "resume"],
