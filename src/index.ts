@@ -83,3 +83,5 @@ export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
+export { dpSum, type DpSumOptions } from "./front/privacy.js";
+export type { ClientsOptions } from "./front/specs.js";

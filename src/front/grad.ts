@@ -9,13 +9,13 @@ import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
 import { jvp as jvpGraph } from "../transform/jvp.js";
 import { vjp } from "../transform/vjp.js";
-import type { TreeDef } from "../ir/types.js";
+import type { Placement as IrPlacement, TreeDef } from "../ir/types.js";
 import { traceBody, isTracer, type Tracer } from "./trace.js";
 import { flatten, leafPaths, unflatten } from "./tree.js";
 import { asTracer, expectFunction } from "./values.js";
@@ -117,10 +117,12 @@ type TangentPlacements = {
   server: "server" | "local";
   clients: AtClients | "local";
   "clients-equal": AtClients | "local";
+  "clients-private": AtClients | "local";
   local: "local";
-  member: "member" | "local";
+  member: Member | "local";
+  "member-private": Member | "local";
 };
-const tangentPlacements: { readonly [P in Placement]: readonly Placement[] } = {
+const tangentPlacements: { readonly [P in IrPlacement]: readonly IrPlacement[] } = {
   server: ["server", "local"],
   clients: ["clients", "clients-equal", "local"],
   "clients-equal": ["clients", "clients-equal", "local"],
