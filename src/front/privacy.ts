@@ -83,11 +83,21 @@ export function dpSum<T extends TreeLike, C, Z, K>(
   const graph = currentGraph(op);
   const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op }, op)[0]!);
   const std = typeof noiseMultiplier === "number" && typeof clip === "number" ? noiseMultiplier * clip : ops.mul(noiseMultiplier, clip);
-  const keys = sums.length === 1 ? [key] : (ops.split(key, sums.length) as unknown as Tracer[]);
+  const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), "dpSum() noise").leaves;
   return unflatten(
     xs.def,
-    sums.map((sum, i) => ops.add(sum, ops.mul(ops.normal(keys[i], sum.shape), std))),
+    sums.map((sum, i) => ops.add(sum, noise[i])),
   ) as never;
+}
+
+/** Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf split from `key`. */
+export function gaussianTreeNoise(like: unknown, std: unknown, key: unknown): unknown {
+  const { leaves, def } = flattenTracers(like, "parameter tree");
+  const keys = leaves.length === 1 ? [key] : (ops.split(key, leaves.length) as unknown as Tracer[]);
+  return unflatten(
+    def,
+    leaves.map((leaf, i) => ops.mul(ops.normal(keys[i], leaf.shape), std)),
+  );
 }
 
 function scalarOption(option: "clip" | "noiseMultiplier", value: unknown): Tracer | number {
