@@ -19,7 +19,10 @@ import type {
   PlacementsOf,
   Place,
   PlaceKeepingPrivacy,
+  PrivatePlacement,
+  Tensor,
   Typed,
+  IsAny,
 } from "./tensor.js";
 
 /**
@@ -146,6 +149,17 @@ export type OutputCheck<T> = Placement extends PlacementsOf<T>
   : "clients-private" extends PlacementsOf<T>
     ? PrivacyMessage<"the program's result", T>
     : never;
+
+/**
+ * T, or T with every leaf private when By holds private data: the carry after a loop whose
+ * step computed it from private data, a gradient of a loss computed from private data.
+ */
+export type Tainted<T, By> = [Extract<PlacementsOf<By>, PrivatePlacement>] extends [never] ? T : Taint<T>;
+type Taint<T> = IsAny<T> extends true
+  ? T
+  : T extends Tensor<infer S, infer D, infer P>
+    ? Tensor<S, D, P extends AtClients ? "clients-private" : "member-private">
+    : { -readonly [K in keyof T]: Taint<T[K]> };
 
 /** map()'s arguments: every leaf at the CLIENTS. */
 export type MapArgCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [never]

@@ -7,6 +7,7 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
+import type { Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
 import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
@@ -61,20 +62,23 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
   return { value: outputs[0]!, grads: unflatten(firstArg.def, grads) };
 }
 
-/** The gradient of a scalar f32 function with respect to its first argument, shaped like it. */
-export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => A[0] {
+/**
+ * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
+ * private (types/placement.ts Tainted) when the loss is computed from private data.
+ */
+export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => Tainted<A[0], R> {
   expectFunction(f, "grad() function");
-  return (...args) => differentiate("grad", f as never, args).grads as A[0];
+  return (...args) => differentiate("grad", f as never, args).grads as never;
 }
 
 /** [f(args), grad(f)(args)] in one pass. */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
-): (...args: A) => [R, A[0]] {
+): (...args: A) => [R, Tainted<A[0], R>] {
   expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
-    return [value as R, grads as A[0]];
+    return [value as R, grads as never];
   };
 }
 

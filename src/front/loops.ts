@@ -5,7 +5,8 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { AtClients, Dim, LeafTypes, Member, Placement, PlacementsOf, PrivatePlacement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import type { Tainted } from "../../types/placement.js";
+import type { Dim, LeafTypes, Member, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
@@ -15,7 +16,8 @@ import { expectFunction } from "./values.js";
 
 /**
  * Placements that hold the same kind of value from one loop step to the next; a step may add
- * private data to the carry (it is then private after the loop, see Tainted).
+ * private data to the carry (then all of it is private after the loop: Tainted, as
+ * src/ir/privacy.ts taints every output of a loop node with a private operand).
  */
 type SameSide<P extends Placement> = P extends "local" | Member
   ? "local" | Member
@@ -23,14 +25,6 @@ type SameSide<P extends Placement> = P extends "local" | Member
     ? "clients" | "clients-private"
     : P;
 
-/**
- * The carry after the loop: as declared, or all private when a step computed it from private
- * data (as src/ir/privacy.ts taints every output of a loop node with a private operand).
- */
-type Tainted<C, R> = [Extract<PlacementsOf<R>, PrivatePlacement>] extends [never] ? C : Taint<C>;
-type Taint<C> = C extends Tensor<infer S, infer D, infer P>
-  ? Tensor<S, D, P extends AtClients ? "clients-private" : "member-private">
-  : { -readonly [K in keyof C]: Taint<C[K]> };
 type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
   ? Got extends Tensor<S, D, SameSide<P>>
     ? true
