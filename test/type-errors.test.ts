@@ -32,6 +32,7 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT106",
   "FT107",
   "FT109",
+  "FT110",
   "FT201",
   "FT202",
   "FT203",
