@@ -96,7 +96,7 @@ describe("hover", () => {
     // The signature read from the types is the one the traced program reports at run time.
     const { round } = (await import(fileName)) as { round: { signature: string } };
     expect(round.signature).toBe("(<params=<w=f32[784,10],b=f32[10]>@SERVER,x={f32[B,784]}@CLIENTS,y={f32[B,10]}@CLIENTS> -> <w=f32[784,10],b=f32[10]>@SERVER)");
-    expect(hoverOn("const ", "round")).toBe(`FedTensor program: \`${round.signature}\``);
+    expect(hoverOn("const ", "round")).toBe(`FedTensor program: \`${round.signature}\`, aggregated by reduceMean`);
     expect(hoverOn("({ ", "params")).toBe("FedTensor: `<w=f32[784,10],b=f32[10]>@SERVER`");
     expect(hoverOn("const ", "local")).toBe("FedTensor: `<w=f32[784,10],b=f32[10]>@CLIENTS`");
     expect(hoverOn("const ", "logits")).toBe("FedTensor: `f32[B,10]`");

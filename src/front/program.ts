@@ -10,6 +10,7 @@ import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
 import { printSignature } from "../ir/print.js";
+import { aggregatorsOf } from "../ir/privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
@@ -40,6 +41,15 @@ export class Program<I = InputSpecs, O = unknown> {
   /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
   get signature(): string {
     return signatureOf(this.ir);
+  }
+
+  /**
+   * The aggregators that take its values to the SERVER (reduceSum, dpSum, ...), each once: what
+   * `fedtensor ir --signature` prints under the signature. With private inputs, these are the
+   * only ways their data leaves the clients (FT109).
+   */
+  get aggregators(): string[] {
+    return aggregatorsOf(this.ir.graph);
   }
 
   toJSON(): ProgramIR {
