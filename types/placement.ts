@@ -197,7 +197,14 @@ export type MapPlacement<Xs> = Exclude<PlacementOf<LeafTypes<Xs>>, "clients-equa
   : "clients";
 
 /** map()'s result: its function's members at the CLIENTS, private where they were computed from private members. */
-export type MapResult<R, Xs> = PlaceKeepingPrivacy<R, MapPlacement<Xs>, "clients-private">;
+export type MapResult<R, Xs> = [Extract<PlacementsOf<R>, PrivatePlacement>] extends [never]
+  ? Place<R, MapPlacement<Xs>>
+  : PlaceKeepingPrivacy<R, MapPlacement<Xs>, "clients-private">;
 
-/** What map()'s function receives for an argument: its members, private where the argument is. */
-export type MembersOf<X> = PlaceKeepingPrivacy<X, "member", "member-private">;
+/**
+ * What map()'s function receives for an argument: its members, private where the argument is.
+ * (Code without private data takes the plain Place: the checker caches PlacementsOf per tree.)
+ */
+export type MembersOf<X> = [Extract<PlacementsOf<X>, PrivatePlacement>] extends [never]
+  ? Place<X, "member">
+  : PlaceKeepingPrivacy<X, "member", "member-private">;
