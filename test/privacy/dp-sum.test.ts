@@ -16,7 +16,7 @@ const cohort = { u: { a: host([2, 2], [3, 4, 0.1, 0]), b: host([2, 1], [0, 0.2])
 
 describe("dpSum", () => {
   test("with noise 0 it is the sum of the clients' trees clipped to global norm C", async () => {
-    const out = await read(await dp(0).run(cohort));
+    const out = (await read(await dp(0).run(cohort))) as unknown as { a: number[]; b: number[] };
     expect(out.a[0]).toBeCloseTo(0.7, 6);
     expect(out.a[1]).toBeCloseTo(0.8, 6);
     expect(out.b[0]).toBeCloseTo(0.2, 6);
@@ -31,10 +31,10 @@ describe("dpSum", () => {
     // Standard errors: mean 1 / sqrt(1e5) ~ 0.003, std 1 / sqrt(2e5) ~ 0.0022.
     expect(Math.abs(mean)).toBeLessThan(0.015);
     expect(Math.abs(std - 1)).toBeLessThan(0.012);
-    const reference = interpret(dp(0.3).ir, cohort) as { a: { data: Float32Array } };
-    const device = await read(await dp(0.3).run(cohort));
+    const reference = interpret(dp(0.3).ir, cohort) as unknown as { a: { data: Float32Array } };
+    const device = (await read(await dp(0.3).run(cohort))) as unknown as { a: number[] };
     // The draws are bit-identical; the clip's float32 arithmetic may round differently by an ulp.
-    Array.from(reference.a.data).forEach((v, i) => expect(v).toBeCloseTo((device.a as number[])[i]!, 6));
+    Array.from(reference.a.data).forEach((v, i) => expect(v).toBeCloseTo(device.a[i]!, 6));
   });
 
   test("the IR names the aggregator on its sum and marks the private values; both survive JSON", () => {
@@ -49,7 +49,9 @@ describe("dpSum", () => {
   });
 
   test("FT109 names the first private leaf; FT110 and FT302 for bad options", () => {
-    expect(() => program(inputs, ({ u }) => reduceSum(u))).toThrow(
+    // From plain JavaScript (tsc rejects the same call with the same text).
+    const untypedSum = reduceSum as (x: unknown) => never;
+    expect(() => program(inputs, ({ u }) => untypedSum(u))).toThrow(
       "FT109: reduceSum() would release private client data, got {f32[2]}@CLIENTS(private) at a: only a DP or secure aggregator (dpSum, secureSum) may take it to the SERVER",
     );
     const loose = dpSum as (...args: unknown[]) => unknown;
@@ -61,4 +63,21 @@ describe("dpSum", () => {
     expect(() => place(f32([2]), { private: "yes" })).toThrow("FT302: atClients() option private: expected true or false, got");
     expect(() => place(f32([2]), { secret: true })).toThrow("FT302: atClients() options: expected { private: boolean }, got");
   });
+});
+
+test("`fedtensor ir --signature` prints private inputs and the aggregators each program uses", async () => {
+  const { vi } = await import("vitest");
+  const { irCommand } = await import("../../src/cli/ir.js");
+  const lines: string[] = [];
+  const log = vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
+  try {
+    expect(await irCommand.run(["examples/federated-analytics.ts", "privateLabelHistogram", "--signature"])).toBe(0);
+    expect(await irCommand.run(["examples/federated-analytics.ts", "labelStatistics", "--signature"])).toBe(0);
+  } finally {
+    log.mockRestore();
+  }
+  expect(lines).toEqual([
+    "privateLabelHistogram: (<labels={i32[N]}@CLIENTS(private),mask={f32[N]}@CLIENTS(private),key=i32[2]@SERVER> -> f32[10]@SERVER)\n  aggregators: dpSum",
+    "labelStatistics: (<pixels={f32[N,784]}@CLIENTS,labels={i32[N]}@CLIENTS,mask={f32[N]}@CLIENTS,count={f32[]}@CLIENTS> -> <brightness=f32[],histogram=f32[10]>@SERVER)\n  aggregators: reduceSum",
+  ]);
 });
