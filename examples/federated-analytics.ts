@@ -2,9 +2,10 @@
  * Federated analytics on MNIST split into label shards (each client holds about two digits):
  * the server learns the mean pixel intensity over all examples and the label histogram, from
  * per-client summaries alone; no example leaves its client. privateLabelHistogram declares
- * the labels private and releases the histogram only through dpSum (each client's histogram
- * clipped to L2 norm 300, Gaussian noise of std 300 on each count): the types and the trace
- * prove that nothing else about a client's labels reaches the server.
+ * the labels private and releases the histogram only through dpSum (clip 600: a client's 600
+ * examples bound its histogram's L2 norm by 600, so nothing is clipped; Gaussian noise of std
+ * 600 on each count): the types and the trace prove that nothing else about a client's labels
+ * reaches the server.
  *
  *   npm run build && node dist/examples/federated-analytics.js
  */
@@ -67,7 +68,7 @@ export const privateLabelHistogram = program(
   ({ labels, mask, key }) =>
     dpSum(
       map((y, m) => sum(mul(oneHot(y, 10), expandDims(m, -1)), 0), labels, mask),
-      { clip: 300, noiseMultiplier: 1, key },
+      { clip: 600, noiseMultiplier: 1, key },
     ),
   { name: "private_label_histogram" },
 );
