@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyChanges, createServices, fixtureProject, linkFedTensor, type Services } from "./language-service.js";
+import { applyEveryFix, createServices, fixtureProject, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
 
 const header = `import { add, atClients, atServer, broadcast, concat, f32, i32, map, matmul, program, reduceMean, reshape, sum } from "fedtensor";\n`;
 
@@ -30,12 +30,8 @@ const cases: { readonly [code: string]: string } = {
 
 const fileOf = (name: string): string => join(fixtureProject, `${name}.ts`);
 
-interface Fixed {
-  readonly description: string;
-  readonly fileName: string;
-}
 let services: Services;
-const fixesByCode = new Map<string, Fixed[]>();
+let fixesByCode = new Map<string, AppliedFix[]>();
 
 /**
  * The fixes of every case are applied to files of their own, all added at once, so that the
@@ -44,19 +40,7 @@ const fixesByCode = new Map<string, Fixed[]>();
 beforeAll(() => {
   linkFedTensor();
   services = createServices(Object.fromEntries(Object.entries(cases).map(([code, body]) => [fileOf(code), header + body])));
-  const fixedTexts = new Map<string, string>();
-  for (const code of Object.keys(cases)) {
-    const fileName = fileOf(code);
-    const fixes = services.plain.getSemanticDiagnostics(fileName).flatMap((d) =>
-      services.plugin.getCodeFixesAtPosition(fileName, d.start!, d.start! + d.length!, [d.code], {}, {}).map((fix, i) => {
-        const fixedFile = fileOf(`${code}.fix${i}`);
-        fixedTexts.set(fixedFile, applyChanges(services.text(fileName), fix.changes[0]!.textChanges));
-        return { description: fix.description, fileName: fixedFile };
-      }),
-    );
-    fixesByCode.set(code, fixes);
-  }
-  for (const [fileName, text] of fixedTexts) services.setFile(fileName, text);
+  fixesByCode = applyEveryFix(services, Object.keys(cases), fileOf);
 });
 
 function hoverAtMarker(fileName: string): string | undefined {

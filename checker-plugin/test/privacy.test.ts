@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyChanges, createServices, fixtureProject, linkFedTensor, type Services } from "./language-service.js";
+import { applyEveryFix, createServices, fixtureProject, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
 
 const header = `import { atClients, atServer, dpSum, f32, i32, map, mean, program, reduceMean, reduceSum } from "fedtensor";
 const inputs = { readings: atClients(f32(["N", 3]), { private: true }), counts: atClients(f32([])), key: atServer(i32([2])) };
@@ -23,24 +23,12 @@ const cases: { readonly [name: string]: string } = {
 
 const fileOf = (name: string): string => join(fixtureProject, `privacy-${name}.ts`);
 let services: Services;
-const fixesByCase = new Map<string, { description: string; fileName: string }[]>();
+let fixesByCase = new Map<string, AppliedFix[]>();
 
 beforeAll(() => {
   linkFedTensor();
   services = createServices(Object.fromEntries(Object.entries(cases).map(([name, body]) => [fileOf(name), header + body])));
-  const fixedTexts = new Map<string, string>();
-  for (const name of Object.keys(cases)) {
-    const fileName = fileOf(name);
-    const fixes = services.plain.getSemanticDiagnostics(fileName).flatMap((d) =>
-      services.plugin.getCodeFixesAtPosition(fileName, d.start!, d.start! + d.length!, [d.code], {}, {}).map((fix, i) => {
-        const fixedFile = fileOf(`${name}.fix${i}`);
-        fixedTexts.set(fixedFile, applyChanges(services.text(fileName), fix.changes[0]!.textChanges));
-        return { description: fix.description, fileName: fixedFile };
-      }),
-    );
-    fixesByCase.set(name, fixes);
-  }
-  for (const [fileName, text] of fixedTexts) services.setFile(fileName, text);
+  fixesByCase = applyEveryFix(services, Object.keys(cases), fileOf);
 });
 
 const hoverAt = (fileName: string, position: number): string | undefined =>
