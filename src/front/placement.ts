@@ -57,7 +57,7 @@ export function checkLeaves(
  * FT109 for a reduction that is no declassifying aggregator (src/ir/privacy.ts) of a tree
  * with a private leaf: the first one, with its path, as types/placement.ts PrivacyCheck prints it.
  */
-function checkNotPrivate(op: string, leaves: readonly Tracer[], paths: readonly string[]): void {
+export function checkNotPrivate(op: string, leaves: readonly Tracer[], paths: readonly string[]): void {
   const leak = leaves.findIndex((t) => t.type.private === true);
   if (leak >= 0) throw privacyError(`${op}()`, gotAt(leaves[leak]!.type, paths[leak]!));
 }
