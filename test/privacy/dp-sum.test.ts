@@ -81,3 +81,16 @@ test("`fedtensor ir --signature` prints private inputs and the aggregators each 
     "labelStatistics: (<pixels={f32[N,784]}@CLIENTS,labels={i32[N]}@CLIENTS,mask={f32[N]}@CLIENTS,count={f32[]}@CLIENTS> -> <brightness=f32[],histogram=f32[10]>@SERVER)\n  aggregators: reduceSum",
   ]);
 });
+
+test("the library's DP-FedAvg traces with private client data and aggregates only through dpSum; FedAvg's data is not private", async () => {
+  const { dpFedAvgProgram, fedAvgProgram, logistic: model } = await import("../../src/lib/index.js");
+  for (const adaptive of [false, true]) {
+    const dpRound = dpFedAvgProgram(model, { adaptive });
+    expect(dpRound.aggregators).toEqual(["dpSum"]);
+    expect(dpRound.signature).toContain("x={f32[S,B,784]}@CLIENTS(private),y={i32[S,B]}@CLIENTS(private)");
+    expect(dpRound.ir.graph.nodes.filter((n) => n.op === "federated_sum").every((n) => n.attrs.aggregator === "dpSum")).toBe(true);
+  }
+  const plain = fedAvgProgram(model);
+  expect(plain.signature).not.toContain("(private)");
+  expect(plain.aggregators).toEqual(["reduceSum"]);
+});
