@@ -25,6 +25,7 @@ import {
   reduceMin,
   reduceSum,
   reduceWeightedMean,
+  secureSum,
   sub,
   sum,
   valueAndGrad,
@@ -118,3 +119,7 @@ declare const integers: I32<[3], "clients-private">;
 expectError(dpSum(integers, { clip, noiseMultiplier: 1, key }));
 // FT103: dpSum takes CLIENTS values.
 expectError(dpSum(weights, { clip, noiseMultiplier: 1, key }));
+
+// ---- secureSum declassifies too -------------------------------------------------------------
+
+expectType<F32<[3], "server">>(secureSum(means, { bits: 20, key, range: [-1, 1], scale: 1000 }));

@@ -124,9 +124,9 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
 /**
  * The aggregators that may take private client data to the SERVER (docs/language.md
  * "Privacy"); src/ir/privacy.ts lists the same at trace time. Allowing one more is adding
- * its name here and its primitive there.
+ * its name here and its primitive (or its sums' aggregator attribute) there.
  */
-export type DeclassifyingOp = "dpSum";
+export type DeclassifyingOp = "dpSum" | "secureSum";
 
 /**
  * FT109 for a reduction other than a declassifying aggregator of a tree with private leaves.

@@ -41,7 +41,7 @@ export const catalogue = {
     message: "{op}() takes CLIENTS values, got {got}",
     explanation:
       "The reductions (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, " +
-      "aggregate) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
+      "aggregate, secureSum) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
       "local value has no members to combine.",
     fix:
       "Reduce a CLIENTS value, such as the result of map(...). If the value is already at the " +
@@ -393,6 +393,37 @@ export const catalogue = {
     fix:
       "Pass clip and noiseMultiplier as f32 scalars (numbers, or f32[] SERVER values), and key " +
       "as a random key (randomKey(seed), an i32[2]) at the SERVER or local; x must be float32.",
+  },
+  FT309: {
+    title: "Secure sum input outside its declared range",
+    message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",
+    explanation:
+      "secureSum quantizes each client's values to integers in [0, span] and sums them modulo " +
+      "2^bits. A value outside [low, high] would wrap around the modulus and corrupt the sum, so " +
+      "the runtime counts such values alongside the sum and fails the run instead of clipping " +
+      "them silently.",
+    fix:
+      "Clip the values inside map() before secureSum (for example with minimum/maximum, as " +
+      "--secure-clip does for model updates), or declare a wider range.",
+  },
+  FT311: {
+    title: "Secure sum overflow",
+    message:
+      "{op}(): {clients} clients with quantized values up to {span} do not sum exactly in 2^{bits}; at most {most} clients fit",
+    explanation:
+      "The masks of a secure sum cancel only modulo 2^bits, so the true sum of the quantized " +
+      "values, at most clients x span, must stay below 2^bits (and an int32 sum inside int32).",
+    fix: "Raise bits (at most 30), narrow the range or lower the scale, or sum fewer clients per round.",
+  },
+  FT312: {
+    title: "Invalid secureSum options",
+    message: "secureSum {what}: {why}",
+    explanation:
+      "secureSum(x, { bits, key, range, scale, neighbours, maxClients }) needs bits in [1, 30], " +
+      "a key i32[2] at the SERVER or local, a finite range [low, high] with low <= high, a " +
+      "positive scale for float32 inputs (integers for int32 inputs), an even neighbour count " +
+      "of at least 2, and a whole number of clients.",
+    fix: "See docs/language.md, section Secure aggregation.",
   },
 } as const;
 

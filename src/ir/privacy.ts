@@ -15,11 +15,10 @@ import { printType } from "./print.js";
 import type { Graph, ValueType } from "./types.js";
 
 /**
- * The primitives that may take private client data to the SERVER. secureSum's primitive
- * ("secure_sum") is added here when it is merged, and "secureSum" to DeclassifyingOp in
- * types/placement.ts: nothing else changes.
+ * The primitives that may take private client data to the SERVER: secureSum's masked sum
+ * (src/front/secure.ts). Each has its name in DeclassifyingOp (types/placement.ts) too.
  */
-export const declassifyingPrimitives: ReadonlySet<string> = new Set<string>([]);
+export const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
 
 /**
  * Aggregators composed of other primitives: their reduction node carries the aggregator's
@@ -83,8 +82,7 @@ function releasedBy(node: TaintedNode): string {
 
 /**
  * The user-level aggregator each federated reduction primitive stands for; dpSum's sums say
- * their own name (the `aggregator` attribute). A declassifying primitive added to
- * declassifyingPrimitives gets its row here too (secure_sum: secureSum).
+ * their own name (the `aggregator` attribute).
  */
 const aggregatorNames: { readonly [primitive: string]: string } = {
   federated_sum: "reduceSum",
@@ -92,6 +90,7 @@ const aggregatorNames: { readonly [primitive: string]: string } = {
   federated_max: "reduceMax",
   federated_min: "reduceMin",
   aggregate: "aggregate",
+  secure_sum: "secureSum",
 };
 
 /**

@@ -49,6 +49,13 @@ export {
   type DpFedAvgProgram,
   type DpHypers,
 } from "./algorithms/dp-fedavg.js";
+export {
+  secureFedAvgProgram,
+  secureFedAvgRound,
+  secureUpdateScale,
+  type SecureAggregationOptions,
+  type SecureFedAvgProgram,
+} from "./algorithms/secure-fedavg.js";
 export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";
@@ -99,3 +106,28 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export {
+  initialMimeState,
+  mime,
+  mimeMomentum,
+  mimeProgram,
+  mimeRound,
+  type MimeHypers,
+  type MimeOptions,
+  type MimeProgram,
+  type MimeState,
+  type MimeVariant,
+} from "./algorithms/mime.js";
+export { qffl, qfflProgram, qfflRound, type QfflHypers, type QfflProgram } from "./algorithms/qffl.js";
+export {
+  afl,
+  aflProgram,
+  aflRound,
+  initialLambda,
+  projectToSimplex,
+  type AflClientData,
+  type AflHypers,
+  type AflLambda,
+  type AflOptions,
+  type AflProgram,
+} from "./algorithms/afl.js";

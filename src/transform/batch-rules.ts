@@ -267,6 +267,8 @@ export const batchRules: Record<string, BatchRule> = {
   uniform_from_bits: elementwise,
   normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
+  // The backends lower the secure sum of a [C, ...S] tensor (an all-equal value is every client's).
+  secure_sum: (ctx) => [prim("secure_sum_clients", [materializeIn(ctx, ctx.inputs[0]!), ctx.inputs[1]!], ctx.node.attrs)],
 };
 
 /**

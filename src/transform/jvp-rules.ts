@@ -131,6 +131,8 @@ export const jvpRules: Record<string, JvpRule> = {
 
   federated_broadcast: linear,
   federated_sum: linear,
+  // Straight through the quantization: the tangent of a sum is the sum of the tangents.
+  secure_sum: (_c, [t]) => [t && prim("federated_sum", [t])],
   federated_mean: linear,
   federated_max: federatedExtremum,
   federated_min: federatedExtremum,

@@ -99,6 +99,9 @@ function stages(ir: ProgramIR): Map<number, Stage> {
     } else if (node.op === "client_iota") {
       // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
       throw ftError("FT315", { op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" });
+    } else if (node.op === "secure_sum") {
+      // Its masks pair clients across the cohort; a chunk's partial sum would not cancel them.
+      throw ftError("FT315", { op: "secureSum", why: "its pairwise masks cancel only over the whole cohort, which a chunk does not hold; such rounds run whole" });
     } else if (node.op === "aggregate_vjp") {
       throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
     } else if ((node.bodies ?? []).some(containsFederated)) {

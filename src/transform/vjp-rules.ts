@@ -245,6 +245,8 @@ export const vjpRules: Record<string, VjpRule> = {
 
   federated_broadcast: each((_c, ct) => prim("federated_sum", [ct])),
   federated_sum: each((_c, ct) => prim("federated_broadcast", [ct])),
+  // A sum, straight through the quantization; the key gets no cotangent.
+  secure_sum: (ctx, [ct]) => [ctx.active[0] ? prim("federated_broadcast", [ct!]) : undefined, undefined],
   federated_mean: each((_c, ct) => div(prim("federated_broadcast", [ct]), prim("client_count", []))),
   federated_max: federatedExtremumRule,
   federated_min: federatedExtremumRule,

@@ -94,3 +94,13 @@ test("the library's DP-FedAvg traces with private client data and aggregates onl
   expect(plain.signature).not.toContain("(private)");
   expect(plain.aggregators).toEqual(["reduceSum"]);
 });
+
+test("secureSum takes private data to the SERVER too, and the signature names it", async () => {
+  const { secureSum } = await import("../../src/index.js");
+  const masked = program({ u: atClients(f32([3]), { private: true }), key: atServer(i32([2])) }, ({ u, key }) =>
+    secureSum(u, { bits: 20, key, range: [-1, 1], scale: 1000 }),
+  );
+  expect(masked.aggregators).toEqual(["secureSum"]);
+  const out = (await read(await masked.run({ u: host([2, 3], [0.5, -0.25, 0, 0.25, 0.25, 1]), key: [0, 3] }))) as unknown as number[];
+  [0.75, 0, 1].forEach((v, i) => expect(out[i]).toBeCloseTo(v, 3));
+});

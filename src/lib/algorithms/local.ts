@@ -57,6 +57,15 @@ export function maskedLoss(model: AnyModel, params: Value, x: Value, y: Value, m
   return ops.div(maskedLossSum(model, params, x, y, mask), ops.maximum(ops.sum(mask), 1));
 }
 
+/**
+ * A client's mean loss over all its real examples at `params` (0 for a client without any):
+ * forward passes only, one batch at a time (a scan), so memory stays that of one batch.
+ */
+export function clientLoss(model: AnyModel, params: Value, x: Value, y: Value, mask: Value): Value {
+  const [sum] = ops.scan(ops.zeros([]), { x, y, mask }, (total: Value, b: Value) => [ops.add(total, maskedLossSum(model, params, b.x, b.y, b.mask)), undefined]);
+  return ops.div(sum, ops.maximum(ops.sum(mask), 1));
+}
+
 /** The number of batches of masks [S, B] that hold a real example: a client's real local steps. */
 export function realSteps(masks: Value): Value {
   return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
@@ -72,8 +81,12 @@ export interface LocalTraining {
 export interface LocalHooks {
   /** A term added to each step's objective (FedProx's proximal term). */
   readonly extra?: (p: Value) => Value;
-  /** Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates). */
-  readonly correct?: (g: Value) => Value;
+  /**
+   * Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates);
+   * `objective` is the step's batch loss as a function of the parameters (Mime's correction
+   * takes its gradient at the server parameters).
+   */
+  readonly correct?: (g: Value, objective: (p: Value) => Value) => Value;
 }
 
 /**
@@ -118,13 +131,11 @@ export function localTrain(
   const steps = { ...batches, real, taken: ops.cast(real, "float32"), perExample: ops.div(1, ops.maximum(counts, 1)) };
   const [trained, stepLosses] = ops.scan({ params, state: optimizer.init(params) }, steps, (carry: Value, b: Value) => {
     const p = carry.params;
-    const objective = (q: Value) => {
-      const loss = ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
-      return hooks.extra === undefined ? loss : ops.add(loss, hooks.extra(q));
-    };
+    const batchLoss = (q: Value) => ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
+    const objective = (q: Value) => (hooks.extra === undefined ? batchLoss(q) : ops.add(batchLoss(q), hooks.extra(q)));
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
-    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
+    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g, batchLoss), carry.state, p);
     return [{ params: applyUpdates(p, ops.mul(updates, b.taken)), state: whereTree(b.real, state, carry.state) }, loss];
   });
   const examples = ops.maximum(ops.sum(counts), 1);

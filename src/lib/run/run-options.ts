@@ -9,7 +9,7 @@ import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text,
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -68,6 +68,41 @@ const privacyOptions = {
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
 };
 
+// Secure aggregation (src/lib/algorithms/secure-fedavg.ts; docs/language.md "Secure aggregation").
+const secure = { key: "aggregator", values: ["secure"] };
+const secureOptions = {
+  secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
+  secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
+  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
+};
+
+// Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
+const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
+const mimeAndFairnessOptions = {
+  mimeOptimizer: onlyWhen(
+    mimeFamily,
+    choice("Mime's base optimiser: its state lives at the server (moved by the full-batch gradient), clients apply it frozen", [
+      "momentum",
+      "sgd",
+      "nesterov",
+      "adam",
+      "adamw",
+      "adagrad",
+      "rmsprop",
+      "yogi",
+    ]),
+  ),
+  mimeMomentum: onlyWhen({ key: "mimeOptimizer", values: ["momentum", "nesterov"] }, real("Momentum of Mime's base optimiser", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  q: onlyWhen(
+    { key: "algorithm", values: ["qffl"] },
+    real("q-FFL's fairness exponent: 0 weighs clients alike (FedAvg); larger q favours the clients with the highest loss", 1, { min: 0 }),
+  ),
+  aflLr: onlyWhen(
+    { key: "algorithm", values: ["afl"] },
+    real("AFL: step size of the projected ascent on the mixture weights lambda (one per client)", 0.001, { min: 0 }),
+  ),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -113,6 +148,10 @@ export const runOptions = {
     "scaffold",
     "diloco",
     "fedavgm",
+    "mime",
+    "mimelite",
+    "qffl",
+    "afl",
   ]),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
   dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
@@ -145,9 +184,11 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
-  aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
+  aggregator: choice("How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, or secure aggregation's masked sums", ["fedavg", "dp", "secure"]),
   ...privacyOptions,
+  ...secureOptions,
   ...clientOptions,
+  ...mimeAndFairnessOptions,
 };
 
 type RunOptions = typeof runOptions;
@@ -192,6 +233,16 @@ export const crossChecks: readonly {
     keys: ["aggregator", "algorithm"],
     problem: ({ aggregator, algorithm }) =>
       aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["secureNeighbours"],
+    problem: ({ secureNeighbours }) =>
+      typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],

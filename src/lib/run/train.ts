@@ -148,7 +148,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
   const featureShape = featureShapeFor(model, data.train.featureShape);
-  const runner = runnerFor(config, model);
+  const runner = runnerFor(config, model, data);
   const learningRate = roundLearningRates(config);
   const evaluate = evaluationProgram(model);
   const testBatches = batchEvaluation(data.test, 500);
@@ -180,7 +180,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+  const algorithmName = (config.aggregator ?? "fedavg") === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
   const plotTitle = {
     name: `${algorithmName} ${model.name}`,
     title: `${algorithmName} on ${config.dataset} (${model.name})`,
