@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyEveryFix, createServices, fixtureProject, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
+import { applyEveryFix, createServices, errorsOf, fixtureProject, hoverAtMarker, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
 
 const header = `import { add, atClients, atServer, broadcast, concat, f32, i32, map, matmul, program, reduceMean, reshape, sum } from "fedtensor";\n`;
 
@@ -43,17 +43,6 @@ beforeAll(() => {
   fixesByCode = applyEveryFix(services, Object.keys(cases), fileOf);
 });
 
-function hoverAtMarker(fileName: string): string | undefined {
-  const marker = "/*hover*/";
-  const position = services.text(fileName).indexOf(marker) + marker.length;
-  return services.plugin.getQuickInfoAtPosition(fileName, position)?.documentation?.[0]?.text;
-}
-
-const errorsOf = (fileName: string): string[] =>
-  [...services.plugin.getSyntacticDiagnostics(fileName), ...services.plugin.getSemanticDiagnostics(fileName)].map((d) =>
-    ts.flattenDiagnosticMessageText(d.messageText, "\n"),
-  );
-
 describe.each(Object.keys(cases))("%s", (code) => {
   it("is explained, hovered and fixed where the fix is mechanical", () => {
     const fileName = fileOf(code);
@@ -62,8 +51,8 @@ describe.each(Object.keys(cases))("%s", (code) => {
     expect(diagnostics[0]!.messageText).toMatch(new RegExp(`^${code}: `));
     expect(diagnostics[0]!.code).toBe(services.plain.getSemanticDiagnostics(fileName)[0]!.code);
     const fixes = fixesByCode.get(code)!.map((fix) => ({ description: fix.description, fixed: services.text(fix.fileName) }));
-    for (const fix of fixesByCode.get(code)!) expect(errorsOf(fix.fileName)).toEqual([]);
-    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(fileName), fixes }).toMatchSnapshot();
+    for (const fix of fixesByCode.get(code)!) expect(errorsOf(services, fix.fileName)).toEqual([]);
+    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(services, fileName), fixes }).toMatchSnapshot();
   });
 });
 

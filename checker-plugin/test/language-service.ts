@@ -140,3 +140,21 @@ export function applyEveryFix(services: Services, names: readonly string[], file
   for (const [fileName, text] of fixedTexts) services.setFile(fileName, text);
   return fixesByName;
 }
+
+/** The FedTensor hover line at a position of a file. */
+export function hoverAt(services: Services, fileName: string, position: number): string | undefined {
+  return services.plugin.getQuickInfoAtPosition(fileName, position)?.documentation?.[0]?.text;
+}
+
+/** The FedTensor hover line of the value right after the file's `/*hover*\/` marker. */
+export function hoverAtMarker(services: Services, fileName: string): string | undefined {
+  const marker = "/*hover*/";
+  return hoverAt(services, fileName, services.text(fileName).indexOf(marker) + marker.length);
+}
+
+/** Every syntactic and semantic diagnostic of a file through the plugin, as text. */
+export function errorsOf(services: Services, fileName: string): string[] {
+  return [...services.plugin.getSyntacticDiagnostics(fileName), ...services.plugin.getSemanticDiagnostics(fileName)].map((d) =>
+    ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+  );
+}

@@ -5,9 +5,8 @@
  * must type-check.
  */
 import { join } from "node:path";
-import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyEveryFix, createServices, fixtureProject, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
+import { applyEveryFix, createServices, errorsOf, fixtureProject, hoverAt, hoverAtMarker, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
 
 const header = `import { atClients, atServer, dpSum, f32, i32, map, mean, program, reduceMean, reduceSum } from "fedtensor";
 const inputs = { readings: atClients(f32(["N", 3]), { private: true }), counts: atClients(f32([])), key: atServer(i32([2])) };
@@ -31,17 +30,6 @@ beforeAll(() => {
   fixesByCase = applyEveryFix(services, Object.keys(cases), fileOf);
 });
 
-const hoverAt = (fileName: string, position: number): string | undefined =>
-  services.plugin.getQuickInfoAtPosition(fileName, position)?.documentation?.[0]?.text;
-const hoverAtMarker = (fileName: string): string | undefined => {
-  const marker = "/*hover*/";
-  return hoverAt(fileName, services.text(fileName).indexOf(marker) + marker.length);
-};
-const errorsOf = (fileName: string): string[] =>
-  [...services.plugin.getSyntacticDiagnostics(fileName), ...services.plugin.getSemanticDiagnostics(fileName)].map((d) =>
-    ts.flattenDiagnosticMessageText(d.messageText, "\n"),
-  );
-
 describe.each(Object.keys(cases))("%s", (name) => {
   it("is explained as a privacy error, hovered, and fixed where a DP form exists", () => {
     const fileName = fileOf(name);
@@ -50,8 +38,8 @@ describe.each(Object.keys(cases))("%s", (name) => {
     expect(diagnostics[0]!.messageText).toMatch(new RegExp(`^${name.slice(0, 5)}: `));
     expect(diagnostics[0]!.messageText).toContain("Why this is a privacy error:");
     const fixes = fixesByCase.get(name)!.map((fix) => ({ description: fix.description, fixed: services.text(fix.fileName) }));
-    for (const fix of fixesByCase.get(name)!) expect(errorsOf(fix.fileName)).toEqual([]);
-    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(fileName), fixes }).toMatchSnapshot();
+    for (const fix of fixesByCase.get(name)!) expect(errorsOf(services, fix.fileName)).toEqual([]);
+    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(services, fileName), fixes }).toMatchSnapshot();
   });
 });
 
@@ -71,12 +59,12 @@ it("hovers a program with private inputs as its signature and the aggregators it
 }));
 `;
   services.setFile(fileName, text);
-  expect(errorsOf(fileName)).toEqual([]);
+  expect(errorsOf(services, fileName)).toEqual([]);
   const signature =
     "(<readings={f32[N,3]}@CLIENTS(private),counts={f32[]}@CLIENTS,key=i32[2]@SERVER> -> <mean=f32[3],clients=f32[]>@SERVER)";
-  expect(hoverAt(fileName, text.indexOf("const dp") + "const ".length)).toBe(`FedTensor program: \`${signature}\`, aggregated by dpSum, reduceSum`);
-  expect(hoverAt(fileName, text.indexOf("r) => mean"))).toBe("FedTensor: `f32[N,3]`");
-  expect(hoverAt(fileName, text.indexOf("readings),"))).toBe("FedTensor: `{f32[N,3]}@CLIENTS(private)`");
+  expect(hoverAt(services, fileName, text.indexOf("const dp") + "const ".length)).toBe(`FedTensor program: \`${signature}\`, aggregated by dpSum, reduceSum`);
+  expect(hoverAt(services, fileName, text.indexOf("r) => mean"))).toBe("FedTensor: `f32[N,3]`");
+  expect(hoverAt(services, fileName, text.indexOf("readings),"))).toBe("FedTensor: `{f32[N,3]}@CLIENTS(private)`");
   // The signature read from the types is the one the traced program reports.
   const { atClients, atServer, dpSum, f32, i32, map, mean, program, reduceSum } = await import("../../src/index.js");
   const traced = program(
