@@ -86,3 +86,5 @@ export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
 export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAboveNorm, type KrumOptions, type TrimmedMeanOptions } from "./front/robust.js";
 export { quantizedBits, stochasticQuantize, type QuantizeOptions } from "./front/quantize.js";
+export { dpSum, type DpSumOptions } from "./front/privacy.js";
+export type { ClientsOptions } from "./front/specs.js";

@@ -88,12 +88,15 @@ const outer = dilocoProgram(cnn, { momentum: 0.8 });
 expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "serverLr" | "buffer">(value<keyof RunInputsOf<typeof outer>>());
 expectType<F32<[5, 5, 32, 64], "server">>(value<OutputsOf<typeof outer>["buffer"]["conv2"]>());
 
-// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there.
+// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there. Its
+// client data is private (FedAvg's is not), and it reports no training loss.
 const dp = dpFedAvgProgram(logistic, { adaptive: true });
 expectType<TensorSpec<[], "float32", "server">>(value<InputsOf<typeof dp>["clip"]>());
 expectType<TensorSpec<[2], "int32", "server">>(value<InputsOf<typeof dp>["key"]>());
-expectType<Round<Logistic<"server">> & { clip: F32<[], "server"> }>(value<OutputsOf<typeof dp>>());
-expectType<{ params: LogisticTensors; loss: TfTensor; clip: TfTensor }>(value<RunOutputsOf<typeof dp>>());
+expectType<TensorSpec<["S", "B", 784], "float32", "clients-private">>(value<InputsOf<typeof dp>["x"]>());
+expectType<TensorSpec<["S", "B", 784], "float32", "clients">>(value<InputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>["x"]>());
+expectType<{ params: Logistic<"server">; clip: F32<[], "server"> }>(value<OutputsOf<typeof dp>>());
+expectType<{ params: LogisticTensors; clip: TfTensor }>(value<RunOutputsOf<typeof dp>>());
 
 // The character model's features are int32 character ids.
 const characters = fedAvgProgram(characterModel({ sequenceLength: 12 }));

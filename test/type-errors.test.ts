@@ -31,6 +31,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT105",
   "FT106",
   "FT107",
+  "FT109",
+  "FT110",
   "FT201",
   "FT202",
   "FT203",

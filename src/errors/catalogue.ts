@@ -365,6 +365,35 @@ export const catalogue = {
       "Read the worker's log for the error; check that the workers run the same FedTensor " +
       "version and have the data set the run uses. The run resumes with --resume.",
   },
+  FT109: {
+    title: "Private client data would leave the clients",
+    message: "{what} would release private client data, got {got}: only a DP or secure aggregator (dpSum, secureSum) may take it to the SERVER",
+    explanation:
+      "The program declares a CLIENTS input private (atClients(spec, { private: true })), and " +
+      "every value computed from it stays private at the clients. It may reach the SERVER or " +
+      "the program's outputs only through an aggregator that protects it: dpSum (clipped, " +
+      "noised: differential privacy) or secureSum (masked: the server sees the sum only). A " +
+      "plain reduction (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean), " +
+      "aggregate() (whose report could return one client's record as it is), a gradient that " +
+      "sums private cotangents over the clients (the transpose of broadcast), or returning the " +
+      "CLIENTS value itself would let the server see one client's data.",
+    fix:
+      "Aggregate with dpSum(x, { clip, noiseMultiplier, key }) or secureSum(x, ...) instead. " +
+      "If the value is not derived from personal data, declare the input without { private: true }. " +
+      "Take gradients inside map() (per client) and aggregate the updates with dpSum.",
+  },
+  FT110: {
+    title: "dpSum() with a bad option",
+    message: "dpSum() {option} must be {want}, got {got}",
+    explanation:
+      "dpSum(x, { clip, noiseMultiplier, key }) clips each client's tree to global L2 norm " +
+      "clip, sums over the clients and adds Gaussian noise of standard deviation " +
+      "noiseMultiplier * clip at the SERVER, drawn from key. The options are SERVER (or local) " +
+      "values: the clients must not choose their own clip or noise.",
+    fix:
+      "Pass clip and noiseMultiplier as f32 scalars (numbers, or f32[] SERVER values), and key " +
+      "as a random key (randomKey(seed), an i32[2]) at the SERVER or local; x must be float32.",
+  },
   FT309: {
     title: "Secure sum input outside its declared range",
     message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",

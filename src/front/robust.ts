@@ -16,7 +16,7 @@ import type { PlacementsOf, Tensor, TreeLike } from "../../types/tensor.js";
 import type { Attrs } from "../ir/primitives.js";
 import { ftError } from "../errors/error.js";
 import { emitBinary } from "./elementwise.js";
-import { flattenTracers, reduceWeightedMean } from "./placement.js";
+import { checkNotPrivate, flattenTracers, reduceWeightedMean } from "./placement.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
@@ -24,7 +24,9 @@ type FloatReduce<Op extends string, T> = Validate<T, ReduceCheck<Op, T, "float32
 
 /** Each leaf's sum over the clients of x * mask, divided by the sum of the mask: the mean of what the mask keeps. */
 function maskedMean(op: string, x: unknown, primitive: string, attrs: Attrs): unknown {
-  const { leaves, def } = flattenTracers(x, `${op}() argument`);
+  const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
+  // Robust aggregators compare every client's values in the clear: never for private data.
+  checkNotPrivate(op, leaves, paths);
   const graph = currentGraph(op);
   const sum = (t: Tracer) => graph.emit("federated_sum", [t], {}, op)[0]!;
   return unflatten(
@@ -81,7 +83,8 @@ export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: Kru
   if (!wholeCount(byzantine, 0) || !wholeCount(select, 1)) {
     throw ftError("FT321", { op, why: `byzantine must be a whole number >= 0 and select one >= 1, got ${String(byzantine)} and ${String(select)}` });
   }
-  const { leaves } = flattenTracers(x, `${op}() argument`);
+  const { leaves, paths } = flattenTracers(x, `${op}() argument`);
+  checkNotPrivate(op, leaves, paths);
   const chosen = currentGraph(op).emit("federated_krum_mask", leaves, { byzantine, select }, op)[0]!;
   return reduceWeightedMean(x as never, chosen as never) as never;
 }

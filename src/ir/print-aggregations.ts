@@ -13,7 +13,11 @@ const plainIntrinsics: Readonly<Record<string, string>> = {
   federated_max: "federated_max",
   federated_min: "federated_min",
   aggregate: "federated_aggregate",
+  secure_sum: "federated_secure_sum",
 };
+
+/** dpSum's sum is a federated_sum marked by its aggregator (src/front/privacy.ts). */
+const intrinsicOf = (node: Node): string => (node.attrs.aggregator === "dpSum" ? "federated_dp_sum" : plainIntrinsics[node.op]!);
 
 /** TFF-style name of a robust selection node, with its parameters. */
 function robustName(node: Node): string {
@@ -40,7 +44,7 @@ export function printAggregations(ir: ProgramIR): string[] {
         node.outputs.forEach((id) => selected.add(id));
       } else if (node.op in plainIntrinsics && !node.inputs.some((id) => selected.has(id))) {
         const members = node.op === "aggregate" ? node.inputs.slice(0, node.attrs.members as number) : node.inputs;
-        lines.push(`${plainIntrinsics[node.op]}: (${tuple(members.map((id) => printType(typeOf(id))))} -> ${tuple(node.outputs.map((id) => printType(typeOf(id))))})`);
+        lines.push(`${intrinsicOf(node)}: (${tuple(members.map((id) => printType(typeOf(id))))} -> ${tuple(node.outputs.map((id) => printType(typeOf(id))))})`);
       }
       for (const body of node.bodies ?? []) walk(body);
     }

@@ -41,7 +41,6 @@ export {
 } from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
 export {
-  clipToNorm,
   dpFedAvgProgram,
   dpFedAvgRound,
   dpNoiseSplit,

@@ -4,7 +4,7 @@
  * that trains locally and averages the clients' model deltas.
  */
 import { program, type InputSpecs } from "../../front/program.js";
-import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
 import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
 import { CheckedProgram } from "./checked-inputs.js";
@@ -23,12 +23,12 @@ export function featureSpec(model: AnyModel) {
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
  */
-export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
+export function clientBatchSpecs<M extends AnyModel>(model: M, options: ClientsOptions = {}): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
   return {
-    x: atClients(featureSpec(model)),
-    y: atClients(i32(["S", "B"])),
-    mask: atClients(f32(["S", "B"])),
-    count: atClients(f32([])),
+    x: atClients(featureSpec(model), options),
+    y: atClients(i32(["S", "B"]), options),
+    mask: atClients(f32(["S", "B"]), options),
+    count: atClients(f32([]), options),
   } as never;
 }
 
@@ -176,16 +176,19 @@ export function meanClientDelta(
 /**
  * A round program: inputs params@SERVER, the cohort's batches, lr, then `extraInputs`; named
  * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData. Its
- * run() checks the data first (checked-inputs.ts).
+ * run() checks the data first (checked-inputs.ts). With `{ private: true }` the batches are
+ * private client data (docs/language.md "Privacy"): tracing proves that only DP or secure
+ * aggregators take what is computed from them to the SERVER.
  */
 export function roundProgram(
   model: AnyModel,
   algorithm: string,
   extraInputs: InputSpecs,
   round: (inputs: Value, data: RoundData) => Value,
+  data: ClientsOptions = {},
 ): unknown {
   const traced = program(
-    { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]), ...extraInputs } as never,
+    { params: serverParamSpecs(model), ...clientBatchSpecs(model, data), lr: f32([]), ...extraInputs } as never,
     (inputs: Value) => round(inputs, { x: inputs.x, y: inputs.y, mask: inputs.mask, count: inputs.count }),
     { name: `${algorithm}_${model.name}` },
   );

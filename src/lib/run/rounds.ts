@@ -45,8 +45,8 @@ export interface TrainingState {
 
 export interface RoundResult {
   readonly state: TrainingState;
-  /** The cohort's mean training loss. */
-  readonly loss: TfTensor;
+  /** The cohort's mean training loss; none from DP-FedAvg, whose clients' losses are private. */
+  readonly loss: TfTensor | undefined;
 }
 
 /** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
@@ -245,8 +245,8 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
         round,
         ...adaptiveInputs,
       };
-      const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg, engine);
-      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: out.loss };
+      const out = await onCohort<{ params: unknown; clip: TfTensor }>(program, inputs, cohort, cfg, engine);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: undefined };
     },
   };
 }

@@ -223,7 +223,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
           row = { ...(await roundMetrics(round, next.loss, test)), ...(await evaluation.columns(next.state.params, round, evaluated)) };
         } catch (error) {
           disposeReplaced(next.state, state);
-          next.loss.dispose();
+          next.loss?.dispose();
           if (error instanceof FedTensorError && error.code === "FT303" && round > 1) {
             await keepLastGoodRound(round - 1, savedRound < round - 1 ? () => saveCheckpoint(round - 1, state) : undefined, progress, config.out, plotTitle);
           }
