@@ -100,3 +100,4 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export { transformerModel, type TransformerOptions, type TransformerParams } from "./models/transformer.js";

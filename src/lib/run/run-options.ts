@@ -114,8 +114,8 @@ export const runOptions = {
     "diloco",
     "fedavgm",
   ]),
-  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
-  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer"]),
+  dataset: choice("Data set; models char and transformer go with sotu, the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",
@@ -170,8 +170,8 @@ export const crossChecks: readonly {
   {
     keys: ["model", "dataset"],
     problem: ({ model, dataset }) =>
-      (model === "char") !== (dataset === "sotu")
-        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+      (model === "char" || model === "transformer") !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char and transformer go with sotu, the others with mnist and fashion-mnist`
         : undefined,
   },
   {

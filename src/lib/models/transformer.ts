@@ -1,0 +1,165 @@
+/**
+ * A small decoder-only transformer (GPT-style, pre-norm) for next-character prediction on the
+ * State of the Union set (src/lib/data/sotu.ts), the attention model of FedJAX's and TFF's
+ * Shakespeare tasks at toy size: token embedding by lookup (take) plus a learned positional
+ * embedding, `blocks` blocks of causal multi-head self-attention and a ReLU feed-forward layer,
+ * each behind a layer norm and added to the residual stream, then a final layer norm and a
+ * softmax layer over the vocabulary.
+ *
+ * The data gives one label per window, the character after it, so the logits are those of the
+ * window's last position; the causal mask still matters from the second block on, where each
+ * position carries only what precedes it. The blocks' weights are stacked on a leading axis
+ * (as flax's scanned layers store them) and sliced per block when tracing.
+ */
+import { add, mul, relu } from "../../front/elementwise.js";
+import { einsum } from "../../front/einsum.js";
+import { constant } from "../../front/constants.js";
+import { layerNorm, softmax } from "../../front/nn.js";
+import { take } from "../../front/sequence-ops.js";
+import { f32 } from "../../front/specs.js";
+import { matmul, reshape, slice, transpose } from "../../front/tensor-ops.js";
+import type { Place, Tensor, ValueOf } from "../../../types/tensor.js";
+import { ftError } from "../../errors/error.js";
+import { CHARACTER_VOCABULARY_SIZE } from "../data/sotu.js";
+import type { Rng } from "../random.js";
+import { denseKernel, glorotUniform, zerosParam, type HostParam, type Model } from "./model.js";
+
+type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
+
+export interface TransformerOptions<L extends number> {
+  /** Characters per window; must match the data's (default 80, loadSotuCharacters's default). */
+  readonly sequenceLength?: L;
+  /** Width of the residual stream (default 32). */
+  readonly width?: number;
+  /** Attention heads; must divide width (default 2). */
+  readonly heads?: number;
+  /** Transformer blocks (default 2). */
+  readonly blocks?: number;
+  /** Units of each block's feed-forward layer (default 4 * width). */
+  readonly hidden?: number;
+}
+
+function transformerSpecs(length: number, width: number, blocks: number, hidden: number) {
+  const matrices = (rows: number, columns: number) => f32([blocks, rows, columns]);
+  const vectors = (size: number) => f32([blocks, size]);
+  return {
+    embedding: f32([CHARACTER_VOCABULARY_SIZE, width]),
+    positions: f32([length, width]),
+    attentionGain: vectors(width),
+    attentionBias: vectors(width),
+    query: matrices(width, width),
+    key: matrices(width, width),
+    value: matrices(width, width),
+    projection: matrices(width, width),
+    feedForwardGain: vectors(width),
+    feedForwardBias: vectors(width),
+    hidden: matrices(width, hidden),
+    hiddenBias: vectors(hidden),
+    back: matrices(hidden, width),
+    backBias: vectors(width),
+    finalGain: f32([width]),
+    finalBias: f32([width]),
+    out: f32([width, CHARACTER_VOCABULARY_SIZE]),
+    outBias: f32([CHARACTER_VOCABULARY_SIZE]),
+  };
+}
+export type TransformerParams = ReturnType<typeof transformerSpecs>;
+type Params = Place<ValueOf<TransformerParams>, "member">;
+type Matrices = Tensor<[number, number, number], "float32", "member">;
+type Vectors = Tensor<[number, number], "float32", "member">;
+type Stream = Tensor<["B", number, number], "float32", "member">;
+
+/** Block i's matrix of a stacked [blocks, rows, columns] weight. */
+function matrixOf(w: Matrices, i: number) {
+  const [, rows, columns] = w.shape as [number, number, number];
+  return reshape(slice(w, [i, 0, 0], [1, -1, -1]), [rows, columns]);
+}
+
+/** Block i's vector of a stacked [blocks, size] weight. */
+function vectorOf(w: Vectors, i: number) {
+  return reshape(slice(w, [i, 0], [1, -1]), [w.shape[1] as number]);
+}
+
+/** 0 where a query may see a key (at or before it), -1e9 after it: added to the scores before softmax. */
+function causalMask(length: number) {
+  return constant(Array.from({ length }, (_, q) => Array.from({ length }, (_, k) => (k <= q ? 0 : -1e9))));
+}
+
+/** Causal multi-head self-attention of x [B, L, width]. */
+function attention(p: Params, i: number, x: Stream, heads: number) {
+  const [, length, width] = x.shape as [unknown, number, number];
+  const perHead = width / heads;
+  // [B, L, width] to [B, heads, L, perHead].
+  const split = (w: Matrices) => transpose(reshape(matmul(x, matrixOf(w, i)), ["B", length, heads, perHead]), [0, 2, 1, 3]);
+  const [q, k, v] = [split(p.query), split(p.key), split(p.value)];
+  const scores = add(mul(einsum("bhqd,bhkd->bhqk", q, k), 1 / Math.sqrt(perHead)), causalMask(length));
+  const mixed = einsum("bhqk,bhkd->bhqd", softmax(scores), v);
+  return matmul(reshape(transpose(mixed, [0, 2, 1, 3]), ["B", length, width]), matrixOf(p.projection, i));
+}
+
+function block(p: Params, i: number, x: Stream, heads: number): Stream {
+  const attended = add(x, attention(p, i, layerNorm(x, vectorOf(p.attentionGain, i), vectorOf(p.attentionBias, i)), heads));
+  const normed = layerNorm(attended, vectorOf(p.feedForwardGain, i), vectorOf(p.feedForwardBias, i));
+  const inner = relu(add(matmul(normed, matrixOf(p.hidden, i)), vectorOf(p.hiddenBias, i)));
+  return add(attended, add(matmul(inner, matrixOf(p.back, i)), vectorOf(p.backBias, i)));
+}
+
+/** The residual stream [B, L, width] after every block: position t has seen the ids up to t only. */
+export function transformerStates(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number): Stream {
+  let h: Stream = add(take(p.embedding, ids), p.positions);
+  for (let i = 0; i < (p.query.shape[0] as number); i++) h = block(p, i, h, heads);
+  return h;
+}
+
+/** Logits [B, vocabulary] of the character after each window of ids [B, L]. */
+function transformerLogits(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number) {
+  const [, length] = ids.shape as [unknown, number];
+  // The last position by lookup (slice's gradient needs every dim known, and B is not).
+  const last = take(transformerStates(p, ids, heads), constant(length - 1, "int32"), 1);
+  return add(matmul(layerNorm(last, p.finalGain, p.finalBias), p.out), p.outBias);
+}
+
+const onesParam = (shape: number[]): HostParam => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(1) });
+
+/** Glorot-uniform [blocks, rows, columns] weights, each block's matrix with its own fans. */
+const stackedKernel = (rng: Rng, blocks: number, rows: number, columns: number) => glorotUniform(rng, [blocks, rows, columns], rows, columns);
+
+/** The model for windows of `sequenceLength` character ids (int32 features). */
+export function transformerModel<const L extends number = 80>(
+  options: TransformerOptions<L> = {},
+): Model<TransformerParams, [L], Vocabulary, "int32"> {
+  const { sequenceLength = 80 as L, width = 32, heads = 2, blocks = 2 } = options;
+  const hidden = options.hidden ?? 4 * width;
+  if (!(width % heads === 0 && heads > 0)) throw ftError("FT305", { option: "transformer heads", why: `${heads} heads do not divide width ${width}` });
+  for (const [name, n] of Object.entries({ sequenceLength, width, blocks, hidden })) {
+    if (!(Number.isInteger(n) && n > 0)) throw ftError("FT305", { option: `transformer ${name}`, why: `${n} is not a positive integer` });
+  }
+  return {
+    name: `transformer${sequenceLength}`,
+    params: transformerSpecs(sequenceLength, width, blocks, hidden),
+    inputShape: [sequenceLength],
+    classes: CHARACTER_VOCABULARY_SIZE,
+    inputDType: "int32",
+    logits: (p, ids) => transformerLogits(p, ids, heads),
+    init: (rng) => ({
+      embedding: denseKernel(rng.fork("embedding"), CHARACTER_VOCABULARY_SIZE, width),
+      positions: denseKernel(rng.fork("positions"), sequenceLength, width),
+      attentionGain: onesParam([blocks, width]),
+      attentionBias: zerosParam([blocks, width]),
+      query: stackedKernel(rng.fork("query"), blocks, width, width),
+      key: stackedKernel(rng.fork("key"), blocks, width, width),
+      value: stackedKernel(rng.fork("value"), blocks, width, width),
+      projection: stackedKernel(rng.fork("projection"), blocks, width, width),
+      feedForwardGain: onesParam([blocks, width]),
+      feedForwardBias: zerosParam([blocks, width]),
+      hidden: stackedKernel(rng.fork("hidden"), blocks, width, hidden),
+      hiddenBias: zerosParam([blocks, hidden]),
+      back: stackedKernel(rng.fork("back"), blocks, hidden, width),
+      backBias: zerosParam([blocks, width]),
+      finalGain: onesParam([width]),
+      finalBias: zerosParam([width]),
+      out: denseKernel(rng.fork("out"), width, CHARACTER_VOCABULARY_SIZE),
+      outBias: zerosParam([CHARACTER_VOCABULARY_SIZE]),
+    }),
+  };
+}
