@@ -4,7 +4,7 @@
  * FedAvg rounds that lower the held-out loss.
  */
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, broadcast, i32, map, program } from "../../src/index.js";
+import { add, atClients, atServer, broadcast, constant, i32, layerNorm, map, matmul, program, take } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../../src/lib/data/sotu.js";
 import { transformerModel, transformerStates } from "../../src/lib/models/transformer.js";
@@ -44,6 +44,24 @@ describe("the transformer", () => {
     expect(changedLast!.at(-1)).not.toEqual(base!.at(-1));
     expect(changedSixth!.slice(0, 5)).toEqual(base!.slice(0, 5));
     changedSixth!.slice(5).forEach((state, t) => expect(state, `position ${t + 5}`).not.toEqual(base![t + 5]));
+  });
+
+  test("gives the logits of the whole stream's last position, with the last block computed for that position alone", async () => {
+    const params = model.init(Rng.fromSeed(3));
+    const specs = { params: atServer(model.params), x: atClients(i32(["B", sequenceLength])) };
+    const both = program(specs, ({ params, x }) =>
+      map(
+        (p, ids) => {
+          const last = take(transformerStates(p, ids, 2), constant(sequenceLength - 1, "int32"), 1);
+          return { model: model.logits(p, ids), whole: add(matmul(layerNorm(last, p.finalGain, p.finalBias), p.out), p.outBias) };
+        },
+        broadcast(params),
+        x,
+      ),
+    );
+    const ids = Int32Array.from({ length: 2 * 3 * sequenceLength }, (_, i) => (i * 11 + 1) % CHARACTER_VOCABULARY_SIZE);
+    const out = (await read(await both.run({ params, x: { shape: [2, 3, sequenceLength], data: ids } }))) as { model: number[][][]; whole: number[][][] };
+    out.model.flat(2).forEach((v, i) => expect(v).toBeCloseTo(out.whole.flat(2)[i]!, 4));
   });
 
   test("three FedAvg rounds on four presidents lower the held-out loss", async () => {

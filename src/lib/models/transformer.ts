@@ -18,7 +18,7 @@ import { layerNorm, softmax } from "../../front/nn.js";
 import { take } from "../../front/sequence-ops.js";
 import { f32 } from "../../front/specs.js";
 import { matmul, reshape, slice, transpose } from "../../front/tensor-ops.js";
-import type { Place, Tensor, ValueOf } from "../../../types/tensor.js";
+import type { Dim, Place, Tensor, ValueOf } from "../../../types/tensor.js";
 import { ftError } from "../../errors/error.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../data/sotu.js";
 import type { Rng } from "../random.js";
@@ -68,6 +68,7 @@ type Params = Place<ValueOf<TransformerParams>, "member">;
 type Matrices = Tensor<[number, number, number], "float32", "member">;
 type Vectors = Tensor<[number, number], "float32", "member">;
 type Stream = Tensor<["B", number, number], "float32", "member">;
+type Row = Tensor<["B", number], "float32", "member">;
 
 /** Block i's matrix of a stacked [blocks, rows, columns] weight. */
 function matrixOf(w: Matrices, i: number) {
@@ -85,38 +86,65 @@ function causalMask(length: number) {
   return constant(Array.from({ length }, (_, q) => Array.from({ length }, (_, k) => (k <= q ? 0 : -1e9))));
 }
 
-/** Causal multi-head self-attention of x [B, L, width]. */
-function attention(p: Params, i: number, x: Stream, heads: number) {
+/** x [..., width] times block i's weight w, split into heads: [..., heads, width / heads]. */
+function projectHeads(x: Stream | Row, w: Matrices, i: number, heads: number) {
+  const width = x.shape.at(-1) as number;
+  return reshape(matmul(x as Stream, matrixOf(w, i)), [...x.shape.slice(0, -1), heads, width / heads] as Dim[]);
+}
+
+/** Causal multi-head self-attention of x [B, L, width]: every position attends to itself and those before it. */
+function attention(p: Params, i: number, x: Stream, heads: number): Stream {
   const [, length, width] = x.shape as [unknown, number, number];
-  const perHead = width / heads;
-  // [B, L, width] to [B, heads, L, perHead].
-  const split = (w: Matrices) => transpose(reshape(matmul(x, matrixOf(w, i)), ["B", length, heads, perHead]), [0, 2, 1, 3]);
+  // [B, L, heads, perHead] to [B, heads, L, perHead].
+  const split = (w: Matrices) => transpose(projectHeads(x, w, i, heads) as Tensor<["B", number, number, number], "float32", "member">, [0, 2, 1, 3]);
   const [q, k, v] = [split(p.query), split(p.key), split(p.value)];
-  const scores = add(mul(einsum("bhqd,bhkd->bhqk", q, k), 1 / Math.sqrt(perHead)), causalMask(length));
+  const scores = add(mul(einsum("bhqd,bhkd->bhqk", q, k), Math.sqrt(heads / width)), causalMask(length));
   const mixed = einsum("bhqk,bhkd->bhqd", softmax(scores), v);
   return matmul(reshape(transpose(mixed, [0, 2, 1, 3]), ["B", length, width]), matrixOf(p.projection, i));
 }
 
-function block(p: Params, i: number, x: Stream, heads: number): Stream {
-  const attended = add(x, attention(p, i, layerNorm(x, vectorOf(p.attentionGain, i), vectorOf(p.attentionBias, i)), heads));
-  const normed = layerNorm(attended, vectorOf(p.feedForwardGain, i), vectorOf(p.feedForwardBias, i));
-  const inner = relu(add(matmul(normed, matrixOf(p.hidden, i)), vectorOf(p.hiddenBias, i)));
-  return add(attended, add(matmul(inner, matrixOf(p.back, i)), vectorOf(p.backBias, i)));
+/** x [B, L, width] at its last position, [B, width], by lookup (slice's gradient needs every dim known, and B is not). */
+function lastPosition(x: Stream): Row {
+  return take(x, constant((x.shape[1] as number) - 1, "int32"), 1);
 }
 
-/** The residual stream [B, L, width] after every block: position t has seen the ids up to t only. */
-export function transformerStates(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number): Stream {
+/** The same attention for the last position's query only [B, width] (it sees every position: no mask). */
+function lastAttention(p: Params, i: number, x: Stream, heads: number): Row {
+  const width = x.shape[2] as number;
+  const split = (w: Matrices) => transpose(projectHeads(x, w, i, heads) as Tensor<["B", number, number, number], "float32", "member">, [0, 2, 1, 3]);
+  const q = projectHeads(lastPosition(x), p.query, i, heads) as Tensor<["B", number, number], "float32", "member">;
+  const [k, v] = [split(p.key), split(p.value)];
+  const scores = mul(einsum("bhd,bhkd->bhk", q, k), Math.sqrt(heads / width));
+  const mixed = einsum("bhk,bhkd->bhd", softmax(scores), v);
+  return matmul(reshape(mixed, ["B", width]), matrixOf(p.projection, i));
+}
+
+/** Block i's feed-forward layer behind its layer norm, added to the stream. */
+function feedForward<X extends Stream | Row>(p: Params, i: number, x: X): X {
+  const h = x as Stream;
+  const inner = relu(add(matmul(layerNorm(h, vectorOf(p.feedForwardGain, i), vectorOf(p.feedForwardBias, i)), matrixOf(p.hidden, i)), vectorOf(p.hiddenBias, i)));
+  return add(h, add(matmul(inner, matrixOf(p.back, i)), vectorOf(p.backBias, i))) as X;
+}
+
+const attentionNorm = (p: Params, i: number, x: Stream) => layerNorm(x, vectorOf(p.attentionGain, i), vectorOf(p.attentionBias, i));
+
+/** The residual stream [B, L, width] after the first `blocks` blocks: position t has seen the ids up to t only. */
+export function transformerStates(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number, blocks = p.query.shape[0] as number): Stream {
   let h: Stream = add(take(p.embedding, ids), p.positions);
-  for (let i = 0; i < (p.query.shape[0] as number); i++) h = block(p, i, h, heads);
+  for (let i = 0; i < blocks; i++) h = feedForward(p, i, add(h, attention(p, i, attentionNorm(p, i, h), heads)));
   return h;
 }
 
-/** Logits [B, vocabulary] of the character after each window of ids [B, L]. */
-function transformerLogits(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number) {
-  const [, length] = ids.shape as [unknown, number];
-  // The last position by lookup (slice's gradient needs every dim known, and B is not).
-  const last = take(transformerStates(p, ids, heads), constant(length - 1, "int32"), 1);
-  return add(matmul(layerNorm(last, p.finalGain, p.finalBias), p.out), p.outBias);
+/**
+ * Logits [B, vocabulary] of the character after each window of ids [B, L]: those of the last
+ * position, whose last block needs its own query and feed-forward only (the other positions'
+ * keys and values), so it is computed for that position alone.
+ */
+export function transformerLogits(p: Params, ids: Tensor<["B", number], "int32", "member">, heads: number) {
+  const blocks = p.query.shape[0] as number;
+  const h = transformerStates(p, ids, heads, blocks - 1);
+  const out = feedForward(p, blocks - 1, add(lastPosition(h), lastAttention(p, blocks - 1, attentionNorm(p, blocks - 1, h), heads)));
+  return add(matmul(layerNorm(out, p.finalGain, p.finalBias), p.out), p.outBias);
 }
 
 const onesParam = (shape: number[]): HostParam => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(1) });
