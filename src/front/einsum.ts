@@ -81,13 +81,14 @@ function reshapeTo(t: Tracer, shape: readonly (number | string)[]): Tracer {
   return same ? t : emit("reshape", [t], { shape: [...shape] });
 }
 
-/** The dim of a group of axes merged into one, or undefined where it is not known at trace time. */
-function mergedDim(dims: readonly DimValue[]): DimValue | undefined {
+/** The dim of a group of axes merged into one: null (unknown) where a named or unknown dim is among several. */
+function mergedDim(dims: readonly DimValue[]): DimValue {
+  if (dims.length === 0) return 1;
   if (dims.length === 1) return dims[0]!;
-  return dims.every((d) => typeof d === "number") ? (dims as number[]).reduce((a, b) => a * b, 1) : undefined;
+  return dims.every((d) => typeof d === "number") ? (dims as number[]).reduce((a, b) => a * b, 1) : null;
 }
 
-/** A reshape target with its one unknown dim as -1, or undefined with more than one. */
+/** A reshape target with its one unknown dim as -1 (reshape infers it), or undefined with more than one. */
 function target(dims: readonly DimValue[]): (number | string)[] | undefined {
   if (dims.filter((d) => d === null).length > 1) return undefined;
   return dims.map((d) => d ?? -1);
@@ -117,13 +118,12 @@ interface Groups {
 
 /**
  * [...batch, keptX, contracted] @ [...batch, contracted, keptY] as one matmul, each group merged
- * into one axis; undefined where a merge needs dims known only at run time.
+ * into one axis; undefined where a reshape would need two dims it cannot know at trace time.
  */
 function matmulContraction(x: Indexed, y: Indexed, { batch, contracted, keptX, keptY }: Groups): Indexed | undefined {
   const dimOf = (c: string) => (x.letters.includes(c) ? x.t.shape[x.letters.indexOf(c)]! : y.t.shape[y.letters.indexOf(c)]!);
   const dims = (letters: readonly string[]) => letters.map(dimOf);
-  const [m, k, n] = [keptX, contracted, keptY].map((g) => (g.length === 0 ? 1 : mergedDim(dims(g))));
-  if (m === undefined || k === undefined || n === undefined) return undefined;
+  const [m, k, n] = [keptX, contracted, keptY].map((g) => mergedDim(dims(g))) as [DimValue, DimValue, DimValue];
   const targetX = target([...dims(batch), m, k]);
   const targetY = target([...dims(batch), k, n]);
   const targetOut = target(dims([...batch, ...keptX, ...keptY]));

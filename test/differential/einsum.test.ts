@@ -60,7 +60,7 @@ function expectLoops(got: OutputLeaf, equation: string, operands: readonly { sha
 }
 
 test("einsum's common contractions agree with loops over their indices, on cpu, wasm and onnx", async () => {
-  const shapes = { m: [3, 4], w: [4, 5], v: [4], u: [5], b3: [2, 3, 4], c3: [2, 4, 5], q: [2, 2, 3, 4], k: [2, 2, 5, 4], t: [2, 3, 4, 5], s: [4, 5] };
+  const shapes = { m: [3, 4], w: [4, 5], v: [4], u: [5], b3: [2, 3, 4], c3: [2, 4, 5], q: [2, 2, 3, 4], k: [2, 2, 5, 4], t: [2, 3, 4, 5], s: [4, 5], named: [2, 3, 4] };
   const specs = {
     m: atClients(f32([3, 4])),
     w: atServer(f32([4, 5])),
@@ -72,12 +72,15 @@ test("einsum's common contractions agree with loops over their indices, on cpu, 
     k: atClients(f32([2, 2, 5, 4])),
     t: atClients(f32([2, 3, 4, 5])),
     s: atClients(f32([4, 5])),
+    // A named batch dim among the rows that the matmul merges.
+    named: atClients(f32(["B", 3, 4])),
   };
-  const p = program(specs, ({ m, w, v, u, b3, c3, q, k, t, s }) => {
+  const p = program(specs, ({ m, w, v, u, b3, c3, q, k, t, s, named }) => {
     const shared = broadcast(w);
     return {
       matmul: map((x, y) => einsum("ij,jk->ik", x, y), m, shared),
       matmulT: map((x, y) => einsum("ij,jk->ki", x, y), m, shared),
+      projected: map((x, y) => einsum("btd,de->bte", x, y), named, shared),
       batched: einsum("bij,bjk->bik", b3, c3),
       scores: einsum("bhqd,bhkd->bhqk", q, k),
       weighted: einsum("bhqk,bhkd->bhqd", einsum("bhqd,bhkd->bhqk", q, k), k),
@@ -99,6 +102,7 @@ test("einsum's common contractions agree with loops over their indices, on cpu, 
   const x = inputs as Record<string, { shape: number[]; data: number[] }>;
   expectLoops(reference.matmul!, "ij,jk->ik", [x.m!, x.w!], [true, false]);
   expectLoops(reference.matmulT!, "ij,jk->ki", [x.m!, x.w!], [true, false]);
+  expectLoops(reference.projected!, "btd,de->bte", [x.named!, x.w!], [true, false]);
   expectLoops(reference.batched!, "bij,bjk->bik", [x.b3!, x.c3!], [true, true]);
   expectLoops(reference.scores!, "bhqd,bhkd->bhqk", [x.q!, x.k!], [true, true]);
   expectLoops(reference.outer!, "i,j->ij", [x.v!, x.u!], [true, true]);
