@@ -4,11 +4,28 @@
  * FedAvg rounds that lower the held-out loss.
  */
 import { describe, expect, test } from "vitest";
-import { add, atClients, atServer, broadcast, constant, i32, layerNorm, map, matmul, program, take } from "../../src/index.js";
+import {
+  add,
+  atClients,
+  atServer,
+  broadcast,
+  constant,
+  grad,
+  i32,
+  layerNorm,
+  map,
+  matmul,
+  mean,
+  program,
+  reduceMean,
+  sparseSoftmaxCrossEntropy,
+  take,
+} from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../../src/lib/data/sotu.js";
 import { transformerModel, transformerStates } from "../../src/lib/models/transformer.js";
 import { Rng } from "../../src/lib/random.js";
+import { checkAgreement } from "../differential/harness.js";
 import { read } from "./helpers.js";
 import { sotuLossBeforeAndAfter } from "./sotu-rounds.js";
 
@@ -68,6 +85,26 @@ describe("the transformer", () => {
     const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 0.1 });
     expect(before).toBeGreaterThan(0.8 * Math.log(CHARACTER_VOCABULARY_SIZE));
     expect(after).toBeLessThan(before - 0.5);
+  }, 120_000);
+
+  test("its logits and the gradient of its federated loss agree on cpu, wasm and onnx with the reference interpreter", async () => {
+    const tiny = transformerModel({ sequenceLength: 6, width: 8, heads: 2, blocks: 2 });
+    const specs = { params: atServer(tiny.params), x: atClients(i32(["B", 6])), y: atClients(i32(["B"])) };
+    const p = program(specs, ({ params, x, y }) => {
+      const loss = (q: typeof params, ids: typeof x, labels: typeof y) =>
+        map((member, xs, ys) => mean(sparseSoftmaxCrossEntropy(tiny.logits(member, xs), ys)), broadcast(q), ids, labels);
+      return {
+        logits: map((member, xs) => tiny.logits(member, xs), broadcast(params), x),
+        grads: grad((q: typeof params) => reduceMean(loss(q, x, y)))(params),
+      };
+    });
+    const ids = Array.from({ length: 2 * 3 * 6 }, (_, i) => (i * 13 + 2) % CHARACTER_VOCABULARY_SIZE);
+    const inputs = {
+      params: tiny.init(Rng.fromSeed(4)),
+      x: { shape: [2, 3, 6], data: ids },
+      y: { shape: [2, 3], data: ids.slice(0, 6) },
+    };
+    await checkAgreement({ program: p, code: "transformer logits and gradients", inputs: inputs as never, clients: 2 }, ["cpu", "wasm", "onnx"]);
   }, 120_000);
 
   test("refuses heads that do not divide the width", () => {
