@@ -16,6 +16,7 @@ import type { Binary, ElementwiseDType, ShapeOp } from "../../types/ops.js";
 import type { DType, DTypeOf, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
+import type { Attrs } from "../ir/types.js";
 import type { DimValue } from "../ir/types.js";
 import { parseEquation } from "./einsum-equation.js";
 import { emitBinary } from "./elementwise.js";
@@ -60,8 +61,7 @@ interface Indexed {
   readonly letters: readonly string[];
 }
 
-const emit = (primitive: string, inputs: readonly Tracer[], attrs: Record<string, unknown>) =>
-  currentGraph(op).emit(primitive, inputs, attrs as never, op)[0]!;
+const emit = (primitive: string, inputs: readonly Tracer[], attrs: Attrs) => currentGraph(op).emit(primitive, inputs, attrs, op)[0]!;
 
 /** Sums over the axes whose letters are not kept. */
 function sumOut(t: Tracer, letters: readonly string[], keep: ReadonlySet<string>): Indexed {
