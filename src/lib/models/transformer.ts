@@ -69,6 +69,9 @@ type Matrices = Tensor<[number, number, number], "float32", "member">;
 type Vectors = Tensor<[number, number], "float32", "member">;
 type Stream = Tensor<["B", number, number], "float32", "member">;
 type Row = Tensor<["B", number], "float32", "member">;
+/** Per head: [B, L, heads, perHead] for the stream, [B, heads, perHead] for one position. */
+type StreamHeads = Tensor<["B", number, number, number], "float32", "member">;
+type RowHeads = Tensor<["B", number, number], "float32", "member">;
 
 /** Block i's matrix of a stacked [blocks, rows, columns] weight. */
 function matrixOf(w: Matrices, i: number) {
@@ -92,12 +95,15 @@ function projectHeads(x: Stream | Row, w: Matrices, i: number, heads: number) {
   return reshape(matmul(x as Stream, matrixOf(w, i)), [...x.shape.slice(0, -1), heads, width / heads] as Dim[]);
 }
 
+/** The stream's projection by w as [B, heads, L, perHead]. */
+function headsFirst(x: Stream, w: Matrices, i: number, heads: number) {
+  return transpose(projectHeads(x, w, i, heads) as StreamHeads, [0, 2, 1, 3]);
+}
+
 /** Causal multi-head self-attention of x [B, L, width]: every position attends to itself and those before it. */
 function attention(p: Params, i: number, x: Stream, heads: number): Stream {
   const [, length, width] = x.shape as [unknown, number, number];
-  // [B, L, heads, perHead] to [B, heads, L, perHead].
-  const split = (w: Matrices) => transpose(projectHeads(x, w, i, heads) as Tensor<["B", number, number, number], "float32", "member">, [0, 2, 1, 3]);
-  const [q, k, v] = [split(p.query), split(p.key), split(p.value)];
+  const [q, k, v] = [headsFirst(x, p.query, i, heads), headsFirst(x, p.key, i, heads), headsFirst(x, p.value, i, heads)];
   const scores = add(mul(einsum("bhqd,bhkd->bhqk", q, k), Math.sqrt(heads / width)), causalMask(length));
   const mixed = einsum("bhqk,bhkd->bhqd", softmax(scores), v);
   return matmul(reshape(transpose(mixed, [0, 2, 1, 3]), ["B", length, width]), matrixOf(p.projection, i));
@@ -111,9 +117,8 @@ function lastPosition(x: Stream): Row {
 /** The same attention for the last position's query only [B, width] (it sees every position: no mask). */
 function lastAttention(p: Params, i: number, x: Stream, heads: number): Row {
   const width = x.shape[2] as number;
-  const split = (w: Matrices) => transpose(projectHeads(x, w, i, heads) as Tensor<["B", number, number, number], "float32", "member">, [0, 2, 1, 3]);
-  const q = projectHeads(lastPosition(x), p.query, i, heads) as Tensor<["B", number, number], "float32", "member">;
-  const [k, v] = [split(p.key), split(p.value)];
+  const q = projectHeads(lastPosition(x), p.query, i, heads) as RowHeads;
+  const [k, v] = [headsFirst(x, p.key, i, heads), headsFirst(x, p.value, i, heads)];
   const scores = mul(einsum("bhd,bhkd->bhk", q, k), Math.sqrt(heads / width));
   const mixed = einsum("bhk,bhkd->bhd", softmax(scores), v);
   return matmul(reshape(mixed, ["B", width]), matrixOf(p.projection, i));
