@@ -4,23 +4,7 @@
  * FedAvg rounds that lower the held-out loss.
  */
 import { describe, expect, test } from "vitest";
-import {
-  add,
-  atClients,
-  atServer,
-  broadcast,
-  constant,
-  grad,
-  i32,
-  layerNorm,
-  map,
-  matmul,
-  mean,
-  program,
-  reduceMean,
-  sparseSoftmaxCrossEntropy,
-  take,
-} from "../../src/index.js";
+import { add, atClients, atServer, broadcast, constant, grad, i32, layerNorm, map, matmul, mean, program, reduceMean, sparseSoftmaxCrossEntropy, take } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../../src/lib/data/sotu.js";
 import { transformerModel, transformerStates } from "../../src/lib/models/transformer.js";
