@@ -36,9 +36,17 @@ expectType<F32<["B", 10]>>(einsum("bi,io->bo", x, value<F32<[number, 10]>>()));
 declare const equation: string;
 expectType<F32<(string | number)[]>>(einsum(equation, x, w));
 
+// numpy's implicit output: the letters that occur once, in alphabetical order (capitals first).
+expectType<F32<["B", 10]>>(einsum("bi,io", x, w));
+// Sorted, not in the order the letters appear: "bo", so [B, 10].
+expectType<F32<["B", 10]>>(einsum("oj,jb", value<F32<[10, 784]>>(), value<F32<[784, "B"]>>()));
+expectType<F32<[784, "B"]>>(einsum("ji", x));
+expectType<F32<[]>>(einsum("i,i", u, u));
+expectType<F32<[5, 7]>>(einsum("Z,a", u, v));
+
 // ---- FT212: equations that are not supported or do not fit their operands -------------------
 
-expectError(einsum("bi,io", x, w));
+expectError(einsum("ii", value<F32<[5, 5]>>()));
 expectError(einsum("...i,io->...o", x, w));
 expectError(einsum("ii->i", value<F32<[5, 5]>>()));
 expectError(einsum("hqd,hkd->hqk", q, k));

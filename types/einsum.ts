@@ -3,8 +3,9 @@
  * result shape and reports a bad equation (FT212) or an index sized differently by two
  * operands (FT213) with the text src/front/einsum.ts throws when tracing.
  *
- * Supported: one or two operands, an explicit output after "->", one letter (a-z, A-Z) per
- * axis, each letter at most once per term. Everything else is FT212 (see the catalogue).
+ * Supported: one or two operands, one letter (a-z, A-Z) per axis, each letter at most once per
+ * term; the output after "->", or without it numpy's implicit output (the letters that occur
+ * once, in alphabetical order, capitals first). Everything else is FT212 (see the catalogue).
  */
 import type { FailWith } from "./errors.js";
 import type { Print } from "./print.js";
@@ -70,6 +71,19 @@ type Missing<Out extends string[], In extends string> = Out extends [infer C ext
     : C
   : never;
 
+/** The letters, in numpy's order for an implicit output (character codes: capitals first). */
+type Alphabet = Chars<"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz">;
+type Occurrences<Cs extends string[], C extends string, Acc extends 0[] = []> = Cs extends [infer H, ...infer R extends string[]]
+  ? Occurrences<R, C, H extends C ? [...Acc, 0] : Acc>
+  : Acc["length"];
+/** The letters that occur once in Cs, in Alphabet's order: numpy's implicit output. */
+type Once<Cs extends string[], Letters extends string[] = Alphabet, Acc extends string[] = []> = Letters extends [
+  infer L extends string,
+  ...infer R extends string[],
+]
+  ? Once<Cs, R, Occurrences<Cs, L> extends 1 ? [...Acc, L] : Acc>
+  : Acc;
+
 /** The equation's problem as FT212's "why", or never. */
 type EquationProblem<E extends string, Xs extends readonly Typed[]> = E extends `${infer Lhs}->${infer Out}`
   ? Terms<Lhs> extends infer Ts extends string[]
@@ -89,7 +103,7 @@ type EquationProblem<E extends string, Xs extends readonly Typed[]> = E extends 
         : `has ${Ts["length"]} operand terms for ${Xs["length"]} operands`
       : `has ${Ts["length"]} operand terms: einsum() takes one or two operands`
     : never
-  : "has no '->': write the output indices, as in 'ij,jk->ik'";
+  : never;
 
 /** [index letter, dim] for each axis of a term. */
 type Bind<Cs extends string[], S extends Shape, Acc extends [string, Dim][] = []> = Cs extends [infer C extends string, ...infer CR extends string[]]
@@ -139,22 +153,27 @@ type Operands<Xs extends readonly Typed[]> = Xs extends readonly [infer A extend
 /** The result shape of einsum(E, ...Xs), or a Fail with FT212 or FT213. */
 export type EinsumShape<E extends string, Xs extends readonly Typed[]> = string extends E
   ? Dim[]
-  : [EquationProblem<E, Xs>] extends [never]
-    ? E extends `${infer Lhs}->${infer Out}`
-      ? Terms<Lhs> extends infer Ts extends string[]
-        ? Operands<Xs> extends [infer A extends Typed, infer B extends Typed]
-          ? IsTuple<ShapeOf<A>> extends true
-            ? IsTuple<ShapeOf<B>> extends true
-              ? Bind<Chars<Ts[0]>, ShapeOf<A>> extends infer PA extends [string, Dim][]
-                ? Bind<Chars<Ts[Ts["length"] extends 2 ? 1 : 0]>, ShapeOf<B>> extends infer PB extends [string, Dim][]
-                  ? [DimMismatch<E, PA, PB, A, B>] extends [never]
-                    ? OutputShape<Chars<Out>, PA, PB>
-                    : DimMismatch<E, PA, PB, A, B>
-                  : never
-                : never
-              : Dim[]
-            : Dim[]
-          : Dim[]
-        : never
-      : never
-    : Bad<E, EquationProblem<E, Xs>>;
+  : E extends `${infer Lhs}->${infer Out}`
+    ? [EquationProblem<E, Xs>] extends [never]
+      ? Contracted<E, Terms<Lhs>, Chars<Out>, Xs>
+      : Bad<E, EquationProblem<E, Xs>>
+    : // numpy's implicit output: the operands' terms checked as those of "E->", which has no output to check.
+      [EquationProblem<`${E}->`, Xs>] extends [never]
+      ? Contracted<E, Terms<E>, Once<Chars<E>>, Xs>
+      : Bad<E, EquationProblem<`${E}->`, Xs>>;
+
+/** The output dims of a checked equation, or FT213. */
+type Contracted<E extends string, Ts extends string[], Out extends string[], Xs extends readonly Typed[]> =
+  Operands<Xs> extends [infer A extends Typed, infer B extends Typed]
+    ? IsTuple<ShapeOf<A>> extends true
+      ? IsTuple<ShapeOf<B>> extends true
+        ? Bind<Chars<Ts[0]>, ShapeOf<A>> extends infer PA extends [string, Dim][]
+          ? Bind<Chars<Ts[Ts["length"] extends 2 ? 1 : 0]>, ShapeOf<B>> extends infer PB extends [string, Dim][]
+            ? [DimMismatch<E, PA, PB, A, B>] extends [never]
+              ? OutputShape<Out, PA, PB>
+              : DimMismatch<E, PA, PB, A, B>
+            : never
+          : never
+        : Dim[]
+      : Dim[]
+    : Dim[];

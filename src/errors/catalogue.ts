@@ -202,11 +202,12 @@ export const catalogue = {
     explanation:
       "einsum(equation, ...operands) names each operand's axes with one letter per axis " +
       "('bij,bjk->bik'); letters shared by operands are multiplied together, letters missing from " +
-      "the output after '->' are summed over. FedTensor takes one or two operands, an explicit " +
-      "output, and every axis named by its own letter (a-z, A-Z): no '...' (ellipsis), no letter " +
-      "twice in one operand (a diagonal or trace), no letter in the output that no operand has.",
+      "the output after '->' (without it: the letters that occur once, in alphabetical order) are " +
+      "summed over. FedTensor takes one or two operands and every axis named by its own letter " +
+      "(a-z, A-Z): no '...' (ellipsis), no letter twice in one operand (a diagonal or trace), no " +
+      "letter in the output that no operand has.",
     fix:
-      "Write one letter per axis of each operand and the output after '->'; contract three " +
+      "Write one letter per axis of each operand, and the output after '->'; contract three " +
       "operands as two einsum() calls; take a diagonal with a mask (mul by an identity) and sum().",
   },
   FT213: {

@@ -32,9 +32,19 @@ function termProblem(equation: string, term: string, what: string): string | und
   return undefined;
 }
 
+/**
+ * The equation with its output written out: without "->", numpy's implicit output, the letters
+ * that occur once in alphabetical order (by character code, so capitals first).
+ */
+function explicit(equation: string): string {
+  if (equation.includes("->")) return equation;
+  const chars = [...equation];
+  const once = [...new Set(chars)].filter((c) => isLetter(c) && chars.indexOf(c) === chars.lastIndexOf(c));
+  return `${equation}->${once.sort().join("")}`;
+}
+
 function equationProblem(equation: string, operands: readonly EinsumOperand[]): string | undefined {
   const arrow = equation.indexOf("->");
-  if (arrow < 0) return "has no '->': write the output indices, as in 'ij,jk->ik'";
   const terms = equation.slice(0, arrow).split(",");
   const output = equation.slice(arrow + 2);
   if (terms.length > 2) return `has ${terms.length} operand terms: einsum() takes one or two operands`;
@@ -57,9 +67,10 @@ export function parseEquation(equation: string, operands: readonly EinsumOperand
   if (typeof equation !== "string") {
     throw ftError("FT212", { equation: String(equation), why: "is not a string: pass the equation first, as in einsum('ij,jk->ik', a, b)" });
   }
-  const problem = equationProblem(equation, operands);
+  const written = explicit(equation);
+  const problem = equationProblem(written, operands);
   if (problem !== undefined) throw ftError("FT212", { equation, why: problem });
-  const [lhs, output] = equation.split("->") as [string, string];
+  const [lhs, output] = written.split("->") as [string, string];
   const inputs = lhs.split(",").map((t) => [...t]);
   const [a, b] = [operands[0]!, operands[operands.length - 1]!];
   const [ta, tb] = [inputs[0]!, inputs[inputs.length - 1]!];

@@ -5,10 +5,10 @@
  * lowering on every backend come from their rules, and the matmul lowering picks each backend's
  * fast form (plain 2-D matmuls on wasm and cpu, one per batch element).
  *
- * Supported: one or two operands, an explicit output after "->", one letter per axis, each
- * letter at most once per operand, equal dims for a shared letter (no size-1 broadcasting).
- * Not supported, FT212: ellipsis ("..."), a letter twice in one operand (diagonals, traces),
- * the implicit output of "ij,jk", three or more operands (write two einsum() calls).
+ * Supported: one or two operands, one letter per axis, each letter at most once per operand,
+ * equal dims for a shared letter (no size-1 broadcasting), the output after "->" or numpy's
+ * implicit one ("ij,jk" is "ij,jk->ik"). Not supported, FT212: ellipsis ("..."), a letter
+ * twice in one operand (diagonals, traces), three or more operands (write two einsum() calls).
  */
 import type { Checked, Outcome } from "../../types/errors.js";
 import type { EinsumShape } from "../../types/einsum.js";

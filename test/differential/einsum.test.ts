@@ -93,6 +93,9 @@ test("einsum's common contractions agree with loops over their indices, on cpu, 
       twoContracted: einsum("bijk,jk->bi", t, s),
       summedFirst: einsum("ij,k->ik", m, u),
       batchedDot: einsum("bij,bij->b", b3, b3),
+      // numpy's implicit output: "ik" and "ij".
+      implicitMatmul: einsum("ij,jk", m, s),
+      implicitTranspose: einsum("ji", m),
     };
   });
   const inputs = Object.fromEntries(
@@ -100,20 +103,28 @@ test("einsum's common contractions agree with loops over their indices, on cpu, 
   );
   const reference = (await checkAgreement({ program: p, code: "einsum contractions", inputs, clients: CLIENTS }, ["cpu", "wasm", "onnx"])) as Record<string, OutputLeaf>;
   const x = inputs as Record<string, { shape: number[]; data: number[] }>;
-  expectLoops(reference.matmul!, "ij,jk->ik", [x.m!, x.w!], [true, false]);
-  expectLoops(reference.matmulT!, "ij,jk->ki", [x.m!, x.w!], [true, false]);
-  expectLoops(reference.projected!, "btd,de->bte", [x.named!, x.w!], [true, false]);
-  expectLoops(reference.batched!, "bij,bjk->bik", [x.b3!, x.c3!], [true, true]);
-  expectLoops(reference.scores!, "bhqd,bhkd->bhqk", [x.q!, x.k!], [true, true]);
-  expectLoops(reference.outer!, "i,j->ij", [x.v!, x.u!], [true, true]);
-  expectLoops(reference.transpose!, "ij->ji", [x.m!], [true]);
-  expectLoops(reference.rowSums!, "ij->i", [x.m!], [true]);
-  expectLoops(reference.total!, "ij->", [x.m!], [true]);
-  expectLoops(reference.dot!, "i,i->", [x.v!, x.v!], [true, true]);
-  expectLoops(reference.elementwise!, "ij,ij->ij", [x.s!, x.s!], [true, true]);
-  expectLoops(reference.twoContracted!, "bijk,jk->bi", [x.t!, x.s!], [true, true]);
-  expectLoops(reference.summedFirst!, "ij,k->ik", [x.m!, x.u!], [true, true]);
-  expectLoops(reference.batchedDot!, "bij,bij->b", [x.b3!, x.b3!], [true, true]);
+  // Each output's equation written out (implicit ones too) and its operands; all but w are per client.
+  const byLoops: Record<string, [string, ...string[]]> = {
+    matmul: ["ij,jk->ik", "m", "w"],
+    matmulT: ["ij,jk->ki", "m", "w"],
+    projected: ["btd,de->bte", "named", "w"],
+    batched: ["bij,bjk->bik", "b3", "c3"],
+    scores: ["bhqd,bhkd->bhqk", "q", "k"],
+    outer: ["i,j->ij", "v", "u"],
+    transpose: ["ij->ji", "m"],
+    rowSums: ["ij->i", "m"],
+    total: ["ij->", "m"],
+    dot: ["i,i->", "v", "v"],
+    elementwise: ["ij,ij->ij", "s", "s"],
+    twoContracted: ["bijk,jk->bi", "t", "s"],
+    summedFirst: ["ij,k->ik", "m", "u"],
+    batchedDot: ["bij,bij->b", "b3", "b3"],
+    implicitMatmul: ["ij,jk->ik", "m", "s"],
+    implicitTranspose: ["ji->ij", "m"],
+  };
+  for (const [name, [equation, ...operands]] of Object.entries(byLoops)) {
+    expectLoops(reference[name]!, equation, operands.map((o) => x[o]!), operands.map((o) => o !== "w"));
+  }
 }, 120_000);
 
 test("gradients through einsum agree on cpu, wasm and onnx, and with finite differences", async () => {

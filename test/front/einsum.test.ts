@@ -55,6 +55,14 @@ describe("einsum traces into", () => {
   });
 });
 
+describe("einsum without '->'", () => {
+  test("gives numpy's implicit output: the letters that occur once, in alphabetical order, capitals first", () => {
+    expect(program(specs, ({ u, v }) => einsum("j,i", u, v)).signature).toContain("-> {f32[7,5]}@CLIENTS");
+    expect(program(specs, ({ u, v }) => einsum("a,Z", u, v)).signature).toContain("-> {f32[7,5]}@CLIENTS");
+    expect(program(specs, ({ u }) => einsum("i,i", u, u)).signature).toContain("-> {f32[]}@CLIENTS");
+  });
+});
+
 describe("einsum refuses, when tracing", () => {
   test("an equation that is not a string (FT212)", () => {
     expect(() => program(specs, ({ u }) => einsum(3 as never, u))).toThrow(/^FT212: einsum\(\) equation '3' is not a string/);
