@@ -71,6 +71,7 @@ export {
   type WindowOptions,
 } from "./front/nn.js";
 export { argsort, cumsum, gather, sort, take, topk, type CumsumOptions, type TopK } from "./front/sequence-ops.js";
+export { einsum } from "./front/einsum.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";

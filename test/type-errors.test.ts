@@ -41,6 +41,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT206",
   "FT207",
   "FT208",
+  "FT212",
+  "FT213",
   "FT316",
 ];
 

@@ -196,6 +196,29 @@ export const catalogue = {
       "Pass the value to map() as a (broadcast) argument, use the built-in reductions instead " +
       "of aggregate() for second derivatives, or wrap the part in stopGradient(...) if it needs no gradient.",
   },
+  FT212: {
+    title: "einsum() equation not supported or not matching its operands",
+    message: "einsum() equation '{equation}' {why}",
+    explanation:
+      "einsum(equation, ...operands) names each operand's axes with one letter per axis " +
+      "('bij,bjk->bik'); letters shared by operands are multiplied together, letters missing from " +
+      "the output after '->' (without it: the letters that occur once, in alphabetical order) are " +
+      "summed over. FedTensor takes one or two operands and every axis named by its own letter " +
+      "(a-z, A-Z): no '...' (ellipsis), no letter twice in one operand (a diagonal or trace), no " +
+      "letter in the output that no operand has.",
+    fix:
+      "Write one letter per axis of each operand, and the output after '->'; contract three " +
+      "operands as two einsum() calls; take a diagonal with a mask (mul by an identity) and sum().",
+  },
+  FT213: {
+    title: "einsum() index sized differently by two operands",
+    message: "einsum() equation '{equation}' sizes index {index} as {da} in {a} but {db} in {b}",
+    explanation:
+      "An index letter stands for one axis length: every operand that names it must have the same " +
+      "dim there (no broadcasting of size-1 dims). A named dim matches only the same name or an " +
+      "unknown dim, which is checked at run time.",
+    fix: "Name the axes in the order the operands store them, or transpose(...) the operand whose axes are swapped.",
+  },
   FT210: {
     title: "Dims disagree at run time",
     message: "{what}: dim {dim} is {got} here but {want} elsewhere",

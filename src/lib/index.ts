@@ -10,6 +10,7 @@ export { convKernel, denseKernel, glorotUniform, zerosParam, type HostParam, typ
 export { logistic, mlp2nn, type LogisticParams, type MlpParams } from "./models/dense.js";
 export { cnn, type CnnParams } from "./models/cnn.js";
 export { characterModel, type CharacterModelOptions, type CharacterParams } from "./models/character.js";
+export { transformerModel, type TransformerOptions, type TransformerParams } from "./models/transformer.js";
 
 export type {
   AnyModel,

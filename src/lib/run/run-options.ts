@@ -127,6 +127,9 @@ const federatedEvaluationOptions = {
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
 };
 
+/** The next-character models of the SOTU text; the others classify MNIST's and Fashion-MNIST's images. */
+const textModels = ["char", "transformer"];
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -177,8 +180,8 @@ export const runOptions = {
     "qffl",
     "afl",
   ]),
-  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
-  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer"]),
+  dataset: choice("Data set; models char and transformer go with sotu, the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",
@@ -240,8 +243,8 @@ export const crossChecks: readonly {
   {
     keys: ["model", "dataset"],
     problem: ({ model, dataset }) =>
-      (model === "char") !== (dataset === "sotu")
-        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+      textModels.includes(String(model)) !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: ${textModels.join(", ")} go with sotu, the others with mnist and fashion-mnist`
         : undefined,
   },
   {
@@ -301,7 +304,7 @@ export const crossChecks: readonly {
   {
     keys: ["topK", "model"],
     problem: ({ topK, model }) => {
-      const classes = model === "char" ? 96 : 10;
+      const classes = textModels.includes(String(model)) ? 96 : 10;
       return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
     },
   },
