@@ -9,20 +9,11 @@
  */
 import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
-import type { Node, ValueType } from "../ir/types.js";
+import type { ValueType } from "../ir/types.js";
+import type { BatchContext, BatchRule } from "./batch-types.js";
 import { prim, primOutputs, reducedAxes } from "./emit.js";
 import { robustBatchRules } from "./robust-batch-rules.js";
 
-export interface BatchContext {
-  readonly node: Node;
-  readonly inputs: readonly Tracer[];
-  /** The node's output types in the unbatched (specialised) program. */
-  readonly outTypes: readonly ValueType[];
-  readonly clients: number;
-  isBatched(t: Tracer): boolean;
-}
-
-export type BatchRule = (ctx: BatchContext) => Tracer[];
 
 const dims = (shape: ValueType["shape"]): number[] => shape as number[];
 const sameShape = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((d, i) => d === b[i]);

@@ -5,7 +5,7 @@
  */
 import type { Tracer } from "../front/trace.js";
 import { krumNeighbours, trimmedPerSide } from "../ir/robust-primitives.js";
-import type { BatchContext, BatchRule } from "./batch-rules.js";
+import type { BatchContext, BatchRule } from "./batch-types.js";
 import { prim, primOutputs } from "./emit.js";
 
 const constant = (value: number, dtype: "int32" | "float32") => prim("constant", [], { value, dtype, shape: [] });
