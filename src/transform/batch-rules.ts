@@ -14,7 +14,6 @@ import type { BatchContext, BatchRule } from "./batch-types.js";
 import { prim, primOutputs, reducedAxes } from "./emit.js";
 import { robustBatchRules } from "./robust-batch-rules.js";
 
-
 const dims = (shape: ValueType["shape"]): number[] => shape as number[];
 const sameShape = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((d, i) => d === b[i]);
 const memberRank = (ctx: BatchContext, t: Tracer) => t.shape.length - (ctx.isBatched(t) ? 1 : 0);
