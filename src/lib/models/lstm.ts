@@ -59,9 +59,9 @@ function lstmLogits(
 ): Tensor<["B", Vocabulary], "float32", "member"> {
   // [L, B, 4H]: every step's input projection in one product, time first for scan.
   const projected = add(matmul(transpose(take(p.embedding, ids), [1, 0, 2]), p.inputKernel), p.bias) as Tensor<[number, "B", number], "float32", "member">;
-  // A slice of the symbolic batch dim types as number: the gate keeps the state's type.
+  // Slices and reshapes of the symbolic batch dim type it as number: they are given the state's type.
   const gate = (gates: State, k: number): State => slice(gates, [0, k * hidden], [-1, hidden]) as never;
-  const zeros = zerosLike(reshape(slice(projected, [0, 0, 0], [1, -1, hidden]), [-1, hidden])) as State;
+  const zeros: State = zerosLike(reshape(slice(projected, [0, 0, 0], [1, -1, hidden]), [-1, hidden])) as never;
   const [final] = scan({ h: zeros, c: zeros }, projected, ({ h, c }, x) => {
     const gates = add(x, matmul(h, p.recurrentKernel)) as State;
     const cell = add(mul(sigmoid(gate(gates, 1)), c), mul(sigmoid(gate(gates, 0)), tanh(gate(gates, 2)))) as State;

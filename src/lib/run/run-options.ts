@@ -6,6 +6,9 @@
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
+/** The models of character windows, which only the text set (sotu) feeds. */
+const textModels = ["char", "lstm"];
+
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
@@ -114,8 +117,8 @@ export const runOptions = {
     "diloco",
     "fedavgm",
   ]),
-  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
-  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "lstm"]),
+  dataset: choice("Data set; models char and lstm go with sotu, the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",
@@ -170,8 +173,8 @@ export const crossChecks: readonly {
   {
     keys: ["model", "dataset"],
     problem: ({ model, dataset }) =>
-      (model === "char") !== (dataset === "sotu")
-        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+      textModels.includes(String(model)) !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: ${textModels.join(" and ")} go with sotu, the others with mnist and fashion-mnist`
         : undefined,
   },
   {

@@ -11,10 +11,11 @@ import { loadSotuCharacters } from "../data/sotu.js";
 import { characterModel } from "../models/character.js";
 import { cnn } from "../models/cnn.js";
 import { logistic, mlp2nn } from "../models/dense.js";
+import { lstmModel } from "../models/lstm.js";
 import { Rng } from "../random.js";
 import type { RunConfig } from "./config.js";
 
-export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel() };
+export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), lstm: lstmModel() };
 
 export function modelFor(config: RunConfig): AnyModel {
   const model = models[config.model];
