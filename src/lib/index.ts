@@ -100,3 +100,4 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export { lstmModel, type LstmModelOptions, type LstmParams } from "./models/lstm.js";
