@@ -101,10 +101,19 @@ if (torch !== undefined) {
   for (const [form, seconds] of Object.entries(forms)) rows[`pytorch ${form}`] = seconds.map((s) => s * 1000);
   rows.pytorch = torch.seconds.map((s) => s * 1000);
 }
+// The products' arithmetic: per step the input projection [B*L, E] x [E, 4H], the recurrent
+// [B, H] x [H, 4H] L times and the output [B, H] x [H, V]; the backward pass does each product
+// twice more (for its two operands). The gates' elementwise work is left out.
+const embedding = init.embedding.shape[1]!;
+const stepFlops = 2 * batch * sequenceLength * 4 * hidden * (embedding + hidden) + 2 * batch * hidden * model.classes;
+const roundFlops = 3 * clients * steps * stepFlops;
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
+const gflops = (ms: number) => (roundFlops / ms / 1e6).toFixed(1).padStart(6);
 console.log(`lstm-round: char LSTM (embedding 8, hidden ${hidden}), ${clients} presidents x ${steps} steps, B=${batch}, sequence ${sequenceLength}, ${rounds} rounds each, ${availableParallelism()} cores`);
-console.log(`  ${"variant".padEnd(20)} s/round: wall (median)  wall (fastest)`);
-for (const [name, ms] of Object.entries(rows)) console.log(`  ${name.padEnd(20)}          ${seconds(median(ms))}          ${seconds(fastest(ms))}`);
+console.log(`  ${"variant".padEnd(20)} s/round: wall (median)  wall (fastest)   GFLOP/s (fastest; ${(roundFlops / 1e9).toFixed(1)} GFLOP of products per round)`);
+for (const [name, ms] of Object.entries(rows)) {
+  console.log(`  ${name.padEnd(20)}          ${seconds(median(ms))}          ${seconds(fastest(ms))}           ${gflops(fastest(ms))}`);
+}
 if (torch === undefined) console.log("  pytorch            PyTorch not available (no python3 that imports torch; Debian: apt-get install python3-torch)");
 else console.log(`  (pytorch ${torch.version} with ${python}, 2 threads; its best form: ${String(torch.report.best)})`);
 const ratio = (a: string, b: string, target = "") => {

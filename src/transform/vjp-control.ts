@@ -3,9 +3,10 @@
  *
  * map differentiates member-wise: its cotangent is another map whose function is the vjp of the
  * original function (recomputing the forward pass per client rather than storing it).
- * scan is transposed into a reverse scan: a forward scan stores the carry entering each step,
- * and the backward scan walks the steps in reverse, pulling the carry cotangent back through
- * the body and summing the cotangents of captured values.
+ * scan is transposed into a reverse scan: its forward pass (primalScan, which vjp() runs as
+ * the primal, so the steps run forwards once) also stacks the carry entering each step, and
+ * the backward scan walks the steps in reverse, pulling the carry cotangent back through the
+ * body and summing the cotangents of captured values.
  * aggregate becomes aggregate_vjp, which folds the clients again and walks back through each
  * group of them with the pullbacks of accumulate, merge and report, built here.
  */
@@ -15,7 +16,7 @@ import { primitives } from "../ir/primitives.js";
 import type { Graph, ValueType } from "../ir/types.js";
 import { add, fillLike, primMany } from "./emit.js";
 import { inline, splitCaptures } from "./inline.js";
-import type { VjpRule } from "./vjp-types.js";
+import type { PrimalRule, VjpRule } from "./vjp-types.js";
 
 const asMember = (t: Tracer): ValueType => ({ ...t.type, placement: "member" });
 
@@ -44,6 +45,22 @@ export const vjpMap: VjpRule = (ctx, cts) => {
   return ctx.inputs.map((_, i) => (wanted.includes(i) ? outs[wanted.indexOf(i)] : undefined));
 };
 
+const scanParams = (operands: readonly Tracer[], carryCount: number) =>
+  primitives.scan!.bodyParams!(operands.map((t) => t.type), { carries: carryCount })[0]!;
+
+/** The scan's forward pass, also stacking the carry that enters each step: the residuals of vjpScan. */
+export const primalScan: PrimalRule = (node, inputs) => {
+  const body = node.bodies![0]!;
+  const carries = node.attrs.carries as number;
+  const { operands, captured } = splitCaptures(node, inputs);
+  const forward = traceBody("scan", scanParams(operands, carries), (ins) => {
+    const stepOut = inline(body, [...ins, ...captured[0]!]);
+    return [...stepOut, ...ins.slice(0, carries)];
+  });
+  const outs = primMany("scan", operands, { carries, length: node.attrs.length ?? null, reverse: node.attrs.reverse === true }, [forward]);
+  return { outputs: outs.slice(0, node.outputs.length), residuals: outs.slice(node.outputs.length) };
+};
+
 export const vjpScan: VjpRule = (ctx, cts) => {
   const { node, types } = ctx;
   const body = node.bodies![0]!;
@@ -55,16 +72,7 @@ export const vjpScan: VjpRule = (ctx, cts) => {
   const xs = operands.slice(carries);
   const length = node.attrs.length ?? null;
   const reverse = node.attrs.reverse === true;
-  const scanParams = (operands: readonly Tracer[], carryCount: number) =>
-    primitives.scan!.bodyParams!(operands.map((t) => t.type), { carries: carryCount })[0]!;
-
-  // Forward again, also stacking the carry that enters each step.
-  const forward = traceBody("scan", scanParams([...init, ...xs], carries), (ins) => {
-    const stepOut = inline(body, [...ins, ...caps]);
-    return [...stepOut, ...ins.slice(0, carries)];
-  });
-  const fwdOuts = primMany("scan", [...init, ...xs], { carries, length, reverse }, [forward]);
-  const storedCarries = fwdOuts.slice(fwdOuts.length - carries);
+  const storedCarries = ctx.residuals;
 
   const activeCaps = caps.filter((_, i) => capsActive[i] && caps[i]!.dtype === "float32");
   const carryCts = cts.slice(0, carries);

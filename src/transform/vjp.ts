@@ -12,7 +12,7 @@ import type { Tracer } from "../front/trace.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import { add, fillLike } from "./emit.js";
 import { reemit } from "./inline.js";
-import { vjpRules } from "./vjp-rules.js";
+import { primalRules, vjpRules } from "./vjp-rules.js";
 import type { OutputCotangents, VjpContext, VjpResult } from "./vjp-types.js";
 
 export type { OutputCotangents, VjpResult } from "./vjp-types.js";
@@ -37,14 +37,18 @@ export function vjp(
   wrt: readonly boolean[],
   outputCotangents: OutputCotangents,
 ): VjpResult {
+  const active = activeValues(graph, wrt);
   const primal = new Map<number, Tracer>();
+  const residuals = new Map<Node, Tracer[]>();
   graph.inputs.forEach((id, i) => primal.set(id, inputs[i]!));
   for (const node of graph.nodes) {
-    const outs = reemit(node, node.inputs.map((id) => primal.get(id)!));
-    node.outputs.forEach((id, i) => primal.set(id, outs[i]!));
+    const ins = node.inputs.map((id) => primal.get(id)!);
+    const primalRule = node.inputs.some((id) => active.has(id)) ? primalRules[node.op] : undefined;
+    const forward = primalRule === undefined ? { outputs: reemit(node, ins), residuals: [] } : primalRule(node, ins);
+    node.outputs.forEach((id, i) => primal.set(id, forward.outputs[i]!));
+    residuals.set(node, forward.residuals);
   }
 
-  const active = activeValues(graph, wrt);
   const cotangent = new Map<number, Tracer>();
   // Only float32 values carry cotangents: int32 and bool values are piecewise constant.
   const accumulate = (id: number, ct: Tracer | undefined): void => {
@@ -65,6 +69,7 @@ export function vjp(
       inputs: node.inputs.map((id) => primal.get(id)!),
       outputs: outs,
       active: node.inputs.map((id) => active.has(id)),
+      residuals: residuals.get(node)!,
       vjp,
     };
     const cts = node.outputs.map((id, i) => cotangent.get(id) ?? fillLike(0, outs[i]!));
