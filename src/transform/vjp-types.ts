@@ -23,6 +23,7 @@ export type Vjp = (
   inputs: readonly Tracer[],
   wrt: readonly boolean[],
   outputCotangents: OutputCotangents,
+  known?: ReadonlyMap<number, Tracer>,
 ) => VjpResult;
 
 export interface VjpContext {
@@ -44,4 +45,4 @@ export type VjpRule = (ctx: VjpContext, cotangents: readonly Tracer[]) => (Trace
  * than its inputs and outputs (scan: the carry entering each step): its outputs, and the
  * residuals its VjpRule then finds in its context, computed once instead of a second time.
  */
-export type PrimalRule = (node: Node, inputs: readonly Tracer[]) => { outputs: Tracer[]; residuals: Tracer[] };
+export type PrimalRule = (node: Node, inputs: readonly Tracer[], types: readonly ValueType[]) => { outputs: Tracer[]; residuals: Tracer[] };

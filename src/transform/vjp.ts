@@ -28,7 +28,8 @@ function activeValues(graph: Graph, wrt: readonly boolean[]): Set<number> {
 
 /**
  * Differentiates `graph` at `inputs` with respect to the inputs marked in `wrt`, pulling back
- * `outputCotangents` (undefined entries count as zero).
+ * `outputCotangents` (undefined entries count as zero). Values in `known` (by the graph's ids:
+ * a scan step's values stored by its forward pass) are taken as they are, not recomputed.
  */
 export function vjp(
   graph: Graph,
@@ -36,6 +37,7 @@ export function vjp(
   inputs: readonly Tracer[],
   wrt: readonly boolean[],
   outputCotangents: OutputCotangents,
+  known?: ReadonlyMap<number, Tracer>,
 ): VjpResult {
   const active = activeValues(graph, wrt);
   const primal = new Map<number, Tracer>();
@@ -43,8 +45,13 @@ export function vjp(
   graph.inputs.forEach((id, i) => primal.set(id, inputs[i]!));
   for (const node of graph.nodes) {
     const ins = node.inputs.map((id) => primal.get(id)!);
+    const given = node.outputs.map((id) => known?.get(id));
     const primalRule = node.inputs.some((id) => active.has(id)) ? primalRules[node.op] : undefined;
-    const forward = primalRule === undefined ? { outputs: reemit(node, ins), residuals: [] } : primalRule(node, ins);
+    const forward = given.every((t) => t !== undefined)
+      ? { outputs: given, residuals: [] }
+      : primalRule === undefined
+        ? { outputs: reemit(node, ins), residuals: [] }
+        : primalRule(node, ins, types);
     node.outputs.forEach((id, i) => primal.set(id, forward.outputs[i]!));
     residuals.set(node, forward.residuals);
   }
