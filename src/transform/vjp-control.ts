@@ -3,11 +3,9 @@
  *
  * map differentiates member-wise: its cotangent is another map whose function is the vjp of the
  * original function (recomputing the forward pass per client rather than storing it).
- * scan is transposed into a reverse scan: its forward pass (primalScan, which vjp() runs as
- * the primal, so the steps run forwards once) also stacks the carry entering each step and
- * the step's inner values, and the backward scan walks the steps in reverse, pulling the carry
- * cotangent back through the body (reading the inner values instead of recomputing them) and
- * summing the cotangents of captured values.
+ * scan is transposed into a reverse scan: a forward scan stores the carry entering each step,
+ * and the backward scan walks the steps in reverse, pulling the carry cotangent back through
+ * the body and summing the cotangents of captured values.
  * aggregate becomes aggregate_vjp, which folds the clients again and walks back through each
  * group of them with the pullbacks of accumulate, merge and report, built here.
  */
@@ -16,8 +14,8 @@ import { traceBody, type Tracer } from "../front/trace.js";
 import { primitives } from "../ir/primitives.js";
 import type { Graph, ValueType } from "../ir/types.js";
 import { add, fillLike, primMany } from "./emit.js";
-import { inline, reemit, splitCaptures } from "./inline.js";
-import type { PrimalRule, VjpRule } from "./vjp-types.js";
+import { inline, splitCaptures } from "./inline.js";
+import type { VjpRule } from "./vjp-types.js";
 
 const asMember = (t: Tracer): ValueType => ({ ...t.type, placement: "member" });
 
@@ -46,54 +44,6 @@ export const vjpMap: VjpRule = (ctx, cts) => {
   return ctx.inputs.map((_, i) => (wanted.includes(i) ? outs[wanted.indexOf(i)] : undefined));
 };
 
-const scanParams = (operands: readonly Tracer[], carryCount: number) =>
-  primitives.scan!.bodyParams!(operands.map((t) => t.type), { carries: carryCount })[0]!;
-
-/**
- * The values of a scan body that vary from step to step and that its backward pass needs
- * again: the float32 outputs of its body-less nodes that depend on the carry or the step's
- * xs. The forward pass stacks them, so that the backward pass need not recompute the step.
- * (Nodes with bodies are replayed: their own primal rules keep what they need.)
- */
-function stepValues(body: Graph, types: readonly ValueType[], stepInputs: number): number[] {
-  const varying = new Set(body.inputs.slice(0, stepInputs));
-  const stored: number[] = [];
-  for (const node of body.nodes) {
-    if (!node.inputs.some((id) => varying.has(id))) continue;
-    node.outputs.forEach((id) => varying.add(id));
-    if (node.bodies === undefined) stored.push(...node.outputs.filter((id) => types[id]!.dtype === "float32"));
-  }
-  return stored;
-}
-
-/** The body's values, computed node by node, so that stepValues can be read out of them. */
-function replayBody(body: Graph, inputs: readonly Tracer[]): Map<number, Tracer> {
-  const values = new Map<number, Tracer>();
-  body.inputs.forEach((id, i) => values.set(id, inputs[i]!));
-  for (const node of body.nodes) {
-    const outs = reemit(node, node.inputs.map((id) => values.get(id)!));
-    node.outputs.forEach((id, i) => values.set(id, outs[i]!));
-  }
-  return values;
-}
-
-/**
- * The scan's forward pass, also stacking the carry that enters each step and the step's
- * values (stepValues): the residuals of vjpScan.
- */
-export const primalScan: PrimalRule = (node, inputs, types) => {
-  const body = node.bodies![0]!;
-  const carries = node.attrs.carries as number;
-  const { operands, captured } = splitCaptures(node, inputs);
-  const stored = stepValues(body, types, operands.length);
-  const forward = traceBody("scan", scanParams(operands, carries), (ins) => {
-    const values = replayBody(body, [...ins, ...captured[0]!]);
-    return [...body.outputs.map((id) => values.get(id)!), ...ins.slice(0, carries), ...stored.map((id) => values.get(id)!)];
-  });
-  const outs = primMany("scan", operands, { carries, length: node.attrs.length ?? null, reverse: node.attrs.reverse === true }, [forward]);
-  return { outputs: outs.slice(0, node.outputs.length), residuals: outs.slice(node.outputs.length) };
-};
-
 export const vjpScan: VjpRule = (ctx, cts) => {
   const { node, types } = ctx;
   const body = node.bodies![0]!;
@@ -105,25 +55,31 @@ export const vjpScan: VjpRule = (ctx, cts) => {
   const xs = operands.slice(carries);
   const length = node.attrs.length ?? null;
   const reverse = node.attrs.reverse === true;
-  const stored = stepValues(body, types, operands.length);
-  const storedCarries = ctx.residuals.slice(0, carries);
-  const storedValues = ctx.residuals.slice(carries);
+  const scanParams = (operands: readonly Tracer[], carryCount: number) =>
+    primitives.scan!.bodyParams!(operands.map((t) => t.type), { carries: carryCount })[0]!;
+
+  // Forward again, also stacking the carry that enters each step.
+  const forward = traceBody("scan", scanParams([...init, ...xs], carries), (ins) => {
+    const stepOut = inline(body, [...ins, ...caps]);
+    return [...stepOut, ...ins.slice(0, carries)];
+  });
+  const fwdOuts = primMany("scan", [...init, ...xs], { carries, length, reverse }, [forward]);
+  const storedCarries = fwdOuts.slice(fwdOuts.length - carries);
 
   const activeCaps = caps.filter((_, i) => capsActive[i] && caps[i]!.dtype === "float32");
   const carryCts = cts.slice(0, carries);
   const ysCts = cts.slice(carries);
   const zeroCaps = activeCaps.map((c) => fillLike(0, c));
-  const backwardOperands = [...carryCts, ...zeroCaps, ...storedCarries, ...xs, ...ysCts, ...storedValues];
+  const backwardOperands = [...carryCts, ...zeroCaps, ...storedCarries, ...xs, ...ysCts];
   const backward = traceBody(
     "scan",
     scanParams(backwardOperands, carries + zeroCaps.length),
     (ins) => {
       let at = 0;
       const take = (n: number) => ins.slice(at, (at += n));
-      const [ctCarry, capsAcc, carry, x, ctY, values] = [take(carries), take(zeroCaps.length), take(carries), take(xs.length), take(ysCts.length), take(stored.length)];
+      const [ctCarry, capsAcc, carry, x, ctY] = [take(carries), take(zeroCaps.length), take(carries), take(xs.length), take(ysCts.length)];
       const wrt = [...carry.map(() => true), ...x.map((t) => t.dtype === "float32"), ...caps.map((c) => activeCaps.includes(c))];
-      const known = new Map(stored.map((id, i) => [id, values[i]!]));
-      const { inputCotangents } = ctx.vjp(body, types, [...carry, ...x, ...caps], wrt, [...ctCarry, ...ctY], known);
+      const { inputCotangents } = ctx.vjp(body, types, [...carry, ...x, ...caps], wrt, [...ctCarry, ...ctY]);
       const zeroOr = (ct: Tracer | undefined, like: Tracer) => ct ?? fillLike(0, like);
       const nextCarry = carry.map((c, i) => zeroOr(inputCotangents[i], c));
       const nextCaps = activeCaps.map((c, i) => add(capsAcc[i]!, zeroOr(inputCotangents[carries + x.length + caps.indexOf(c)], c)));

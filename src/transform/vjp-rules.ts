@@ -11,8 +11,8 @@ import type { Attrs } from "../ir/primitives.js";
 import type { Node, ValueType } from "../ir/types.js";
 import type { Tracer } from "../front/trace.js";
 import { broadcastLike, div, fillLike, mul, neg, prim, reducedAxes, scalar, sub, unbroadcast } from "./emit.js";
-import { primalScan, vjpAggregate, vjpMap, vjpScan } from "./vjp-control.js";
-import type { PrimalRule, VjpContext, VjpRule } from "./vjp-types.js";
+import { vjpAggregate, vjpMap, vjpScan } from "./vjp-control.js";
+import type { VjpContext, VjpRule } from "./vjp-types.js";
 
 /** Computes each active input's cotangent with the matching function. */
 const each =
@@ -276,6 +276,3 @@ export const vjpRules: Record<string, VjpRule> = {
     throw ftError("FT211", { op: "grad", what: "aggregate() twice: the gradient of aggregate has no gradient of its own" });
   },
 };
-
-/** Forward passes that keep residuals for their vjp rule (see PrimalRule). */
-export const primalRules: Record<string, PrimalRule> = { scan: primalScan };

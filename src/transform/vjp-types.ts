@@ -23,7 +23,6 @@ export type Vjp = (
   inputs: readonly Tracer[],
   wrt: readonly boolean[],
   outputCotangents: OutputCotangents,
-  known?: ReadonlyMap<number, Tracer>,
 ) => VjpResult;
 
 export interface VjpContext {
@@ -32,17 +31,8 @@ export interface VjpContext {
   readonly inputs: readonly Tracer[];
   readonly outputs: readonly Tracer[];
   readonly active: readonly boolean[];
-  /** What the node's primal rule (if it has one) kept from the forward pass for this rule. */
-  readonly residuals: readonly Tracer[];
   /** vjp() itself, for the rules of primitives with bodies (map, scan, aggregate). */
   readonly vjp: Vjp;
 }
 
 export type VjpRule = (ctx: VjpContext, cotangents: readonly Tracer[]) => (Tracer | undefined)[];
-
-/**
- * The forward pass of a differentiated node for primitives whose backward pass needs more
- * than its inputs and outputs (scan: the carry entering each step): its outputs, and the
- * residuals its VjpRule then finds in its context, computed once instead of a second time.
- */
-export type PrimalRule = (node: Node, inputs: readonly Tracer[], types: readonly ValueType[]) => { outputs: Tracer[]; residuals: Tracer[] };

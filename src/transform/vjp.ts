@@ -12,7 +12,7 @@ import type { Tracer } from "../front/trace.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import { add, fillLike } from "./emit.js";
 import { reemit } from "./inline.js";
-import { primalRules, vjpRules } from "./vjp-rules.js";
+import { vjpRules } from "./vjp-rules.js";
 import type { OutputCotangents, VjpContext, VjpResult } from "./vjp-types.js";
 
 export type { OutputCotangents, VjpResult } from "./vjp-types.js";
@@ -28,8 +28,7 @@ function activeValues(graph: Graph, wrt: readonly boolean[]): Set<number> {
 
 /**
  * Differentiates `graph` at `inputs` with respect to the inputs marked in `wrt`, pulling back
- * `outputCotangents` (undefined entries count as zero). Values in `known` (by the graph's ids:
- * a scan step's values stored by its forward pass) are taken as they are, not recomputed.
+ * `outputCotangents` (undefined entries count as zero).
  */
 export function vjp(
   graph: Graph,
@@ -37,25 +36,15 @@ export function vjp(
   inputs: readonly Tracer[],
   wrt: readonly boolean[],
   outputCotangents: OutputCotangents,
-  known?: ReadonlyMap<number, Tracer>,
 ): VjpResult {
-  const active = activeValues(graph, wrt);
   const primal = new Map<number, Tracer>();
-  const residuals = new Map<Node, Tracer[]>();
   graph.inputs.forEach((id, i) => primal.set(id, inputs[i]!));
   for (const node of graph.nodes) {
-    const ins = node.inputs.map((id) => primal.get(id)!);
-    const given = node.outputs.map((id) => known?.get(id));
-    const primalRule = node.inputs.some((id) => active.has(id)) ? primalRules[node.op] : undefined;
-    const forward = given.every((t) => t !== undefined)
-      ? { outputs: given, residuals: [] }
-      : primalRule === undefined
-        ? { outputs: reemit(node, ins), residuals: [] }
-        : primalRule(node, ins, types);
-    node.outputs.forEach((id, i) => primal.set(id, forward.outputs[i]!));
-    residuals.set(node, forward.residuals);
+    const outs = reemit(node, node.inputs.map((id) => primal.get(id)!));
+    node.outputs.forEach((id, i) => primal.set(id, outs[i]!));
   }
 
+  const active = activeValues(graph, wrt);
   const cotangent = new Map<number, Tracer>();
   // Only float32 values carry cotangents: int32 and bool values are piecewise constant.
   const accumulate = (id: number, ct: Tracer | undefined): void => {
@@ -76,7 +65,6 @@ export function vjp(
       inputs: node.inputs.map((id) => primal.get(id)!),
       outputs: outs,
       active: node.inputs.map((id) => active.has(id)),
-      residuals: residuals.get(node)!,
       vjp,
     };
     const cts = node.outputs.map((id, i) => cotangent.get(id) ?? fillLike(0, outs[i]!));
