@@ -148,3 +148,4 @@ export {
   type PersonalizationProgram,
 } from "./algorithms/federated-evaluation.js";
 export { distribution, percentile, type Distribution } from "./run/client-distribution.js";
+export { lstmModel, type LstmModelOptions, type LstmParams } from "./models/lstm.js";

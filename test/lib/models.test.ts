@@ -6,9 +6,11 @@
 import { describe, expect, test } from "vitest";
 import { atClients, atServer, broadcast, f32, map, program } from "../../src/index.js";
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
+import type { AnyModel } from "../../src/lib/algorithms/types.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../../src/lib/data/sotu.js";
 import { characterModel } from "../../src/lib/models/character.js";
+import { lstmModel } from "../../src/lib/models/lstm.js";
 import { cnn } from "../../src/lib/models/cnn.js";
 import { mlp2nn } from "../../src/lib/models/dense.js";
 import { Rng } from "../../src/lib/random.js";
@@ -91,4 +93,21 @@ describe("the character model", () => {
     expect(before).toBeGreaterThan(0.9 * Math.log(CHARACTER_VOCABULARY_SIZE));
     expect(after).toBeLessThan(before - 0.5);
   });
+});
+
+describe("the character LSTM", () => {
+  const sequenceLength = 12;
+  const model = lstmModel({ sequenceLength });
+
+  test("takes int32 windows of character ids; its parameters are FedJAX's layers with one LSTM of 128", () => {
+    expect(fedAvgProgram(model).signature).toContain(`x={i32[S,B,${sequenceLength}]}@CLIENTS`);
+    const shapes = Object.fromEntries(Object.entries(model.init(Rng.fromSeed(0))).map(([k, p]) => [k, p.shape]));
+    expect(shapes).toEqual({ embedding: [96, 8], inputKernel: [8, 512], recurrentKernel: [128, 512], bias: [512], out: [128, 96], outBias: [96] });
+  });
+
+  test("three FedAvg rounds on four presidents lower the held-out loss", async () => {
+    const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 1 });
+    expect(before).toBeGreaterThan(0.95 * Math.log(CHARACTER_VOCABULARY_SIZE));
+    expect(after).toBeLessThan(before - 0.5);
+  }, 60_000);
 });

@@ -146,8 +146,9 @@ describe("run config from flags", () => {
     [["--mu", "0.1"], "--mu", "applies only with --algorithm fedprox, not fedavg"],
     [["--algorithm", "fedprox", "--tau", "0.1"], "--tau", "applies only with --algorithm fedadam | fedyogi | fedadagrad, not fedprox"],
     [["--alpha", "0.1"], "--alpha", "applies only with --partition dirichlet, not iid"],
-    [["--dataset", "sotu"], "--dataset", "model logistic does not fit dataset sotu: char, transformer go with sotu, the others with mnist and fashion-mnist"],
-    [["--model", "char"], "--model", "model char does not fit dataset mnist: char, transformer go with sotu, the others with mnist and fashion-mnist"],
+    [["--dataset", "sotu"], "--dataset", "model logistic does not fit dataset sotu: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
+    [["--model", "char"], "--model", "model char does not fit dataset mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
+    [["--model", "lstm", "--dataset", "fashion-mnist"], "--model", "model lstm does not fit dataset fashion-mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
     [["a.json", "b.json"], "b.json", "only one config file may be given"],
   ];
   it.each(badFlags)("rejects %j with FT305", async (args, option, why) => {

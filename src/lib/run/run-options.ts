@@ -6,6 +6,9 @@
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
+/** The models of character windows, which only the text set (sotu) feeds. */
+const textModels = ["char", "transformer", "lstm"];
+
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
@@ -127,9 +130,6 @@ const federatedEvaluationOptions = {
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
 };
 
-/** The next-character models of the SOTU text; the others classify MNIST's and Fashion-MNIST's images. */
-const textModels = ["char", "transformer"];
-
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -180,8 +180,8 @@ export const runOptions = {
     "qffl",
     "afl",
   ]),
-  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer"]),
-  dataset: choice("Data set; models char and transformer go with sotu, the others with the image sets", [
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer", "lstm"]),
+  dataset: choice("Data set; models char, transformer and lstm go with sotu, the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",

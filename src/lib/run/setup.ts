@@ -12,11 +12,12 @@ import { loadSotuCharacters } from "../data/sotu.js";
 import { characterModel } from "../models/character.js";
 import { cnn } from "../models/cnn.js";
 import { logistic, mlp2nn } from "../models/dense.js";
+import { lstmModel } from "../models/lstm.js";
 import { transformerModel } from "../models/transformer.js";
 import { Rng } from "../random.js";
 import type { RunConfig } from "./config.js";
 
-export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel() };
+export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel(), lstm: lstmModel() };
 
 export function modelFor(config: RunConfig): AnyModel {
   const model = models[config.model];
