@@ -26,7 +26,7 @@ import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
 import { cnn } from "../src/lib/models/cnn.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
-import { pythonWithTorch, runTorch, type TorchRound, type TorchTimes } from "./torch-baseline.js";
+import { pythonWithTorch, runTorch, type TorchScript, type TorchTimes } from "./torch-baseline.js";
 
 const { values } = parseArgs({
   options: {
@@ -137,9 +137,17 @@ if (python !== undefined) {
     count: { data: new Float32Array(clients).fill(examples), shape: [clients] },
   };
   for (const threads of values["torch-threads"].split(",").map(Number)) {
-    for (const form of values["torch-forms"].split(",").filter(Boolean) as TorchRound["form"][]) {
+    for (const form of values["torch-forms"].split(",").filter(Boolean)) {
       const name = `pytorch ${form} ${threads}t`;
-      const run = runTorch(python, arrays, lr, rounds, { model: "cnn", keys, form, threads });
+      const script: TorchScript = {
+        file: "fedavg_round_torch.py",
+        outputs: [...keys, "loss"],
+        threads,
+        // Passive OpenMP waits, as bench/lstm-round.ts: spinning threads lose most on a shared machine.
+        env: { OMP_NUM_THREADS: String(threads), OMP_WAIT_POLICY: "PASSIVE" },
+        meta: { model: "cnn", keys, form },
+      };
+      const run = runTorch(python, arrays, lr, rounds, script);
       torchRuns[name] = run;
       times[name] = run.seconds.map((s) => s * 1000);
       results[name] = run.result;

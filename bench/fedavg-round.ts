@@ -28,7 +28,7 @@ import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
 import { bestRound, naiveRound, type Cohort, type Params, type RoundResult } from "./fedavg-baselines.js";
-import { MLP2NN_ROUND, pythonWithTorch, runTorch, type TorchTimes } from "./torch-baseline.js";
+import { pythonWithTorch, runTorch, type TorchTimes } from "./torch-baseline.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
@@ -128,7 +128,7 @@ if (python !== undefined) {
     y: { data: labels, shape: [clients, steps, batch] },
     count: { data: new Float32Array(clients).fill(examples), shape: [clients] },
   };
-  torch = runTorch(python, arrays, lr, rounds, MLP2NN_ROUND);
+  torch = runTorch(python, arrays, lr, rounds);
   agreement["pytorch vs dsl onnx"] = maxDiff(torch.result, results["dsl onnx"]!);
 }
 

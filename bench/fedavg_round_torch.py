@@ -2,8 +2,9 @@
 the same model, initial parameters, data and hyperparameters.
 
 The bench writes the server parameters and the cohort's data to a folder as raw
-little-endian arrays (float32, labels int32) with a meta.json of their shapes, the model
-("2nn" or "cnn"), the parameter names in order, the learning rate and the form of the round;
+little-endian arrays (float32, labels int32) with a meta.json of their shapes, the learning
+rate, the threads, and for the CNN the model ("2nn" by default, or "cnn"), the parameter
+names in order and the form of the round ("sequential" by default);
 this script runs `rounds` timed rounds after a warm-up on two clients and writes the new parameters and the
 mean training loss of the last round to the folder (for the bench to compare), then prints
 one JSON line: {"seconds": [...], "threads": n, "version": "..."}.
@@ -119,9 +120,9 @@ FORMS = {"sequential": sequential_round, "vmap": vmap_round}
 def main() -> None:
     folder, rounds = Path(sys.argv[1]), int(sys.argv[2])
     meta = json.loads((folder / "meta.json").read_text())
-    keys = meta["keys"]
-    logits, to_torch, from_torch = MODELS[meta["model"]]
-    fedavg_round = FORMS[meta["form"]]
+    keys = meta.get("keys", ["w1", "b1", "w2", "b2", "w3", "b3"])
+    logits, to_torch, from_torch = MODELS[meta.get("model", "2nn")]
+    fedavg_round = FORMS[meta.get("form", "sequential")]
     if "threads" in meta:
         torch.set_num_threads(meta["threads"])
     params = to_torch([load(folder, meta, k, np.float32) for k in keys])

@@ -2,7 +2,7 @@
  * Quick fixes for FT errors whose fix is mechanical: move a value to where the operation needs
  * it (broadcast, a reduction), drop a reduction of a SERVER value, transpose a matmul operand,
  * add unit dims or a -1 with reshape, swap matmul's operands, one-hot or sparse labels for a
- * loss, cast a dtype. These are candidates: each is proposed when the operand types read
+ * loss, cast a dtype, aggregate private data with dpSum. These are candidates: each is proposed when the operand types read
  * through the checker suggest that it resolves the error, and verified-fixes.ts keeps those
  * whose fixed file type-checks without a new error. The edits add the import of the function
  * they call when the file lacks it.
@@ -269,6 +269,38 @@ function castOperand(site: Site): Fix[] {
   return [{ name: "cast", description: `Cast ${what} to ${dtype}: cast(${what}, "${dtype}")`, changes: wrapIn(site, site.node, "cast", `, "${dtype}"`) }];
 }
 
+/**
+ * FT109: reduceSum() of private data becomes dpSum() with a random key in scope (a SERVER or
+ * local i32[2] value: the program's key input); clip and noise multiplier are placeholders
+ * that the description asks the user to set. The other reductions have no drop-in DP form
+ * (a mean divides by a count the DP sum must not reveal), nor has a private output.
+ */
+function dpSumInstead(site: Site): Fix[] {
+  if (site.call.expression.getText(site.file).replace(/^.*\./, "") !== "reduceSum" || site.call.arguments.length !== 1) return [];
+  const key = randomKeyInScope(site);
+  if (key === undefined) return [];
+  const dpSum = fedTensorCallee(site.typescript, site.checker, site.file, site.call, "dpSum");
+  const what = label(site, site.node);
+  const options = `{ clip: 1, noiseMultiplier: 1, ${key === "key" ? key : `key: ${key}`} }`;
+  return [
+    {
+      name: "dp-sum",
+      description: `Aggregate ${what} with differential privacy: dpSum(${what}, ${options}) (set the clip norm and noise multiplier)`,
+      changes: [...(dpSum.importEdit === undefined ? [] : [dpSum.importEdit]), replace(site.call.expression, site.file, dpSum.text), insert(site.node.getEnd(), `, ${options}`)],
+    },
+  ];
+}
+
+/** The name of a variable in scope at the call that holds a random key at the SERVER or local. */
+function randomKeyInScope(site: Site): string | undefined {
+  const { typescript, checker, call } = site;
+  const isKey = (t: ValueType | undefined) =>
+    t !== undefined && t.dtype === "int32" && t.shape.length === 1 && t.shape[0] === 2 && (t.placement === "server" || t.placement === "local") && t.private !== true;
+  return checker
+    .getSymbolsInScope(call, typescript.SymbolFlags.Variable)
+    .find((symbol) => isKey(leafType(checker, checker.getTypeOfSymbolAtLocation(symbol, call))))?.name;
+}
+
 const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
   FT101: reduceBeforeBroadcast,
   FT102: broadcastMapArgument,
@@ -278,6 +310,7 @@ const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
   FT202: (site) => [...swapOperands(site), ...transposeOperand(site)],
   FT203: inferOneDim,
   FT205: (site) => [...labelFixes(site), ...castOperand(site)],
+  FT109: dpSumInstead,
 };
 
 /**

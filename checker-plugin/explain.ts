@@ -80,6 +80,9 @@ export function ruleKind(code: ErrorCode): string {
       return "tracing";
     case "FT205":
       return "dtype";
+    case "FT109":
+    case "FT110":
+      return "privacy";
     default:
       return code.startsWith("FT1") ? "placement" : code.startsWith("FT2") ? "shape" : "run-time";
   }

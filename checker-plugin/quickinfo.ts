@@ -7,11 +7,14 @@ import type ts from "typescript";
 import { innermostNodeAt } from "./nodes.js";
 import { printTypeTree, programSignature, typeTree, unknownResult } from "./value-types.js";
 
-/** The FedTensor hover line for a type, or undefined when it is no FedTensor value. */
-export function fedTensorHover(checker: ts.TypeChecker, type: ts.Type): string | undefined {
+/**
+ * The FedTensor hover line for a type, or undefined when it is no FedTensor value; for a
+ * program, with the aggregators its body calls where they are known (`aggregators`).
+ */
+export function fedTensorHover(checker: ts.TypeChecker, type: ts.Type, aggregators: readonly string[] = []): string | undefined {
   const signature = programSignature(checker, type);
   if (signature?.endsWith(` -> ${unknownResult})`)) return `FedTensor program: \`${signature}\` (its body has type errors, so its result is unknown)`;
-  if (signature !== undefined) return `FedTensor program: \`${signature}\``;
+  if (signature !== undefined) return `FedTensor program: \`${signature}\`${aggregators.length === 0 ? "" : `, aggregated by ${aggregators.join(", ")}`}`;
   const tree = typeTree(checker, type);
   // Code spans, because editors render hover documentation as markdown and `<w=...>` could read as HTML.
   return tree === undefined ? undefined : `FedTensor: \`${printTypeTree(tree)}\``;
@@ -27,9 +30,41 @@ export function addFedTensorHover(
   if (quickInfo === undefined || program === undefined || file === undefined) return quickInfo;
   const checker = program.getTypeChecker();
   const node = innermostNodeAt(typescript, file, quickInfo.textSpan.start);
-  const hover = fedTensorHover(checker, checker.getTypeAtLocation(node));
+  const hover = fedTensorHover(checker, checker.getTypeAtLocation(node), aggregatorsCalled(typescript, checker, node));
   if (hover === undefined) return quickInfo;
   const documentation = quickInfo.documentation ?? [];
   const separator: ts.SymbolDisplayPart[] = documentation.length > 0 ? [{ kind: "lineBreak", text: "\n\n" }] : [];
   return { ...quickInfo, documentation: [{ kind: "text", text: hover }, ...separator, ...documentation] };
+}
+
+/** FedTensor's aggregators by name: the reductions, aggregate() and the private ones (src/ir/privacy.ts). */
+const aggregatorNames = new Set(["reduceSum", "reduceMean", "reduceMax", "reduceMin", "reduceWeightedMean", "aggregate", "dpSum", "secureSum"]);
+
+/**
+ * The FedTensor aggregators that the program declared at `node` (`const p = program(...)`)
+ * calls in its body, each once in order, read from the source: calls through the library's
+ * own functions (such as dpFedAvgProgram's) are not seen; `fedtensor ir --signature` lists
+ * those from the traced IR.
+ */
+function aggregatorsCalled(typescript: typeof ts, checker: ts.TypeChecker, node: ts.Node): string[] {
+  const declaration = checker.getSymbolAtLocation(node)?.valueDeclaration;
+  const initializer = declaration !== undefined && typescript.isVariableDeclaration(declaration) ? declaration.initializer : undefined;
+  if (initializer === undefined) return [];
+  const found = new Set<string>();
+  const visit = (n: ts.Node): void => {
+    if (typescript.isCallExpression(n)) {
+      const callee = typescript.isPropertyAccessExpression(n.expression) ? n.expression.name : n.expression;
+      if (typescript.isIdentifier(callee) && isFedTensorAggregator(typescript, checker, callee)) found.add(callee.text);
+    }
+    typescript.forEachChild(n, visit);
+  };
+  visit(initializer);
+  return [...found];
+}
+
+function isFedTensorAggregator(typescript: typeof ts, checker: ts.TypeChecker, callee: ts.Identifier): boolean {
+  let symbol = checker.getSymbolAtLocation(callee);
+  if (symbol !== undefined && symbol.flags & typescript.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+  const file = symbol?.declarations?.[0]?.getSourceFile().fileName;
+  return symbol !== undefined && aggregatorNames.has(symbol.name) && file !== undefined && /[\\/]src[\\/]front[\\/]/.test(file);
 }

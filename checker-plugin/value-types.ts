@@ -8,6 +8,7 @@
 import type ts from "typescript";
 import { printParts, printSignature, printTree } from "../src/ir/print.js";
 import type { DimValue, DType, Placement, TreeDef, ValueType } from "../src/ir/types.js";
+import type { Placement as StaticPlacement, PrivatePlacement } from "../types/tensor.js";
 
 /** A tree of FedTensor types: the tree's layout, with leaves numbering into `leaves`. */
 export interface TypeTree {
@@ -16,7 +17,9 @@ export interface TypeTree {
 }
 
 const dtypes: readonly string[] = ["float32", "int32", "bool"] satisfies DType[];
-const placements: readonly string[] = ["server", "clients", "clients-equal", "local", "member"] satisfies Placement[];
+/** The types' private placements, which the IR writes as a placement and the `private` flag. */
+const privatePlacements: { readonly [P in PrivatePlacement]: Placement } = { "clients-private": "clients", "member-private": "member" };
+const placements: readonly string[] = ["server", "clients", "clients-equal", "local", "member", "clients-private", "member-private"] satisfies StaticPlacement[];
 
 // Trees in real programs are model parameters and batches; these bounds only keep a hover
 // over some huge unrelated object type from walking it.
@@ -63,11 +66,12 @@ export function leafType(checker: ts.TypeChecker, type: ts.Type): ValueType | un
   const info = symbolKeyedType(checker, type, "staticType");
   if (info === undefined) return undefined;
   const dtype = literalOf(propertyType(checker, info, "dtype"), dtypes) as DType | undefined;
-  const placement = literalOf(propertyType(checker, info, "placement"), placements) as Placement | undefined;
+  const placed = literalOf(propertyType(checker, info, "placement"), placements);
   const shape = propertyType(checker, info, "shape");
-  if (dtype === undefined || placement === undefined || shape === undefined) return undefined;
+  if (dtype === undefined || placed === undefined || shape === undefined) return undefined;
   const dims = checker.isTupleType(shape) ? checker.getTypeArguments(shape as ts.TypeReference).map(dimOf) : [unknownRankDim];
-  return { shape: dims, dtype, placement };
+  const privately = privatePlacements[placed as PrivatePlacement];
+  return privately === undefined ? { shape: dims, dtype, placement: placed as Placement } : { shape: dims, dtype, placement: privately, private: true };
 }
 
 /** A tree (records and tuples) whose every leaf is a tensor or spec, or undefined. */

@@ -1,14 +1,20 @@
 /**
  * Federated analytics on MNIST split into label shards (each client holds about two digits):
  * the server learns the mean pixel intensity over all examples and the label histogram, from
- * per-client summaries alone; no example leaves its client.
+ * per-client summaries alone; no example leaves its client. privateLabelHistogram declares
+ * the labels private and releases the histogram only through dpSum (clip 600: a client's 600
+ * examples bound its histogram's L2 norm by 600, so nothing is clipped; Gaussian noise of std
+ * 600 on each count): the types and the trace prove that nothing else about a client's labels
+ * reaches the server.
  *
  *   npm run build && node dist/examples/federated-analytics.js
  */
 import { pathToFileURL } from "node:url";
 import {
   atClients,
+  atServer,
   div,
+  dpSum,
   expandDims,
   f32,
   i32,
@@ -57,6 +63,16 @@ export const labelStatistics = program(
   { name: "label_statistics" },
 );
 
+export const privateLabelHistogram = program(
+  { labels: atClients(i32(["N"]), { private: true }), mask: atClients(f32(["N"]), { private: true }), key: atServer(i32([2])) },
+  ({ labels, mask, key }) =>
+    dpSum(
+      map((y, m) => sum(mul(oneHot(y, 10), expandDims(m, -1)), 0), labels, mask),
+      { clip: 600, noiseMultiplier: 1, key },
+    ),
+  { name: "private_label_histogram" },
+);
+
 async function main(): Promise<void> {
   console.log(`backend: ${await useBackend()}`);
   console.log(`labelStatistics: ${labelStatistics.signature}`);
@@ -74,6 +90,9 @@ async function main(): Promise<void> {
   });
   console.log(`mean pixel intensity: ${(await out.brightness.data())[0]!.toFixed(4)}`);
   console.log(`label histogram: ${Array.from(await out.histogram.data()).join(", ")}`);
+  console.log(`privateLabelHistogram: ${privateLabelHistogram.signature}, aggregated by ${privateLabelHistogram.aggregators.join(", ")}`);
+  const noisy = await privateLabelHistogram.run({ labels: flat(batches.y, [600]), mask: flat(batches.mask, [600]), key: [0, 1] });
+  console.log(`label histogram with differential privacy: ${Array.from(await noisy.data(), (v) => v.toFixed(0)).join(", ")}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -13,6 +13,7 @@ import {
   atClients,
   atServer,
   broadcast,
+  einsum,
   f32,
   i32,
   jvp,
@@ -49,6 +50,10 @@ export const mistakes = program(inputs, ({ params, images, labels, deltas, tempe
   // The labels are int32 class ids; the loss wants one-hot f32 rows (FT205: use oneHot).
   const losses = map((x, y, w) => softmaxCrossEntropy(matmul(x, w), y), images, labels, broadcast(params.w));
 
+  // einsum letters name the axes in the order they are stored: the weights are [784,10], so
+  // "oi" reads 10 as i where the images have 784 (FT213).
+  const projected = map((x, w) => einsum("bi,oi->bo", x, w), images, broadcast(params.w));
+
   // 784 pixels do not make a 28x29 image (FT203).
   const images2d = map((x) => reshape(x, ["B", 28, 29]), images);
 
@@ -69,7 +74,7 @@ export const mistakes = program(inputs, ({ params, images, labels, deltas, tempe
   // A tangent of another shape than its primal (FT206).
   const [, slope] = jvp((w) => mean(w), [params.b], [params.w]);
 
-  return { logits, stepped, scores, losses, images2d, meanModel, hidden, tempered, bias, slope };
+  return { logits, stepped, scores, projected, losses, images2d, meanModel, hidden, tempered, bias, slope };
 });
 
 // Labels of another batch size than the logits (FT201, in the shapes as written: i32[N]

@@ -71,9 +71,11 @@ export {
   type WindowOptions,
 } from "./front/nn.js";
 export { argsort, cumsum, gather, sort, take, topk, type CumsumOptions, type TopK } from "./front/sequence-ops.js";
+export { einsum } from "./front/einsum.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";
+export { secureSum, type SecureSumOptions, type SecureSumPlacementCheck } from "./front/secure.js";
 export { constant, zeros, ones, full } from "./front/constants.js";
 export { loadProgram } from "./front/load.js";
 export { interpret } from "./interpret/reference.js";
@@ -83,3 +85,7 @@ export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
+export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAboveNorm, type KrumOptions, type TrimmedMeanOptions } from "./front/robust.js";
+export { quantizedBits, stochasticQuantize, type QuantizeOptions } from "./front/quantize.js";
+export { dpSum, type DpSumOptions } from "./front/privacy.js";
+export type { ClientsOptions } from "./front/specs.js";

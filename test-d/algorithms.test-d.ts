@@ -32,6 +32,7 @@ import {
   type RoundProgram,
 } from "../dist/src/lib/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
+import { adam as adamOptimizer, afl, aflProgram, mime, mimeProgram, qffl, qfflProgram } from "../dist/src/lib/index.js";
 
 type InputsOf<P> = P extends Program<infer I, unknown> ? I : never;
 type OutputsOf<P> = P extends Program<infer _I, infer O> ? O : never;
@@ -87,12 +88,15 @@ const outer = dilocoProgram(cnn, { momentum: 0.8 });
 expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "serverLr" | "buffer">(value<keyof RunInputsOf<typeof outer>>());
 expectType<F32<[5, 5, 32, 64], "server">>(value<OutputsOf<typeof outer>["buffer"]["conv2"]>());
 
-// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there.
+// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there. Its
+// client data is private (FedAvg's is not), and it reports no training loss.
 const dp = dpFedAvgProgram(logistic, { adaptive: true });
 expectType<TensorSpec<[], "float32", "server">>(value<InputsOf<typeof dp>["clip"]>());
 expectType<TensorSpec<[2], "int32", "server">>(value<InputsOf<typeof dp>["key"]>());
-expectType<Round<Logistic<"server">> & { clip: F32<[], "server"> }>(value<OutputsOf<typeof dp>>());
-expectType<{ params: LogisticTensors; loss: TfTensor; clip: TfTensor }>(value<RunOutputsOf<typeof dp>>());
+expectType<TensorSpec<["S", "B", 784], "float32", "clients-private">>(value<InputsOf<typeof dp>["x"]>());
+expectType<TensorSpec<["S", "B", 784], "float32", "clients">>(value<InputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>["x"]>());
+expectType<{ params: Logistic<"server">; clip: F32<[], "server"> }>(value<OutputsOf<typeof dp>>());
+expectType<{ params: LogisticTensors; clip: TfTensor }>(value<RunOutputsOf<typeof dp>>());
 
 // The character model's features are int32 character ids.
 const characters = fedAvgProgram(characterModel({ sequenceLength: 12 }));
@@ -196,3 +200,54 @@ expectType<Round<Logistic<"server">> & { buffer: Logistic<"server"> }>(
   momentum(serverParams, clientData, { lr: 0.1, serverLr: 0.7, buffer: serverParams }),
 );
 expectError(momentum(clientData, clientData, { lr: 0.1, serverLr: 0.7, buffer: serverParams }));
+
+// ---- Mime and MimeLite, q-FFL, agnostic FL ---------------------------------------------------
+
+// Mime's server state is its base optimiser's: SGD with momentum by default (a step count and a trace).
+const mimeRound = mimeProgram(logistic, "mime");
+expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "serverLr" | "state">(value<keyof RunInputsOf<typeof mimeRound>>());
+expectType<TensorSpec<[], "float32", "server">>(value<InputsOf<typeof mimeRound>["state"]["count"]>());
+expectType<TensorSpec<[784, 10], "float32", "server">>(value<InputsOf<typeof mimeRound>["state"]["trace"]["w"]>());
+expectType<Round<Logistic<"server">> & { state: { count: F32<[], "server">; trace: Logistic<"server"> } }>(value<OutputsOf<typeof mimeRound>>());
+// With Adam as the base, the state holds Adam's moments.
+const mimeAdam = mimeProgram(mlp2nn, "mimelite", { baseOptimizer: (lr) => adamOptimizer(lr) });
+expectType<{ count: F32<[], "server">; mu: Mlp<"server">; nu: Mlp<"server"> }>(value<OutputsOf<typeof mimeAdam>["state"]>());
+expectError(mimeProgram(logistic, "mimeplus"));
+
+const mimeLite = mime(logistic, "mimelite");
+const mimeState = { count: value<F32<[], "server">>(), trace: serverParams };
+expectType<Round<Logistic<"server">> & { state: { count: F32<[], "server">; trace: Logistic<"server"> } }>(
+  mimeLite(serverParams, clientData, { lr: 0.1, serverLr: 1, state: mimeState }),
+);
+// The base optimiser's state must be at the SERVER, with the parameters' tree.
+expectError(mimeLite(serverParams, clientData, { lr: 0.1, serverLr: 1, state: { count: value<F32<[], "server">>(), trace: value<Logistic<"clients">>() } }));
+expectError(mimeLite(serverParams, clientData, { lr: 0.1, serverLr: 1, state: { count: value<F32<[], "server">>(), trace: { w: serverParams.w } } }));
+expectError(mimeLite(clientData.x, clientData, { lr: 0.1, serverLr: 1, state: mimeState }));
+
+const fair = qfflProgram(logistic);
+expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "q">(value<keyof RunInputsOf<typeof fair>>());
+expectType<{ params: LogisticTensors; loss: TfTensor }>(value<RunOutputsOf<typeof fair>>());
+expectType<Round<Logistic<"server">>>(qffl(logistic)(serverParams, clientData, { lr: 0.1, q: 1 }));
+expectError(qffl(logistic)(serverParams, clientData, { lr: 0.1 }));
+expectError(qffl(logistic)(serverParams, value<ServerCount>(), { lr: 0.1, q: 1 }));
+
+// AFL's lambda has one entry per client of the population, at the SERVER; the cohort's positions are a CLIENTS input.
+const agnostic = aflProgram(logistic, { clients: 100 });
+expectType<TensorSpec<[100], "float32", "server">>(value<InputsOf<typeof agnostic>["lambda"]>());
+expectType<TensorSpec<[], "int32", "clients">>(value<InputsOf<typeof agnostic>["client"]>());
+expectType<Round<Logistic<"server">> & { lambda: F32<[100], "server">; worstLoss: F32<[], "server"> }>(value<OutputsOf<typeof agnostic>>());
+expectType<{ params: LogisticTensors; loss: TfTensor; lambda: TfTensor; worstLoss: TfTensor }>(value<RunOutputsOf<typeof agnostic>>());
+
+const minimax = afl(logistic, { clients: 100 });
+const positions = value<I32<[], "clients">>();
+const lambda = value<F32<[100], "server">>();
+expectType<Round<Logistic<"server">> & { lambda: F32<[100], "server">; worstLoss: F32<[], "server"> }>(
+  minimax(serverParams, { ...clientData, client: positions }, { lr: 0.1, aflLr: 0.01, lambda }),
+);
+// The positions missing from the data, or given at the server.
+expectError(minimax(serverParams, clientData, { lr: 0.1, aflLr: 0.01, lambda }));
+expectError(minimax(serverParams, { ...clientData, client: value<I32<[], "server">>() }, { lr: 0.1, aflLr: 0.01, lambda }));
+// lambda at the clients, or of another number of clients.
+expectError(minimax(serverParams, { ...clientData, client: positions }, { lr: 0.1, aflLr: 0.01, lambda: value<F32<[100], "clients">>() }));
+expectError(minimax(serverParams, { ...clientData, client: positions }, { lr: 0.1, aflLr: 0.01, lambda: value<F32<[10], "server">>() }));
+

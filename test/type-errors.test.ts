@@ -31,6 +31,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT105",
   "FT106",
   "FT107",
+  "FT109",
+  "FT110",
   "FT201",
   "FT202",
   "FT203",
@@ -39,6 +41,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT206",
   "FT207",
   "FT208",
+  "FT212",
+  "FT213",
   "FT316",
 ];
 

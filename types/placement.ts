@@ -6,21 +6,61 @@ import type { MapAdvice } from "../src/errors/catalogue.js";
 import type { FailWith, Message } from "./errors.js";
 export type { Presumed, Validate } from "./errors.js";
 import type { At, Print } from "./print.js";
-import type { AtClients, DType, DTypeOf, LeafPaths, LeafTypes, Leaves, Placement, PlacementOf, PlacementsOf, Place, Typed } from "./tensor.js";
+import type {
+  AtClients,
+  DType,
+  DTypeOf,
+  LeafPaths,
+  LeafTypes,
+  Leaves,
+  Member,
+  Placement,
+  PlacementOf,
+  PlacementsOf,
+  Place,
+  PlaceKeepingPrivacy,
+  PrivatePlacement,
+  Tensor,
+  Typed,
+  IsAny,
+} from "./tensor.js";
 
-/** How two operand placements combine; the tags name the failure when they cannot. */
+/**
+ * How two operand placements combine; the tags name the failure when they cannot. A private
+ * operand makes the result private (the taint of docs/language.md "Privacy").
+ */
 type JoinTable = {
-  server: { server: "server"; clients: "mix"; "clients-equal": "mix"; local: "server"; member: "server-in-map" };
-  clients: { server: "mix"; clients: "clients"; "clients-equal": "clients"; local: "clients"; member: "clients-in-map" };
+  server: { server: "server"; clients: "mix"; "clients-equal": "mix"; "clients-private": "mix"; local: "server"; member: "server-in-map"; "member-private": "server-in-map" };
+  clients: { server: "mix"; clients: "clients"; "clients-equal": "clients"; "clients-private": "clients-private"; local: "clients"; member: "clients-in-map"; "member-private": "clients-in-map" };
   "clients-equal": {
     server: "mix";
     clients: "clients";
     "clients-equal": "clients-equal";
+    "clients-private": "clients-private";
     local: "clients-equal";
     member: "clients-in-map";
+    "member-private": "clients-in-map";
   };
-  local: { server: "server"; clients: "clients"; "clients-equal": "clients-equal"; local: "local"; member: "member" };
-  member: { server: "server-in-map"; clients: "clients-in-map"; "clients-equal": "clients-in-map"; local: "member"; member: "member" };
+  "clients-private": {
+    server: "mix";
+    clients: "clients-private";
+    "clients-equal": "clients-private";
+    "clients-private": "clients-private";
+    local: "clients-private";
+    member: "clients-in-map";
+    "member-private": "clients-in-map";
+  };
+  local: { server: "server"; clients: "clients"; "clients-equal": "clients-equal"; "clients-private": "clients-private"; local: "local"; member: "member"; "member-private": "member-private" };
+  member: { server: "server-in-map"; clients: "clients-in-map"; "clients-equal": "clients-in-map"; "clients-private": "clients-in-map"; local: "member"; member: "member"; "member-private": "member-private" };
+  "member-private": {
+    server: "server-in-map";
+    clients: "clients-in-map";
+    "clients-equal": "clients-in-map";
+    "clients-private": "clients-in-map";
+    local: "member-private";
+    member: "member-private";
+    "member-private": "member-private";
+  };
 };
 
 /** The result placement of an operation on A and B, or a Fail naming the rule they break. */
@@ -34,9 +74,9 @@ export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, P
         : J extends "server-in-map"
           ? FailWith<"FT102", { got: At<Print<PlacementOf<A> extends "server" ? A : B>, Path>; advice: MapAdvice["captured"] }>
           : J extends "clients-in-map"
-            ? PlacementOf<A> | PlacementOf<B> extends "member" | "clients-equal"
+            ? PlacementOf<A> | PlacementOf<B> extends Member | "clients-equal"
               ? FailWith<"FT105", { op: "broadcast" }>
-              : FailWith<"FT106", { got: At<Print<PlacementOf<A> extends "member" ? B : A>, Path>; outer: "a per-client function" }>
+              : FailWith<"FT106", { got: At<Print<PlacementOf<A> extends Member ? B : A>, Path>; outer: "a per-client function" }>
             : J
       : never;
 
@@ -60,8 +100,8 @@ export type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]
 export type BroadcastCheck<T> = [Exclude<PlacementsOf<T>, "server">] extends [never]
   ? never
   :
-      | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "broadcast" }>)
-      | Message<"FT101", { got: Got<LeafPaths<T, "clients" | "clients-equal" | "local">> }>;
+      | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: "broadcast" }>)
+      | Message<"FT101", { got: Got<LeafPaths<T, AtClients | "local">> }>;
 
 /**
  * The reductions and aggregate(): every leaf at the CLIENTS (and of a dtype the reduction
@@ -69,9 +109,9 @@ export type BroadcastCheck<T> = [Exclude<PlacementsOf<T>, "server">] extends [ne
  */
 export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
   | ([Exclude<PlacementsOf<T>, AtClients>] extends [never]
-      ? never
+      ? PrivacyCheck<Op, T>
       :
-          | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: Op }>)
+          | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: Op }>)
           | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>)
   | (DType extends DTypeOf<Leaves<T>> ? never : DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>);
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
@@ -81,11 +121,51 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
     ? never
     : Message<"FT205", { op: Op; want: [Accepts] extends ["float32"] ? "f32" : "f32 or i32"; got: Short[Bad] }>;
 
+/**
+ * The aggregators that may take private client data to the SERVER (docs/language.md
+ * "Privacy"); src/ir/privacy.ts lists the same at trace time. Allowing one more is adding
+ * its name here and its primitive (or its sums' aggregator attribute) there.
+ */
+export type DeclassifyingOp = "dpSum" | "secureSum";
+
+/**
+ * FT109 for a reduction other than a declassifying aggregator of a tree with private leaves.
+ * A tree whose placements are not known statically is checked while tracing.
+ */
+type PrivacyCheck<Op extends string, T> = Op extends DeclassifyingOp
+  ? never
+  : Placement extends PlacementsOf<T>
+    ? never
+    : "clients-private" extends PlacementsOf<T>
+      ? PrivacyMessage<`${Op}()`, T>
+      : never;
+
+/** FT109 naming `what` and the private leaves of T that it would release. */
+export type PrivacyMessage<What extends string, T> = Message<"FT109", { what: What; got: Got<LeafPaths<T, "clients-private">> }>;
+
+/** A program's outputs: no private CLIENTS values (they would leave the clients as they are). */
+export type OutputCheck<T> = Placement extends PlacementsOf<T>
+  ? never
+  : "clients-private" extends PlacementsOf<T>
+    ? PrivacyMessage<"the program's result", T>
+    : never;
+
+/**
+ * T, or T with every leaf private when By holds private data: the carry after a loop whose
+ * step computed it from private data, a gradient of a loss computed from private data.
+ */
+export type Tainted<T, By> = [Extract<PlacementsOf<By>, PrivatePlacement>] extends [never] ? T : Taint<T>;
+type Taint<T> = IsAny<T> extends true
+  ? T
+  : T extends Tensor<infer S, infer D, infer P>
+    ? Tensor<S, D, P extends AtClients ? "clients-private" : "member-private">
+    : { -readonly [K in keyof T]: Taint<T[K]> };
+
 /** map()'s arguments: every leaf at the CLIENTS. */
 export type MapArgCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [never]
   ? never
   :
-      | (LeafPaths<T, "member"> extends never ? never : Message<"FT105", { op: "map" }>)
+      | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: "map" }>)
       | MapArgMessage<LeafPaths<T, "server" | "local">>;
 type MapArgMessage<Pair> = Pair extends [string, infer Leaf]
   ? Message<"FT102", { got: Got<Pair>; advice: MapAdvice[PlacementOf<Leaf> & keyof MapAdvice] }>
@@ -108,12 +188,23 @@ export type NestCheck<T, Outer extends string> = [Extract<PlacementsOf<T>, "serv
  */
 export type Moved<T, P extends Placement> = Placement extends PlacementsOf<T>
   ? Place<T, P> // a placement not known statically: checked while tracing
-  : "member" extends PlacementsOf<T>
-    ? Place<T, "member">
-    : Place<T, P>;
+  : [Extract<PlacementsOf<T>, Member>] extends [never]
+    ? Place<T, P>
+    : Place<T, "member">;
 
 export type MapPlacement<Xs> = Exclude<PlacementOf<LeafTypes<Xs>>, "clients-equal"> extends never
   ? "clients-equal"
   : "clients";
 
-export type MapResult<R, Xs> = Place<R, MapPlacement<Xs>>;
+/** map()'s result: its function's members at the CLIENTS, private where they were computed from private members. */
+export type MapResult<R, Xs> = [Extract<PlacementsOf<R>, PrivatePlacement>] extends [never]
+  ? Place<R, MapPlacement<Xs>>
+  : PlaceKeepingPrivacy<R, MapPlacement<Xs>, "clients-private">;
+
+/**
+ * What map()'s function receives for an argument: its members, private where the argument is.
+ * (Code without private data takes the plain Place: the checker caches PlacementsOf per tree.)
+ */
+export type MembersOf<X> = [Extract<PlacementsOf<X>, PrivatePlacement>] extends [never]
+  ? Place<X, "member">
+  : PlaceKeepingPrivacy<X, "member", "member-private">;

@@ -1,7 +1,8 @@
 /**
  * Printing types in the notation of SPEC section 1, at type level:
  * `f32[784,10]@SERVER`, `{f32[B,784]}@CLIENTS` (members may differ), `f32[10]@CLIENTS`
- * (all members equal), `f32[10]` (local), `?` for a dim known only at run time.
+ * (all members equal), `{f32[B,784]}@CLIENTS(private)` (computed from private client data),
+ * `f32[10]` (local), `?` for a dim known only at run time.
  * src/ir/print.ts prints the same text at run time; tests keep the two in step.
  */
 import type { DType, Placement, Shape, TypeInfo, Typed, staticType } from "./tensor.js";
@@ -24,7 +25,9 @@ export type PrintPlaced<M extends string, P extends Placement> = P extends "serv
     ? `{${M}}@CLIENTS`
     : P extends "clients-equal"
       ? `${M}@CLIENTS`
-      : M;
+      : P extends "clients-private"
+        ? `{${M}}@CLIENTS(private)`
+        : M;
 
 /** The printed type of a tensor or spec. */
 export type Print<T> = T extends { readonly [staticType]: TypeInfo<infer S, infer D, infer P> }

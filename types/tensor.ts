@@ -18,11 +18,21 @@ export type NumericDType = "float32" | "int32";
  * - `local`: no placement: constants.
  * - `member`: no placement either, but known to be one client's member, as seen inside map()'s
  *   function; kept apart from `local` so that broadcast/reduce there is FT105, not FT101/FT103.
+ *
+ * Privacy refines the CLIENTS side of this lattice (docs/language.md "Privacy"):
+ * - `clients-private`: a CLIENTS value computed from a private input (`atClients(spec, { private: true })`);
+ * - `member-private`: one client's member of such a value, as seen inside map()'s function.
+ * Every operation joins its operands' placements (types/placement.ts), so the taint follows the
+ * data through the existing rules; only the aggregators that declassify (dpSum, secureSum)
+ * take it to the SERVER, and anything else that would is FT109.
  */
-export type Placement = "server" | "clients" | "clients-equal" | "local" | "member";
-export type PlacedAt = "server" | "clients" | "clients-equal";
-export type AtClients = "clients" | "clients-equal";
-export type Unplaced = "local" | "member";
+export type Placement = "server" | "clients" | "clients-equal" | "local" | "member" | PrivatePlacement;
+export type PrivatePlacement = "clients-private" | "member-private";
+export type PlacedAt = "server" | AtClients;
+export type AtClients = "clients" | "clients-equal" | "clients-private";
+export type Unplaced = "local" | Member;
+/** One client's member inside a per-client function, private or not. */
+export type Member = "member" | "member-private";
 
 /** The phantom key that carries a value's static type; nothing is stored under it. */
 export declare const staticType: unique symbol;
@@ -98,6 +108,18 @@ export type Place<T, P extends Placement> = IsAny<T> extends true
   : T extends Tensor<infer S, infer D, Placement>
     ? Tensor<S, D, P>
     : { -readonly [K in keyof T]: Place<T[K], P> };
+
+/**
+ * Place<T, P>, except that leaves carrying private data go to PrivateP: how map() moves its
+ * arguments to members and its results back to the CLIENTS without losing the taint.
+ */
+export type PlaceKeepingPrivacy<T, P extends Placement, PrivateP extends PrivatePlacement> = IsAny<T> extends true
+  ? T
+  : T extends TensorSpec<infer S, infer D, infer Q>
+    ? TensorSpec<S, D, Q extends PrivatePlacement ? PrivateP : P>
+    : T extends Tensor<infer S, infer D, infer Q>
+      ? Tensor<S, D, Q extends PrivatePlacement ? PrivateP : P>
+      : { -readonly [K in keyof T]: PlaceKeepingPrivacy<T[K], P, PrivateP> };
 
 /** The traced values a spec tree declares. */
 export type ValueOf<T> = IsAny<T> extends true

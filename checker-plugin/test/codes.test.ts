@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyChanges, createServices, fixtureProject, linkFedTensor, type Services } from "./language-service.js";
+import { applyEveryFix, createServices, errorsOf, fixtureProject, hoverAtMarker, linkFedTensor, type AppliedFix, type Services } from "./language-service.js";
 
 const header = `import { add, atClients, atServer, broadcast, concat, f32, i32, map, matmul, program, reduceMean, reshape, sum } from "fedtensor";\n`;
 
@@ -30,12 +30,8 @@ const cases: { readonly [code: string]: string } = {
 
 const fileOf = (name: string): string => join(fixtureProject, `${name}.ts`);
 
-interface Fixed {
-  readonly description: string;
-  readonly fileName: string;
-}
 let services: Services;
-const fixesByCode = new Map<string, Fixed[]>();
+let fixesByCode = new Map<string, AppliedFix[]>();
 
 /**
  * The fixes of every case are applied to files of their own, all added at once, so that the
@@ -44,31 +40,8 @@ const fixesByCode = new Map<string, Fixed[]>();
 beforeAll(() => {
   linkFedTensor();
   services = createServices(Object.fromEntries(Object.entries(cases).map(([code, body]) => [fileOf(code), header + body])));
-  const fixedTexts = new Map<string, string>();
-  for (const code of Object.keys(cases)) {
-    const fileName = fileOf(code);
-    const fixes = services.plain.getSemanticDiagnostics(fileName).flatMap((d) =>
-      services.plugin.getCodeFixesAtPosition(fileName, d.start!, d.start! + d.length!, [d.code], {}, {}).map((fix, i) => {
-        const fixedFile = fileOf(`${code}.fix${i}`);
-        fixedTexts.set(fixedFile, applyChanges(services.text(fileName), fix.changes[0]!.textChanges));
-        return { description: fix.description, fileName: fixedFile };
-      }),
-    );
-    fixesByCode.set(code, fixes);
-  }
-  for (const [fileName, text] of fixedTexts) services.setFile(fileName, text);
+  fixesByCode = applyEveryFix(services, Object.keys(cases), fileOf);
 });
-
-function hoverAtMarker(fileName: string): string | undefined {
-  const marker = "/*hover*/";
-  const position = services.text(fileName).indexOf(marker) + marker.length;
-  return services.plugin.getQuickInfoAtPosition(fileName, position)?.documentation?.[0]?.text;
-}
-
-const errorsOf = (fileName: string): string[] =>
-  [...services.plugin.getSyntacticDiagnostics(fileName), ...services.plugin.getSemanticDiagnostics(fileName)].map((d) =>
-    ts.flattenDiagnosticMessageText(d.messageText, "\n"),
-  );
 
 describe.each(Object.keys(cases))("%s", (code) => {
   it("is explained, hovered and fixed where the fix is mechanical", () => {
@@ -78,8 +51,8 @@ describe.each(Object.keys(cases))("%s", (code) => {
     expect(diagnostics[0]!.messageText).toMatch(new RegExp(`^${code}: `));
     expect(diagnostics[0]!.code).toBe(services.plain.getSemanticDiagnostics(fileName)[0]!.code);
     const fixes = fixesByCode.get(code)!.map((fix) => ({ description: fix.description, fixed: services.text(fix.fileName) }));
-    for (const fix of fixesByCode.get(code)!) expect(errorsOf(fix.fileName)).toEqual([]);
-    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(fileName), fixes }).toMatchSnapshot();
+    for (const fix of fixesByCode.get(code)!) expect(errorsOf(services, fix.fileName)).toEqual([]);
+    expect({ diagnostic: diagnostics[0]!.messageText, hover: hoverAtMarker(services, fileName), fixes }).toMatchSnapshot();
   });
 });
 
@@ -96,7 +69,7 @@ describe("hover", () => {
     // The signature read from the types is the one the traced program reports at run time.
     const { round } = (await import(fileName)) as { round: { signature: string } };
     expect(round.signature).toBe("(<params=<w=f32[784,10],b=f32[10]>@SERVER,x={f32[B,784]}@CLIENTS,y={f32[B,10]}@CLIENTS> -> <w=f32[784,10],b=f32[10]>@SERVER)");
-    expect(hoverOn("const ", "round")).toBe(`FedTensor program: \`${round.signature}\``);
+    expect(hoverOn("const ", "round")).toBe(`FedTensor program: \`${round.signature}\`, aggregated by reduceMean`);
     expect(hoverOn("({ ", "params")).toBe("FedTensor: `<w=f32[784,10],b=f32[10]>@SERVER`");
     expect(hoverOn("const ", "local")).toBe("FedTensor: `<w=f32[784,10],b=f32[10]>@CLIENTS`");
     expect(hoverOn("const ", "logits")).toBe("FedTensor: `f32[B,10]`");

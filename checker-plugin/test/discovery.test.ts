@@ -67,7 +67,7 @@ describe("plugin discovery", () => {
     expect(stdout).toContain(`tsserver itself: --pluginProbeLocations ${dir}`);
     expect(stdout).toContain(`"typescript.tsserver.pluginPaths"`);
     expect(await hoverFrom(dir, [])).not.toMatch(/^FedTensor/);
-    expect(await hoverFrom(dir, ["--pluginProbeLocations", dir])).toBe("FedTensor program: `(<x={f32[10]}@CLIENTS> -> f32[10]@SERVER)`");
+    expect(await hoverFrom(dir, ["--pluginProbeLocations", dir])).toBe("FedTensor program: `(<x={f32[10]}@CLIENTS> -> f32[10]@SERVER)`, aggregated by reduceMean");
   });
 
   it("with the project's own TypeScript: the doctor says it loads, and it does", async () => {
@@ -75,7 +75,7 @@ describe("plugin discovery", () => {
     const { status, stdout } = await doctor(dir);
     expect(stdout).toContain(`tsserver looks for the plugin from ${join(dir, "node_modules")}: ${join(repoRoot, "dist/cjs/checker-plugin/index.js")}`);
     expect(status).toBe(0);
-    expect(await hoverFrom(dir, [])).toBe("FedTensor program: `(<x={f32[10]}@CLIENTS> -> f32[10]@SERVER)`");
+    expect(await hoverFrom(dir, [])).toBe("FedTensor program: `(<x={f32[10]}@CLIENTS> -> f32[10]@SERVER)`, aggregated by reduceMean");
   });
 
   it("without a plugins entry: the doctor says what to add", async () => {

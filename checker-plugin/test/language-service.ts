@@ -10,7 +10,9 @@ import ts from "typescript";
 import { pluginEntry, pluginName } from "../options.js";
 import { createPlugin } from "../plugin.js";
 
-export { applyChanges } from "../verified-fixes.js";
+import { applyChanges } from "../verified-fixes.js";
+
+export { applyChanges };
 
 /** This package's root, found upwards from here, so the same from the sources and compiled into dist/ (for the bench). */
 function packageRoot(): string {
@@ -108,4 +110,51 @@ export function createServices(files: { readonly [fileName: string]: string }, p
     },
     text: (fileName) => texts.get(fileName) ?? "",
   };
+}
+
+/** A quick fix offered in a test file, and the file of its own that holds the fixed text. */
+export interface AppliedFix {
+  readonly description: string;
+  readonly fileName: string;
+}
+
+/**
+ * Applies every quick fix of every diagnostic in each named case's file (`fileOf(name)`) to a
+ * file of its own (`fileOf("<name>.fix<i>")`), all added at once, so that the checker runs
+ * over one program for the cases and one for the fixed files.
+ */
+export function applyEveryFix(services: Services, names: readonly string[], fileOf: (name: string) => string): Map<string, AppliedFix[]> {
+  const fixedTexts = new Map<string, string>();
+  const fixesByName = new Map<string, AppliedFix[]>();
+  for (const name of names) {
+    const fileName = fileOf(name);
+    const fixes = services.plain.getSemanticDiagnostics(fileName).flatMap((d) =>
+      services.plugin.getCodeFixesAtPosition(fileName, d.start!, d.start! + d.length!, [d.code], {}, {}).map((fix, i) => {
+        const fixedFile = fileOf(`${name}.fix${i}`);
+        fixedTexts.set(fixedFile, applyChanges(services.text(fileName), fix.changes[0]!.textChanges));
+        return { description: fix.description, fileName: fixedFile };
+      }),
+    );
+    fixesByName.set(name, fixes);
+  }
+  for (const [fileName, text] of fixedTexts) services.setFile(fileName, text);
+  return fixesByName;
+}
+
+/** The FedTensor hover line at a position of a file. */
+export function hoverAt(services: Services, fileName: string, position: number): string | undefined {
+  return services.plugin.getQuickInfoAtPosition(fileName, position)?.documentation?.[0]?.text;
+}
+
+/** The FedTensor hover line of the value right after the file's `/*hover*\/` marker. */
+export function hoverAtMarker(services: Services, fileName: string): string | undefined {
+  const marker = "/*hover*/";
+  return hoverAt(services, fileName, services.text(fileName).indexOf(marker) + marker.length);
+}
+
+/** Every syntactic and semantic diagnostic of a file through the plugin, as text. */
+export function errorsOf(services: Services, fileName: string): string[] {
+  return [...services.plugin.getSyntacticDiagnostics(fileName), ...services.plugin.getSemanticDiagnostics(fileName)].map((d) =>
+    ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+  );
 }

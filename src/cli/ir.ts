@@ -19,7 +19,7 @@ export const irCommand: Command = {
     "",
     "  module.js     a JavaScript module that exports programs (compiled TypeScript)",
     "  export        the export to print (default: every exported program)",
-    "  --signature   print only the signatures",
+    "  --signature   print only the signatures (and the aggregators each program uses)",
     "  --mapreduce   print each program's MapReduce form: its parts (prepare, work, zero,",
     "                accumulate, merge, report, update) with their signatures, and the",
     "                accumulator's type; FT313-FT315 say why a program has none",
@@ -46,7 +46,9 @@ export const irCommand: Command = {
       return 0;
     }
     for (const [name, p] of programs) {
-      console.log(onlySignatures ? `${name}: ${p.signature}` : JSON.stringify({ export: name, signature: p.signature, ir: p.ir }, null, 2));
+      const signature = [`${name}: ${p.signature}`, ...p.aggregations.map((line) => `  ${line}`)].join("\n");
+      const json = { export: name, signature: p.signature, aggregators: p.aggregators, aggregations: p.aggregations, ir: p.ir };
+      console.log(onlySignatures ? signature : JSON.stringify(json, null, 2));
     }
     return 0;
   },

@@ -45,7 +45,7 @@ export const runCommand: Command = {
     // On --resume the run's config is the checkpoint's, which the result carries.
     const { config } = result;
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
-    const algorithm = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+    const algorithm = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
     const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})`;
     console.log(
       `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithm} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,

@@ -41,7 +41,7 @@ export const catalogue = {
     message: "{op}() takes CLIENTS values, got {got}",
     explanation:
       "The reductions (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, " +
-      "aggregate) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
+      "aggregate, secureSum) combine the members of a CLIENTS value into one SERVER value. A SERVER or " +
       "local value has no members to combine.",
     fix:
       "Reduce a CLIENTS value, such as the result of map(...). If the value is already at the " +
@@ -195,6 +195,29 @@ export const catalogue = {
     fix:
       "Pass the value to map() as a (broadcast) argument, use the built-in reductions instead " +
       "of aggregate() for second derivatives, or wrap the part in stopGradient(...) if it needs no gradient.",
+  },
+  FT212: {
+    title: "einsum() equation not supported or not matching its operands",
+    message: "einsum() equation '{equation}' {why}",
+    explanation:
+      "einsum(equation, ...operands) names each operand's axes with one letter per axis " +
+      "('bij,bjk->bik'); letters shared by operands are multiplied together, letters missing from " +
+      "the output after '->' (without it: the letters that occur once, in alphabetical order) are " +
+      "summed over. FedTensor takes one or two operands and every axis named by its own letter " +
+      "(a-z, A-Z): no '...' (ellipsis), no letter twice in one operand (a diagonal or trace), no " +
+      "letter in the output that no operand has.",
+    fix:
+      "Write one letter per axis of each operand, and the output after '->'; contract three " +
+      "operands as two einsum() calls; take a diagonal with a mask (mul by an identity) and sum().",
+  },
+  FT213: {
+    title: "einsum() index sized differently by two operands",
+    message: "einsum() equation '{equation}' sizes index {index} as {da} in {a} but {db} in {b}",
+    explanation:
+      "An index letter stands for one axis length: every operand that names it must have the same " +
+      "dim there (no broadcasting of size-1 dims). A named dim matches only the same name or an " +
+      "unknown dim, which is checked at run time.",
+    fix: "Name the axes in the order the operands store them, or transpose(...) the operand whose axes are swapped.",
   },
   FT210: {
     title: "Dims disagree at run time",
@@ -364,6 +387,104 @@ export const catalogue = {
     fix:
       "Read the worker's log for the error; check that the workers run the same FedTensor " +
       "version and have the data set the run uses. The run resumes with --resume.",
+  },
+  FT109: {
+    title: "Private client data would leave the clients",
+    message: "{what} would release private client data, got {got}: only a DP or secure aggregator (dpSum, secureSum) may take it to the SERVER",
+    explanation:
+      "The program declares a CLIENTS input private (atClients(spec, { private: true })), and " +
+      "every value computed from it stays private at the clients. It may reach the SERVER or " +
+      "the program's outputs only through an aggregator that protects it: dpSum (clipped, " +
+      "noised: differential privacy) or secureSum (masked: the server sees the sum only). A " +
+      "plain reduction (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean), " +
+      "aggregate() (whose report could return one client's record as it is), a gradient that " +
+      "sums private cotangents over the clients (the transpose of broadcast), or returning the " +
+      "CLIENTS value itself would let the server see one client's data.",
+    fix:
+      "Aggregate with dpSum(x, { clip, noiseMultiplier, key }) or secureSum(x, ...) instead. " +
+      "If the value is not derived from personal data, declare the input without { private: true }. " +
+      "Take gradients inside map() (per client) and aggregate the updates with dpSum.",
+  },
+  FT110: {
+    title: "dpSum() with a bad option",
+    message: "dpSum() {option} must be {want}, got {got}",
+    explanation:
+      "dpSum(x, { clip, noiseMultiplier, key }) clips each client's tree to global L2 norm " +
+      "clip, sums over the clients and adds Gaussian noise of standard deviation " +
+      "noiseMultiplier * clip at the SERVER, drawn from key. The options are SERVER (or local) " +
+      "values: the clients must not choose their own clip or noise.",
+    fix:
+      "Pass clip and noiseMultiplier as f32 scalars (numbers, or f32[] SERVER values), and key " +
+      "as a random key (randomKey(seed), an i32[2]) at the SERVER or local; x must be float32.",
+  },
+  FT309: {
+    title: "Secure sum input outside its declared range",
+    message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",
+    explanation:
+      "secureSum quantizes each client's values to integers in [0, span] and sums them modulo " +
+      "2^bits. A value outside [low, high] would wrap around the modulus and corrupt the sum, so " +
+      "the runtime counts such values alongside the sum and fails the run instead of clipping " +
+      "them silently.",
+    fix:
+      "Clip the values inside map() before secureSum (for example with minimum/maximum, as " +
+      "--secure-clip does for model updates), or declare a wider range.",
+  },
+  FT311: {
+    title: "Secure sum overflow",
+    message:
+      "{op}(): {clients} clients with quantized values up to {span} do not sum exactly in 2^{bits}; at most {most} clients fit",
+    explanation:
+      "The masks of a secure sum cancel only modulo 2^bits, so the true sum of the quantized " +
+      "values, at most clients x span, must stay below 2^bits (and an int32 sum inside int32).",
+    fix: "Raise bits (at most 30), narrow the range or lower the scale, or sum fewer clients per round.",
+  },
+  FT312: {
+    title: "Invalid secureSum options",
+    message: "secureSum {what}: {why}",
+    explanation:
+      "secureSum(x, { bits, key, range, scale, neighbours, maxClients }) needs bits in [1, 30], " +
+      "a key i32[2] at the SERVER or local, a finite range [low, high] with low <= high, a " +
+      "positive scale for float32 inputs (integers for int32 inputs), an even neighbour count " +
+      "of at least 2, and a whole number of clients.",
+    fix: "See docs/language.md, section Secure aggregation.",
+  },
+  FT321: {
+    title: "A robust aggregator that cannot work on this cohort",
+    message: "{op}: {why}",
+    explanation:
+      "The robust aggregators drop the clients whose values look least like the others': " +
+      "the trimmed mean and the median drop a number of clients from each end of every " +
+      "coordinate's order, Krum scores each client by its distance to its nearest neighbours. " +
+      "Each needs enough clients for something to be left, and Krum's guarantee needs more " +
+      "than 2f + 2 clients for f Byzantine ones (Blanchard et al. 2017).",
+    fix:
+      "Sample more clients per round, or ask for less: a smaller trim fraction, a smaller " +
+      "--krum-byzantine or --krum-select.",
+  },
+  FT322: {
+    title: "An aggregation that needs the whole cohort at once",
+    message: "{what} needs every client's update at once: {why}",
+    explanation:
+      "The coordinate-wise median, the trimmed mean and Krum compare the clients with each " +
+      "other, so they cannot fold clients into a fixed-size accumulator chunk by chunk: they " +
+      "have no MapReduce form. A round with one of them (or with simulated attackers or " +
+      "quantized updates, which pick clients by their place in the cohort) runs on the whole " +
+      "cohort in this process.",
+    fix:
+      "Run without --engine, and give --chunk-clients at least --clients-per-round; or use an " +
+      "aggregator with a MapReduce form (fedavg, dp).",
+  },
+  FT325: {
+    title: "Federated evaluation without held-out data",
+    message: "federated evaluation after round {round}: of the {clients} clients evaluated, {why}",
+    explanation:
+      "Federated evaluation measures each client's accuracy on the examples it held out of " +
+      "training (--client-holdout). A client that holds none out has no accuracy to report, " +
+      "so it is left out of the distribution; when every evaluated client is such a client " +
+      "there is no distribution at all.",
+    fix:
+      "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
+      "0 evaluates all of them).",
   },
 } as const;
 

@@ -7,15 +7,16 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
+import type { Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
 import { jvp as jvpGraph } from "../transform/jvp.js";
 import { vjp } from "../transform/vjp.js";
-import type { TreeDef } from "../ir/types.js";
+import type { Placement as IrPlacement, TreeDef } from "../ir/types.js";
 import { traceBody, isTracer, type Tracer } from "./trace.js";
 import { flatten, leafPaths, unflatten } from "./tree.js";
 import { asTracer, expectFunction } from "./values.js";
@@ -61,20 +62,23 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
   return { value: outputs[0]!, grads: unflatten(firstArg.def, grads) };
 }
 
-/** The gradient of a scalar f32 function with respect to its first argument, shaped like it. */
-export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => A[0] {
+/**
+ * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
+ * private (types/placement.ts Tainted) when the loss is computed from private data.
+ */
+export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => Tainted<A[0], R> {
   expectFunction(f, "grad() function");
-  return (...args) => differentiate("grad", f as never, args).grads as A[0];
+  return (...args) => differentiate("grad", f as never, args).grads as never;
 }
 
 /** [f(args), grad(f)(args)] in one pass. */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
-): (...args: A) => [R, A[0]] {
+): (...args: A) => [R, Tainted<A[0], R>] {
   expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
-    return [value as R, grads as A[0]];
+    return [value as R, grads as never];
   };
 }
 
@@ -117,10 +121,12 @@ type TangentPlacements = {
   server: "server" | "local";
   clients: AtClients | "local";
   "clients-equal": AtClients | "local";
+  "clients-private": AtClients | "local";
   local: "local";
-  member: "member" | "local";
+  member: Member | "local";
+  "member-private": Member | "local";
 };
-const tangentPlacements: { readonly [P in Placement]: readonly Placement[] } = {
+const tangentPlacements: { readonly [P in IrPlacement]: readonly IrPlacement[] } = {
   server: ["server", "local"],
   clients: ["clients", "clients-equal", "local"],
   "clients-equal": ["clients", "clients-equal", "local"],

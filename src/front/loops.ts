@@ -5,7 +5,8 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
-import type { Dim, LeafTypes, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import type { Tainted } from "../../types/placement.js";
+import type { Dim, LeafTypes, Member, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
@@ -13,8 +14,17 @@ import { currentGraph, traceBody, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 import { expectFunction } from "./values.js";
 
-/** Placements that hold the same kind of value from one loop step to the next. */
-type SameSide<P extends Placement> = P extends "local" | "member" ? "local" | "member" : P;
+/**
+ * Placements that hold the same kind of value from one loop step to the next; a step may add
+ * private data to the carry (then all of it is private after the loop: Tainted, as
+ * src/ir/privacy.ts taints every output of a loop node with a private operand).
+ */
+type SameSide<P extends Placement> = P extends "local" | Member
+  ? "local" | Member
+  : P extends "clients" | "clients-private"
+    ? "clients" | "clients-private"
+    : P;
+
 type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
   ? Got extends Tensor<S, D, SameSide<P>>
     ? true
@@ -43,13 +53,13 @@ export function fori<C extends TreeLike, R>(
   count: number,
   init: C,
   body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
-): C {
+): Tainted<C, R> {
   const op = "fori";
   expectFunction(body, "fori() body");
   if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
   const index = currentGraph(op).emit("iota", [], { length: count }, op)[0]!;
   const [carry] = loop(op, init, [index], count, (c, [i]) => [(body as (i: unknown, c: unknown) => unknown)(i, c), undefined]);
-  return carry as C;
+  return carry as never;
 }
 
 /** A tree with the leading dim of every leaf removed: one step of scan's xs. */
@@ -72,7 +82,7 @@ export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
   init: C,
   xs: X,
   body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
-): [C, Stacked<Y, LeadingDim<X>>] {
+): [Tainted<C, R>, Stacked<Y, LeadingDim<X>>] {
   const op = "scan";
   expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");

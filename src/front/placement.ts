@@ -10,6 +10,7 @@ import type {
   MapArgCheck,
   MapResult,
   MapResultCheck,
+  MembersOf as MemberOf,
   Moved,
   ReduceCheck,
   Validate,
@@ -21,6 +22,7 @@ import { mapAdvice } from "../errors/catalogue.js";
 import { ftError } from "../errors/error.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
+import { privacyError } from "../ir/privacy.js";
 import type { Placement, TreeDef, ValueType } from "../ir/types.js";
 import { emitBinary } from "./elementwise.js";
 import { currentGraph, isTracer, traceBody, type Tracer } from "./trace.js";
@@ -39,7 +41,7 @@ export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[];
 }
 
 /** FT105 for members, else the given error for the first leaf not at an allowed placement. */
-function checkLeaves(
+export function checkLeaves(
   op: string,
   leaves: readonly Tracer[],
   paths: readonly string[],
@@ -52,11 +54,20 @@ function checkLeaves(
 }
 
 /**
+ * FT109 for a reduction that is no declassifying aggregator (src/ir/privacy.ts) of a tree
+ * with a private leaf: the first one, with its path, as types/placement.ts PrivacyCheck prints it.
+ */
+export function checkNotPrivate(op: string, leaves: readonly Tracer[], paths: readonly string[]): void {
+  const leak = leaves.findIndex((t) => t.type.private === true);
+  if (leak >= 0) throw privacyError(`${op}()`, gotAt(leaves[leak]!.type, paths[leak]!));
+}
+
+/**
  * FT105 for broadcast() or a reduction called inside a per-client function, whatever its
  * operand: a value captured from outside is no member, but moving it between SERVER and
  * CLIENTS there is the same mistake.
  */
-function checkOutsidePerClient(op: string): void {
+export function checkOutsidePerClient(op: string): void {
   if (currentGraph(op).perClient) throw ftError("FT105", { op });
 }
 
@@ -68,6 +79,7 @@ function federated(op: string, primitive: string, tree: unknown): unknown {
     checkLeaves(op, leaves, paths, (p) => p === "server", (got) => ftError("FT101", { got }));
   } else {
     checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
+    checkNotPrivate(op, leaves, paths);
   }
   return unflatten(def, leaves.map((t) => graph.emit(primitive, [t], {}, op)[0]!));
 }
@@ -111,6 +123,7 @@ export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
   if (!isTracer(w)) throw ftError("FT207", { op, got: String(w) });
   checkLeaves(op, [w], [""], isAtClients, (got) => ftError("FT103", { op, got }));
   if (w.shape.length !== 0 || w.dtype !== "float32") throw ftError("FT207", { op, got: printType(w.type) });
+  checkNotPrivate(op, [...leaves, w], [...paths, ""]);
   const graph = currentGraph(op);
   const total = graph.emit("federated_sum", [w], {}, op)[0]!;
   return unflatten(
@@ -122,7 +135,7 @@ export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
   ) as never;
 }
 
-type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: Place<Xs[K], "member"> };
+type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: MemberOf<Xs[K]> };
 
 /**
  * Runs f once per client on that client's members of xs (all at the CLIENTS); the results
@@ -207,6 +220,7 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
   const xs = flattenTracers(x, "aggregate() argument");
   checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
   checkOutsidePerClient(op);
+  checkNotPrivate(op, xs.leaves, xs.paths);
   const zero = flattenTracers(fns.zero(), "aggregate() zero");
   zero.leaves.forEach((t, i) => {
     if (isPlaced(t.placement)) throw ftError("FT208", { what: "aggregate() zero()", got: gotAt(t.type, zero.paths[i]!), want: "an accumulator", why: zeroRule });

@@ -4,12 +4,16 @@
  * (src/runtime) the means to run it.
  */
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
+import type { OutputCheck, Validate } from "../../types/placement.js";
 import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js";
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
+import { printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
+import { aggregatorsOf } from "../ir/privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
+import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
 import { GraphBuilder, recordInto, ValueTable } from "./trace.js";
@@ -38,6 +42,20 @@ export class Program<I = InputSpecs, O = unknown> {
   /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
   get signature(): string {
     return signatureOf(this.ir);
+  }
+
+  /** Its aggregations as TFF intrinsics with their types, e.g. `federated_median: ({f32[10]}@CLIENTS -> f32[10]@SERVER)`. */
+  get aggregations(): string[] {
+    return printAggregations(this.ir);
+  }
+
+  /**
+   * The aggregators that take its values to the SERVER (reduceSum, dpSum, ...), each once: what
+   * `fedtensor ir --signature` prints under the signature. With private inputs, these are the
+   * only ways their data leaves the clients (FT109).
+   */
+  get aggregators(): string[] {
+    return aggregatorsOf(this.ir.graph);
   }
 
   toJSON(): ProgramIR {
@@ -81,7 +99,7 @@ export function signatureOf(ir: ProgramIR): string {
  */
 export function program<const I extends InputSpecs, O>(
   inputs: I,
-  body: (inputs: ValueOf<I>) => O,
+  body: (inputs: ValueOf<I>) => Validate<O, OutputCheck<O>>,
   options: ProgramOptions = {},
 ): Program<I, O> {
   const name = options.name ?? "program";
@@ -92,10 +110,12 @@ export function program<const I extends InputSpecs, O>(
   const specs = flatten(inputs, isSpec, "program() input", "specs (f32, i32, bool, atServer, atClients)");
   const values = new ValueTable();
   const graph = new GraphBuilder(values, undefined);
+  graph.checksPrivacy = true;
   const outputs = recordInto(graph, () => {
-    const args = specs.leaves.map((s: Spec) => graph.addInput({ shape: s.shape, dtype: s.dtype, placement: s.placement }));
+    const args = specs.leaves.map((s: Spec) => graph.addInput({ shape: s.shape, dtype: s.dtype, placement: s.placement, ...(s.private ? { private: true as const } : {}) }));
     return flattenTracers(body(unflatten(specs.def, args) as ValueOf<I>), "program() result");
   });
+  checkOutputsPrivacy(outputs.leaves, outputs.paths);
   const closed = graph.finish(outputs.leaves);
   return new Program<I, O>({
     format: "fedtensor-ir",

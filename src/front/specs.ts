@@ -21,7 +21,12 @@ export class Spec implements ValueType {
     readonly shape: readonly (number | string | null)[],
     readonly dtype: DType,
     readonly placement: Placement,
-  ) {}
+    isPrivate = false,
+  ) {
+    if (isPrivate) this.private = true;
+  }
+  /** A private CLIENTS input (docs/language.md "Privacy"); absent otherwise. */
+  readonly private?: true;
   toString(): string {
     return printType(this);
   }
@@ -50,20 +55,38 @@ export function bool<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S
   return makeSpec(shape, "bool", "bool") as never;
 }
 
-function place(tree: unknown, placement: Placement, outer: string): unknown {
+function place(tree: unknown, placement: Placement, outer: string, isPrivate = false): unknown {
   const { leaves, def } = flatten(tree, isSpec, `${outer} argument`, "specs");
   for (const leaf of leaves) {
     if (leaf.placement !== "local") throw ftError("FT106", { got: printType(leaf), outer });
   }
   return unflatten(
     def,
-    leaves.map((s) => new Spec(s.shape, s.dtype, placement)),
+    leaves.map((s) => (isPrivate ? new Spec(s.shape, s.dtype, placement, true) : new Spec(s.shape, s.dtype, placement))),
   );
 }
 
 export function atServer<const T extends object>(spec: Validate<T, NestCheck<T, "atServer()">>): Place<T, "server"> {
   return place(spec, "server", "atServer()") as never;
 }
-export function atClients<const T extends object>(spec: Validate<T, NestCheck<T, "atClients()">>): Place<T, "clients"> {
-  return place(spec, "clients", "atClients()") as never;
+export interface ClientsOptions {
+  /**
+   * The clients' data is private: whatever is computed from it reaches the SERVER or the
+   * program's outputs only through a DP or secure aggregator (FT109 otherwise).
+   */
+  readonly private?: boolean;
+}
+
+/** Places a spec (tree) at the clients: `{T}@CLIENTS`, or `{T}@CLIENTS(private)` with `{ private: true }`. */
+export function atClients<const T extends object, const O extends ClientsOptions = ClientsOptions>(
+  spec: Validate<T, NestCheck<T, "atClients()">>,
+  options?: O,
+): Place<T, O extends { readonly private: true } ? "clients-private" : "clients"> {
+  if (options !== undefined && (typeof options !== "object" || options === null || Object.keys(options).some((k) => k !== "private"))) {
+    throw ftError("FT302", { what: "atClients() options", why: `expected { private: boolean }, got ${describeValue(options)}` });
+  }
+  if (options?.private !== undefined && typeof options.private !== "boolean") {
+    throw ftError("FT302", { what: "atClients() option private", why: `expected true or false, got ${describeValue(options.private)}` });
+  }
+  return place(spec, "clients", "atClients()", options?.private === true) as never;
 }

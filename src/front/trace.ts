@@ -10,6 +10,7 @@
 import { ftError } from "../errors/error.js";
 import { inferNode, type Attrs } from "../ir/primitives.js";
 import { printType } from "../ir/print.js";
+import { taintOutputs } from "../ir/privacy.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import type { TypeInfo, staticType } from "../../types/tensor.js";
 
@@ -73,7 +74,16 @@ export class GraphBuilder {
     readonly tracedFor?: string,
     /** Per input, whether it may differ between clients (map()'s function; others: unknown, so true). */
     readonly inputVaries?: readonly boolean[],
-  ) {}
+  ) {
+    this.checksPrivacy = parent?.checksPrivacy ?? false;
+  }
+
+  /**
+   * Whether FT109 is checked here: in a program the user traces (program() sets it on its
+   * graph; graphs nested in it inherit it). Transformations that re-trace a checked program's
+   * IR (specialize, batch, MapReduce form) propagate the flag without checking again.
+   */
+  checksPrivacy: boolean;
 
   addInput(type: ValueType): Tracer {
     const id = this.values.add(type);
@@ -101,10 +111,12 @@ export class GraphBuilder {
     if (this.finished) throw ftError("FT108", { op: userOp, why: "got a value whose function has already returned" });
     const types = inputs.map((t) => t.type);
     const bodyOutputs = bodies?.map((b) => b.graph.outputs.map((id) => this.values.types[id]!));
-    const outTypes = inferNode(op, types, attrs, userOp, bodyOutputs);
+    const inferred = inferNode(op, types, attrs, userOp, bodyOutputs);
     const ids = inputs.map((t) => this.resolve(t, userOp));
     const capturedPerBody = bodies?.map((b) => b.captures.map((t) => this.resolve(t, userOp))) ?? [];
     const captured = capturedPerBody.flat();
+    const operandTypes = [...types, ...captured.map((id) => this.values.types[id]!)];
+    const outTypes = taintOutputs({ op, userOp, attrs, inputs: operandTypes, ...(bodyOutputs === undefined ? {} : { bodyOutputs }) }, inferred, this.checksPrivacy);
     const outputs = outTypes.map((t) => this.values.add(t));
     const node: Node = {
       op,

@@ -14,6 +14,8 @@ import type { Graph, Node, ProgramIR, ValueType } from "../ir/types.js";
 import { arrayRules } from "./array-rules.js";
 import { controlRules as placementAndControlRules } from "./control-rules.js";
 import { randomControlRules, randomRules } from "./random-rules.js";
+import { secureControlRules, secureRules } from "./secure-rules.js";
+import { robustControlRules } from "./robust-rules.js";
 import { sequenceMultiRules, sequenceRules } from "./sequence-rules.js";
 import { elementwiseRules } from "./elementwise-rules.js";
 import { readInputs, writeOutputs, type InputTree, type OutputTree } from "./io.js";
@@ -38,9 +40,9 @@ export interface InterpretOptions {
 
 export type TensorObserver = (op: string, inputs: readonly Tensor[], output: Tensor) => void;
 
-export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules, ...sequenceRules };
+export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules, ...sequenceRules, ...secureRules };
 export const multiOutputRules: Record<string, MultiTensorRule> = { ...sequenceMultiRules };
-const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules };
+const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules, ...secureControlRules, ...robustControlRules };
 export { controlRules };
 
 /**

@@ -92,7 +92,7 @@ function takeAlongGrad([ct, indices, like]: readonly Tensor[], cx: RuleContext):
 }
 
 /** Ascending order with NaN last (numpy's); equal entries keep their order (Array.prototype.sort is stable). */
-const ascending = (a: number, b: number): number => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
+export const ascending = (a: number, b: number): number => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
 
 function sort([x]: readonly Tensor[], cx: RuleContext): Tensor[] {
   const axis = axisOf(cx, x!);

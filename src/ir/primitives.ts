@@ -15,6 +15,8 @@ import { elementwiseDType, requireDType, requireSameDType, type DTypeClass } fro
 import { isAtClients, joinPlacement, joinPlacements } from "./placement.js";
 import { printShape, printType } from "./print.js";
 import { randomPrimitives } from "./random-primitives.js";
+import { securePrimitives } from "./secure-primitives.js";
+import { robustPrimitives } from "./robust-primitives.js";
 import { sequencePrimitives } from "./sequence-primitives.js";
 import * as shapes from "./shapes.js";
 import type { Attrs, DType, DimValue, Placement, PrimitiveRule, ValueType } from "./types.js";
@@ -314,7 +316,9 @@ export const primitives: Record<string, PrimitiveRule> = {
   federated_min: federated("clients", "server", "numeric"),
 
   ...randomPrimitives,
+  ...securePrimitives,
   ...sequencePrimitives,
+  ...robustPrimitives,
 
   // control: types come from the bodies
   map: {

@@ -19,16 +19,19 @@ export function printMember(type: Pick<ValueType, "shape" | "dtype">): string {
 }
 
 export function printType(type: ValueType): string {
-  return printPlaced(printMember(type), type.placement);
+  return printPlaced(printMember(type), type.placement, type.private === true);
 }
 
-/** A member's text with its placement: `T@SERVER`, `{T}@CLIENTS`, `T@CLIENTS`, or `T`. */
-export function printPlaced(member: string, placement: ValueType["placement"]): string {
+/**
+ * A member's text with its placement: `T@SERVER`, `{T}@CLIENTS`, `T@CLIENTS`, or `T`; a
+ * CLIENTS value computed from private data is `{T}@CLIENTS(private)`.
+ */
+export function printPlaced(member: string, placement: ValueType["placement"], isPrivate = false): string {
   switch (placement) {
     case "server":
       return `${member}@SERVER`;
     case "clients":
-      return `{${member}}@CLIENTS`;
+      return isPrivate ? `{${member}}@CLIENTS(private)` : `{${member}}@CLIENTS`;
     case "clients-equal":
       return `${member}@CLIENTS`;
     default:
@@ -42,10 +45,13 @@ export function printPlaced(member: string, placement: ValueType["placement"]): 
  */
 export function printTree(tree: TreeDef, typeOf: (leaf: number) => ValueType): string {
   if (typeof tree === "number") return printType(typeOf(tree));
-  const placements = new Set<ValueType["placement"]>();
+  const placements = new Set<string>();
   collectPlacements(tree, typeOf, placements);
   const [shared] = placements;
-  if (placements.size === 1 && shared !== "local" && shared !== "member") return printPlaced(printMembers(tree, typeOf), shared!);
+  if (placements.size === 1 && shared !== "local" && shared !== "member") {
+    const [placement, privacy] = shared!.split(" ") as [ValueType["placement"], string?];
+    return printPlaced(printMembers(tree, typeOf), placement, privacy === "private");
+  }
   return printParts(tree, (child) => printTree(child, typeOf));
 }
 
@@ -62,8 +68,12 @@ function printMembers(tree: TreeDef, typeOf: (leaf: number) => ValueType): strin
   return typeof tree === "number" ? printMember(typeOf(tree)) : printParts(tree, (child) => printMembers(child, typeOf));
 }
 
-function collectPlacements(tree: TreeDef, typeOf: (leaf: number) => ValueType, into: Set<ValueType["placement"]>): void {
-  if (typeof tree === "number") into.add(typeOf(tree).placement);
+/** The placements of a tree's leaves, private ones apart (`clients private`). */
+function collectPlacements(tree: TreeDef, typeOf: (leaf: number) => ValueType, into: Set<string>): void {
+  if (typeof tree === "number") {
+    const t = typeOf(tree);
+    into.add(t.private === true ? `${t.placement} private` : t.placement);
+  }
   else for (const t of Array.isArray(tree) ? tree : Object.values(tree as object)) collectPlacements(t as TreeDef, typeOf, into);
 }
 

@@ -152,7 +152,8 @@ export function sliceShape(shape: Shape, begin: readonly number[], size: readonl
       throw ftError("FT204", { op, axis: i, a, rank: shape.length });
     }
     if (s !== -1) return s;
-    return known ? d - b : null;
+    // All of an unknown dim is that dim (a named one keeps its name); part of it is unknown.
+    return known ? d - b : b === 0 ? d : null;
   });
 }
 

@@ -8,9 +8,15 @@
  * inside but defined outside is passed in explicitly as one of the node's `inputs` (after
  * the node's ordinary operands, see `captures`) and bound to one of the body's `inputs`.
  */
-import type { DType, Placement } from "../../types/tensor.js";
+import type { DType, Placement as StaticPlacement, PrivatePlacement } from "../../types/tensor.js";
 
-export type { DType, Placement };
+/**
+ * A value's placement in the IR. The types' private placements (clients-private,
+ * member-private) are recorded here as the `private` flag beside the placement, so that every
+ * rule that asks where a value lives is unchanged.
+ */
+export type Placement = Exclude<StaticPlacement, PrivatePlacement>;
+export type { DType };
 
 /** A traced dim: a size, a name bound at run time, or null when only the run knows it. */
 export type DimValue = number | string | null;
@@ -19,6 +25,8 @@ export interface ValueType {
   readonly shape: readonly DimValue[];
   readonly dtype: DType;
   readonly placement: Placement;
+  /** Computed from private client data (docs/language.md "Privacy"); absent otherwise. */
+  readonly private?: true;
 }
 
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };

@@ -10,6 +10,7 @@ export { convKernel, denseKernel, glorotUniform, zerosParam, type HostParam, typ
 export { logistic, mlp2nn, type LogisticParams, type MlpParams } from "./models/dense.js";
 export { cnn, type CnnParams } from "./models/cnn.js";
 export { characterModel, type CharacterModelOptions, type CharacterParams } from "./models/character.js";
+export { transformerModel, type TransformerOptions, type TransformerParams } from "./models/transformer.js";
 
 export type {
   AnyModel,
@@ -41,7 +42,6 @@ export {
 } from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
 export {
-  clipToNorm,
   dpFedAvgProgram,
   dpFedAvgRound,
   dpNoiseSplit,
@@ -50,6 +50,13 @@ export {
   type DpFedAvgProgram,
   type DpHypers,
 } from "./algorithms/dp-fedavg.js";
+export {
+  secureFedAvgProgram,
+  secureFedAvgRound,
+  secureUpdateScale,
+  type SecureAggregationOptions,
+  type SecureFedAvgProgram,
+} from "./algorithms/secure-fedavg.js";
 export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";
@@ -100,3 +107,45 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export {
+  initialMimeState,
+  mime,
+  mimeMomentum,
+  mimeProgram,
+  mimeRound,
+  type MimeHypers,
+  type MimeOptions,
+  type MimeProgram,
+  type MimeState,
+  type MimeVariant,
+} from "./algorithms/mime.js";
+export { qffl, qfflProgram, qfflRound, type QfflHypers, type QfflProgram } from "./algorithms/qffl.js";
+export {
+  afl,
+  aflProgram,
+  aflRound,
+  initialLambda,
+  projectToSimplex,
+  type AflClientData,
+  type AflHypers,
+  type AflLambda,
+  type AflOptions,
+  type AflProgram,
+} from "./algorithms/afl.js";
+export {
+  classificationEvaluationProgram,
+  classificationSums,
+  type ClassificationEvaluation,
+  type ClassificationEvaluationProgram,
+  type ClassificationOptions,
+} from "./algorithms/classification.js";
+export {
+  federatedEvaluationProgram,
+  personalizationProgram,
+  type ClientMetrics,
+  type FederatedEvaluationProgram,
+  type HeldOutSpecs,
+  type PersonalizationProgram,
+} from "./algorithms/federated-evaluation.js";
+export { distribution, percentile, type Distribution } from "./run/client-distribution.js";
+export { lstmModel, type LstmModelOptions, type LstmParams } from "./models/lstm.js";

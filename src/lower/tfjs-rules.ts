@@ -9,6 +9,7 @@ import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
 import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
 import { tfjsRandomRules } from "./tfjs-random.js";
+import { tfjsSecureRules } from "./tfjs-secure.js";
 import { tfjsSequenceRules } from "./tfjs-sequence.js";
 import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
@@ -106,6 +107,7 @@ const constantOf = (attrs: Attrs): Kernel => {
 
 export const tfjsRules: Record<string, LoweringRule> = {
   ...tfjsRandomRules,
+  ...tfjsSecureRules,
   ...tfjsSequenceRules,
   neg: unary("Neg"),
   abs: unary("Abs"),

@@ -9,19 +9,10 @@
  */
 import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
-import type { Node, ValueType } from "../ir/types.js";
+import type { ValueType } from "../ir/types.js";
+import type { BatchContext, BatchRule } from "./batch-types.js";
 import { prim, primOutputs, reducedAxes } from "./emit.js";
-
-export interface BatchContext {
-  readonly node: Node;
-  readonly inputs: readonly Tracer[];
-  /** The node's output types in the unbatched (specialised) program. */
-  readonly outTypes: readonly ValueType[];
-  readonly clients: number;
-  isBatched(t: Tracer): boolean;
-}
-
-export type BatchRule = (ctx: BatchContext) => Tracer[];
+import { robustBatchRules } from "./robust-batch-rules.js";
 
 const dims = (shape: ValueType["shape"]): number[] => shape as number[];
 const sameShape = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((d, i) => d === b[i]);
@@ -267,6 +258,9 @@ export const batchRules: Record<string, BatchRule> = {
   uniform_from_bits: elementwise,
   normal_from_bits: elementwise,
   client_iota: (ctx) => [prim("iota", [], { length: ctx.clients })],
+  // The backends lower the secure sum of a [C, ...S] tensor (an all-equal value is every client's).
+  secure_sum: (ctx) => [prim("secure_sum_clients", [materializeIn(ctx, ctx.inputs[0]!), ctx.inputs[1]!], ctx.node.attrs)],
+  ...robustBatchRules,
 };
 
 /**

@@ -85,7 +85,9 @@ export const jvpRules: Record<string, JvpRule> = {
   ...Object.fromEntries(
     ["sign", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count",
       // Random draws are constants of the program: gradients do not flow into keys.
-      "threefry2x32", "random_bits", "uniform_from_bits", "normal_from_bits", "client_iota"].map(
+      "threefry2x32", "random_bits", "uniform_from_bits", "normal_from_bits", "client_iota",
+      // The robust aggregators' selections are piecewise constant (src/ir/robust-primitives.ts).
+      "federated_trim_mask", "federated_krum_mask"].map(
       (op) => [op, constantOutput],
     ),
   ),
@@ -131,6 +133,8 @@ export const jvpRules: Record<string, JvpRule> = {
 
   federated_broadcast: linear,
   federated_sum: linear,
+  // Straight through the quantization: the tangent of a sum is the sum of the tangents.
+  secure_sum: (_c, [t]) => [t && prim("federated_sum", [t])],
   federated_mean: linear,
   federated_max: federatedExtremum,
   federated_min: federatedExtremum,

@@ -28,6 +28,7 @@ import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from 
 import { leafPaths } from "../front/tree.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
+import { robustAggregatorOf } from "../ir/robust-primitives.js";
 import type { Graph, Node, ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { inline, reemit, splitCaptures, type Replay } from "./inline.js";
 
@@ -99,6 +100,11 @@ function stages(ir: ProgramIR): Map<number, Stage> {
     } else if (node.op === "client_iota") {
       // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
       throw ftError("FT315", { op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" });
+    } else if (node.op === "secure_sum") {
+      // Its masks pair clients across the cohort; a chunk's partial sum would not cancel them.
+      throw ftError("FT315", { op: "secureSum", why: "its pairwise masks cancel only over the whole cohort, which a chunk does not hold; such rounds run whole" });
+    } else if (robustAggregatorOf(node) !== undefined) {
+      throw ftError("FT315", { op: robustAggregatorOf(node)!, why: "it compares every client with the others, so it needs the whole cohort at once (no fixed-size accumulator); such rounds run whole" });
     } else if (node.op === "aggregate_vjp") {
       throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
     } else if ((node.bodies ?? []).some(containsFederated)) {

@@ -87,9 +87,25 @@ function inversePermutation(perm: readonly number[]): number[] {
 }
 
 function numericDims(x: Tracer, what: string): number[] {
-  return x.shape.map((d) => {
-    if (typeof d !== "number") throw new Error(`internal: the gradient of ${what} needs known dims, got ${x.toString()}`);
-    return d;
+  return x.shape.map((d) => (typeof d === "number" ? d : unknownDim(x, what)));
+}
+
+function unknownDim(x: Tracer, what: string): never {
+  throw new Error(`internal: the gradient of ${what} needs known dims, got ${x.toString()}`);
+}
+
+/**
+ * What lies after a block of `whole` starting at `begin` and shaped as `part`: the padding
+ * that puts the block's cotangent back in place. An axis of unknown size (a symbolic batch
+ * dim) has a margin only when the block takes all of it (the LSTM's gates are slices of
+ * [B, 4H] along the known axis), where the margin is 0.
+ */
+function marginsAfter(whole: Tracer, part: Tracer, begin: readonly number[], what: string): number[] {
+  return whole.shape.map((d, i) => {
+    const size = part.shape[i];
+    if (typeof d === "number" && typeof size === "number") return d - begin[i]! - size;
+    if (d === size && begin[i] === 0) return 0;
+    return unknownDim(whole, what);
   });
 }
 
@@ -154,6 +170,9 @@ export const vjpRules: Record<string, VjpRule> = {
   uniform_from_bits: noGradient,
   normal_from_bits: noGradient,
   client_iota: noGradient,
+  // The robust aggregators' selections are piecewise constant (src/ir/robust-primitives.ts).
+  federated_trim_mask: noGradient,
+  federated_krum_mask: noGradient,
 
   matmul: matmulRule,
   transpose: each((c, ct) => {
@@ -183,12 +202,16 @@ export const vjpRules: Record<string, VjpRule> = {
     });
   },
   slice: each((c, ct) => {
-    const dims = numericDims(x0(c), "slice");
     const begin = attrs(c).begin as number[];
-    const size = numericDims(y0(c), "slice");
-    return prim("pad", [ct], { before: begin, after: dims.map((d, i) => d - begin[i]! - size[i]!) });
+    return prim("pad", [ct], { before: begin, after: marginsAfter(x0(c), y0(c), begin, "slice") });
   }),
-  pad: each((c, ct) => prim("slice", [ct], { begin: attrs(c).before as number[], size: numericDims(x0(c), "pad") })),
+  pad: each((c, ct) => {
+    const before = attrs(c).before as number[];
+    const after = attrs(c).after as number[];
+    // An unknown dim can only be padded by nothing (see marginsAfter): take all of it.
+    const size = x0(c).shape.map((d, i) => (typeof d === "number" ? d : after[i] === 0 ? -1 : unknownDim(x0(c), "pad")));
+    return prim("slice", [ct], { begin: before, size });
+  }),
 
   reduce_sum: each((c, ct) => spread(c, ct)),
   reduce_mean: each((c, ct) => div(spread(c, ct), prim("dim_size", [x0(c)], { axes: attrs(c).axes ?? null }))),
@@ -245,6 +268,8 @@ export const vjpRules: Record<string, VjpRule> = {
 
   federated_broadcast: each((_c, ct) => prim("federated_sum", [ct])),
   federated_sum: each((_c, ct) => prim("federated_broadcast", [ct])),
+  // A sum, straight through the quantization; the key gets no cotangent.
+  secure_sum: (ctx, [ct]) => [ctx.active[0] ? prim("federated_broadcast", [ct!]) : undefined, undefined],
   federated_mean: each((_c, ct) => div(prim("federated_broadcast", [ct]), prim("client_count", []))),
   federated_max: federatedExtremumRule,
   federated_min: federatedExtremumRule,

@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LabelledDataset } from "../../src/lib/data/dataset.js";
@@ -143,6 +144,42 @@ describe("MNIST loader errors", () => {
       join(empty, "train-images-idx3-ubyte.gz"),
       "apt-get install dataset-fashion-mnist",
     );
+  });
+});
+
+// The loader's whole path on files laid out as Debian's dataset-fashion-mnist installs them
+// (gzipped IDX under the split's name), which runs where the package is not installed (CI).
+describe("Fashion-MNIST on a fixture in the package's format", () => {
+  const dir = temporaryDir();
+  const count = 10_000;
+  const pixel = (example: number, index: number) => (example * 7 + index) % 256;
+  const gzippedIdx = (name: string, dims: number[], element: (i: number) => number) => {
+    const header = Buffer.alloc(4 + 4 * dims.length);
+    header.writeUInt8(8, 2);
+    header.writeUInt8(dims.length, 3);
+    dims.forEach((dim, axis) => header.writeUInt32BE(dim, 4 + 4 * axis));
+    const elements = Uint8Array.from({ length: dims.reduce((p, d) => p * d, 1) }, (_, i) => element(i));
+    writeFileSync(join(dir, name), gzipSync(Buffer.concat([header, elements])));
+  };
+  gzippedIdx("t10k-images-idx3-ubyte.gz", [count, 28, 28], (i) => pixel(Math.floor(i / 784), i % 784));
+  gzippedIdx("t10k-labels-idx1-ubyte.gz", [count], (i) => (i * 3) % 10);
+
+  it("reads the gzipped test split: pixels scaled to [0, 1], int32 labels", () => {
+    expect(missingFashionMnistFile(dir)).toBe(join(dir, "train-images-idx3-ubyte.gz"));
+    const test = loadFashionMnist("test", { dir });
+    expect(test.featureShape).toEqual([28, 28]);
+    expect(test.numClasses).toBe(10);
+    expect(Array.from(test.y.subarray(0, 5))).toEqual([0, 3, 6, 9, 2]);
+    expect(test.x.length).toBe(count * 784);
+    for (const [example, index] of [[0, 0], [1, 5], [9_999, 783]] as const) {
+      expect(test.x[example * 784 + index]).toBeCloseTo(pixel(example, index) / 255, 7);
+    }
+  });
+
+  it("names the file whose gzip data is damaged", () => {
+    const name = "t10k-labels-idx1-ubyte.gz";
+    writeFileSync(join(dir, name), gzipSync(Buffer.alloc(100)).subarray(0, 20));
+    expectFtError(() => loadFashionMnist("test", { dir }), "FT304", join(dir, name), "corrupt gzip data");
   });
 });
 

@@ -12,6 +12,9 @@ import { fedOptProgram } from "../../src/lib/algorithms/fedopt.js";
 import { fedProxProgram } from "../../src/lib/algorithms/fedprox.js";
 import { fedSgdProgram } from "../../src/lib/algorithms/fedsgd.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
+import { aflProgram, initialLambda } from "../../src/lib/algorithms/afl.js";
+import { initialMimeState, mimeProgram } from "../../src/lib/algorithms/mime.js";
+import { qfflProgram } from "../../src/lib/algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../../src/lib/algorithms/server-optimizers.js";
 import { adam, chain, clipByGlobalNorm, sgd } from "../../src/lib/optimizers/index.js";
 import type { Program } from "../../src/index.js";
@@ -26,15 +29,22 @@ const perClientZeros = { w: { shape: [3, 2, 2], data: new Float32Array(12) }, b:
 interface AlgorithmCase {
   readonly name: string;
   readonly program: Program<never, unknown>;
-  /** Hyperparameter inputs (learning rates, mu). */
-  readonly hypers: Record<string, number>;
+  /** Hyperparameter inputs (learning rates, mu), and AFL's client positions. */
+  readonly hypers: Record<string, unknown>;
   /** The state inputs of the first round; each round's outputs of the same names feed the next. */
   readonly state: object;
   readonly rounds: number;
+  /**
+   * ONNX Runtime sums the reported training loss of these rounds (whose clients also evaluate
+   * the server model) in an order that depends on the number of batches: it may differ in its
+   * last float32 bit with padding (on onnx only; wasm and cpu give the same bits). Every other
+   * output must still be bit for bit the same.
+   */
+  readonly lossLastBit?: boolean;
 }
 
-function algorithm(name: string, program: unknown, hypers: Record<string, number>, state: object, rounds = 5): AlgorithmCase {
-  return { name, program: program as Program<never, unknown>, hypers, state, rounds };
+function algorithm(name: string, program: unknown, hypers: Record<string, unknown>, state: object, rounds = 5, lossLastBit = false): AlgorithmCase {
+  return { name, program: program as Program<never, unknown>, hypers, state, rounds, lossLastBit };
 }
 
 const cases: AlgorithmCase[] = [
@@ -51,6 +61,12 @@ const cases: AlgorithmCase[] = [
   // Client optimisers with state: padding must leave their moments and step counts alone too.
   algorithm("FedAvg with clipped Adam clients", fedAvgProgram(tiny, { clientOptimizer: (lr) => chain(clipByGlobalNorm(1), adam(lr)) }), { lr: 0.1 }, {}),
   algorithm("FedProx with Nesterov clients", fedProxProgram(tiny, { clientOptimizer: (lr) => sgd(lr, { momentum: 0.9, nesterov: true }) }), { lr: 0.2, mu: 0.1 }, {}),
+  algorithm("Mime", mimeProgram(tiny, "mime"), { lr: 0.2, serverLr: 1 }, { state: initialMimeState(tiny, params0) }, 5, true),
+  algorithm("MimeLite", mimeProgram(tiny, "mimelite"), { lr: 0.2, serverLr: 1 }, { state: initialMimeState(tiny, params0) }),
+  algorithm("MimeLite with an Adam base", mimeProgram(tiny, "mimelite", { baseOptimizer: (lr) => adam(lr) }), { lr: 0.2, serverLr: 1 }, { state: initialMimeState(tiny, params0, { baseOptimizer: (lr) => adam(lr) }) }, 8),
+  algorithm("q-FFL", qfflProgram(tiny), { lr: 0.5, q: 1 }, {}, 5, true),
+  // The 3 clients are clients 4, 0 and 2 of 5: the two absent ones keep their lambda's share of the step.
+  algorithm("AFL", aflProgram(tiny, { clients: 5 }), { lr: 0.5, aflLr: 0.01, client: [4, 0, 2] }, { lambda: initialLambda(5) }, 8),
 ];
 
 type RoundOutputs = { params: unknown; loss: number } & Record<string, unknown>;
@@ -85,6 +101,11 @@ describe.each(cases)("$name", (c) => {
     const state = Object.fromEntries(Object.keys(c.state).map((key) => [key, first[key]]));
     const plain = await runRound(c, first.params, state);
     const padded = await runRound(c, first.params, state, withPaddingBatches(cohort, 2));
-    expect(padded).toEqual(plain);
+    if (c.lossLastBit) {
+      expect(padded.loss).toBeCloseTo(plain.loss, 6);
+      expect({ ...padded, loss: 0 }).toEqual({ ...plain, loss: 0 });
+    } else {
+      expect(padded).toEqual(plain);
+    }
   });
 });

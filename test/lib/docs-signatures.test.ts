@@ -18,6 +18,13 @@ import {
   fedSgdProgram,
   mlp2nn,
   scaffoldProgram,
+  secureFedAvgProgram,
+  mimeProgram,
+  qfflProgram,
+  aflProgram,
+  classificationEvaluationProgram,
+  federatedEvaluationProgram,
+  personalizationProgram,
 } from "../../src/lib/index.js";
 
 const documented = readFileSync(new URL("../../docs/algorithms.md", import.meta.url), "utf8")
@@ -30,6 +37,7 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     fedAvgM: fedAvgMProgram(mlp2nn),
     dpFedAvg: dpFedAvgProgram(mlp2nn),
     dpFedAvgAdaptive: dpFedAvgProgram(mlp2nn, { adaptive: true }),
+    secureFedAvg: secureFedAvgProgram(mlp2nn, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 }),
     fedSgd: fedSgdProgram(mlp2nn),
     fedProx: fedProxProgram(mlp2nn),
     fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),
@@ -38,6 +46,13 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
     federatedMean: federatedMeanProgram([3]),
     federatedHistogram: federatedHistogramProgram(10),
     evaluation: evaluationProgram(mlp2nn),
+    mime: mimeProgram(mlp2nn, "mime"),
+    mimeLite: mimeProgram(mlp2nn, "mimelite"),
+    qffl: qfflProgram(mlp2nn),
+    afl: aflProgram(mlp2nn, { clients: 100 }),
+    classificationEvaluation: classificationEvaluationProgram(mlp2nn),
+    federatedEvaluation: federatedEvaluationProgram(mlp2nn),
+    personalization: personalizationProgram(mlp2nn),
   };
   const printed = Object.entries(programs).map(([name, p]) => [name, p.signature] as const);
   for (const [name, signature] of printed) expect(documented, name).toContain(signature);

@@ -15,6 +15,9 @@ import { adam } from "../../src/lib/optimizers/optimizers.js";
 import { fedProxProgram } from "../../src/lib/algorithms/fedprox.js";
 import { fedSgdProgram } from "../../src/lib/algorithms/fedsgd.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
+import { aflProgram } from "../../src/lib/algorithms/afl.js";
+import { initialMimeState, mimeProgram } from "../../src/lib/algorithms/mime.js";
+import { qfflProgram } from "../../src/lib/algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../../src/lib/algorithms/server-optimizers.js";
 import type { CohortBatches } from "../../src/lib/data/federated.js";
 import { batchCohort, federate, roundCohort } from "../../src/lib/data/federated.js";
@@ -63,6 +66,8 @@ interface Case {
   /** Server state inputs, and SCAFFOLD's per-client ones. */
   readonly state: Record<string, unknown>;
   readonly clientState?: string;
+  /** AFL's client positions among all clients, one per client of the cohort (its `client` input). */
+  readonly positions?: readonly number[];
 }
 
 const cases: Case[] = [
@@ -77,14 +82,28 @@ const cases: Case[] = [
   { name: "DiLoCo", program: dilocoProgram(tiny) as never, hypers: { lr: 0.5, serverLr: 0.7 }, state: { buffer: zeros } },
   { name: "FedAvgM", program: fedAvgMProgram(tiny) as never, hypers: { lr: 0.5, serverLr: 0.5 }, state: { buffer: zeros } },
   { name: "FedAvg, Adam clients", program: fedAvgProgram(tiny, { clientOptimizer: (lr) => adam(lr) }) as never, hypers: { lr: 0.1 }, state: {} },
+  { name: "Mime", program: mimeProgram(tiny, "mime") as never, hypers: { lr: 0.2, serverLr: 1 }, state: { state: initialMimeState(tiny, params0) } },
+  { name: "MimeLite", program: mimeProgram(tiny, "mimelite") as never, hypers: { lr: 0.2, serverLr: 1 }, state: { state: initialMimeState(tiny, params0) } },
+  { name: "q-FFL", program: qfflProgram(tiny) as never, hypers: { lr: 0.5, q: 2 }, state: {} },
+  {
+    name: "AFL",
+    program: aflProgram(tiny, { clients: 6 }) as never,
+    hypers: { lr: 0.5, aflLr: 0.05 },
+    state: { lambda: { shape: [6], data: Float32Array.of(0.1, 0.2, 0.3, 0.15, 0.05, 0.2) } },
+    positions: [5, 1, 0, 3],
+  },
 ];
 
 type Outputs = Record<string, unknown>;
-const run = async (c: Case, inputs: Record<string, unknown>, batches: Batches): Promise<Outputs> =>
-  (await read(await c.program.run({ ...inputs, ...batchInputs(batches), ...c.hypers } as never))) as Outputs;
+/** Runs a round on `batches`, whose clients are `clients` of the cohort (AFL's positions follow them). */
+const run = async (c: Case, inputs: Record<string, unknown>, batches: Batches, clients: readonly number[] = [0, 1, 2, 3]): Promise<Outputs> => {
+  const positions = c.positions === undefined ? {} : { client: clients.map((i) => c.positions![i]!) };
+  return (await read(await c.program.run({ ...inputs, ...batchInputs(batches), ...positions, ...c.hypers } as never))) as Outputs;
+};
 
 /** Nested arrays of numbers as a host tree [C, ...] again, to feed a program. */
 function hostOf(value: unknown): HostTree {
+  if (typeof value === "number") return { shape: [], data: Float32Array.of(value) };
   if (!Array.isArray(value)) return Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, hostOf(v)]));
   const shape: number[] = [];
   for (let v: unknown = value; Array.isArray(v); v = v[0]) shape.push(v.length);
@@ -113,7 +132,7 @@ describe.each(cases)("$name with dropped clients", (c) => {
     const params = hostOf(first.params);
     const withDrops = await run(c, { params, ...state }, withDropped(cohort, dropped));
     const survivorState = c.clientState === undefined ? state : { ...state, [c.clientState]: hostOf(pick(first[c.clientState], survivors)) };
-    const onlySurvivors = await run(c, { params, ...survivorState }, onlyClients(cohort, survivors));
+    const onlySurvivors = await run(c, { params, ...survivorState }, onlyClients(cohort, survivors), survivors);
     const { [c.clientState ?? ""]: perClientOut, ...serverOut } = withDrops;
     const { [c.clientState ?? ""]: survivorsOut, ...serverExpected } = onlySurvivors;
     expectClose(serverOut, serverExpected);
@@ -124,7 +143,7 @@ describe.each(cases)("$name with dropped clients", (c) => {
   });
 
   test("a round in which every client dropped is FT310, not NaN weights", async () => {
-    const error = await c.program.run({ params: params0, ...c.state, ...batchInputs(withDropped(cohort, [0, 1, 2, 3])), ...c.hypers } as never).catch((e: unknown) => e);
+    const error = await run(c, { params: params0, ...c.state }, withDropped(cohort, [0, 1, 2, 3])).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FedTensorError);
     expect((error as FedTensorError).message).toMatch(/^FT310: \w+ input count: all 4 clients have count 0 \(empty or dropped\)/);
   });

@@ -6,14 +6,16 @@
 import { describe, expect, test } from "vitest";
 import { atClients, atServer, broadcast, f32, map, program } from "../../src/index.js";
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
+import type { AnyModel } from "../../src/lib/algorithms/types.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
-import { batchCohort, batchEvaluation, federate } from "../../src/lib/data/federated.js";
-import { CHARACTER_VOCABULARY_SIZE, loadSotuCharacters } from "../../src/lib/data/sotu.js";
+import { CHARACTER_VOCABULARY_SIZE } from "../../src/lib/data/sotu.js";
 import { characterModel } from "../../src/lib/models/character.js";
+import { lstmModel } from "../../src/lib/models/lstm.js";
 import { cnn } from "../../src/lib/models/cnn.js";
 import { mlp2nn } from "../../src/lib/models/dense.js";
 import { Rng } from "../../src/lib/random.js";
 import { read } from "./helpers.js";
+import { sotuLossBeforeAndAfter } from "./sotu-rounds.js";
 
 const parameterCount = (params: Record<string, { data: Float32Array }>) => Object.values(params).reduce((n, p) => n + p.data.length, 0);
 
@@ -87,26 +89,25 @@ describe("the character model", () => {
   });
 
   test("three FedAvg rounds on four presidents lower the held-out loss", async () => {
-    const sotu = loadSotuCharacters({ sequenceLength, stride: 97 });
-    // 64 windows of each of the first four presidents, and 256 held-out windows.
-    const small = federate(sotu.train, sotu.test, sotu.clientIndices.slice(0, 4).map((indices) => indices.slice(0, 64)));
-    const held = batchEvaluation({ ...sotu.test, y: sotu.test.y.slice(0, 256), x: sotu.test.x.slice(0, 256 * sequenceLength) }, 64);
-    const evaluate = evaluationProgram(model);
-    const round = fedAvgProgram(model);
-    const rng = Rng.fromSeed(5);
-    let params = model.init(rng.fork("init"));
-    const before = await read(await evaluate.run({ params, ...held }));
-    for (let r = 0; r < 3; r++) {
-      const cohort = batchCohort(small, [0, 1, 2, 3], { batchSize: 16, rng: rng.fork(`round:${r}`) });
-      const out = await round.run({ params, x: cohort.x, y: cohort.y, mask: cohort.mask, count: cohort.count, lr: 0.5 });
-      await read(out.loss);
-      params = Object.fromEntries(
-        await Promise.all(Object.entries(out.params).map(async ([k, t]) => [k, { shape: t.shape, data: (await t.data()) as Float32Array }])),
-      ) as typeof params;
-      Object.values(out.params).forEach((t) => t.dispose());
-    }
-    const after = await read(await evaluate.run({ params, ...held }));
-    expect(before.loss as number).toBeGreaterThan(0.9 * Math.log(CHARACTER_VOCABULARY_SIZE));
-    expect(after.loss as number).toBeLessThan(before.loss as number - 0.5);
+    const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 0.5 });
+    expect(before).toBeGreaterThan(0.9 * Math.log(CHARACTER_VOCABULARY_SIZE));
+    expect(after).toBeLessThan(before - 0.5);
   });
+});
+
+describe("the character LSTM", () => {
+  const sequenceLength = 12;
+  const model = lstmModel({ sequenceLength });
+
+  test("takes int32 windows of character ids; its parameters are FedJAX's layers with one LSTM of 128", () => {
+    expect(fedAvgProgram(model).signature).toContain(`x={i32[S,B,${sequenceLength}]}@CLIENTS`);
+    const shapes = Object.fromEntries(Object.entries(model.init(Rng.fromSeed(0))).map(([k, p]) => [k, p.shape]));
+    expect(shapes).toEqual({ embedding: [96, 8], inputKernel: [8, 512], recurrentKernel: [128, 512], bias: [512], out: [128, 96], outBias: [96] });
+  });
+
+  test("three FedAvg rounds on four presidents lower the held-out loss", async () => {
+    const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 1 });
+    expect(before).toBeGreaterThan(0.95 * Math.log(CHARACTER_VOCABULARY_SIZE));
+    expect(after).toBeLessThan(before - 0.5);
+  }, 60_000);
 });

@@ -32,9 +32,15 @@ const defaults = {
   dataset: "mnist",
   evalEvery: 1,
   aggregator: "fedavg",
+  attack: "none",
+  quantizeBits: 0,
   clientOptimizer: "sgd",
   clipNorm: 0,
   lrSchedule: "constant",
+  clientHoldout: 0,
+  evalClients: 0,
+  topK: 1,
+  personalizeEpochs: 0,
 };
 
 async function configFile(content: unknown): Promise<string> {
@@ -140,8 +146,9 @@ describe("run config from flags", () => {
     [["--mu", "0.1"], "--mu", "applies only with --algorithm fedprox, not fedavg"],
     [["--algorithm", "fedprox", "--tau", "0.1"], "--tau", "applies only with --algorithm fedadam | fedyogi | fedadagrad, not fedprox"],
     [["--alpha", "0.1"], "--alpha", "applies only with --partition dirichlet, not iid"],
-    [["--dataset", "sotu"], "--dataset", "model logistic does not fit dataset sotu: char goes with sotu, the others with mnist and fashion-mnist"],
-    [["--model", "char"], "--model", "model char does not fit dataset mnist: char goes with sotu, the others with mnist and fashion-mnist"],
+    [["--dataset", "sotu"], "--dataset", "model logistic does not fit dataset sotu: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
+    [["--model", "char"], "--model", "model char does not fit dataset mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
+    [["--model", "lstm", "--dataset", "fashion-mnist"], "--model", "model lstm does not fit dataset fashion-mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
     [["a.json", "b.json"], "b.json", "only one config file may be given"],
   ];
   it.each(badFlags)("rejects %j with FT305", async (args, option, why) => {
@@ -252,7 +259,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalEvery", "keepCheckpoints", "out", "overwrite", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "out", "overwrite", "personalizeEpochs", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

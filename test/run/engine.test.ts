@@ -171,6 +171,20 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(await outcome(out)).toEqual(local);
   }, 120_000);
 
+  test("with --client-holdout, workers train on the same split and the coordinator evaluates the clients: same bits as in-process", async () => {
+    const holdout = ["--client-holdout", "0.2"];
+    const inProcess = tempDir("engine-holdout-local-");
+    const result = runCli([...runArgs(inProcess), ...holdout], 120_000);
+    expect(result.status, result.stderr).toBe(0);
+    worker(redis);
+    const out = tempDir("engine-holdout-");
+    const run = start([...runArgs(out, "--engine", redis.url), ...holdout]);
+    expect(await run.exited, run.output).toBe(0);
+    const [a, b] = [await outcome(inProcess), await outcome(out)];
+    expect(b).toEqual(a);
+    expect(b.rows[1]!.clients_evaluated).toBe(60);
+  }, 180_000);
+
   test("a chunk that fails on every attempt is FT320 naming the chunk and the worker's error", async () => {
     const connection = new Redis(redis.url);
     // The earlier tests stored the same program (same hash): gone first, so the key seen below is this run's.

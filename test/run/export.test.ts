@@ -70,11 +70,11 @@ describe("fedtensor export --onnx", () => {
     expect(hits / batch).toBeGreaterThan(result.accuracy! - 0.15);
   }, 120_000);
 
-  test.each(["logistic", "cnn", "char"])("model %s exports a graph that agrees with the library", async (name) => {
+  test.each(["logistic", "cnn", "char", "transformer"])("model %s exports a graph that agrees with the library", async (name) => {
     const model = models[name]!;
     const params = model.init(Rng.fromSeed(3).fork("init"));
     const batch = 5;
-    const source = name === "char" ? loadSotuCharacters().test : loadMnist("test");
+    const source = name === "char" || name === "transformer" ? loadSotuCharacters().test : loadMnist("test");
     const size = model.inputShape.reduce((a: number, b: number) => a * b, 1);
     const x = source.x.slice(0, batch * size);
     const exported = inferenceModel(model, params, batch);

@@ -43,6 +43,18 @@ describe("plotSpec", () => {
     expect(spec.vconcat[0]!.encoding.x).toEqual({ field: "epsilon", type: "quantitative", title: "Epsilon" });
   });
 
+  it("draws a panel's series as lines of their own, named by title (by run and title when runs are compared)", () => {
+    const rows = [{ round: 1, client_accuracy_mean: 0.8, client_accuracy_p10: 0.6 }, { round: 2, client_accuracy_mean: null, client_accuracy_p10: null }];
+    const metrics = [{ key: "client_accuracy_mean", title: "Clients", series: [{ key: "client_accuracy_mean", title: "mean" }, { key: "client_accuracy_p10", title: "p10" }] }];
+    const one = plotSpec([{ name: "a", rows }], { title: "t", metrics }) as unknown as { data: { values: unknown[] } };
+    expect(one.data.values).toEqual([
+      { run: "mean", round: 1, metric: "client_accuracy_mean", value: 0.8 },
+      { run: "p10", round: 1, metric: "client_accuracy_mean", value: 0.6 },
+    ]);
+    const two = plotSpec([{ name: "a", rows }, { name: "b", rows }], { title: "t", metrics }) as unknown as { data: { values: { run: string }[] } };
+    expect(two.data.values.map((v) => v.run)).toEqual(["a mean", "a p10", "b mean", "b p10"]);
+  });
+
   it("leaves out point markers on long runs", () => {
     const spec = plotSpec([run("fedavg", 51, 0.1)], { title: "long" }) as unknown as { vconcat: { mark: { point: boolean } }[] };
     expect(spec.vconcat.every((panel) => !panel.mark.point)).toBe(true);

@@ -29,6 +29,15 @@ describe("progress without a terminal", () => {
     ]);
   });
 
+  it("shows the clients' held-out accuracy, mean and p10, after central accuracy", () => {
+    const { chunks, stream } = fakeStream(false);
+    const clock = fakeClock();
+    const progress = new RoundProgress({ stream, totalRounds: 2, now: clock.now });
+    clock.advance(1);
+    progress.update({ round: 1, loss: 0.5, accuracy: 0.8, clients: { mean: 0.7512, p10: 0.5 } });
+    expect(chunks).toEqual(["round 1/2  loss 0.5000  acc 80.00%  client acc 75.12% (p10 50.00%)  1.00 s/round  eta 0:01\n"]);
+  });
+
   it("times only the rounds run since a resume", () => {
     const { chunks, stream } = fakeStream(false);
     const clock = fakeClock();

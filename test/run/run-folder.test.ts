@@ -49,7 +49,7 @@ describe("a new run in a folder that holds another run", () => {
 
     const again = runCli(smallRun(out, "--rounds", "2", "--seed", "1"));
     expect(again.status).toBe(2);
-    expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 4 more); give --resume to continue it or --overwrite to replace it`);
+    expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 5 more); give --resume to continue it or --overwrite to replace it`);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3]);
 
     const both = runCli(smallRun(out, "--resume", "--overwrite"));
@@ -59,7 +59,7 @@ describe("a new run in a folder that holds another run", () => {
     const replaced = runCli(smallRun(out, "--rounds", "2", "--seed", "1", "--overwrite"));
     expect(replaced.status, replaced.stderr).toBe(0);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2]);
-    expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.safetensors", "checkpoint-00000002.safetensors", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
+    expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.safetensors", "checkpoint-00000002.safetensors", "confusion.csv", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
   }, 60_000);
 });
 

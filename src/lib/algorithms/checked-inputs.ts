@@ -20,7 +20,7 @@ import type { AnyModel } from "./types.js";
  * tensor's, or numbers. Read asynchronously: tfjs webgpu cannot read GPU data synchronously
  * in Node (its readSync needs a browser's OffscreenCanvas).
  */
-async function valuesOf(leaf: unknown): Promise<ArrayLike<number> | undefined> {
+export async function valuesOf(leaf: unknown): Promise<ArrayLike<number> | undefined> {
   if (leaf instanceof tf.Tensor) return leaf.isDisposed ? undefined : ((await leaf.data()) as ArrayLike<number>);
   if (typeof leaf === "number") return [leaf];
   if (Array.isArray(leaf)) return leaf.flat(Infinity) as number[];

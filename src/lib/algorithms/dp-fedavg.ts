@@ -18,23 +18,27 @@
  * Theorem 1 says: the update's is z_delta = (z^-2 - (2 sigma_b)^-2)^(-1/2), so the round is
  * exactly as private as a Gaussian mechanism of multiplier z (dpNoiseSplit).
  *
- * The noise is drawn at the SERVER from the round's key, split per parameter leaf; the
- * clients draw nothing. The reported training loss is the cohort's plain weighted mean, a
- * diagnostic outside the privacy guarantee (as TFF's client metrics are).
+ * The clipping, the sum and the noise are the language's dpSum (src/front/privacy.ts), the
+ * aggregator that may carry private data: the program declares the clients' batches private,
+ * and tracing proves that nothing else computed from them reaches the SERVER (FT109). The
+ * noise is drawn at the SERVER from the round's key, split per parameter leaf; the clients
+ * draw nothing. Unlike FedAvg, the round reports no training loss: a plain mean of the
+ * clients' losses would be a release outside the guarantee (TFF reports it anyway).
  */
 import { f32, i32, atServer } from "../../front/specs.js";
-import type { InputSpecs } from "../../front/program.js";
+import type { InputSpecs, Program } from "../../front/program.js";
+import { dpSum as privateSum } from "../../front/privacy.js";
 import * as random from "../../front/random.js";
-import { isTracer } from "../../front/trace.js";
-import { flatten, unflatten } from "../../front/tree.js";
 import { localTrain, plainSgd, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { TensorSpec } from "../../../types/tensor.js";
-import type { AnyModel, RoundData, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
+import type { AnyModel, ParamsAt, PrivateRoundInputs, RoundData, ScalarSpec, ServerScalar } from "./types.js";
 
-// The random operations through loose signatures, as loose.ts gives the others: checked while tracing.
-const draw = random as unknown as Record<"split" | "foldIn" | "normal", (...args: Value[]) => Value>;
+// The random operations and dpSum through loose signatures, as loose.ts gives the others: checked while tracing.
+const draw = random as unknown as Record<"split" | "foldIn", (...args: Value[]) => Value>;
+const dpSum = privateSum as (...args: Value[]) => Value;
+export { gaussianTreeNoise } from "../../front/privacy.js";
 
 export interface DpFedAvgOptions extends ClientTrainingOptions {
   /** Adaptive clipping by private quantile estimation (Andrew et al. 2021); fixed clipping when absent. */
@@ -58,9 +62,8 @@ export interface DpHypers {
   readonly countStddev?: Value;
 }
 
-export type DpFedAvgProgram<M extends AnyModel> = RoundProgram<
-  M,
-  {
+export type DpFedAvgProgram<M extends AnyModel> = Program<
+  PrivateRoundInputs<M> & {
     readonly clip: TensorSpec<[], "float32", "server">;
     readonly noiseMultiplier: ScalarSpec;
     readonly expectedClients: ScalarSpec;
@@ -70,26 +73,17 @@ export type DpFedAvgProgram<M extends AnyModel> = RoundProgram<
     readonly clipLr?: ScalarSpec;
     readonly countStddev?: ScalarSpec;
   },
-  { clip: ServerScalar }
+  { params: ParamsAt<M, "server">; clip: ServerScalar }
 >;
 
-/** A client's update tree scaled to global L2 norm at most `clip`: delta min(1, clip / ||delta||). */
-export function clipToNorm(delta: Value, clip: Value): { clipped: Value; norm: Value } {
-  const norm = ops.sqrt(squaredNorm(delta));
-  return { clipped: ops.mul(delta, ops.div(clip, ops.maximum(norm, clip))), norm };
-}
-
-/** Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf. */
-export function gaussianTreeNoise(like: Value, std: Value, key: Value): Value {
-  const { leaves, def } = flatten(like, isTracer, "parameter tree");
-  const keys: Value[] = leaves.length === 1 ? [key] : draw.split(key, leaves.length);
-  return unflatten(
-    def,
-    leaves.map((leaf: Value, i: number) => ops.mul(draw.normal(keys[i], leaf.shape), std)),
-  );
-}
-
-/** One DP-FedAvg round on traced values: the new parameters, the cohort's loss and the next clip norm. */
+/**
+ * One DP-FedAvg round on traced values: the new parameters and the next clip norm. The
+ * clients' updates reach the SERVER only through dpSum (and, with adaptive clipping, so do
+ * the clipped-count bits, clip 1/2: |b_i| = 1/2, so the clip leaves them as they are, and
+ * noise multiplier 2 sigma_b gives noise of std sigma_b), so the round traces with private
+ * client data. The cohort's training loss is not reported: a plain mean of private losses
+ * would leave the clients unprotected (FT109).
+ */
 export function dpFedAvgRound(
   model: AnyModel,
   options: DpFedAvgOptions,
@@ -97,13 +91,13 @@ export function dpFedAvgRound(
   data: RoundData,
   lr: Value,
   hypers: DpHypers,
-): { params: Value; loss: Value; clip: Value } {
+): { params: Value; clip: Value } {
   const clientOptimizer = options.clientOptimizer ?? plainSgd;
   const local = ops.map(
     (w: Value, clip: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr);
-      const { clipped, norm } = clipToNorm(ops.sub(trained.params, w), clip);
-      return { clipped, below: ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5), loss: trained.loss };
+      const delta = ops.sub(localTrain(model, w, { x, y, mask }, clientOptimizer, lr).params, w);
+      const norm = ops.sqrt(squaredNorm(delta));
+      return { delta, below: ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5) };
     },
     ops.broadcast(params),
     ops.broadcast(hypers.clip),
@@ -112,27 +106,29 @@ export function dpFedAvgRound(
     data.mask,
   );
   const [updateKey, countKey] = draw.split(draw.foldIn(hypers.key, hypers.round), 2);
-  const sum = ops.reduceSum(local.clipped);
-  const noisy = ops.add(sum, gaussianTreeNoise(sum, ops.mul(hypers.noiseMultiplier, hypers.clip), updateKey));
+  const noisy = dpSum(local.delta, { clip: hypers.clip, noiseMultiplier: hypers.noiseMultiplier, key: updateKey });
   const next = ops.add(params, ops.div(noisy, hypers.expectedClients));
-  const loss = ops.reduceWeightedMean(local.loss, data.count);
-  if (!options.adaptive) return { params: next, loss, clip: hypers.clip };
-  const noisyBelow = ops.add(ops.reduceSum(local.below), ops.mul(draw.normal(countKey, []), hypers.countStddev));
+  if (!options.adaptive) return { params: next, clip: hypers.clip };
+  const noisyBelow = dpSum(local.below, { clip: 0.5, noiseMultiplier: ops.mul(hypers.countStddev, 2), key: countKey });
   const fractionBelow = ops.add(ops.div(noisyBelow, hypers.expectedClients), 0.5);
   const clip = ops.mul(hypers.clip, ops.exp(ops.mul(ops.neg(hypers.clipLr), ops.sub(fractionBelow, hypers.targetQuantile))));
-  return { params: next, loss, clip };
+  return { params: next, clip };
 }
 
 /**
  * DP-FedAvg's round as a program: (server params, cohort batches, lr, clip@SERVER,
  * noiseMultiplier, expectedClients, key@SERVER, round[, targetQuantile, clipLr, countStddev])
- * -> (params, loss, clip).
+ * -> (params, clip), the batches private.
  */
 export function dpFedAvgProgram<M extends AnyModel>(model: M, options: DpFedAvgOptions = {}): DpFedAvgProgram<M> {
   const adaptive: InputSpecs = options.adaptive ? { targetQuantile: f32([]), clipLr: f32([]), countStddev: f32([]) } : {};
   const inputs = { clip: atServer(f32([])), noiseMultiplier: f32([]), expectedClients: f32([]), key: atServer(i32([2])), round: i32([]), ...adaptive };
-  return roundProgram(model, options.adaptive ? "dp_fedavg_adaptive" : "dp_fedavg", inputs, (all: Value, data) =>
-    dpFedAvgRound(model, options, all.params, data, all.lr, all),
+  return roundProgram(
+    model,
+    options.adaptive ? "dp_fedavg_adaptive" : "dp_fedavg",
+    inputs,
+    (all: Value, data) => dpFedAvgRound(model, options, all.params, data, all.lr, all),
+    { private: true },
   ) as never;
 }
 

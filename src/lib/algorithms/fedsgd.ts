@@ -18,7 +18,7 @@ export function fedSgd<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper 
  * A client's gradient and loss, both averaged over its real examples. The batches are summed
  * one at a time (a scan), so memory stays that of one batch however much data the client has.
  */
-function clientGradient(model: AnyModel, w: Value, x: Value, y: Value, mask: Value): { grad: Value; loss: Value } {
+export function clientGradient(model: AnyModel, w: Value, x: Value, y: Value, mask: Value): { grad: Value; loss: Value } {
   const [sums] = ops.scan({ grad: zerosLikeTree(w), loss: ops.zeros([]) }, { x, y, mask }, (acc: Value, b: Value) => {
     const [loss, g] = ops.valueAndGrad((q: Value) => maskedLossSum(model, q, b.x, b.y, b.mask))(w);
     return [{ grad: ops.add(acc.grad, g), loss: ops.add(acc.loss, loss) }, undefined];

@@ -4,7 +4,7 @@
  * that trains locally and averages the clients' model deltas.
  */
 import { program, type InputSpecs } from "../../front/program.js";
-import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
 import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
 import { CheckedProgram } from "./checked-inputs.js";
@@ -23,12 +23,12 @@ export function featureSpec(model: AnyModel) {
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
  */
-export function clientBatchSpecs<M extends AnyModel>(model: M): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
+export function clientBatchSpecs<M extends AnyModel>(model: M, options: ClientsOptions = {}): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
   return {
-    x: atClients(featureSpec(model)),
-    y: atClients(i32(["S", "B"])),
-    mask: atClients(f32(["S", "B"])),
-    count: atClients(f32([])),
+    x: atClients(featureSpec(model), options),
+    y: atClients(i32(["S", "B"]), options),
+    mask: atClients(f32(["S", "B"]), options),
+    count: atClients(f32([]), options),
   } as never;
 }
 
@@ -57,6 +57,15 @@ export function maskedLoss(model: AnyModel, params: Value, x: Value, y: Value, m
   return ops.div(maskedLossSum(model, params, x, y, mask), ops.maximum(ops.sum(mask), 1));
 }
 
+/**
+ * A client's mean loss over all its real examples at `params` (0 for a client without any):
+ * forward passes only, one batch at a time (a scan), so memory stays that of one batch.
+ */
+export function clientLoss(model: AnyModel, params: Value, x: Value, y: Value, mask: Value): Value {
+  const [sum] = ops.scan(ops.zeros([]), { x, y, mask }, (total: Value, b: Value) => [ops.add(total, maskedLossSum(model, params, b.x, b.y, b.mask)), undefined]);
+  return ops.div(sum, ops.maximum(ops.sum(mask), 1));
+}
+
 /** The number of batches of masks [S, B] that hold a real example: a client's real local steps. */
 export function realSteps(masks: Value): Value {
   return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
@@ -72,8 +81,12 @@ export interface LocalTraining {
 export interface LocalHooks {
   /** A term added to each step's objective (FedProx's proximal term). */
   readonly extra?: (p: Value) => Value;
-  /** Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates). */
-  readonly correct?: (g: Value) => Value;
+  /**
+   * Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates);
+   * `objective` is the step's batch loss as a function of the parameters (Mime's correction
+   * takes its gradient at the server parameters).
+   */
+  readonly correct?: (g: Value, objective: (p: Value) => Value) => Value;
 }
 
 /**
@@ -118,13 +131,11 @@ export function localTrain(
   const steps = { ...batches, real, taken: ops.cast(real, "float32"), perExample: ops.div(1, ops.maximum(counts, 1)) };
   const [trained, stepLosses] = ops.scan({ params, state: optimizer.init(params) }, steps, (carry: Value, b: Value) => {
     const p = carry.params;
-    const objective = (q: Value) => {
-      const loss = ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
-      return hooks.extra === undefined ? loss : ops.add(loss, hooks.extra(q));
-    };
+    const batchLoss = (q: Value) => ops.mul(maskedLossSum(model, q, b.x, b.y, b.mask), b.perExample);
+    const objective = (q: Value) => (hooks.extra === undefined ? batchLoss(q) : ops.add(batchLoss(q), hooks.extra(q)));
     const [value, g] = ops.valueAndGrad(objective)(p);
     const loss = hooks.extra === undefined ? value : ops.sub(value, hooks.extra(p));
-    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g), carry.state, p);
+    const [updates, state] = optimizer.update(hooks.correct === undefined ? g : hooks.correct(g, batchLoss), carry.state, p);
     return [{ params: applyUpdates(p, ops.mul(updates, b.taken)), state: whereTree(b.real, state, carry.state) }, loss];
   });
   const examples = ops.maximum(ops.sum(counts), 1);
@@ -165,16 +176,19 @@ export function meanClientDelta(
 /**
  * A round program: inputs params@SERVER, the cohort's batches, lr, then `extraInputs`; named
  * `<algorithm>_<model>`. `round` gets the traced inputs and the batches as RoundData. Its
- * run() checks the data first (checked-inputs.ts).
+ * run() checks the data first (checked-inputs.ts). With `{ private: true }` the batches are
+ * private client data (docs/language.md "Privacy"): tracing proves that only DP or secure
+ * aggregators take what is computed from them to the SERVER.
  */
 export function roundProgram(
   model: AnyModel,
   algorithm: string,
   extraInputs: InputSpecs,
   round: (inputs: Value, data: RoundData) => Value,
+  data: ClientsOptions = {},
 ): unknown {
   const traced = program(
-    { params: serverParamSpecs(model), ...clientBatchSpecs(model), lr: f32([]), ...extraInputs } as never,
+    { params: serverParamSpecs(model), ...clientBatchSpecs(model, data), lr: f32([]), ...extraInputs } as never,
     (inputs: Value) => round(inputs, { x: inputs.x, y: inputs.y, mask: inputs.mask, count: inputs.count }),
     { name: `${algorithm}_${model.name}` },
   );

@@ -51,6 +51,12 @@ export type RoundInputs<M extends AnyModel> = {
   readonly lr: ScalarSpec;
 } & ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>>;
 
+/** RoundInputs with the cohort's batches declared private (docs/language.md "Privacy"). */
+export type PrivateRoundInputs<M extends AnyModel> = {
+  readonly params: Place<M["params"], "server">;
+  readonly lr: ScalarSpec;
+} & Place<ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>>, "clients-private">;
+
 /** What every round returns: the new server parameters and the cohort's mean training loss. */
 export type RoundOutputs<M extends AnyModel> = { params: ParamsAt<M, "server">; loss: ServerScalar };
 

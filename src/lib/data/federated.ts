@@ -22,6 +22,8 @@ export interface FederatedDataset<X extends HostData = HostData> {
   readonly clientIds: readonly string[];
   /** Per client, the indices of its examples in `train`. */
   readonly clientIndices: readonly Int32Array[];
+  /** Per client, the indices in `train` of its held-out examples, which it never trains on (holdout.ts); absent when none are held out. */
+  readonly clientHeldOut?: readonly Int32Array[];
   readonly train: LabelledDataset<X>;
   /** The held-out set the server evaluates on. */
   readonly test: LabelledDataset<X>;

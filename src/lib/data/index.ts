@@ -46,3 +46,4 @@ export {
   type RoundOptions,
   type RoundSample,
 } from "./federated.js";
+export { batchHeldOut, heldOutCount, holdOutPerClient } from "./holdout.js";

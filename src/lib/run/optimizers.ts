@@ -18,24 +18,43 @@ import type { RunConfig } from "./config.js";
 
 type Rate = Parameters<ClientOptimizer>[0];
 
-/** The clients' optimiser the options ask for, or undefined where the algorithm trains no clients locally. */
-export function clientOptimizerFor(config: RunConfig): ClientOptimizer | undefined {
-  if (config.clientOptimizer === undefined) return undefined;
-  const momentum = config.clientMomentum ?? 0.9;
-  const moments = { b1: config.clientBeta1, b2: config.clientBeta2 };
-  const make: Record<NonNullable<RunConfig["clientOptimizer"]>, ClientOptimizer> = {
+type OptimizerName = NonNullable<RunConfig["clientOptimizer"]>;
+interface OptimizerSettings {
+  readonly momentum: number;
+  readonly b1?: number | undefined;
+  readonly b2?: number | undefined;
+  readonly weightDecay?: number | undefined;
+}
+
+/** The library's optimiser an option names, made from the round's learning rate. */
+function namedOptimizer(name: OptimizerName, { momentum, b1, b2, weightDecay }: OptimizerSettings): ClientOptimizer {
+  // An undefined setting leaves the library's default (the options give all three to the clients' optimiser).
+  const moments = { ...(b1 === undefined ? {} : { b1 }), ...(b2 === undefined ? {} : { b2 }) };
+  const make: Record<OptimizerName, ClientOptimizer> = {
     sgd: (lr: Rate) => sgd(lr),
     momentum: (lr: Rate) => sgd(lr, { momentum }),
     nesterov: (lr: Rate) => sgd(lr, { momentum, nesterov: true }),
     adam: (lr: Rate) => adam(lr, moments),
-    adamw: (lr: Rate) => adamw(lr, { ...moments, weightDecay: config.weightDecay }),
+    adamw: (lr: Rate) => adamw(lr, { ...moments, ...(weightDecay === undefined ? {} : { weightDecay }) }),
     yogi: (lr: Rate) => yogi(lr, moments),
     adagrad: (lr: Rate) => adagrad(lr),
     rmsprop: (lr: Rate) => rmsprop(lr),
   };
-  const optimizer = make[config.clientOptimizer]!;
+  return make[name]!;
+}
+
+/** The clients' optimiser the options ask for, or undefined where the algorithm trains no clients locally. */
+export function clientOptimizerFor(config: RunConfig): ClientOptimizer | undefined {
+  if (config.clientOptimizer === undefined) return undefined;
+  const settings = { momentum: config.clientMomentum ?? 0.9, b1: config.clientBeta1, b2: config.clientBeta2, weightDecay: config.weightDecay };
+  const optimizer = namedOptimizer(config.clientOptimizer, settings);
   const clipNorm = config.clipNorm ?? 0;
   return clipNorm === 0 ? optimizer : (lr: Rate) => chain(clipByGlobalNorm(clipNorm), optimizer(lr));
+}
+
+/** Mime's base optimiser (--mime-optimizer, --mime-momentum), with the library's defaults otherwise. */
+export function mimeBaseOptimizerFor(config: RunConfig): ClientOptimizer {
+  return namedOptimizer(config.mimeOptimizer ?? "momentum", { momentum: config.mimeMomentum ?? 0.9 });
 }
 
 /** --lr scheduled over the rounds as the options say. */

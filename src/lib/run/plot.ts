@@ -24,6 +24,11 @@ export interface PlotMetric {
   readonly title: string;
   /** A d3 number format for the y axis, such as ".0%" for fractions. */
   readonly format?: string;
+  /**
+   * Several columns drawn in this one panel, one line each, named by their titles in the
+   * legend (a distribution's mean and percentiles); `key` alone otherwise.
+   */
+  readonly series?: readonly { readonly key: string; readonly title: string }[];
 }
 
 export interface PlotOptions {
@@ -47,12 +52,17 @@ const maxRoundsWithPoints = 50;
 
 /** The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its line joins the rounds around it. */
 export function plotSpec(series: readonly PlotSeries[], { title, metrics = defaultPlotMetrics, x = roundAxis }: PlotOptions): TopLevelSpec {
+  // A panel's lines: its series, or its one column; a value's `line` is what the legend shows.
+  const panelLines = (metric: PlotMetric) => metric.series ?? [{ key: metric.key, title: "" }];
   const values = series.flatMap(({ name, rows }) =>
     rows.flatMap((row) =>
-      metrics.flatMap(({ key }) => {
-        const [value, at] = [row[key], row[x.key]];
-        return typeof value === "number" && typeof at === "number" ? [{ run: name, [x.key]: at, metric: key, value }] : [];
-      }),
+      metrics.flatMap((metric) =>
+        panelLines(metric).flatMap(({ key, title: line }) => {
+          const [value, at] = [row[key], row[x.key]];
+          const run = line === "" ? name : series.length === 1 ? line : `${name} ${line}`;
+          return typeof value === "number" && typeof at === "number" ? [{ run, [x.key]: at, metric: metric.key, value }] : [];
+        }),
+      ),
     ),
   );
   const rounds = Math.max(0, ...series.map(({ rows }) => rows.length));

@@ -19,6 +19,8 @@ export interface RoundReport {
   readonly accuracy?: number;
   /** The privacy spent so far (DP runs). */
   readonly epsilon?: number;
+  /** The clients' held-out accuracy at the latest federated evaluation: its mean over clients and 10th percentile. */
+  readonly clients?: { readonly mean: number; readonly p10: number };
 }
 
 export interface ProgressOptions {
@@ -52,6 +54,7 @@ export class RoundProgress {
   private loss: number | undefined;
   private accuracy: number | undefined;
   private epsilon: number | undefined;
+  private clients: RoundReport["clients"];
   /** Whether the bar is on screen and must be cleared before other text. */
   private barShown = false;
 
@@ -81,6 +84,7 @@ export class RoundProgress {
     if (report.loss !== undefined) this.loss = report.loss;
     if (report.accuracy !== undefined) this.accuracy = report.accuracy;
     if (report.epsilon !== undefined) this.epsilon = report.epsilon;
+    if (report.clients !== undefined) this.clients = report.clients;
     if (this.isTTY) this.drawBar();
     else this.stream.write(`${this.roundLine(report)}\n`);
   }
@@ -98,10 +102,11 @@ export class RoundProgress {
     this.barShown = false;
   }
 
-  private statusFields(loss: number | undefined, accuracy: number | undefined, epsilon: number | undefined): string[] {
+  private statusFields(loss: number | undefined, accuracy: number | undefined, epsilon: number | undefined, clients: RoundReport["clients"]): string[] {
     const fields: string[] = [];
     if (loss !== undefined) fields.push(`loss ${loss.toFixed(4)}`);
     if (accuracy !== undefined) fields.push(`acc ${(accuracy * 100).toFixed(2)}%`);
+    if (clients !== undefined) fields.push(`client acc ${(clients.mean * 100).toFixed(2)}% (p10 ${(clients.p10 * 100).toFixed(2)}%)`);
     if (epsilon !== undefined) fields.push(`eps ${epsilon.toFixed(2)}`);
     const perRound = this.secondsPerRound();
     if (perRound !== undefined) {
@@ -114,12 +119,12 @@ export class RoundProgress {
   private roundLine(report: RoundReport): string {
     const width = String(this.totalRounds).length;
     const head = `round ${String(report.round).padStart(width)}/${this.totalRounds}`;
-    return [head, ...this.statusFields(report.loss, report.accuracy, report.epsilon)].join("  ");
+    return [head, ...this.statusFields(report.loss, report.accuracy, report.epsilon, report.clients)].join("  ");
   }
 
   private drawBar(): void {
     const counter = `${this.round}/${this.totalRounds}`;
-    const fields = this.statusFields(this.loss, this.accuracy, this.epsilon);
+    const fields = this.statusFields(this.loss, this.accuracy, this.epsilon, this.clients);
     // Writing into the last column wraps on many terminals, so the line stays one short.
     const width = (this.stream.columns ?? defaultColumns) - 1;
     const statusLength = fields.reduce((sum, field) => sum + 2 + field.length, 0);

@@ -16,6 +16,10 @@ import { fedOptProgram } from "../algorithms/fedopt.js";
 import { fedProxProgram } from "../algorithms/fedprox.js";
 import { fedSgdProgram } from "../algorithms/fedsgd.js";
 import { scaffoldProgram } from "../algorithms/scaffold.js";
+import { secureFedAvgProgram } from "../algorithms/secure-fedavg.js";
+import { aflProgram, initialLambda } from "../algorithms/afl.js";
+import { initialMimeState, mimeProgram, type MimeVariant } from "../algorithms/mime.js";
+import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
@@ -24,8 +28,9 @@ import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
-import { clientOptimizerFor } from "./optimizers.js";
+import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
+import { isRobustRun, robustRound } from "./robust.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -40,8 +45,8 @@ export interface TrainingState {
 
 export interface RoundResult {
   readonly state: TrainingState;
-  /** The cohort's mean training loss. */
-  readonly loss: TfTensor;
+  /** The cohort's mean training loss; none from DP-FedAvg, whose clients' losses are private. */
+  readonly loss: TfTensor | undefined;
 }
 
 /** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
@@ -103,14 +108,45 @@ const clientTraining = (config: RunConfig) => {
   return clientOptimizer === undefined ? {} : { clientOptimizer };
 };
 
-function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
-  const tau = config.tau ?? 1e-3;
-  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
+/** Runners whose program takes serverLr and the server optimiser's `state`, and returns the next state: FedOpt, Mime. */
+function serverStateRunner(program: RoundProgramLike, initialServerState: (params: Params) => TensorTree): RoundRunner {
   return {
-    initialServerState: (params) => initialAdaptiveState(params, tau) as unknown as TensorTree,
+    initialServerState,
     async round(state, cohort, cfg, { engine }) {
       const out = await onCohort<{ params: unknown; state: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, serverLr: cfg.serverLr, state: state.server }, cohort, cfg, engine);
       return { state: { ...state, params: out.params as DeviceTree, server: out.state as DeviceTree }, loss: out.loss };
+    },
+  };
+}
+
+function fedOptRunner(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig): RoundRunner {
+  const tau = config.tau ?? 1e-3;
+  const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config) });
+  return serverStateRunner(program, (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
+}
+
+/** Mime and MimeLite: the base optimiser's state (a step count and its moments) is the server state. */
+function mimeRunner(model: AnyModel, variant: MimeVariant, config: RunConfig): RoundRunner {
+  const options = { baseOptimizer: mimeBaseOptimizerFor(config) };
+  return serverStateRunner(mimeProgram(model, variant, options), (params) => initialMimeState(model, params, options) as unknown as TensorTree);
+}
+
+/**
+ * Agnostic FL: lambda (one weight per client of --clients) is the server state; the cohort's
+ * positions name their entries. `client` is a CLIENTS input that the chunked MapReduce path
+ * does not carry, so the cohort runs whole (as SCAFFOLD's).
+ */
+function aflRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const program = aflProgram(model, { clients: config.clients, ...clientTraining(config) });
+  return {
+    initialServerState: () => ({ lambda: initialLambda(config.clients) }),
+    async round(state, cohort, cfg) {
+      const batches = cohort.batch(cohort.clients);
+      const server = state.server as { lambda: TfTensor };
+      const inputs = { params: state.params, ...cohortData(batches), client: { shape: [batches.clients.length], data: batches.clients }, lr: cfg.lr, aflLr: cfg.aflLr ?? 0.001, lambda: server.lambda };
+      const out = await program.run(inputs as never, runOptionsOf(cfg));
+      out.worstLoss.dispose();
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { lambda: out.lambda } }, loss: out.loss };
     },
   };
 }
@@ -193,7 +229,7 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
   const adaptive = config.dpClip === "adaptive";
   const program = dpFedAvgProgram(model, { adaptive, ...clientTraining(config) });
   const clip = adaptive ? config.dpInitialClip! : (config.dpClip as number);
-  const key = [Math.floor(config.seed / 2 ** 32) | 0, config.seed % 2 ** 32 | 0];
+  const key = seedKey(config.seed);
   const adaptiveInputs = adaptive ? { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) } : {};
   return {
     initialServerState: () => ({ clip: { shape: [], data: Float32Array.of(clip) } }),
@@ -209,8 +245,48 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
         round,
         ...adaptiveInputs,
       };
-      const out = await onCohort<{ params: unknown; clip: TfTensor; loss: TfTensor }>(program, inputs, cohort, cfg, engine);
-      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: out.loss };
+      const out = await onCohort<{ params: unknown; clip: TfTensor }>(program, inputs, cohort, cfg, engine);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: undefined };
+    },
+  };
+}
+
+/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
+const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
+
+/**
+ * Secure FedAvg (--aggregator secure): the weighted updates and weights are summed with
+ * secureSum; the weights' declared range is the largest client's example count, and the
+ * masks' key is the run's seed folded with the round number inside the program, so every
+ * round has fresh masks and a resumed run the same ones.
+ */
+function secureRunner(model: AnyModel, config: RunConfig, largestClient: number): RoundRunner {
+  const program = secureFedAvgProgram(model, {
+    ...clientTraining(config),
+    bits: config.secureBits!,
+    clip: config.secureClip!,
+    maxWeight: Math.max(1, largestClient),
+    maxClients: config.clientsPerRound,
+    ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+  });
+  const key = seedKey(config.seed);
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round, engine }) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, engine);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
+    },
+  };
+}
+
+/** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */
+function robustRunner(model: AnyModel, config: RunConfig): RoundRunner {
+  const robust = robustRound(model, config, clientTraining(config));
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round, engine }) {
+      const out = await robust.run(state.params, cohort, cfg, round, engine !== undefined);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
     },
   };
 }
@@ -228,10 +304,17 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
     return momentumRunner(dilocoProgram(model, { momentum: config.outerMomentum ?? 0.9, ...(inner === undefined ? {} : { innerOptimizer: inner }) }));
   },
   fedavgm: (model, config) => momentumRunner(fedAvgMProgram(model, { momentum: config.serverMomentum ?? 0.9, ...clientTraining(config) })),
+  mime: (model, config) => mimeRunner(model, "mime", config),
+  mimelite: (model, config) => mimeRunner(model, "mimelite", config),
+  qffl: (model) => plainRunner(qfflProgram(model) as never, (cfg) => ({ q: cfg.q ?? 1 })),
+  afl: aflRunner,
 };
 
-export function runnerFor(config: RunConfig, model: AnyModel): RoundRunner {
+/** The runner of the configured algorithm; `data` gives secure aggregation its clients' sizes. */
+export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }): RoundRunner {
   if (config.aggregator === "dp") return dpRunner(model, config);
+  if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)));
+  if (isRobustRun(config)) return robustRunner(model, config);
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return make(model, config);

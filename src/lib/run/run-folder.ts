@@ -8,6 +8,7 @@ import { mkdir, readdir, rm, stat, statfs } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { isCheckpointArtifact } from "./checkpoint.js";
+import { evaluationFiles } from "./evaluation-files.js";
 import { fileFault } from "./file-faults.js";
 
 /** Linux file systems that hold kernel state, not files (statfs magic numbers from linux/magic.h). */
@@ -67,9 +68,11 @@ export async function makeRunFolder(dir: string): Promise<void> {
   }
 }
 
+const evaluationFileNames: ReadonlySet<string> = new Set(Object.values(evaluationFiles));
+
 /** Files that `fedtensor run` writes into its folder (the lock aside). */
 function isRunFile(name: string): boolean {
-  return isCheckpointArtifact(name) || /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) || /^plot\.(svg|png)$/.test(name);
+  return isCheckpointArtifact(name) || /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) || /^plot\.(svg|png)$/.test(name) || evaluationFileNames.has(name);
 }
 
 /**

@@ -6,10 +6,13 @@
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
+/** The models of character windows, which only the text set (sotu) feeds. */
+const textModels = ["char", "transformer", "lstm"];
+
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -68,6 +71,65 @@ const privacyOptions = {
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
 };
 
+// Secure aggregation (src/lib/algorithms/secure-fedavg.ts; docs/language.md "Secure aggregation").
+const secure = { key: "aggregator", values: ["secure"] };
+const secureOptions = {
+  secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
+  secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
+  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
+};
+
+// Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
+const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
+const mimeAndFairnessOptions = {
+  mimeOptimizer: onlyWhen(
+    mimeFamily,
+    choice("Mime's base optimiser: its state lives at the server (moved by the full-batch gradient), clients apply it frozen", [
+      "momentum",
+      "sgd",
+      "nesterov",
+      "adam",
+      "adamw",
+      "adagrad",
+      "rmsprop",
+      "yogi",
+    ]),
+  ),
+  mimeMomentum: onlyWhen({ key: "mimeOptimizer", values: ["momentum", "nesterov"] }, real("Momentum of Mime's base optimiser", 0.9, { min: 0, max: 1, maxExclusive: true })),
+  q: onlyWhen(
+    { key: "algorithm", values: ["qffl"] },
+    real("q-FFL's fairness exponent: 0 weighs clients alike (FedAvg); larger q favours the clients with the highest loss", 1, { min: 0 }),
+  ),
+  aflLr: onlyWhen(
+    { key: "algorithm", values: ["afl"] },
+    real("AFL: step size of the projected ascent on the mixture weights lambda (one per client)", 0.001, { min: 0 }),
+  ),
+};
+
+// Robust aggregation, attack simulation and quantization (src/lib/run/robust.ts; docs/algorithms.md "Robustness").
+const attacking = { key: "attack", values: ["sign-flip", "scale", "noise"] };
+const robustOptions = {
+  trimFraction: onlyWhen(
+    { key: "aggregator", values: ["trimmed-mean"] },
+    real("Trimmed mean: fraction of clients dropped from each end of every coordinate", 0.1, { min: 0, max: 0.5, maxExclusive: true }),
+  ),
+  krumByzantine: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: Byzantine clients f tolerated (needs more than 2f + 2 per round)", 1, { min: 0 })),
+  krumSelect: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: clients of lowest score averaged (1: Krum, more: multi-Krum)", 1, { min: 1 })),
+  normBound: onlyWhen({ key: "aggregator", values: ["norm-clip"] }, real("norm-clip: L2 bound of each client's whole update", 1, { min: 0, minExclusive: true })),
+  attack: choice("Simulated attack of --byzantine clients: none, or what they send instead of their update", ["none", "sign-flip", "scale", "noise"]),
+  byzantine: onlyWhen(attacking, real("Fraction of each cohort that attacks (chosen by the seed)", 0.1, { min: 0, max: 1 })),
+  attackScale: onlyWhen(attacking, real("s of the attack: sign-flip sends -s x update, scale s x update, noise N(0, s^2)", 10, { min: 0 })),
+  quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding); 0 for none", 0, { min: 0, max: 16 }),
+};
+
+// Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
+const federatedEvaluationOptions = {
+  clientHoldout: real("Share of each client's examples held out of training for federated evaluation (per-client accuracy); 0 for none", 0, { min: 0, max: 1, maxExclusive: true }),
+  evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
+  topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
+  personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
+};
+
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
@@ -113,9 +175,13 @@ export const runOptions = {
     "scaffold",
     "diloco",
     "fedavgm",
+    "mime",
+    "mimelite",
+    "qffl",
+    "afl",
   ]),
-  model: choice("Model to train", ["logistic", "2nn", "cnn", "char"]),
-  dataset: choice("Data set; model char goes with sotu, the others with the image sets", [
+  model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer", "lstm"]),
+  dataset: choice("Data set; models char, transformer and lstm go with sotu, the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",
@@ -145,9 +211,16 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
-  aggregator: choice("How the server combines the clients' updates: plain weighted mean, or DP-FedAvg's clipped and noised sum", ["fedavg", "dp"]),
+  aggregator: choice(
+    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums, or a robust aggregator",
+    ["fedavg", "dp", "secure", "median", "trimmed-mean", "krum", "norm-clip"],
+  ),
   ...privacyOptions,
+  ...secureOptions,
+  ...robustOptions,
   ...clientOptions,
+  ...mimeAndFairnessOptions,
+  ...federatedEvaluationOptions,
 };
 
 type RunOptions = typeof runOptions;
@@ -170,8 +243,8 @@ export const crossChecks: readonly {
   {
     keys: ["model", "dataset"],
     problem: ({ model, dataset }) =>
-      (model === "char") !== (dataset === "sotu")
-        ? `model ${String(model)} does not fit dataset ${String(dataset)}: char goes with sotu, the others with mnist and fashion-mnist`
+      textModels.includes(String(model)) !== (dataset === "sotu")
+        ? `model ${String(model)} does not fit dataset ${String(dataset)}: ${textModels.join(", ")} go with sotu, the others with mnist and fashion-mnist`
         : undefined,
   },
   {
@@ -194,12 +267,45 @@ export const crossChecks: readonly {
       aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
   },
   {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["secureNeighbours"],
+    problem: ({ secureNeighbours }) =>
+      typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
+  },
+  {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
     problem: (given) => {
       const config = given as unknown as PrivacyOptions;
       if (config.dpClip !== "adaptive" || updateNoiseMultiplier(config) !== undefined) return undefined;
       const countStddev = countStddevOf(config);
       return `adaptive clipping spends part of the noise on the clipped count (std ${countStddev} for ${expectedClientsOf(config)} expected clients); --dp-noise ${String(config.dpNoise)} leaves none for the update: use a noise multiplier below ${2 * countStddev} or more clients per round`;
+    },
+  },
+  {
+    keys: ["aggregator", "attack", "quantizeBits", "algorithm"],
+    problem: ({ aggregator, attack, quantizeBits, algorithm }) =>
+      algorithm !== "fedavg" && (["median", "trimmed-mean", "krum", "norm-clip"].includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
+        ? `robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not ${String(algorithm)}`
+        : (aggregator === "dp" || aggregator === "secure") && (attack !== "none" || quantizeBits !== 0)
+          ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`
+          : undefined,
+  },
+  {
+    keys: ["evalClients", "personalizeEpochs", "clientHoldout"],
+    problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
+      clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
+        ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
+        : undefined,
+  },
+  {
+    keys: ["topK", "model"],
+    problem: ({ topK, model }) => {
+      const classes = textModels.includes(String(model)) ? 96 : 10;
+      return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
     },
   },
   {

@@ -5,16 +5,19 @@ import { ftError } from "../../errors/error.js";
 import type { AnyModel } from "../algorithms/types.js";
 import { federate, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
+import { holdOutPerClient } from "../data/holdout.js";
 import { loadFashionMnist, loadMnist } from "../data/mnist.js";
 import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
 import { loadSotuCharacters } from "../data/sotu.js";
 import { characterModel } from "../models/character.js";
 import { cnn } from "../models/cnn.js";
 import { logistic, mlp2nn } from "../models/dense.js";
+import { lstmModel } from "../models/lstm.js";
+import { transformerModel } from "../models/transformer.js";
 import { Rng } from "../random.js";
 import type { RunConfig } from "./config.js";
 
-export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel() };
+export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel(), lstm: lstmModel() };
 
 export function modelFor(config: RunConfig): AnyModel {
   const model = models[config.model];
@@ -22,8 +25,17 @@ export function modelFor(config: RunConfig): AnyModel {
   return model;
 }
 
-/** The training set split among `config.clients` clients as the partition says (images), or by president (text). */
+/**
+ * The training set split among `config.clients` clients as the partition says (images), or by
+ * president (text), each client's examples then split into training and held-out parts when
+ * --client-holdout asks (seeded, from the seed's fork "holdout").
+ */
 export function federatedData(config: RunConfig): FederatedDataset<HostData> {
+  const data = clientData(config);
+  return config.clientHoldout > 0 ? holdOutPerClient(data, config.clientHoldout, Rng.fromSeed(config.seed).fork("holdout")) : data;
+}
+
+function clientData(config: RunConfig): FederatedDataset<HostData> {
   if (config.dataset === "sotu") {
     if (config.partition !== "iid") {
       throw ftError("FT305", { option: "partition", why: "sotu is partitioned by president already; --partition applies to the image sets" });

@@ -16,7 +16,7 @@ import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
-import { batchEvaluation, type FederatedDataset } from "../data/federated.js";
+import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
@@ -26,14 +26,16 @@ import { fileFault } from "./file-faults.js";
 import { lockRunFolder } from "./lock.js";
 import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
-import { evaluationProgram } from "../algorithms/evaluation.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import type { PersonalizationSummary } from "./federated-eval.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
+import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
+import { personalizationLine, RunEvaluation } from "./run-evaluation.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
-import { featureShapeFor, federatedData, modelFor, roundSample, withFeatureShape } from "./setup.js";
+import { featureShapeFor, federatedData, modelFor, roundSample } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy, and the clients' training loss. */
 export const plottedMetrics = [
@@ -50,6 +52,8 @@ export interface TrainingResult {
   readonly loss: number | undefined;
   /** DP runs: the epsilon spent by the rounds done, at --dp-delta (Infinity without noise). */
   readonly epsilon?: number;
+  /** With --personalize-epochs: the clients' held-out metrics before and after fine-tuning (personalization.json). */
+  readonly personalization?: PersonalizationSummary;
   readonly outDir: string;
   readonly seconds: number;
 }
@@ -148,16 +152,10 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
   const featureShape = featureShapeFor(model, data.train.featureShape);
-  const runner = runnerFor(config, model);
+  const runner = runnerFor(config, model, data);
   const learningRate = roundLearningRates(config);
-  const evaluate = evaluationProgram(model);
-  const testBatches = batchEvaluation(data.test, 500);
-  const evaluation = {
-    x: withFeatureShape(testBatches.x, 2, featureShape),
-    y: testBatches.y,
-    mask: testBatches.mask,
-  };
   const rng = Rng.fromSeed(config.seed);
+  const evaluation = new RunEvaluation(model, data, config, featureShape, rng);
 
   let state: TrainingState;
   let firstRound = 0;
@@ -180,14 +178,20 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = config.aggregator === "dp" ? `dp-${config.algorithm}` : config.algorithm;
+  const algorithmName = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+  const leafSizes = leafSizesOf(state.params);
+  if (config.quantizeBits > 0) {
+    const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
+    progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
+  }
   const plotTitle = {
     name: `${algorithmName} ${model.name}`,
     title: `${algorithmName} on ${config.dataset} (${model.name})`,
-    metrics: config.aggregator === "dp" ? [...plottedMetrics, ...privacyPlotMetrics] : plottedMetrics,
+    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
   let stoppedAfter: number | undefined;
+  let personalization: PersonalizationSummary | undefined;
   // Opened before the first round, so an unreachable Redis is FT319 at once (src/lib/run/engine).
   let engine: RedisEngine | undefined;
   try {
@@ -208,18 +212,18 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       let row: Record<string, number | null>;
       if (survivors < config.minClients) {
         progress.log(`round ${round} skipped: ${survivors} of ${config.clientsPerRound} clients reported, fewer than --min-clients ${config.minClients}`);
-        const test = evaluated ? await evaluate.run({ params: state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
-        row = await roundMetrics(round, undefined, test);
+        const test = evaluated ? await evaluation.test(state.params) : undefined;
+        row = { ...(await roundMetrics(round, undefined, test)), ...(await evaluation.columns(state.params, round, evaluated)) };
       } else {
         const roundEngine = engine?.forRound(config, round, featureShape);
         const next = await runner.round(state, cohort, { ...config, lr: learningRate(round) }, { round, ...(roundEngine === undefined ? {} : { engine: roundEngine }) });
         try {
           await rejectNonFinite(round, next.state);
-          const test = evaluated ? await evaluate.run({ params: next.state.params as never, ...evaluation }, runOptionsOf(config)) : undefined;
-          row = await roundMetrics(round, next.loss, test);
+          const test = evaluated ? await evaluation.test(next.state.params) : undefined;
+          row = { ...(await roundMetrics(round, next.loss, test)), ...(await evaluation.columns(next.state.params, round, evaluated)) };
         } catch (error) {
           disposeReplaced(next.state, state);
-          next.loss.dispose();
+          next.loss?.dispose();
           if (error instanceof FedTensorError && error.code === "FT303" && round > 1) {
             await keepLastGoodRound(round - 1, savedRound < round - 1 ? () => saveCheckpoint(round - 1, state) : undefined, progress, config.out, plotTitle);
           }
@@ -231,6 +235,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
       if (config.dropout > 0) row = { round, train_loss: row.train_loss!, clients: survivors, dropped: cohort.dropped.length, ...row };
       if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed) };
+      if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
       metrics.append(row as MetricsRow);
@@ -239,11 +244,15 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         ...(row.train_loss === null ? {} : { loss: row.train_loss! }),
         ...(last.accuracy === undefined ? {} : { accuracy: last.accuracy }),
         ...(typeof row.epsilon === "number" ? { epsilon: row.epsilon } : {}),
+        ...evaluation.progress,
       });
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) {
         await saveCheckpoint(round, state);
       }
     }
+    const lastRound = stoppedAfter ?? Math.max(config.rounds, firstRound);
+    personalization = await evaluation.personalize(state.params, lastRound);
+    if (personalization !== undefined) progress.log(personalizationLine(personalization));
   } finally {
     if (engine !== undefined) {
       const { rounds, sent, received } = engine.traffic;
@@ -257,7 +266,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);
   const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
-  return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, outDir: config.out, seconds: (performance.now() - started) / 1000 };
+  return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The clip norm a DP-FedAvg round is about to use: server state. */

@@ -101,8 +101,19 @@ function usedNames(nodes: readonly NodeProto[], into: Set<string>): Set<string> 
   return into;
 }
 
+/**
+ * A run-time check of a model: an int64 scalar output that must be 0; the session fails with
+ * `fail(value)` otherwise (ONNX graphs cannot raise errors themselves).
+ */
+export interface OnnxCheck {
+  readonly value: string;
+  fail(count: number): Error;
+}
+
 /** One ONNX graph under construction: the main graph or a Loop body. */
 export class OnnxGraph {
+  /** The checks of this graph's values: only the main graph's reach the model's outputs. */
+  readonly checks: OnnxCheck[] = [];
   private readonly nodes: NodeProto[] = [];
   private readonly produced = new Set<string>();
   /** Outputs of the nodes made so far, by op, inputs and attributes: the same node twice is made once. */

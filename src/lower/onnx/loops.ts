@@ -4,6 +4,7 @@
  * along a new axis 0. A body reads its step of an operand with Gather; values it captures are
  * named directly, as ONNX sub-graphs see their outer scopes.
  */
+import { ftError } from "../../errors/error.js";
 import type { Node, ValueType } from "../../ir/types.js";
 import { OnnxGraph, valueInfo, type ElementType } from "./graph.js";
 import { shapeOf, type OnnxContext, type OnnxRule } from "./rules.js";
@@ -30,6 +31,8 @@ class LoopBody {
   /** The Loop node running this body `trips` times; returns the final carries, then the stacked outputs. */
   emit(trips: number, init: readonly string[], carriedIn: readonly Typed[], carriedOut: readonly Typed[], stacked: readonly Typed[]): string[] {
     const model = this.cx.g.model;
+    // A check inside a Loop has no model output to report through: a secure sum in a loop of rounds.
+    if (this.g.checks.length > 0) throw ftError("FT312", { what: "placement", why: "a secure sum inside scan() or fori() does not lower to onnx; run each round as its own program" });
     const inputs: Typed[] = [{ name: this.iteration, type: "int64", shape: [] }, { name: this.condition, type: "bool", shape: [] }, ...carriedIn];
     const body = this.g.finish(
       model.fresh("body"),

@@ -4,12 +4,13 @@
  * whole round, local training loops included, is one onnxruntime session call.
  */
 import type { Graph, Node, ProgramIR, ValueType } from "../../ir/types.js";
-import { ModelScope, OnnxGraph, valueInfo } from "./graph.js";
+import { ModelScope, OnnxGraph, valueInfo, type OnnxCheck } from "./graph.js";
 import { loopRules } from "./loops.js";
 import { foldingIntoGemm } from "./gemm.js";
 import { encodeModel, type GraphProto } from "./proto.js";
 import { tensorRules, type OnnxContext, type OnnxRule } from "./rules.js";
 import { onnxRandomRules } from "./random.js";
+import { onnxSecureRules } from "./secure.js";
 import { windowRules } from "./windows.js";
 import { sequenceRules } from "./sequence.js";
 
@@ -22,6 +23,7 @@ export const onnxRules: Readonly<Record<string, OnnxRule>> = {
   ...sequenceRules,
   ...loopRules,
   ...onnxRandomRules,
+  ...onnxSecureRules,
 };
 
 /** onnx 1.13's IR version, the first with opset 18. */
@@ -72,6 +74,8 @@ export interface OnnxModel {
   readonly inputs: readonly string[];
   /** Output names, in the order of the program's graph outputs. */
   readonly outputs: readonly string[];
+  /** Run-time checks, each an extra output after the program's (see OnnxCheck). */
+  readonly checks: readonly (OnnxCheck & { readonly output: string })[];
 }
 
 /** How a model's interface differs from the program's (an exported inference model). */
@@ -101,7 +105,7 @@ export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxM
   const graph = g.finish(
     program.name,
     program.graph.inputs.flatMap((id, i) => (fixed.has(i) ? [] : [valueInfo(inputs[i]!, typeOf(id).type, typeOf(id).shape)])),
-    program.graph.outputs.map((id, i) => ({ name: outs[i]!, ...typeOf(id) })),
+    [...program.graph.outputs.map((id, i) => ({ name: outs[i]!, ...typeOf(id) })), ...g.checks.map((c) => ({ name: c.value, type: "int64" as const, shape: [] }))],
   );
   face.outputNames?.forEach((name, i) => {
     // A last Identity gives the output its name; nothing after it reads the value.
@@ -113,5 +117,7 @@ export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxM
     for (const info of [...graph.input, ...graph.output]) info.type.tensor_type.shape.dim[0] = { dim_param: face.batchDim };
   }
   graph.initializer = scope.initializers;
-  return { bytes: modelBytes(graph), graph, inputs: graph.input.map((o) => o.name), outputs: graph.output.map((o) => o.name) };
+  const outputs = graph.output.map((o) => o.name);
+  const checks = g.checks.map((c, i) => ({ ...c, output: outputs[program.graph.outputs.length + i]! }));
+  return { bytes: modelBytes(graph), graph, inputs: graph.input.map((o) => o.name), outputs: outputs.slice(0, program.graph.outputs.length), checks };
 }

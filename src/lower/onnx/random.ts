@@ -16,17 +16,17 @@ const ROTATIONS = [
 ] as const;
 const KS_PARITY = 0x1bd11bda;
 
-const u32 = (g: OnnxGraph, value: number): string => g.model.scalar("uint32", value >>> 0);
-const toU32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.UINT32 });
+export const u32 = (g: OnnxGraph, value: number): string => g.model.scalar("uint32", value >>> 0);
+export const toU32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.UINT32 });
 const toI32 = (g: OnnxGraph, x: string): string => g.op1("Cast", [x], { to: DataType.INT32 });
 
 /** Word `index` of the last axis of a key or counter [..., 2], as uint32 [...]. */
-function word(cx: OnnxContext, x: string, index: number): string {
-  return toU32(cx.g, cx.g.op1("Gather", [x, cx.g.model.scalar("int64", index)], { axis: -1 }));
+export function word(g: OnnxGraph, x: string, index: number): string {
+  return toU32(g, g.op1("Gather", [x, g.model.scalar("int64", index)], { axis: -1 }));
 }
 
 /** The 20 rounds on uint32 words (broadcast numpy-style): the output words (y0, y1). */
-function threefryRounds(g: OnnxGraph, k0: string, k1: string, x0: string, x1: string): [string, string] {
+export function threefryRounds(g: OnnxGraph, k0: string, k1: string, x0: string, x1: string): [string, string] {
   const ks = [k0, k1, g.op1("BitwiseXor", [g.op1("BitwiseXor", [k0, k1]), u32(g, KS_PARITY)])];
   let a = g.op1("Add", [x0, ks[0]!]);
   let b = g.op1("Add", [x1, ks[1]!]);
@@ -74,7 +74,7 @@ function float32Nodes(g: OnnxGraph): Float32Ops<string, string> {
 export const onnxRandomRules: Record<string, OnnxRule> = {
   threefry2x32: (node, cx) => {
     const [key, counter] = node.inputs.map((id) => cx.name(id)) as [string, string];
-    const rounds = threefryRounds(cx.g, word(cx, key, 0), word(cx, key, 1), word(cx, counter, 0), word(cx, counter, 1));
+    const rounds = threefryRounds(cx.g, word(cx.g, key, 0), word(cx.g, key, 1), word(cx.g, counter, 0), word(cx.g, counter, 1));
     // The words broadcast to [...B] only if some operand has every lead dim: make sure the shape is the output's.
     return [reshape(cx, cx.g.op1("Expand", [stackWords(cx.g, rounds), cx.g.model.ints(outShape(node, cx))]), outShape(node, cx))];
   },
@@ -84,7 +84,7 @@ export const onnxRandomRules: Record<string, OnnxRule> = {
     const perKey = (node.attrs.shape as number[]).reduce((n, d) => n * d, 1);
     const blocks = Math.ceil(perKey / 2);
     const key = cx.name(node.inputs[0]!);
-    const column = (w: number) => reshape(cx, word(cx, key, w), [...keys, 1]);
+    const column = (w: number) => reshape(cx, word(cx.g, key, w), [...keys, 1]);
     const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
     const pairs = stackWords(g, threefryRounds(g, column(0), column(1), counters, u32(g, 0)));
     let flat = reshape(cx, g.op1("Expand", [pairs, g.model.ints([...keys, blocks, 2])]), [...keys, 2 * blocks]);

@@ -9,7 +9,7 @@ import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { InferenceSession, Tensor as OrtTensor } from "onnxruntime-node";
 import type { DType, ProgramIR } from "../../ir/types.js";
 import { ModelScope, OnnxGraph, valueInfo } from "./graph.js";
-import { buildModel, modelBytes } from "./model.js";
+import { buildModel, modelBytes, type OnnxModel } from "./model.js";
 
 type OnnxRuntime = typeof import("onnxruntime-node");
 
@@ -100,11 +100,13 @@ export class OnnxExecutable {
   private readonly inputs: readonly string[];
   private readonly outputs: readonly string[];
   private readonly outputDTypes: readonly DType[];
+  private readonly checks: OnnxModel["checks"];
 
   constructor(program: ProgramIR, settings: SessionSettings) {
     const model = buildModel(program);
     this.inputs = model.inputs;
     this.outputs = model.outputs;
+    this.checks = model.checks;
     this.outputDTypes = program.graph.outputs.map((id) => program.values[id]!.dtype);
     this.session = createSession(model.bytes, settings);
     // A failure is reported by the first run; until then it is not an unhandled rejection.
@@ -115,6 +117,10 @@ export class OnnxExecutable {
     const [ort, session] = await Promise.all([onnxRuntime(), this.session]);
     const feeds = Object.fromEntries(this.inputs.map((name, i) => [name, toOrt(ort, inputs[i]!)]));
     const results = await session.run(feeds);
+    for (const check of this.checks) {
+      const count = Number((results[check.output] as OrtTensor).data[0]);
+      if (count !== 0) throw check.fail(count);
+    }
     return this.outputs.map((name, i) => fromOrt(results[name] as OrtTensor, this.outputDTypes[i]!));
   }
 

@@ -46,8 +46,8 @@ function lastOf<T>(): (key: string, make: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** The fields of a run config that decide its data: the data set, its split among clients. */
-const dataKey = ({ dataset, partition, clients, alpha, seed }: ChunkJobData["config"]) => JSON.stringify({ dataset, partition, clients, alpha, seed });
+/** The fields of a run config that decide its data: the data set, its split among clients and each client's held-out share. */
+const dataKey = ({ dataset, partition, clients, alpha, seed, clientHoldout }: ChunkJobData["config"]) => JSON.stringify({ dataset, partition, clients, alpha, seed, clientHoldout });
 
 export function chunkProcessor(redis: Redis, log: (line: string) => void): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();

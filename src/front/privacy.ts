@@ -1,0 +1,128 @@
+/**
+ * Privacy in the language (docs/language.md "Privacy"): dpSum, the differentially private sum
+ * that may take private client data to the SERVER, and the check that a program's outputs hold
+ * no private CLIENTS value. The taint itself is src/ir/privacy.ts (trace time) and the private
+ * placements of types/placement.ts (tsc).
+ */
+import type { Message, Presumed, Validate } from "../../types/errors.js";
+import type { Moved, ReduceCheck } from "../../types/placement.js";
+import type { Print } from "../../types/print.js";
+import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { printType } from "../ir/print.js";
+import { privacyError } from "../ir/privacy.js";
+import * as elementwise from "./elementwise.js";
+import { broadcast, checkLeaves, checkOutsidePerClient, flattenTracers, gotAt, map } from "./placement.js";
+import * as random from "./random.js";
+import * as tensorOps from "./tensor-ops.js";
+import { currentGraph, isTracer, type Tracer } from "./trace.js";
+import { describeValue, unflatten } from "./tree.js";
+import { isAtClients } from "../ir/placement.js";
+
+/** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
+type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
+type KeyOption = Tensor<[2], "int32", "server" | "local">;
+type OptionCheck<Name extends string, V, Want, Text extends string> = V extends Want
+  ? never
+  : Message<"FT110", { option: Name; want: Text; got: V extends Typed ? Print<V> : "a value that is no tensor" }>;
+const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER" } as const;
+type Want = typeof want;
+
+export interface DpSumOptions<C, Z, K> {
+  /** The clip norm C: each client's whole tree is scaled to global L2 norm at most C. */
+  readonly clip: Validate<C, OptionCheck<"clip", C, ScalarOption, Want["scalar"]>>;
+  /** z: the sum gets N(0, (z C)^2) noise on every coordinate, at the SERVER. */
+  readonly noiseMultiplier: Validate<Z, OptionCheck<"noiseMultiplier", Z, ScalarOption, Want["scalar"]>>;
+  /** The key the noise is drawn from (one independent key per leaf, split from it). */
+  readonly key: Validate<K, OptionCheck<"key", K, KeyOption, Want["key"]>>;
+}
+
+// The operations through loose signatures: their checks run while tracing, as in the library.
+type Loose = (...args: unknown[]) => Tracer;
+const ops = { ...elementwise, ...tensorOps, ...random } as unknown as Record<
+  "add" | "mul" | "div" | "maximum" | "sqrt" | "sum" | "normal" | "split",
+  Loose
+>;
+
+/**
+ * The Gaussian mechanism over the clients, as TFF's DifferentiallyPrivateFactory (McMahan et
+ * al. 2018): each client's tree is clipped to global L2 norm `clip` (delta min(1, C/||delta||)),
+ * the clipped trees are summed, and the SERVER adds N(0, (noiseMultiplier clip)^2) to every
+ * coordinate, drawn from `key`. One client changes the sum by at most `clip` in L2 norm, so
+ * the result is differentially private and may carry private client data (FT109 does not
+ * apply): `{T}@CLIENTS` to `T@SERVER`, float32 leaves only.
+ */
+export function dpSum<T extends TreeLike, C, Z, K>(
+  x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
+  options: DpSumOptions<C, Z, K>,
+): Presumed<Moved<T, "server">> {
+  const op = "dpSum";
+  const xs = flattenTracers(x, "dpSum() argument");
+  checkOutsidePerClient(op);
+  checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  const notFloat = xs.leaves.find((t) => t.dtype !== "float32");
+  if (notFloat !== undefined) throw ftError("FT205", { op, want: "f32", got: notFloat.dtype === "int32" ? "i32" : "bool" });
+  if (typeof options !== "object" || options === null) throw ftError("FT110", { option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
+  const clip = scalarOption("clip", options.clip);
+  const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);
+  const key = keyOption(options.key);
+
+  // Each client scales its whole tree by C / max(||x||, C), in the order of the library's
+  // clipToNorm (sum of squares leaf by leaf, added left to right), so the numbers are the same.
+  const serverClip = isTracer(clip) && clip.placement === "server";
+  const clipped = map(
+    ((...members: Tracer[]) => {
+      const c = serverClip ? members.pop()! : clip;
+      const norm = ops.sqrt(members.map((leaf) => ops.sum(ops.mul(leaf, leaf))).reduce((total, part) => ops.add(total, part)));
+      const scale = ops.div(c, ops.maximum(norm, c));
+      return members.map((leaf) => ops.mul(leaf, scale));
+    }) as never,
+    ...((serverClip ? [...xs.leaves, broadcast(clip as never)] : xs.leaves) as never[]),
+  ) as unknown as Tracer[];
+
+  const graph = currentGraph(op);
+  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op }, op)[0]!);
+  const std = typeof noiseMultiplier === "number" && typeof clip === "number" ? noiseMultiplier * clip : ops.mul(noiseMultiplier, clip);
+  const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), "dpSum() noise").leaves;
+  return unflatten(
+    xs.def,
+    sums.map((sum, i) => ops.add(sum, noise[i])),
+  ) as never;
+}
+
+/** Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf split from `key`. */
+export function gaussianTreeNoise(like: unknown, std: unknown, key: unknown): unknown {
+  const { leaves, def } = flattenTracers(like, "parameter tree");
+  const keys = leaves.length === 1 ? [key] : (ops.split(key, leaves.length) as unknown as Tracer[]);
+  return unflatten(
+    def,
+    leaves.map((leaf, i) => ops.mul(ops.normal(keys[i], leaf.shape), std)),
+  );
+}
+
+function scalarOption(option: "clip" | "noiseMultiplier", value: unknown): Tracer | number {
+  if (typeof value === "number") {
+    const ok = option === "clip" ? value > 0 && Number.isFinite(value) : value >= 0 && Number.isFinite(value);
+    if (!ok) throw ftError("FT110", { option, want: option === "clip" ? "a finite number > 0" : "a finite number >= 0", got: String(value) });
+    return value;
+  }
+  if (!isTracer(value)) throw ftError("FT110", { option, want: want.scalar, got: "a value that is no tensor" });
+  if (!isServerOrLocal(value) || value.dtype !== "float32" || value.shape.length !== 0) throw ftError("FT110", { option, want: want.scalar, got: printType(value.type) });
+  return value;
+}
+
+function keyOption(value: unknown): Tracer {
+  if (!isTracer(value)) throw ftError("FT110", { option: "key", want: want.key, got: "a value that is no tensor" });
+  if (!isServerOrLocal(value) || value.dtype !== "int32" || value.shape.length !== 1 || value.shape[0] !== 2) {
+    throw ftError("FT110", { option: "key", want: want.key, got: printType(value.type) });
+  }
+  return value;
+}
+
+const isServerOrLocal = (t: Tracer): boolean => (t.placement === "server" || t.placement === "local") && t.type.private !== true;
+
+/** FT109 for the first leaf of a program's result that holds private data (types/placement.ts OutputCheck). */
+export function checkOutputsPrivacy(leaves: readonly Tracer[], paths: readonly string[]): void {
+  const leak = leaves.findIndex((t) => t.type.private === true);
+  if (leak >= 0) throw privacyError("the program's result", gotAt(leaves[leak]!.type, paths[leak]!));
+}

@@ -1,0 +1,59 @@
+/**
+ * Stochastic quantization of a client's update to b bits per coordinate (QSGD, Alistarh et
+ * al. 2017; the stochastic k-level quantization of Suresh et al. 2017): per leaf, with
+ * lo = min and hi = max of its entries and s = 2^b - 1 levels above lo, each entry x becomes
+ * lo + q (hi - lo) / s with q = floor((x - lo) s / (hi - lo) + u), u uniform in [0, 1) from
+ * the key. q is the level below x with probability one minus x's distance above it, so
+ * E[q] = (x - lo) s / (hi - lo): the quantized value is unbiased. A client sends b bits per
+ * entry and two float32 numbers (lo, hi) per leaf instead of 32 bits per entry.
+ *
+ * Gradients pass straight through (the quantized value minus x is a constant), as usual for
+ * quantization-aware training.
+ */
+import type { Presumed } from "../../types/errors.js";
+import type { Tensor, TreeLike } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { emitBinary } from "./elementwise.js";
+import { flattenTracers } from "./placement.js";
+import { split, uniform } from "./random.js";
+import { currentGraph, type Tracer } from "./trace.js";
+import { unflatten } from "./tree.js";
+
+export interface QuantizeOptions {
+  /** Bits per coordinate, 1 to 16. */
+  readonly bits: number;
+}
+
+/** The bits a tree of leaves with these sizes takes quantized to `bits` per entry: b n per leaf plus its two float32 bounds. */
+export function quantizedBits(leafSizes: readonly number[], bits: number): number {
+  return leafSizes.reduce((total, n) => total + n * bits + 64, 0);
+}
+
+/** x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf). */
+export function stochasticQuantize<T extends TreeLike>(x: T, key: Tensor<[2], "int32">, options: QuantizeOptions): Presumed<T> {
+  const op = "stochasticQuantize";
+  const b = (options as QuantizeOptions | undefined)?.bits;
+  if (typeof b !== "number" || !Number.isInteger(b) || b < 1 || b > 16) {
+    throw ftError("FT302", { what: `${op}() bits`, why: `the bits per coordinate must be a whole number from 1 to 16, got ${String(b)}` });
+  }
+  const graph = currentGraph(op);
+  const emit = (primitive: string, inputs: Tracer[], attrs = {}) => graph.emit(primitive, inputs, attrs, op)[0]!;
+  const { leaves, def } = flattenTracers(x, `${op}() argument`);
+  const keys = (leaves.length === 1 ? [key] : split(key as never, leaves.length)) as unknown as Tracer[];
+  const levels = 2 ** b - 1;
+  const quantized = leaves.map((leaf, i) => {
+    if (leaf.dtype !== "float32") throw ftError("FT205", { op, want: "f32", got: leaf.dtype === "int32" ? "i32" : "bool" });
+    const all = { axes: null, keepDims: false };
+    const lo = emit("reduce_min", [leaf], all);
+    const span = emitBinary("sub", op, emit("reduce_max", [leaf], all), lo);
+    // A constant leaf (span 0) keeps its value: its levels are all lo.
+    const step = emitBinary("div", op, emitBinary("maximum", op, span, 1e-30), levels);
+    const u = uniform(keys[i] as never, leaf.shape as never) as unknown as Tracer;
+    const scaled = emitBinary("add", op, emitBinary("div", op, emitBinary("sub", op, leaf, lo), step), u);
+    // scaled >= 0, so the cast's truncation is the floor.
+    const q = emit("cast", [emit("cast", [scaled], { dtype: "int32" })], { dtype: "float32" });
+    const value = emitBinary("add", op, lo, emitBinary("mul", op, emitBinary("minimum", op, q, levels), step));
+    return emitBinary("add", op, leaf, emit("stop_gradient", [emitBinary("sub", op, value, leaf)]));
+  });
+  return unflatten(def, quantized) as never;
+}

@@ -1,0 +1,104 @@
+/**
+ * secureSum: the sum over clients that the server learns without seeing any client's value
+ * (Bonawitz et al. 2017; TFF's SecureSumFactory). Each client quantizes its values into the
+ * declared range, adds pairwise masks that cancel modulo 2^bits, and the server sums the
+ * masked values; what it computes, bit for bit on every backend, is defined in
+ * src/ir/secure-sum.ts, and docs/language.md (Secure aggregation) says what it protects.
+ *
+ * It is one IR primitive, secure_sum (TFF's federated_secure_sum), so gradients see a sum:
+ * the cotangent of the result is broadcast back to the clients, straight through the
+ * quantization, and a jvp's tangent is the plain sum of the tangents.
+ */
+import type { Presumed, Validate } from "../../types/errors.js";
+import type { Moved, ReduceCheck } from "../../types/placement.js";
+import type { Tensor, TreeLike } from "../../types/tensor.js";
+import { ftError } from "../errors/error.js";
+import { isAtClients } from "../ir/placement.js";
+import { printType } from "../ir/print.js";
+import { checkCapacity, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
+import { checkLeaves, checkOutsidePerClient, flattenTracers } from "./placement.js";
+import { foldIn } from "./random.js";
+import { currentGraph, isTracer, type Tracer } from "./trace.js";
+import { unflatten } from "./tree.js";
+
+/**
+ * What secureSum's argument may be: a tree of float32 or int32 values at the CLIENTS, as
+ * reduceSum's (FT103 for SERVER or local leaves, FT105 for members, FT205 for bool). The one
+ * place that says which client values may leave through a secure sum.
+ */
+export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" | "int32">;
+
+/** The runtime side of SecureSumPlacementCheck: every leaf at the CLIENTS. */
+const secureSumPlacementAllowed = isAtClients;
+
+export interface SecureSumOptions {
+  /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
+  readonly bits: number;
+  /** The round's key (i32[2], at the SERVER or local): every pair key derives from it; pass a fresh one each round. */
+  readonly key: Tensor<[2], "int32", "server" | "local">;
+  /** The declared range [low, high] of every client value; values outside it fail the run (FT309). */
+  readonly range: readonly [number, number];
+  /** float32 inputs: quantization steps per unit, q = round((x - low) * scale); int32 inputs take 1. */
+  readonly scale?: number;
+  /** Neighbours per client in the mask graph (even, >= 2; SecAgg+); every other client when absent. */
+  readonly neighbours?: number;
+  /** The most clients a round has, when known: then an overflow is FT311 while tracing, not only at run time. */
+  readonly maxClients?: number;
+}
+
+const isWhole = (n: unknown): n is number => Number.isInteger(n);
+
+/** The primitive's attributes for leaves of `dtype`, or FT312 naming the bad option. */
+function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs {
+  const bad = (what: string, why: string) => ftError("FT312", { what, why });
+  const { bits, range, neighbours } = options;
+  if (!(isWhole(bits) && bits >= 1 && bits <= MAX_SECURE_BITS)) throw bad("bits", `expected a whole number in [1, ${MAX_SECURE_BITS}], got ${String(bits)}`);
+  if (!Array.isArray(range) || range.length !== 2 || !range.every(Number.isFinite) || !(range[0] <= range[1])) {
+    throw bad("range", `expected [low, high] with finite low <= high, got ${JSON.stringify(range)}`);
+  }
+  if (neighbours !== undefined && !(isWhole(neighbours) && neighbours >= 2 && neighbours % 2 === 0)) {
+    throw bad("neighbours", `expected an even whole number >= 2, got ${String(neighbours)}`);
+  }
+  let scale = 1;
+  if (dtype === "float32") {
+    scale = Math.fround(options.scale ?? NaN);
+    if (!(Number.isFinite(scale) && scale > 0)) throw bad("scale", `float32 values need a finite scale > 0 (quantization steps per unit), got ${String(options.scale)}`);
+  } else {
+    if (options.scale !== undefined && options.scale !== 1) throw bad("scale", `int32 values are summed as they are: leave scale out, got ${options.scale}`);
+    if (!range.every((v) => isWhole(v) && Math.abs(v) < 2 ** 31)) throw bad("range", `int32 values need a range of int32 integers, got ${JSON.stringify(range)}`);
+  }
+  const [low, high] = dtype === "float32" ? range.map(Math.fround) : range;
+  const attrs = { bits, neighbours: neighbours ?? null, low: low!, high: high!, scale };
+  if (options.maxClients !== undefined) {
+    if (!(isWhole(options.maxClients) && options.maxClients >= 1)) throw bad("maxClients", `expected a whole number >= 1, got ${String(options.maxClients)}`);
+    checkCapacity("secureSum", options.maxClients, dtype, attrs);
+  } else if (quantizedSpan(dtype, attrs) >= 2 ** bits) {
+    checkCapacity("secureSum", 1, dtype, attrs);
+  }
+  return attrs;
+}
+
+/**
+ * The sum over clients of every leaf of x ({T}@CLIENTS, T float32 or int32) at the SERVER,
+ * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
+ * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
+ */
+export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions): Presumed<Moved<T, "server">> {
+  const op = "secureSum";
+  const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
+  checkOutsidePerClient(op);
+  checkLeaves(op, leaves, paths, secureSumPlacementAllowed, (got) => ftError("FT103", { op, got }));
+  if (typeof options !== "object" || options === null) throw ftError("FT312", { what: "options", why: "expected { bits, key, range, scale? }" });
+  const key = options.key as unknown as Tracer;
+  if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER or local (randomKey(seed), or an input)" });
+  const graph = currentGraph(op);
+  return unflatten(
+    def,
+    leaves.map((leaf, i) => {
+      if (leaf.dtype !== "float32" && leaf.dtype !== "int32") throw ftError("FT205", { op, want: "f32 or i32", got: printType(leaf.type) });
+      // One independent key per leaf, so that no two leaves share masks.
+      const leafKey = leaves.length === 1 ? key : (foldIn(key as never, i) as unknown as Tracer);
+      return graph.emit("secure_sum", [leaf, leafKey], { ...attrsOf(options, leaf.dtype) }, op)[0]!;
+    }),
+  ) as never;
+}

@@ -1,0 +1,54 @@
+/**
+ * The aggregations of a program, each as a TFF intrinsic with its type:
+ * `federated_median: ({f32[784,10]}@CLIENTS -> f32[784,10]@SERVER)`. The robust aggregators
+ * are a selection followed by sums over the clients (src/front/robust.ts); they print as the
+ * one intrinsic they are, and the sums they are made of are not listed again.
+ */
+import { printType } from "./print.js";
+import type { Graph, Node, ProgramIR, ValueType } from "./types.js";
+
+const plainIntrinsics: Readonly<Record<string, string>> = {
+  federated_sum: "federated_sum",
+  federated_mean: "federated_mean",
+  federated_max: "federated_max",
+  federated_min: "federated_min",
+  aggregate: "federated_aggregate",
+  secure_sum: "federated_secure_sum",
+};
+
+/** dpSum's sum is a federated_sum marked by its aggregator (src/front/privacy.ts). */
+const intrinsicOf = (node: Node): string => (node.attrs.aggregator === "dpSum" ? "federated_dp_sum" : plainIntrinsics[node.op]!);
+
+/** TFF-style name of a robust selection node, with its parameters. */
+function robustName(node: Node): string {
+  if (node.op === "federated_krum_mask") return `federated_krum<f=${String(node.attrs.byzantine)},m=${String(node.attrs.select)}>`;
+  return node.attrs.trim === "median" ? "federated_median" : `federated_trimmed_mean<trim=${String(node.attrs.trim)}>`;
+}
+
+const isRobust = (node: Node) => node.op === "federated_trim_mask" || node.op === "federated_krum_mask";
+
+export function printAggregations(ir: ProgramIR): string[] {
+  const lines: string[] = [];
+  const typeOf = (id: number): ValueType => ir.values[id]!;
+  const tuple = (types: readonly string[]) => (types.length === 1 ? types[0]! : `<${types.join(",")}>`);
+  const walk = (graph: Graph): void => {
+    // Values a robust selection made or weighted: the sums over them belong to that aggregator.
+    const selected = new Set<number>();
+    for (const node of graph.nodes) {
+      if (isRobust(node)) {
+        node.outputs.forEach((id) => selected.add(id));
+        const clients = node.inputs.map((id) => printType(typeOf(id)));
+        const server = node.inputs.map((id) => printType({ ...typeOf(id), placement: "server" }));
+        lines.push(`${robustName(node)}: (${tuple(clients)} -> ${tuple(server)})`);
+      } else if (node.op === "mul" && node.inputs.some((id) => selected.has(id))) {
+        node.outputs.forEach((id) => selected.add(id));
+      } else if (node.op in plainIntrinsics && !node.inputs.some((id) => selected.has(id))) {
+        const members = node.op === "aggregate" ? node.inputs.slice(0, node.attrs.members as number) : node.inputs;
+        lines.push(`${intrinsicOf(node)}: (${tuple(members.map((id) => printType(typeOf(id))))} -> ${tuple(node.outputs.map((id) => printType(typeOf(id))))})`);
+      }
+      for (const body of node.bodies ?? []) walk(body);
+    }
+  };
+  walk(ir.graph);
+  return lines;
+}

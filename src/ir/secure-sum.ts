@@ -1,0 +1,132 @@
+/**
+ * Secure summation (Bonawitz et al. 2017, "Practical Secure Aggregation for Privacy-Preserving
+ * Machine Learning"; the k-neighbour mask graph of Bell et al. 2020, SecAgg+): the definition
+ * every backend reproduces bit for bit. The reference interpreter and the tfjs kernels call
+ * these functions; the ONNX lowering (src/lower/onnx/secure.ts) builds the same steps from
+ * graph nodes.
+ *
+ * A secure sum of a CLIENTS value x over n clients, in the modulus M = 2^bits:
+ * 1. Quantize: q = floor((x - low) * scale + 0.5) for float32 (each operation rounded to
+ *    float32), q = x - low for int32; x outside [low, high] (or NaN) is counted and makes the
+ *    run fail with FT309: nothing is clipped silently. q lies in [0, span], span = q(high).
+ * 2. Mask: client i adds, per ring distance d = 1..h, the words R(k(i, d)) and subtracts
+ *    R(k((i - d) mod n, d)), where k(a, d) = foldIn(foldIn(key, a), d) is the key of the pair
+ *    (a, a + d mod n) and R(k) its randomBits words reduced mod M. Every pair's words are added
+ *    by one client and subtracted by the other, so they cancel in the modular sum, and each
+ *    masked value y_i = (q_i + mask_i) mod M is uniform on [0, M) to whoever lacks the pair keys.
+ *    h = floor(n / 2) pairs every client with every other (Bonawitz's complete graph, O(n^2)
+ *    words per coordinate); a neighbour count k gives h = min(k / 2, floor(n / 2)), the
+ *    Harary graph H(k, n) of SecAgg+ (O(n k)).
+ * 3. Sum: S = sum_i y_i mod M = sum_i q_i (exact while n span < M: FT311 otherwise).
+ * 4. Dequantize: S / scale + n low (float32, each operation rounded), S + n low (int32).
+ *
+ * Limits: bits <= 30, so that q + mask < 2^31 and every masked value is an exact int32 word on
+ * every backend; sums of masked values are taken in int64 (onnx) or float64 (host), exact
+ * for any cohort below 2^23 clients (n 2^30 < 2^53).
+ */
+import { ftError } from "../errors/error.js";
+import { randomBits, threefry2x32 } from "./threefry.js";
+
+export const MAX_SECURE_BITS = 30;
+
+export interface SecureSumAttrs {
+  readonly bits: number;
+  /** Neighbours per client in the mask graph (even); null for every other client. */
+  readonly neighbours: number | null;
+  /** The declared range [low, high] and the quantization scale (1 for int32), float32 values. */
+  readonly low: number;
+  readonly high: number;
+  readonly scale: number;
+}
+
+export type SecureDType = "float32" | "int32";
+
+/** A float32 (or int32) input's quantized value; NaN and values outside [low, high] are the caller's to count. */
+export function quantize(x: number, dtype: SecureDType, a: SecureSumAttrs): number {
+  if (dtype === "int32") return x - a.low;
+  return Math.floor(Math.fround(Math.fround(Math.fround(x - a.low) * a.scale) + 0.5));
+}
+
+export const inRange = (x: number, a: SecureSumAttrs): boolean => x >= a.low && x <= a.high;
+
+/** The largest quantized value: q(high). */
+export const quantizedSpan = (dtype: SecureDType, a: SecureSumAttrs): number => quantize(a.high, dtype, a);
+
+/** Mask rounds: ring distances 1..h. */
+export function maskDistances(clients: number, neighbours: number | null): number {
+  const all = Math.floor(clients / 2);
+  return neighbours === null ? all : Math.min(neighbours / 2, all);
+}
+
+/** Pair keys k(a, d) = foldIn(foldIn(key, a), d) for every client a, as (k0, k1) words. */
+function pairKey(key: readonly [number, number], a: number, d: number): [number, number] {
+  const [c0, c1] = threefry2x32(key[0], key[1], a, 1);
+  return threefry2x32(c0, c1, d, 1);
+}
+
+/**
+ * Each client's masked values y_i = (q_i + mask_i) mod 2^bits, from quantized values laid
+ * out client-major (clients x size).
+ */
+export function maskedValues(quantized: ArrayLike<number>, clients: number, size: number, key: readonly [number, number], a: SecureSumAttrs): Int32Array {
+  const low = 2 ** a.bits - 1;
+  // Reduced mod 2^bits after every distance: acc + word - word lies in (-2^30, 2^31), an
+  // exact int32 whose two's-complement low bits are the floor remainder.
+  const acc = Int32Array.from(quantized, (q) => q & low);
+  const words = new Int32Array(clients * size);
+  for (let d = 1; d <= maskDistances(clients, a.neighbours); d++) {
+    for (let i = 0; i < clients; i++) {
+      const bits = randomBits(Int32Array.from(pairKey(key, i, d)), size);
+      for (let j = 0; j < size; j++) words[i * size + j] = bits[j]! & low;
+    }
+    for (let i = 0; i < clients; i++) {
+      const from = (((i - d) % clients) + clients) % clients;
+      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[i * size + j]! - words[from * size + j]!) & low;
+    }
+  }
+  return acc;
+}
+
+/** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */
+export function checkCapacity(op: string, clients: number, dtype: SecureDType, a: SecureSumAttrs): void {
+  const span = quantizedSpan(dtype, a);
+  const fitsModulus = clients * span < 2 ** a.bits;
+  const fitsInt32 = dtype === "float32" || Math.max(Math.abs(clients * a.low), Math.abs(clients * a.high)) < 2 ** 31;
+  if (!fitsModulus || !fitsInt32) {
+    throw ftError("FT311", { op, clients, span, bits: a.bits, most: Math.max(0, Math.floor((2 ** a.bits - 1) / Math.max(span, 1))) });
+  }
+}
+
+/** FT309 for `count` values outside the declared range. */
+export function outOfRange(op: string, count: number, a: SecureSumAttrs): Error {
+  return ftError("FT309", { op, count, low: a.low, high: a.high });
+}
+
+/** The dequantized result of a modular sum S over n clients. */
+export function dequantize(sum: number, clients: number, dtype: SecureDType, a: SecureSumAttrs): number {
+  if (dtype === "int32") return sum + clients * a.low;
+  return Math.fround(Math.fround(Math.fround(sum) / a.scale) + Math.fround(clients * a.low));
+}
+
+/**
+ * The whole secure sum on the host: the clients' values (clients x size, client-major) to
+ * the dequantized sum; FT311 on overflow, FT309 on values outside the range.
+ */
+export function secureSumHost(op: string, values: ArrayLike<number>, clients: number, dtype: SecureDType, key: readonly [number, number], a: SecureSumAttrs): number[] {
+  checkCapacity(op, clients, dtype, a);
+  const size = clients === 0 ? 0 : values.length / clients;
+  let bad = 0;
+  const quantized = Float64Array.from(values, (x) => {
+    if (!inRange(x, a)) bad++;
+    return quantize(x, dtype, a);
+  });
+  if (bad > 0) throw outOfRange(op, bad, a);
+  const masked = maskedValues(quantized, clients, size, key, a);
+  const modulus = 2 ** a.bits;
+  const sums = new Array<number>(size).fill(0);
+  for (let i = 0; i < clients; i++) for (let j = 0; j < size; j++) sums[j]! += masked[i * size + j]!;
+  return sums.map((s) => dequantize(s % modulus, clients, dtype, a));
+}
+
+/** Words of a masked value's key: an i32[2] tensor's data. */
+export const keyWords = (data: ArrayLike<number>): [number, number] => [data[0]! | 0, data[1]! | 0];

@@ -1,0 +1,150 @@
+/**
+ * Agnostic federated learning (Mohri, Sivek, Suresh 2019, "Agnostic Federated Learning",
+ * Stochastic-AFL): min over w, max over mixture weights lambda on the simplex, of
+ * sum_k lambda_k L_k(w), with one domain per client: lambda has one entry per client of the
+ * whole population (N = `clients`) and lives at the SERVER across rounds. Each round both
+ * players step from the same (w, lambda), with the cohort S standing for all N clients
+ * (unbiased estimates, m = the clients of S that trained):
+ *   w      <- w + (N / m) sum_{k in S} lambda_k (w_k - w)       w_k: client k's locally trained model
+ *   lambda <- Proj_simplex(lambda + aflLr (N / m) sum_{k in S} L_k(w) e_k)
+ * where L_k(w) is client k's mean loss at the server model before training. With one local
+ * step on the client's whole data, w_k - w = -lr grad L_k(w) and the w step is the paper's
+ * projected gradient descent step; with more, it is FedAvg's local training, weighted by
+ * lambda. Uniform lambda = 1/N gives FedAvg with every client weighted alike.
+ *
+ * The cohort's clients are named by a CLIENTS input `client` (their positions 0..N-1), from
+ * which each client picks its lambda_k and places its loss in the ascent direction.
+ */
+import { ftError } from "../../errors/error.js";
+import type { RunInputs, RunOutputs } from "../../front/program.js";
+import { cumsum, sort } from "../../front/sequence-ops.js";
+import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import type { RunOptions } from "../../runtime/run.js";
+import type { Tensor, TensorSpec } from "../../../types/tensor.js";
+import { CheckedProgram, valuesOf } from "./checked-inputs.js";
+import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
+
+export interface AflOptions extends ClientTrainingOptions {
+  /** N: the number of clients (domains) lambda weighs; the `client` input names them 0..N-1. */
+  readonly clients: number;
+}
+
+export interface AflHypers<Lambda> {
+  /** The clients' learning rate. */
+  readonly lr: Hyper;
+  /** The step size of the ascent on lambda (the paper's gamma_lambda). */
+  readonly aflLr: Hyper;
+  /** The mixture weights, f32[N] at the SERVER, on the simplex. */
+  readonly lambda: Lambda;
+}
+
+/** AFL's client data: the cohort's batches and each client's position among the N. */
+export interface AflClientData extends RoundData {
+  readonly client: Tensor<[], "int32", "clients">;
+}
+
+export type AflLambda<N extends number> = Tensor<[N], "float32", "server">;
+export type AflProgram<M extends AnyModel, N extends number = number> = RoundProgram<
+  M,
+  { readonly aflLr: ScalarSpec; readonly lambda: TensorSpec<[N], "float32", "server">; readonly client: TensorSpec<[], "int32", "clients"> },
+  { lambda: AflLambda<N>; worstLoss: ServerScalar }
+>;
+
+/**
+ * The Euclidean projection of v onto the probability simplex (Duchi, Shalev-Shwartz, Singer,
+ * Chandra 2008): with u = v sorted in descending order, rho the number of j with
+ * u_j - (u_1 + ... + u_j - 1) / j > 0 (they are a prefix) and theta = (u_1 + ... + u_rho - 1) / rho,
+ * the projection is max(v - theta, 0).
+ */
+export function projectToSimplex(v: Value, n: number): Value {
+  const u: Value = sort(v, -1 as never, true);
+  const ranks = ops.constant(Array.from({ length: n }, (_, j) => j + 1));
+  const kept = ops.cast(ops.greater(ops.sub(u, ops.div(ops.sub(cumsum(u), 1), ranks)), 0), "float32");
+  const theta = ops.div(ops.sub(ops.sum(ops.mul(kept, u)), 1), ops.sum(kept));
+  return ops.maximum(ops.sub(v, theta), 0);
+}
+
+/** AFL's round as a typed function on traced values, for use inside a user's program. */
+export function afl<M extends AnyModel, const N extends number>(
+  model: M,
+  options: AflOptions & { readonly clients: N },
+): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData> {
+  return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers)) as never;
+}
+
+/** One AFL round on traced values. */
+export function aflRound(model: AnyModel, options: AflOptions, params: Value, data: AflClientData, hypers: AflHypers<Value>): { params: Value; loss: Value; lambda: Value; worstLoss: Value } {
+  const { lr, aflLr, lambda } = hypers;
+  const n = options.clients;
+  const local = ops.map(
+    (w: Value, weights: Value, client: Value, x: Value, y: Value, mask: Value) => {
+      const domain = ops.oneHot(client, n);
+      const trains = ops.cast(ops.greater(realSteps(mask), 0), "float32");
+      const before = ops.mul(clientLoss(model, w, x, y, mask), trains);
+      const trained = localTrain(model, w, { x, y, mask }, options.clientOptimizer ?? plainSgd, lr);
+      const weight = ops.mul(ops.sum(ops.mul(domain, weights)), trains);
+      return { weighted: ops.mul(ops.sub(trained.params, w), weight), ascent: ops.mul(domain, before), before, trains, loss: trained.loss };
+    },
+    ops.broadcast(params),
+    ops.broadcast(lambda),
+    data.client,
+    data.x,
+    data.y,
+    data.mask,
+  );
+  const scale = ops.div(n, ops.reduceSum(local.trains));
+  return {
+    params: ops.add(params, ops.mul(ops.reduceSum(local.weighted), scale)),
+    loss: ops.reduceWeightedMean(local.loss, data.count),
+    lambda: projectToSimplex(ops.add(lambda, ops.mul(ops.reduceSum(local.ascent), ops.mul(scale, aflLr))), n),
+    worstLoss: ops.reduceMax(local.before),
+  };
+}
+
+/** FT302 unless every client position is an integer in [0, N): one outside would get no weight, silently. */
+async function checkClients(client: unknown, n: number, what: string): Promise<void> {
+  const values = await valuesOf(client);
+  if (values === undefined) return; // malformed: the runtime's FT302 says what is wrong
+  for (let i = 0; i < values.length; i++) {
+    const k = values[i]!;
+    if (!(Number.isInteger(k) && k >= 0 && k < n)) throw ftError("FT302", { what, why: `client ${i}'s position ${k} is not one of the ${n} clients 0..${n - 1}` });
+  }
+}
+
+/** AFL's program: checks the client positions as well as the data before it runs. */
+class AflCheckedProgram<I, O> extends CheckedProgram<I, O> {
+  constructor(
+    program: CheckedProgram<I, O>,
+    model: AnyModel,
+    private readonly clients: number,
+  ) {
+    super(program, model);
+  }
+
+  override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+    await checkClients((inputs as { client?: unknown } | null)?.client, this.clients, `${this.name} input client`);
+    return super.run(inputs, options);
+  }
+}
+
+/**
+ * AFL's round as a program: (server params, cohort batches, lr, aflLr, lambda, client) ->
+ * (params, loss, lambda, worstLoss); lambda starts uniform, 1/N each (initialLambda).
+ * worstLoss is the largest loss at the server model among the cohort's clients that trained.
+ */
+export function aflProgram<M extends AnyModel, const N extends number>(model: M, options: AflOptions & { readonly clients: N }): AflProgram<M, N> {
+  const n = options.clients;
+  if (!(Number.isSafeInteger(n) && n >= 1)) throw ftError("FT302", { what: "aflProgram clients", why: `must be a whole number of clients >= 1, got ${n}` });
+  const extra = { aflLr: f32([]), lambda: atServer(f32([n])), client: atClients(i32([])) };
+  const traced = roundProgram(model, "afl", extra, ({ params, lr, aflLr, lambda, client }, data) =>
+    aflRound(model, options, params, { ...data, client }, { lr, aflLr, lambda }),
+  );
+  return new AflCheckedProgram(traced as CheckedProgram<unknown, unknown>, model, n) as never;
+}
+
+/** The first round's lambda: uniform over the N clients. */
+export function initialLambda(clients: number): { shape: number[]; data: Float32Array } {
+  return { shape: [clients], data: new Float32Array(clients).fill(1 / clients) };
+}

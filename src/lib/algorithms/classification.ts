@@ -1,0 +1,106 @@
+/**
+ * Classification metrics beyond accuracy: top-k accuracy and the confusion matrix, summed over
+ * a model's padded, masked batches (batchEvaluation's, or one client's held-out batches inside
+ * map). The sums are kept apart from the ratios so that clients' and chunks' sums add up.
+ *
+ * Top-k counts an example as a hit when fewer than k classes rank above its label, ranking by
+ * logit with ties broken towards the lower class index, as argmax breaks them: so top-1
+ * accuracy is accuracy exactly, even for a model whose logits tie (an all-zero model).
+ */
+import { ftError } from "../../errors/error.js";
+import { program, type Program } from "../../front/program.js";
+import { f32, i32 } from "../../front/specs.js";
+import type { Tensor } from "../../../types/tensor.js";
+import { CheckedProgram } from "./checked-inputs.js";
+import { exampleLosses, featureSpec } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
+
+export interface ClassificationOptions {
+  /** The k of top-k accuracy (default 5, as Keras's TopKCategoricalAccuracy); 1 gives accuracy again. */
+  readonly topK?: number;
+}
+
+/** Sums over real examples; every one a scalar but the confusion matrix [classes, classes]. */
+export interface ClassificationSums {
+  readonly examples: Value;
+  readonly correct: Value;
+  readonly topKCorrect: Value;
+  readonly loss: Value;
+  /** Row: the true label; column: the predicted (argmax) class. */
+  readonly confusion: Value;
+}
+
+/** The k of top-k, checked against the model's classes (FT305). */
+export function topKOf(model: AnyModel, options: ClassificationOptions): number {
+  const k = options.topK ?? 5;
+  if (!Number.isInteger(k) || k < 1 || k > model.classes) {
+    throw ftError("FT305", { option: "topK", why: `expected a whole k in [1, ${model.classes}] (model ${model.name}'s classes), got ${k}` });
+  }
+  return k;
+}
+
+/** 1 where a label is among the k best-ranked classes of its logits [B, classes], else 0 ([B] float32). */
+function topKHits(model: AnyModel, logits: Value, y: Value, labels: Value, k: number): Value {
+  const labelLogit = ops.sum(ops.mul(logits, labels), 1, true);
+  const classIds = ops.constant(Array.from({ length: model.classes }, (_, c) => c), "int32");
+  const lowerClass = ops.cast(ops.less(classIds, ops.expandDims(y, 1)), "float32");
+  const above = ops.add(ops.cast(ops.greater(logits, labelLogit), "float32"), ops.mul(ops.cast(ops.equal(logits, labelLogit), "float32"), lowerClass));
+  return ops.cast(ops.less(ops.sum(above, 1), k), "float32");
+}
+
+/** The sums of `params`'s metrics over batches x [S, B, ...], y and mask [S, B], on traced values. */
+export function classificationSums(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }, k: number): ClassificationSums {
+  const zero = { correct: ops.zeros([]), topKCorrect: ops.zeros([]), loss: ops.zeros([]), confusion: ops.zeros([model.classes, model.classes]) };
+  const [sums] = ops.scan(zero, batches, (acc: Value, b: Value) => {
+    const logits = model.logits(params, b.x);
+    const labels = ops.oneHot(b.y, model.classes);
+    const predicted = ops.argmax(logits);
+    const hits = ops.cast(ops.equal(predicted, b.y), "float32");
+    const maskedLabels = ops.mul(labels, ops.expandDims(b.mask, 1));
+    return [
+      {
+        correct: ops.add(acc.correct, ops.sum(ops.mul(hits, b.mask))),
+        topKCorrect: ops.add(acc.topKCorrect, ops.sum(ops.mul(topKHits(model, logits, b.y, labels, k), b.mask))),
+        loss: ops.add(acc.loss, ops.sum(ops.mul(exampleLosses(model, logits, b.y), b.mask))),
+        confusion: ops.add(acc.confusion, ops.matmul(ops.transpose(maskedLabels), ops.oneHot(predicted, model.classes))),
+      },
+      undefined,
+    ];
+  });
+  return { examples: ops.sum(batches.mask), ...sums };
+}
+
+/** Accuracy, top-k accuracy and mean loss from sums: ratios to the real examples (0 when there are none). */
+export function ratiosOf(sums: ClassificationSums): { accuracy: Value; topKAccuracy: Value; loss: Value } {
+  const examples = ops.maximum(sums.examples, 1);
+  return { accuracy: ops.div(sums.correct, examples), topKAccuracy: ops.div(sums.topKCorrect, examples), loss: ops.div(sums.loss, examples) };
+}
+
+export interface ClassificationEvaluation<Classes extends number = number> {
+  readonly accuracy: Tensor<[], "float32", "local">;
+  /** The share of real examples whose label is among the k highest logits. */
+  readonly topKAccuracy: Tensor<[], "float32", "local">;
+  readonly loss: Tensor<[], "float32", "local">;
+  /** Counts of real examples by [true label, predicted class]; it sums to their number. */
+  readonly confusion: Tensor<[Classes, Classes], "float32", "local">;
+}
+
+export type ClassificationEvaluationProgram<M extends AnyModel> = Program<
+  { readonly params: M["params"] } & EvaluationBatchSpecs<M["inputShape"], InputDTypeOf<M>>,
+  ClassificationEvaluation<M["classes"]>
+>;
+
+/** Central evaluation with top-k accuracy and the confusion matrix: (params, x, y, mask), all local. */
+export function classificationEvaluationProgram<M extends AnyModel>(model: M, options: ClassificationOptions = {}): ClassificationEvaluationProgram<M> {
+  const k = topKOf(model, options);
+  const traced = program(
+    { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) } as never,
+    ({ params, x, y, mask }: Value) => {
+      const sums = classificationSums(model, params, { x, y, mask }, k);
+      return { ...ratiosOf(sums), confusion: sums.confusion };
+    },
+    { name: `evaluate_top${k}_${model.name}` },
+  );
+  return new CheckedProgram(traced, model) as never;
+}

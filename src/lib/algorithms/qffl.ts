@@ -1,0 +1,65 @@
+/**
+ * q-FFL by q-FedAvg (Li, Sanjabi, Beirami, Smith 2020, "Fair Resource Allocation in Federated
+ * Learning", Algorithm 2): the clients train locally as in FedAvg, and the server weighs each
+ * client's update by its loss to the power q, so clients the model serves badly pull harder.
+ * With L = 1/lr (the paper's estimate of the Lipschitz constant, as its code does):
+ *   F_k = client k's mean loss at the server model w, before training (+ 1e-10, as the paper's code)
+ *   dw_k = L (w - w_k)                          w_k: the client's locally trained model
+ *   D_k = F_k^q dw_k
+ *   h_k = q F_k^(q-1) ||dw_k||^2 + L F_k^q
+ *   w <- w - sum_k D_k / sum_k h_k
+ * Sums are over the clients that trained (an empty or dropped client adds nothing). With q = 0
+ * the step is the plain mean of the clients' deltas: FedAvg with every client weighted alike.
+ */
+import { f32 } from "../../front/specs.js";
+import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { ops, type Value } from "./loose.js";
+import { squaredNorm } from "./trees.js";
+import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+
+export interface QfflHypers {
+  /** The clients' learning rate; L = 1 / lr. */
+  readonly lr: Hyper;
+  /** The fairness exponent q >= 0: 0 is FedAvg with uniform weights, larger q favours the worst-served clients. */
+  readonly q: Hyper;
+}
+
+export type QfflProgram<M extends AnyModel> = RoundProgram<M, { readonly q: ScalarSpec }>;
+
+/** The paper's code adds this to every loss before raising it to a power, so a zero loss stays finite at q < 1. */
+const LOSS_FLOOR = 1e-10;
+
+/** q-FedAvg's round as a typed function on traced values, for use inside a user's program. */
+export function qffl<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>> {
+  return ((params: Value, data: RoundData, hypers: QfflHypers) => qfflRound(model, options, params, data, hypers)) as never;
+}
+
+/** One q-FedAvg round on traced values. */
+export function qfflRound(model: AnyModel, options: ClientTrainingOptions, params: Value, data: RoundData, { lr, q }: QfflHypers): { params: Value; loss: Value } {
+  const lipschitz = ops.div(1, lr);
+  const local = ops.map(
+    (w: Value, x: Value, y: Value, mask: Value) => {
+      const before = ops.add(clientLoss(model, w, x, y, mask), LOSS_FLOOR);
+      const trained = localTrain(model, w, { x, y, mask }, options.clientOptimizer ?? plainSgd, lr);
+      const step = ops.mul(ops.sub(w, trained.params), lipschitz);
+      const powered = ops.pow(before, q);
+      const h = ops.add(ops.mul(ops.mul(ops.pow(before, ops.sub(q, 1)), q), squaredNorm(step)), ops.mul(powered, lipschitz));
+      // A where, not a product: 0 * F^(q-1) is NaN where an empty client's F^(q-1) overflows.
+      const trains = ops.greater(realSteps(mask), 0);
+      return { weighted: ops.mul(step, ops.where(trains, powered, 0)), h: ops.where(trains, h, 0), loss: trained.loss };
+    },
+    ops.broadcast(params),
+    data.x,
+    data.y,
+    data.mask,
+  );
+  return {
+    params: ops.sub(params, ops.div(ops.reduceSum(local.weighted), ops.reduceSum(local.h))),
+    loss: ops.reduceWeightedMean(local.loss, data.count),
+  };
+}
+
+/** q-FedAvg's round as a program: (server params, cohort batches, lr, q) -> (params, loss). */
+export function qfflProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): QfflProgram<M> {
+  return roundProgram(model, "qffl", { q: f32([]) }, ({ params, lr, q }, data) => qfflRound(model, options, params, data, { lr, q })) as never;
+}

@@ -1,0 +1,84 @@
+/**
+ * ONNX lowering of secure_sum_clients: the steps of src/ir/secure-sum.ts as graph nodes, so
+ * a round with a secure sum stays one session call. The pair keys and mask words come from
+ * the Threefry rounds of random.ts on uint32; masks, masked values and their sums are int64,
+ * where every step is exact; float32 quantization and dequantization are the same float32
+ * operations, in the same order, as the definition's. The count of values outside the
+ * declared range is an extra output of the model that the session checks (FT309).
+ */
+import { checkCapacity, maskDistances, outOfRange, type SecureDType, type SecureSumAttrs } from "../../ir/secure-sum.js";
+import type { OnnxGraph } from "./graph.js";
+import { DataType } from "./proto.js";
+import { threefryRounds, u32, word } from "./random.js";
+import { inShape, outShape, reshape, type OnnxContext, type OnnxRule } from "./rules.js";
+
+const reshapeTo = (g: OnnxGraph, x: string, shape: readonly number[]): string => g.op1("Reshape", [x, g.model.ints(shape)]);
+
+/** `size` randomBits words of each of C keys (p0, p1 uint32 [C]): uint32 [C, size]. */
+function wordsOf(g: OnnxGraph, [p0, p1]: [string, string], clients: number, size: number): string {
+  const blocks = Math.ceil(size / 2);
+  const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
+  const [y0, y1] = threefryRounds(g, reshapeTo(g, p0, [clients, 1]), reshapeTo(g, p1, [clients, 1]), counters, u32(g, 0));
+  const last = g.model.ints([-1]);
+  const pairs = g.op1("Concat", [g.op1("Unsqueeze", [y0, last]), g.op1("Unsqueeze", [y1, last])], { axis: -1 });
+  const flat = reshapeTo(g, pairs, [clients, 2 * blocks]);
+  return 2 * blocks === size ? flat : g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([size]), g.model.ints([1])]);
+}
+
+/**
+ * Each client's masked values (q_i + mask_i) mod 2^bits as int64 [C, m], from the quantized
+ * values q (int64 [C, m]) and the key (int32 [2]): maskedValues of src/ir/secure-sum.ts.
+ */
+export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: number, size: number, a: Pick<SecureSumAttrs, "bits" | "neighbours">): string {
+  const low = 2 ** a.bits - 1;
+  let acc = q;
+  const distances = maskDistances(clients, a.neighbours);
+  if (distances > 0 && size > 0) {
+    const iota = g.model.constant("uint32", [clients], Array.from({ length: clients }, (_, i) => i));
+    // foldIn(key, a) for every client a, then foldIn(., d) per distance: the pair keys.
+    const [c0, c1] = threefryRounds(g, word(g, key, 0), word(g, key, 1), iota, u32(g, 1));
+    for (let d = 1; d <= distances; d++) {
+      const pair = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1));
+      const words = g.op1("Cast", [g.op1("BitwiseAnd", [wordsOf(g, pair, clients, size), u32(g, low)])], { to: DataType.INT64 });
+      const from = Array.from({ length: clients }, (_, i) => (((i - d) % clients) + clients) % clients);
+      acc = g.op1("Add", [acc, g.op1("Sub", [words, g.op1("Gather", [words, g.model.ints(from)], { axis: 0 })])]);
+    }
+  }
+  return g.op1("BitwiseAnd", [acc, g.model.scalar("int64", low)]);
+}
+
+/** The quantized values (int64 [C, m]) and the count of values outside [low, high] (int64 []). */
+function quantized(g: OnnxGraph, x: string, dtype: SecureDType, a: SecureSumAttrs): { q: string; outside: string } {
+  const bound = (v: number) => g.model.scalar(dtype, v);
+  let bad = g.op1("Or", [g.op1("Less", [x, bound(a.low)]), g.op1("Greater", [x, bound(a.high)])]);
+  let q: string;
+  if (dtype === "float32") {
+    bad = g.op1("Or", [bad, g.op1("IsNaN", [x])]);
+    const scaled = g.op1("Mul", [g.op1("Sub", [x, bound(a.low)]), bound(a.scale)]);
+    q = g.op1("Cast", [g.op1("Floor", [g.op1("Add", [scaled, bound(0.5)])])], { to: DataType.INT64 });
+  } else {
+    q = g.op1("Sub", [g.op1("Cast", [x], { to: DataType.INT64 }), g.model.scalar("int64", a.low)]);
+  }
+  return { q, outside: g.op1("ReduceSum", [g.op1("Cast", [bad], { to: DataType.INT64 })], { keepdims: 0 }) };
+}
+
+export const onnxSecureRules: Record<string, OnnxRule> = {
+  secure_sum_clients: (node, cx: OnnxContext) => {
+    const g = cx.g;
+    const a = node.attrs as unknown as SecureSumAttrs;
+    const dtype = cx.types[node.inputs[0]!]!.dtype as SecureDType;
+    const [clients, ...member] = inShape(node, cx) as [number, ...number[]];
+    const size = member.reduce((n, d) => n * d, 1);
+    checkCapacity("secureSum", clients, dtype, a);
+    const { q, outside } = quantized(g, reshape(cx, cx.name(node.inputs[0]!), [clients, size]), dtype, a);
+    g.checks.push({ value: outside, fail: (count) => outOfRange("secureSum", count, a) });
+    const masked = maskedValueNodes(g, q, cx.name(node.inputs[1]!), clients, size, a);
+    const low = g.model.scalar("int64", 2 ** a.bits - 1);
+    const sum = g.op1("BitwiseAnd", [g.op1("ReduceSum", [masked, g.model.ints([0])], { keepdims: 0 }), low]);
+    const result =
+      dtype === "float32"
+        ? g.op1("Add", [g.op1("Div", [g.op1("Cast", [sum], { to: DataType.FLOAT }), g.model.scalar("float32", a.scale)]), g.model.scalar("float32", Math.fround(clients * a.low))])
+        : g.op1("Cast", [g.op1("Add", [sum, g.model.scalar("int64", clients * a.low)])], { to: DataType.INT32 });
+    return [reshape(cx, result, outShape(node, cx))];
+  },
+};
