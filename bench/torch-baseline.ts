@@ -27,6 +27,8 @@ export interface TorchScript {
   readonly threads: number;
   /** More environment for the child, e.g. OpenMP's wait policy. */
   readonly env?: Readonly<Record<string, string>>;
+  /** More entries for meta.json, e.g. fedavg_round_torch.py's model and form (bench/cnn-round.ts). */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -50,7 +52,7 @@ export function runTorch(
 ): TorchTimes {
   const folder = mkdtempSync(join(tmpdir(), "fedtensor-torch-"));
   try {
-    const meta: Record<string, unknown> = { lr, threads: script.threads };
+    const meta: Record<string, unknown> = { lr, threads: script.threads, ...script.meta };
     for (const [name, { data, shape }] of Object.entries(arrays)) {
       writeFileSync(join(folder, `${name}.bin`), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       meta[name] = shape;

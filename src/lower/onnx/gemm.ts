@@ -1,12 +1,12 @@
 /**
  * Folding an update into Gemm: `w - s * (a @ b)` and `w + s * (a @ b)` on 2-D float operands,
- * with a scalar s (the learning rate of an SGD step), become one Gemm that accumulates into w:
- * Gemm(a, s' * b, w), with s' = -s or s applied to the smaller operand (or as Gemm's alpha
- * when s is a constant) and transposed operands read through transA/transB. That replaces two
+ * with s a product of scalars (an SGD step's -lr, local training's 0 or 1 for a padding
+ * step), become one Gemm that accumulates into w: Gemm(a, s * b, w), the variable scalars
+ * applied to the smaller operand, the constant ones and the sign as Gemm's alpha, and
+ * transposed operands read through transA/transB. That replaces two
  * passes over the product (the scaling and the sum) with Gemm's accumulation. The product and
  * its scaling must have no other use, or they would be computed twice.
  */
-import type { Node } from "../../ir/types.js";
 import { shapeOf, type OnnxContext, type OnnxRule } from "./rules.js";
 
 const size = (shape: readonly number[]) => shape.reduce((n, d) => n * d, 1);
@@ -23,24 +23,19 @@ function operand(cx: OnnxContext, id: number): { name: string; transposed: numbe
 interface ScaledProduct {
   readonly a: number;
   readonly b: number;
-  /** The scalar factor's value id, if any. */
-  readonly scale?: number;
+  /** The one-element factors' value ids (none, one, or a chain: SGD's -lr, then local training's 0/1 per step). */
+  readonly scales: readonly number[];
 }
 
-/** `id` as a 2-D matmul, possibly times a one-element value, used only here. */
+/** `id` as a 2-D matmul, possibly times one-element values (in any nesting of muls), each used only here. */
 function scaledProduct(cx: OnnxContext, id: number): ScaledProduct | undefined {
   const node = cx.producer(id);
   if (node === undefined || cx.uses(id) !== 1) return undefined;
-  const plain = (n: Node): ScaledProduct | undefined =>
-    n.op === "matmul" && is2dFloat(cx, n.inputs[0]!) && is2dFloat(cx, n.inputs[1]!) ? { a: n.inputs[0]!, b: n.inputs[1]! } : undefined;
-  if (node.op === "matmul") return plain(node);
+  if (node.op === "matmul") return is2dFloat(cx, node.inputs[0]!) && is2dFloat(cx, node.inputs[1]!) ? { a: node.inputs[0]!, b: node.inputs[1]!, scales: [] } : undefined;
   if (node.op !== "mul") return undefined;
   for (const [m, s] of [node.inputs, [...node.inputs].reverse()] as [number, number][]) {
-    const product = cx.producer(m);
-    if (product !== undefined && cx.uses(m) === 1 && size(shapeOf(cx, s)) === 1) {
-      const found = plain(product);
-      if (found !== undefined) return { ...found, scale: s };
-    }
+    const inner = size(shapeOf(cx, s)) === 1 ? scaledProduct(cx, m) : undefined;
+    if (inner !== undefined) return { ...inner, scales: [...inner.scales, s] };
   }
   return undefined;
 }
@@ -54,12 +49,18 @@ function constantScalar(cx: OnnxContext, id: number): number | undefined {
 function gemm(cx: OnnxContext, accumulator: number, product: ScaledProduct, sign: 1 | -1): string {
   const [a, b] = [operand(cx, product.a), operand(cx, product.b)];
   const attrs = { transA: a.transposed, transB: b.transposed, beta: { float: 1 } };
-  const fixed = product.scale === undefined ? 1 : constantScalar(cx, product.scale);
-  if (fixed !== undefined) return cx.g.op1("Gemm", [a.name, b.name, cx.name(accumulator)], { ...attrs, alpha: { float: sign * fixed } });
-  const scale = cx.g.op1("Reshape", [cx.name(product.scale!), cx.g.model.ints([])]);
-  const signed = sign === 1 ? scale : cx.g.op1("Neg", [scale]);
-  const [scaledA, scaledB] = a.elements <= b.elements ? [cx.g.op1("Mul", [a.name, signed]), b.name] : [a.name, cx.g.op1("Mul", [b.name, signed])];
-  return cx.g.op1("Gemm", [scaledA, scaledB, cx.name(accumulator)], { ...attrs, alpha: { float: 1 } });
+  // Constant factors go into alpha; the others multiply into one scalar, applied to the smaller operand.
+  let alpha: number = sign;
+  const variable: string[] = [];
+  for (const s of product.scales) {
+    const fixed = constantScalar(cx, s);
+    if (fixed === undefined) variable.push(cx.g.op1("Reshape", [cx.name(s), cx.g.model.ints([])]));
+    else alpha *= fixed;
+  }
+  if (variable.length === 0) return cx.g.op1("Gemm", [a.name, b.name, cx.name(accumulator)], { ...attrs, alpha: { float: alpha } });
+  const scale = variable.reduce((x, y) => cx.g.op1("Mul", [x, y]));
+  const [scaledA, scaledB] = a.elements <= b.elements ? [cx.g.op1("Mul", [a.name, scale]), b.name] : [a.name, cx.g.op1("Mul", [b.name, scale])];
+  return cx.g.op1("Gemm", [scaledA, scaledB, cx.name(accumulator)], { ...attrs, alpha: { float: alpha } });
 }
 
 /** add or sub whose second operand (either, for add) is a scaled 2-D product of the output's shape: one Gemm. */

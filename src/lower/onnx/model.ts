@@ -68,6 +68,8 @@ function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inp
 
 export interface OnnxModel {
   readonly bytes: Uint8Array;
+  /** The main graph the bytes encode (which nodes the rules made). */
+  readonly graph: GraphProto;
   /** Input names, in the order of the program's graph inputs. */
   readonly inputs: readonly string[];
   /** Output names, in the order of the program's graph outputs. */
@@ -117,5 +119,5 @@ export function buildModel(program: ProgramIR, face: ModelInterface = {}): OnnxM
   graph.initializer = scope.initializers;
   const outputs = graph.output.map((o) => o.name);
   const checks = g.checks.map((c, i) => ({ ...c, output: outputs[program.graph.outputs.length + i]! }));
-  return { bytes: modelBytes(graph), inputs: graph.input.map((o) => o.name), outputs: outputs.slice(0, program.graph.outputs.length), checks };
+  return { bytes: modelBytes(graph), graph, inputs: graph.input.map((o) => o.name), outputs: outputs.slice(0, program.graph.outputs.length), checks };
 }

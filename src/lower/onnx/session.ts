@@ -40,12 +40,20 @@ export interface SessionSettings {
 /** Error lines only: onnxruntime's warnings (unused initializers removed, ...) are no news to users. */
 const ERRORS_ONLY = 3;
 
+/**
+ * Where onnxruntime's profiler writes, when set: every session writes
+ * `<prefix>_<date>.json` (Chrome trace format, one event per node run) when it is released;
+ * bench/onnx-profile.ts sums it by operator (docs/benchmarks.md).
+ */
+export const PROFILE_VARIABLE = "FEDTENSOR_ONNX_PROFILE";
+
 async function createSession(bytes: Uint8Array, settings: SessionSettings): Promise<InferenceSession> {
   const ort = await onnxRuntime();
   return ort.InferenceSession.create(bytes, {
     executionProviders: [settings.executionProvider],
     graphOptimizationLevel: "all",
     logSeverityLevel: ERRORS_ONLY,
+    ...(process.env[PROFILE_VARIABLE] ? { enableProfiling: true, profileFilePrefix: process.env[PROFILE_VARIABLE] } : {}),
     ...(settings.threads === undefined ? {} : { intraOpNumThreads: settings.threads, interOpNumThreads: 1 }),
   });
 }
