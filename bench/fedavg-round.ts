@@ -147,7 +147,7 @@ for (const name of [...Object.keys(variants), ...(torch === undefined ? [] : ["p
   console.log(`  ${name.padEnd(20)}          ${seconds(med[name])}         ${seconds(cpu[name])}          ${seconds(best[name])}`);
 }
 if (torch === undefined) console.log("  pytorch            PyTorch not available (no python3 that imports torch; Debian: apt-get install python3-torch)");
-else console.log(`  (pytorch ${torch.version} with ${python}, OpenBLAS on one thread)`);
+else console.log(`  (pytorch ${torch.version} with ${python}, BLAS on one thread)`);
 
 const ratio = (a: string, b: string, target = "") => {
   if (med[a] === undefined || med[b] === undefined) return;
