@@ -12,7 +12,7 @@
 import { ftError } from "../errors/error.js";
 import type { Attrs } from "./primitives.js";
 import { printType } from "./print.js";
-import type { Graph, ValueType } from "./types.js";
+import type { ValueType } from "./types.js";
 
 /**
  * The primitives that may take private client data to the SERVER: secureSum's masked sum
@@ -78,34 +78,4 @@ export const privacyError = (what: string, got: string): Error => ftError("FT109
 function releasedBy(node: TaintedNode): string {
   if (node.userOp !== node.op) return `${node.userOp}()`;
   return `a gradient through broadcast() (its transpose, ${node.op}, sums private cotangents over the clients)`;
-}
-
-/**
- * The user-level aggregator each federated reduction primitive stands for; dpSum's sums say
- * their own name (the `aggregator` attribute).
- */
-const aggregatorNames: { readonly [primitive: string]: string } = {
-  federated_sum: "reduceSum",
-  federated_mean: "reduceMean",
-  federated_max: "reduceMax",
-  federated_min: "reduceMin",
-  aggregate: "aggregate",
-  secure_sum: "secureSum",
-};
-
-/**
- * The aggregators a graph uses, each once, in order of first use: what its signature shows
- * beside the types (reduceWeightedMean is two reduceSums, and shows as such).
- */
-export function aggregatorsOf(graph: Graph): string[] {
-  const found = new Set<string>();
-  const walk = (g: Graph): void => {
-    for (const node of g.nodes) {
-      const name = typeof node.attrs.aggregator === "string" ? node.attrs.aggregator : aggregatorNames[node.op];
-      if (name !== undefined) found.add(name);
-      node.bodies?.forEach(walk);
-    }
-  };
-  walk(graph);
-  return [...found];
 }
