@@ -9,6 +9,7 @@ import type { Moved, ReduceCheck } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
+import { requireDType } from "../ir/dtypes.js";
 import { printType } from "../ir/print.js";
 import { privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
@@ -60,8 +61,7 @@ export function dpSum<T extends TreeLike, C, Z, K>(
   const xs = flattenTracers(x, "dpSum() argument");
   checkOutsidePerClient(op);
   checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
-  const notFloat = xs.leaves.find((t) => t.dtype !== "float32");
-  if (notFloat !== undefined) throw ftError("FT205", { op, want: "f32", got: notFloat.dtype === "int32" ? "i32" : "bool" });
+  for (const leaf of xs.leaves) requireDType(op, leaf.dtype, "float32");
   if (typeof options !== "object" || options === null) throw ftError("FT110", { option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
   const clip = scalarOption("clip", options.clip);
   const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);
