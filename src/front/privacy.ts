@@ -13,12 +13,11 @@ import { requireDType } from "../ir/dtypes.js";
 import { printType } from "../ir/print.js";
 import { privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
-import { broadcast, checkLeaves, checkOutsidePerClient, flattenTracers, gotAt, map } from "./placement.js";
+import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
-import { isAtClients } from "../ir/placement.js";
 
 /** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
 type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
@@ -59,8 +58,7 @@ export function dpSum<T extends TreeLike, C, Z, K>(
 ): Presumed<Moved<T, "server">> {
   const op = "dpSum";
   const xs = flattenTracers(x, "dpSum() argument");
-  checkOutsidePerClient(op);
-  checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  checkClientsArgument(op, xs.leaves, xs.paths);
   for (const leaf of xs.leaves) requireDType(op, leaf.dtype, "float32");
   if (typeof options !== "object" || options === null) throw ftError("FT110", { option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
   const clip = scalarOption("clip", options.clip);
