@@ -18,21 +18,21 @@ import type { ValueType } from "./types.js";
  * The primitives that may take private client data to the SERVER: secureSum's masked sum
  * (src/front/secure.ts). Each has its name in DeclassifyingOp (types/placement.ts) too.
  */
-export const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
+const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
 
 /**
  * Aggregators composed of other primitives: their reduction node carries the aggregator's
  * name in its `aggregator` attribute (dpSum's clipped sum, src/front/privacy.ts), so the IR
  * says which reduction releases what, and transformations that replay the node keep it.
  */
-export const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum"]);
+const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum"]);
 
-export const declassifies = (op: string, attrs: Attrs): boolean =>
+const declassifies = (op: string, attrs: Attrs): boolean =>
   declassifyingPrimitives.has(op) || (typeof attrs.aggregator === "string" && declassifyingAggregators.has(attrs.aggregator));
 
 export const isPrivate = (t: ValueType): boolean => t.private === true;
 
-export const withPrivacy = (t: ValueType, isPrivateValue: boolean): ValueType => {
+const withPrivacy = (t: ValueType, isPrivateValue: boolean): ValueType => {
   if (isPrivateValue === isPrivate(t)) return t;
   if (isPrivateValue) return { ...t, private: true };
   const { private: _dropped, ...rest } = t;
