@@ -6,6 +6,7 @@
  * user-level aggregators a graph uses (aggregatorsOf), from the same table.
  */
 import { printType } from "./print.js";
+import { robustAggregatorOf } from "./robust-primitives.js";
 import type { Graph, Node, ProgramIR, ValueType } from "./types.js";
 
 /**
@@ -48,7 +49,7 @@ function robustName(node: Node): string {
   return node.attrs.trim === "median" ? "federated_median" : `federated_trimmed_mean<trim=${String(node.attrs.trim)}>`;
 }
 
-const isRobust = (node: Node) => node.op === "federated_trim_mask" || node.op === "federated_krum_mask";
+const isRobust = (node: Node) => robustAggregatorOf(node) !== undefined;
 
 export function printAggregations(ir: ProgramIR): string[] {
   const lines: string[] = [];
