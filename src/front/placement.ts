@@ -41,7 +41,7 @@ export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[];
 }
 
 /** FT105 for members, else the given error for the first leaf not at an allowed placement. */
-export function checkLeaves(
+function checkLeaves(
   op: string,
   leaves: readonly Tracer[],
   paths: readonly string[],
@@ -67,18 +67,27 @@ export function checkNotPrivate(op: string, leaves: readonly Tracer[], paths: re
  * operand: a value captured from outside is no member, but moving it between SERVER and
  * CLIENTS there is the same mistake.
  */
-export function checkOutsidePerClient(op: string): void {
+function checkOutsidePerClient(op: string): void {
   if (currentGraph(op).perClient) throw ftError("FT105", { op });
+}
+
+/**
+ * What every reduction over the clients checks of its argument's leaves first: FT105 inside
+ * a per-client function or for members, FT103 for the first leaf not at the CLIENTS.
+ */
+export function checkClientsArgument(op: string, leaves: readonly Tracer[], paths: readonly string[]): void {
+  checkOutsidePerClient(op);
+  checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
 }
 
 function federated(op: string, primitive: string, tree: unknown): unknown {
   const { leaves, def, paths } = flattenTracers(tree, `${op}() argument`);
   const graph = currentGraph(op);
-  checkOutsidePerClient(op);
   if (primitive === "federated_broadcast") {
+    checkOutsidePerClient(op);
     checkLeaves(op, leaves, paths, (p) => p === "server", (got) => ftError("FT101", { got }));
   } else {
-    checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
+    checkClientsArgument(op, leaves, paths);
     checkNotPrivate(op, leaves, paths);
   }
   return unflatten(def, leaves.map((t) => graph.emit(primitive, [t], {}, op)[0]!));
@@ -117,8 +126,7 @@ export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
 ): Presumed<Moved<T, "server">> {
   const op = "reduceWeightedMean";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
-  checkOutsidePerClient(op);
-  checkLeaves(op, leaves, paths, isAtClients, (got) => ftError("FT103", { op, got }));
+  checkClientsArgument(op, leaves, paths);
   const w = weight as unknown as Tracer;
   if (!isTracer(w)) throw ftError("FT207", { op, got: String(w) });
   checkLeaves(op, [w], [""], isAtClients, (got) => ftError("FT103", { op, got }));

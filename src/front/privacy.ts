@@ -9,15 +9,15 @@ import type { Moved, ReduceCheck } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
+import { requireDType } from "../ir/dtypes.js";
 import { printType } from "../ir/print.js";
 import { privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
-import { broadcast, checkLeaves, checkOutsidePerClient, flattenTracers, gotAt, map } from "./placement.js";
+import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
-import { isAtClients } from "../ir/placement.js";
 
 /** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
 type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
@@ -58,10 +58,8 @@ export function dpSum<T extends TreeLike, C, Z, K>(
 ): Presumed<Moved<T, "server">> {
   const op = "dpSum";
   const xs = flattenTracers(x, "dpSum() argument");
-  checkOutsidePerClient(op);
-  checkLeaves(op, xs.leaves, xs.paths, isAtClients, (got) => ftError("FT103", { op, got }));
-  const notFloat = xs.leaves.find((t) => t.dtype !== "float32");
-  if (notFloat !== undefined) throw ftError("FT205", { op, want: "f32", got: notFloat.dtype === "int32" ? "i32" : "bool" });
+  checkClientsArgument(op, xs.leaves, xs.paths);
+  for (const leaf of xs.leaves) requireDType(op, leaf.dtype, "float32");
   if (typeof options !== "object" || options === null) throw ftError("FT110", { option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
   const clip = scalarOption("clip", options.clip);
   const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);

@@ -9,9 +9,8 @@ import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
-import { printAggregations } from "../ir/print-aggregations.js";
+import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
-import { aggregatorsOf } from "../ir/privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";

@@ -13,6 +13,7 @@
 import type { Presumed } from "../../types/errors.js";
 import type { Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
+import { requireDType } from "../ir/dtypes.js";
 import { emitBinary } from "./elementwise.js";
 import { flattenTracers } from "./placement.js";
 import { split, uniform } from "./random.js";
@@ -42,7 +43,7 @@ export function stochasticQuantize<T extends TreeLike>(x: T, key: Tensor<[2], "i
   const keys = (leaves.length === 1 ? [key] : split(key as never, leaves.length)) as unknown as Tracer[];
   const levels = 2 ** b - 1;
   const quantized = leaves.map((leaf, i) => {
-    if (leaf.dtype !== "float32") throw ftError("FT205", { op, want: "f32", got: leaf.dtype === "int32" ? "i32" : "bool" });
+    requireDType(op, leaf.dtype, "float32");
     const all = { axes: null, keepDims: false };
     const lo = emit("reduce_min", [leaf], all);
     const span = emitBinary("sub", op, emit("reduce_max", [leaf], all), lo);

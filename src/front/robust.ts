@@ -15,6 +15,7 @@ import type { Moved, Presumed, ReduceCheck, Validate } from "../../types/placeme
 import type { PlacementsOf, Tensor, TreeLike } from "../../types/tensor.js";
 import type { Attrs } from "../ir/primitives.js";
 import { ftError } from "../errors/error.js";
+import { checkKrumCounts, checkTrimFraction } from "../ir/robust-primitives.js";
 import { emitBinary } from "./elementwise.js";
 import { checkNotPrivate, flattenTracers, reduceWeightedMean } from "./placement.js";
 import { currentGraph, type Tracer } from "./trace.js";
@@ -59,7 +60,7 @@ export interface TrimmedMeanOptions {
  */
 export function reduceTrimmedMean<T extends TreeLike>(x: FloatReduce<"reduceTrimmedMean", T>, options: TrimmedMeanOptions): Presumed<Moved<T, "server">> {
   const trim = (options as TrimmedMeanOptions | undefined)?.trim;
-  if (typeof trim !== "number" || !(trim >= 0 && trim < 0.5)) throw ftError("FT321", { op: "reduceTrimmedMean", why: `the trim fraction must be in [0, 0.5), got ${String(trim)}` });
+  checkTrimFraction("reduceTrimmedMean", trim);
   return maskedMean("reduceTrimmedMean", x, "federated_trim_mask", { trim }) as never;
 }
 
@@ -79,10 +80,7 @@ export interface KrumOptions {
 export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: KrumOptions): Presumed<Moved<T, "server">> {
   const op = "krum";
   const { byzantine, select = 1 } = (options ?? {}) as KrumOptions;
-  const wholeCount = (n: unknown, least: number) => typeof n === "number" && Number.isInteger(n) && n >= least;
-  if (!wholeCount(byzantine, 0) || !wholeCount(select, 1)) {
-    throw ftError("FT321", { op, why: `byzantine must be a whole number >= 0 and select one >= 1, got ${String(byzantine)} and ${String(select)}` });
-  }
+  checkKrumCounts(op, byzantine, select);
   const { leaves, paths } = flattenTracers(x, `${op}() argument`);
   checkNotPrivate(op, leaves, paths);
   const chosen = currentGraph(op).emit("federated_krum_mask", leaves, { byzantine, select }, op)[0]!;

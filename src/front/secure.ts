@@ -13,10 +13,9 @@ import type { Presumed, Validate } from "../../types/errors.js";
 import type { Moved, ReduceCheck } from "../../types/placement.js";
 import type { Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
-import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import { checkCapacity, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
-import { checkLeaves, checkOutsidePerClient, flattenTracers } from "./placement.js";
+import { checkClientsArgument, flattenTracers } from "./placement.js";
 import { foldIn } from "./random.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
@@ -27,9 +26,6 @@ import { unflatten } from "./tree.js";
  * place that says which client values may leave through a secure sum.
  */
 export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" | "int32">;
-
-/** The runtime side of SecureSumPlacementCheck: every leaf at the CLIENTS. */
-const secureSumPlacementAllowed = isAtClients;
 
 export interface SecureSumOptions {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
@@ -86,8 +82,7 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
 export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions): Presumed<Moved<T, "server">> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
-  checkOutsidePerClient(op);
-  checkLeaves(op, leaves, paths, secureSumPlacementAllowed, (got) => ftError("FT103", { op, got }));
+  checkClientsArgument(op, leaves, paths);
   if (typeof options !== "object" || options === null) throw ftError("FT312", { what: "options", why: "expected { bits, key, range, scale? }" });
   const key = options.key as unknown as Tracer;
   if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER or local (randomKey(seed), or an input)" });

@@ -88,7 +88,7 @@ export function normalFromMantissa<T, B>(o: Float32Ops<T, B>, m: T): T {
 
 const f = Math.fround;
 /** The operations on JavaScript numbers, rounded to float32 after each (as float32 hardware does). */
-export const float32Numbers: Float32Ops<number, boolean> = {
+const float32Numbers: Float32Ops<number, boolean> = {
   constant: f,
   add: (a, b) => f(a + b),
   sub: (a, b) => f(a - b),

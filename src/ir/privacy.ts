@@ -12,27 +12,27 @@
 import { ftError } from "../errors/error.js";
 import type { Attrs } from "./primitives.js";
 import { printType } from "./print.js";
-import type { Graph, ValueType } from "./types.js";
+import type { ValueType } from "./types.js";
 
 /**
  * The primitives that may take private client data to the SERVER: secureSum's masked sum
  * (src/front/secure.ts). Each has its name in DeclassifyingOp (types/placement.ts) too.
  */
-export const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
+const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
 
 /**
  * Aggregators composed of other primitives: their reduction node carries the aggregator's
  * name in its `aggregator` attribute (dpSum's clipped sum, src/front/privacy.ts), so the IR
  * says which reduction releases what, and transformations that replay the node keep it.
  */
-export const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum"]);
+const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum"]);
 
-export const declassifies = (op: string, attrs: Attrs): boolean =>
+const declassifies = (op: string, attrs: Attrs): boolean =>
   declassifyingPrimitives.has(op) || (typeof attrs.aggregator === "string" && declassifyingAggregators.has(attrs.aggregator));
 
 export const isPrivate = (t: ValueType): boolean => t.private === true;
 
-export const withPrivacy = (t: ValueType, isPrivateValue: boolean): ValueType => {
+const withPrivacy = (t: ValueType, isPrivateValue: boolean): ValueType => {
   if (isPrivateValue === isPrivate(t)) return t;
   if (isPrivateValue) return { ...t, private: true };
   const { private: _dropped, ...rest } = t;
@@ -78,34 +78,4 @@ export const privacyError = (what: string, got: string): Error => ftError("FT109
 function releasedBy(node: TaintedNode): string {
   if (node.userOp !== node.op) return `${node.userOp}()`;
   return `a gradient through broadcast() (its transpose, ${node.op}, sums private cotangents over the clients)`;
-}
-
-/**
- * The user-level aggregator each federated reduction primitive stands for; dpSum's sums say
- * their own name (the `aggregator` attribute).
- */
-const aggregatorNames: { readonly [primitive: string]: string } = {
-  federated_sum: "reduceSum",
-  federated_mean: "reduceMean",
-  federated_max: "reduceMax",
-  federated_min: "reduceMin",
-  aggregate: "aggregate",
-  secure_sum: "secureSum",
-};
-
-/**
- * The aggregators a graph uses, each once, in order of first use: what its signature shows
- * beside the types (reduceWeightedMean is two reduceSums, and shows as such).
- */
-export function aggregatorsOf(graph: Graph): string[] {
-  const found = new Set<string>();
-  const walk = (g: Graph): void => {
-    for (const node of g.nodes) {
-      const name = typeof node.attrs.aggregator === "string" ? node.attrs.aggregator : aggregatorNames[node.op];
-      if (name !== undefined) found.add(name);
-      node.bodies?.forEach(walk);
-    }
-  };
-  walk(graph);
-  return [...found];
 }

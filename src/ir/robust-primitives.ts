@@ -57,16 +57,25 @@ export function krumNeighbours(op: string, byzantine: number, select: number, cl
   return clients - byzantine - 2;
 }
 
+/** FT321 unless trim is a fraction in [0, 0.5) (reduceTrimmedMean's option, and the rule's attribute). */
+export function checkTrimFraction(op: string, trim: unknown): asserts trim is number {
+  if (!(typeof trim === "number" && trim >= 0 && trim < 0.5)) throw ftError("FT321", { op, why: `the trim fraction must be in [0, 0.5), got ${String(trim)}` });
+}
+
 const count = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0;
+
+/** FT321 unless Krum's byzantine is a whole number >= 0 and select one >= 1 (krum's options, and the rule's attributes). */
+export function checkKrumCounts(op: string, byzantine: unknown, select: unknown): void {
+  if (!count(byzantine) || !count(select) || select < 1) {
+    throw ftError("FT321", { op, why: `byzantine must be a whole number >= 0 and select one >= 1, got ${String(byzantine)} and ${String(select)}` });
+  }
+}
 
 export const robustPrimitives: Record<string, PrimitiveRule> = {
   federated_trim_mask: {
     infer: ([x], attrs, op) => {
       requireClientsFloat(op, x!);
-      const trim = attrs.trim;
-      if (trim !== "median" && !(typeof trim === "number" && trim >= 0 && trim < 0.5)) {
-        throw ftError("FT321", { op, why: `the trim fraction must be in [0, 0.5), got ${String(trim)}` });
-      }
+      if (attrs.trim !== "median") checkTrimFraction(op, attrs.trim);
       return [{ ...x!, placement: "clients" }];
     },
   },
@@ -74,9 +83,7 @@ export const robustPrimitives: Record<string, PrimitiveRule> = {
     infer: (leaves, attrs, op) => {
       if (leaves.length === 0) throw ftError("FT321", { op, why: "the update tree has no leaves" });
       for (const leaf of leaves) requireClientsFloat(op, leaf);
-      if (!count(attrs.byzantine) || !count(attrs.select) || attrs.select < 1) {
-        throw ftError("FT321", { op, why: `byzantine must be a whole number >= 0 and select one >= 1, got ${String(attrs.byzantine)} and ${String(attrs.select)}` });
-      }
+      checkKrumCounts(op, attrs.byzantine, attrs.select);
       return [{ shape: [], dtype: "float32", placement: "clients" }];
     },
   },

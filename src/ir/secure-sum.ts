@@ -47,7 +47,7 @@ export function quantize(x: number, dtype: SecureDType, a: SecureSumAttrs): numb
   return Math.floor(Math.fround(Math.fround(Math.fround(x - a.low) * a.scale) + 0.5));
 }
 
-export const inRange = (x: number, a: SecureSumAttrs): boolean => x >= a.low && x <= a.high;
+const inRange = (x: number, a: SecureSumAttrs): boolean => x >= a.low && x <= a.high;
 
 /** The largest quantized value: q(high). */
 export const quantizedSpan = (dtype: SecureDType, a: SecureSumAttrs): number => quantize(a.high, dtype, a);
@@ -103,7 +103,7 @@ export function outOfRange(op: string, count: number, a: SecureSumAttrs): Error 
 }
 
 /** The dequantized result of a modular sum S over n clients. */
-export function dequantize(sum: number, clients: number, dtype: SecureDType, a: SecureSumAttrs): number {
+function dequantize(sum: number, clients: number, dtype: SecureDType, a: SecureSumAttrs): number {
   if (dtype === "int32") return sum + clients * a.low;
   return Math.fround(Math.fround(Math.fround(sum) / a.scale) + Math.fround(clients * a.low));
 }
