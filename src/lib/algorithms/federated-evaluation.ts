@@ -55,9 +55,7 @@ export type PersonalizationProgram<M extends AnyModel> = Program<
 >;
 
 function heldOutSpecs(model: AnyModel) {
-  const shape = ["T", "B", ...model.inputShape];
-  const x = model.inputDType === "int32" ? i32(shape) : f32(shape);
-  return { x: atClients(x), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
+  return { x: atClients(featureSpec(model, "T")), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
 }
 
 function clientMetrics(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }, k: number): { metrics: Value; confusion: Value } {

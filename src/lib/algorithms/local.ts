@@ -13,9 +13,9 @@ import { whereTree } from "./trees.js";
 import type { Tensor } from "../../../types/tensor.js";
 import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
 
-/** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype. */
-export function featureSpec(model: AnyModel) {
-  const shape = ["S", "B", ...model.inputShape] as const;
+/** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
+export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: Steps = "S" as Steps) {
+  const shape = [steps, "B", ...model.inputShape] as const;
   return model.inputDType === "int32" ? i32(shape) : f32(shape);
 }
 
