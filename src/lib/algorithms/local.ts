@@ -143,6 +143,22 @@ export function localTrain(
 }
 
 /**
+ * One client's local training from its copy `w` of the server parameters, with the options'
+ * optimiser (plain SGD by default): its delta, trained - w, and its training loss.
+ */
+export function clientDelta(
+  model: AnyModel,
+  w: Value,
+  batches: { x: Value; y: Value; mask: Value },
+  lr: Value,
+  options: ClientTrainingOptions = {},
+  hooks: LocalHooks = {},
+): { delta: Value; loss: Value } {
+  const trained = localTrain(model, w, batches, options.clientOptimizer ?? plainSgd, lr, hooks);
+  return { delta: ops.sub(trained.params, w), loss: trained.loss };
+}
+
+/**
  * The round skeleton of FedAvg and its relatives: every client starts from the server
  * parameters and trains locally (localTrain with the optimiser `clientOptimizer(lr)`); the
  * result, at the SERVER, is the example-weighted mean of the clients' deltas (trained -
@@ -158,10 +174,7 @@ export function meanClientDelta(
   { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks } = {},
 ): { delta: Value; loss: Value } {
   const local = ops.map(
-    (w: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr, hooks(w));
-      return { delta: ops.sub(trained.params, w), loss: trained.loss };
-    },
+    (w: Value, x: Value, y: Value, mask: Value) => clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer }, hooks(w)),
     ops.broadcast(params),
     data.x,
     data.y,

@@ -24,7 +24,7 @@ import * as robust from "../../front/robust.js";
 import { stochasticQuantize } from "../../front/quantize.js";
 import { isTracer } from "../../front/trace.js";
 import { flatten, unflatten } from "../../front/tree.js";
-import { localTrain, plainSgd, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, RoundData, RoundProgram, ScalarSpec } from "./types.js";
 import type { TensorSpec } from "../../../types/tensor.js";
@@ -94,12 +94,11 @@ function aggregate(options: RobustFedAvgOptions, updates: Value, count: Value): 
 
 /** One round on traced values: the new parameters and the cohort's mean training loss. */
 export function robustFedAvgRound(model: AnyModel, options: RobustFedAvgOptions, params: Value, data: RoundData, lr: Value, inputs: Value): { params: Value; loss: Value } {
-  const clientOptimizer = options.clientOptimizer ?? plainSgd;
   const [attackKey, quantizeKey] = draw.split(draw.foldIn(inputs.key, inputs.round), 2);
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value, malicious: Value, attackKeys: Value, quantizeKeys: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr);
-      let delta = ops.sub(trained.params, w);
+      const trained = clientDelta(model, w, { x, y, mask }, lr, options);
+      let delta = trained.delta;
       if (options.attack !== undefined) {
         const sent = flatten(attacked(options.attack, delta, inputs.attackScale, draw.foldIn(attackKeys, draw.clientIndex())), isTracer, "update tree").leaves;
         delta = eachLeaf(delta, (leaf, i) => ops.add(leaf, ops.mul(ops.sub(sent[i], leaf), malicious)));
