@@ -22,7 +22,7 @@ import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { RunOptions } from "../../runtime/run.js";
 import type { Tensor, TensorSpec } from "../../../types/tensor.js";
 import { CheckedProgram, valuesOf } from "./checked-inputs.js";
-import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, clientLoss, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
 
@@ -83,9 +83,9 @@ export function aflRound(model: AnyModel, options: AflOptions, params: Value, da
       const domain = ops.oneHot(client, n);
       const trains = ops.cast(ops.greater(realSteps(mask), 0), "float32");
       const before = ops.mul(clientLoss(model, w, x, y, mask), trains);
-      const trained = localTrain(model, w, { x, y, mask }, options.clientOptimizer ?? plainSgd, lr);
+      const trained = clientDelta(model, w, { x, y, mask }, lr, options);
       const weight = ops.mul(ops.sum(ops.mul(domain, weights)), trains);
-      return { weighted: ops.mul(ops.sub(trained.params, w), weight), ascent: ops.mul(domain, before), before, trains, loss: trained.loss };
+      return { weighted: ops.mul(trained.delta, weight), ascent: ops.mul(domain, before), before, trains, loss: trained.loss };
     },
     ops.broadcast(params),
     ops.broadcast(lambda),
