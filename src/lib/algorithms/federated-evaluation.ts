@@ -14,7 +14,7 @@ import type { Tensor, TensorSpec } from "../../../types/tensor.js";
 import type { RunOptions } from "../../runtime/run.js";
 import { CheckedProgram, checkDataInputs } from "./checked-inputs.js";
 import { classificationSums, ratiosOf, topKOf, type ClassificationOptions } from "./classification.js";
-import { featureSpec, localTrain, plainSgd, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import { clientBatchSpecs, featureSpec, localTrain, plainSgd, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, InputDTypeOf, ParamSpecsAt, ScalarSpec } from "./types.js";
 
@@ -85,7 +85,8 @@ export function federatedEvaluationProgram<M extends AnyModel>(model: M, options
 export function personalizationProgram<M extends AnyModel>(model: M, options: ClassificationOptions & ClientTrainingOptions = {}): PersonalizationProgram<M> {
   const k = topKOf(model, options);
   const clientOptimizer = options.clientOptimizer ?? plainSgd;
-  const trainSpecs = { trainX: atClients(featureSpec(model)), trainY: atClients(i32(["S", "B"])), trainMask: atClients(f32(["S", "B"])) };
+  const batches = clientBatchSpecs(model);
+  const trainSpecs = { trainX: batches.x, trainY: batches.y, trainMask: batches.mask };
   const traced = program(
     { params: serverParamSpecs(model), lr: f32([]), ...trainSpecs, ...heldOutSpecs(model) } as never,
     ({ params, lr, trainX, trainY, trainMask, x, y, mask }: Value) =>
