@@ -8,10 +8,9 @@
  * Per-client metrics leave the clients as they do in FedJAX's per-client evaluation (the
  * distribution is the point); the confusion matrix only as a sum over the clients.
  */
-import { program, type Program, type RunInputs, type RunOutputs } from "../../front/program.js";
+import { program, type Program } from "../../front/program.js";
 import { atClients, f32, i32 } from "../../front/specs.js";
 import type { Tensor, TensorSpec } from "../../../types/tensor.js";
-import type { RunOptions } from "../../runtime/run.js";
 import { CheckedProgram, checkDataInputs } from "./checked-inputs.js";
 import { classificationSums, ratiosOf, topKOf, type ClassificationOptions } from "./classification.js";
 import { clientBatchSpecs, featureSpec, localTrain, plainSgd, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
@@ -106,21 +105,10 @@ export function personalizationProgram<M extends AnyModel>(model: M, options: Cl
       ),
     { name: `personalize_top${k}_${model.name}` },
   );
-  return new TrainingDataChecked(traced, model) as never;
-}
-
-/** CheckedProgram's checks on the held-out inputs (x, y), and the same on the training ones. */
-class TrainingDataChecked<I, O> extends CheckedProgram<I, O> {
-  constructor(
-    traced: Program<I, O>,
-    private readonly checkedModel: AnyModel,
-  ) {
-    super(traced, checkedModel);
-  }
-
-  override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+  // CheckedProgram's checks on the held-out inputs (x, y), and the same on the training ones.
+  const checkTraining = async (inputs: unknown, name: string) => {
     const { trainX, trainY } = inputs as { trainX?: unknown; trainY?: unknown };
-    await checkDataInputs(this.checkedModel, { x: trainX, y: trainY }, this.name);
-    return super.run(inputs, options);
-  }
+    await checkDataInputs(model, { x: trainX, y: trainY }, name);
+  };
+  return new CheckedProgram(traced, model, checkTraining) as never;
 }
