@@ -113,9 +113,9 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  *
  * What depends only on the masks is computed once for all steps before the loop, and the loss
  * is averaged after it: on tfjs wasm every small kernel in the loop body costs about as much
- * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per step,
- * as the old SGD step's learning rate was), with a `where` only on the optimiser's state:
- * plain SGD's is one scalar, and a `where` per parameter costs as much as the step there.
+ * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per
+ * step), with a `where` only on the optimiser's state: plain SGD's is one scalar, and a
+ * `where` per parameter costs as much as the step there.
  */
 export function localTrain(
   model: AnyModel,
