@@ -95,6 +95,8 @@ export function dpFedAvgRound(
   const local = ops.map(
     (w: Value, clip: Value, x: Value, y: Value, mask: Value) => {
       const { delta } = clientDelta(model, w, { x, y, mask }, lr, options);
+      // The clipped-count bit only with adaptive clipping: an unused output of map is still computed.
+      if (!options.adaptive) return { delta };
       const norm = ops.sqrt(squaredNorm(delta));
       return { delta, below: ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5) };
     },
