@@ -16,13 +16,11 @@
  * which each client picks its lambda_k and places its loss in the ascent direction.
  */
 import { ftError } from "../../errors/error.js";
-import type { RunInputs, RunOutputs } from "../../front/program.js";
 import { cumsum, sort } from "../../front/sequence-ops.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
-import type { RunOptions } from "../../runtime/run.js";
 import type { Tensor, TensorSpec } from "../../../types/tensor.js";
 import { CheckedProgram, valuesOf } from "./checked-inputs.js";
-import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, clientLoss, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
 
@@ -83,9 +81,9 @@ export function aflRound(model: AnyModel, options: AflOptions, params: Value, da
       const domain = ops.oneHot(client, n);
       const trains = ops.cast(ops.greater(realSteps(mask), 0), "float32");
       const before = ops.mul(clientLoss(model, w, x, y, mask), trains);
-      const trained = localTrain(model, w, { x, y, mask }, options.clientOptimizer ?? plainSgd, lr);
+      const trained = clientDelta(model, w, { x, y, mask }, lr, options);
       const weight = ops.mul(ops.sum(ops.mul(domain, weights)), trains);
-      return { weighted: ops.mul(ops.sub(trained.params, w), weight), ascent: ops.mul(domain, before), before, trains, loss: trained.loss };
+      return { weighted: ops.mul(trained.delta, weight), ascent: ops.mul(domain, before), before, trains, loss: trained.loss };
     },
     ops.broadcast(params),
     ops.broadcast(lambda),
@@ -113,22 +111,6 @@ async function checkClients(client: unknown, n: number, what: string): Promise<v
   }
 }
 
-/** AFL's program: checks the client positions as well as the data before it runs. */
-class AflCheckedProgram<I, O> extends CheckedProgram<I, O> {
-  constructor(
-    program: CheckedProgram<I, O>,
-    model: AnyModel,
-    private readonly clients: number,
-  ) {
-    super(program, model);
-  }
-
-  override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
-    await checkClients((inputs as { client?: unknown } | null)?.client, this.clients, `${this.name} input client`);
-    return super.run(inputs, options);
-  }
-}
-
 /**
  * AFL's round as a program: (server params, cohort batches, lr, aflLr, lambda, client) ->
  * (params, loss, lambda, worstLoss); lambda starts uniform, 1/N each (initialLambda).
@@ -141,7 +123,9 @@ export function aflProgram<M extends AnyModel, const N extends number>(model: M,
   const traced = roundProgram(model, "afl", extra, ({ params, lr, aflLr, lambda, client }, data) =>
     aflRound(model, options, params, { ...data, client }, { lr, aflLr, lambda }),
   );
-  return new AflCheckedProgram(traced as CheckedProgram<unknown, unknown>, model, n) as never;
+  // The client positions are checked as well as the data before it runs.
+  const check = (inputs: unknown, name: string) => checkClients((inputs as { client?: unknown } | null)?.client, n, `${name} input client`);
+  return new CheckedProgram(traced as CheckedProgram<unknown, unknown>, model, check) as never;
 }
 
 /** The first round's lambda: uniform over the N clients. */

@@ -90,16 +90,21 @@ export async function checkDataInputs(model: AnyModel, inputs: unknown, programN
   if (count !== undefined) await checkCounts(count, `${programName} input count`);
 }
 
-/** A library program whose run() checks its data inputs first. */
+/** A check of a program's other inputs, run before the data's: `name` is the program's. */
+export type InputCheck = (inputs: unknown, name: string) => Promise<void>;
+
+/** A library program whose run() checks its data inputs first (after `check`, when given, on the others). */
 export class CheckedProgram<I, O> extends Program<I, O> {
   constructor(
     program: Program<I, O>,
     private readonly model: AnyModel,
+    private readonly check?: InputCheck,
   ) {
     super(program.ir);
   }
 
   override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+    if (this.check !== undefined) await this.check(inputs, this.name);
     await checkDataInputs(this.model, inputs, this.name);
     return super.run(inputs, options);
   }

@@ -9,10 +9,10 @@
  */
 import { ftError } from "../../errors/error.js";
 import { program, type Program } from "../../front/program.js";
-import { f32, i32 } from "../../front/specs.js";
 import type { Tensor } from "../../../types/tensor.js";
 import { CheckedProgram } from "./checked-inputs.js";
-import { exampleLosses, featureSpec } from "./local.js";
+import { evaluationInputs } from "./evaluation.js";
+import { exampleLosses } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
 
@@ -95,7 +95,7 @@ export type ClassificationEvaluationProgram<M extends AnyModel> = Program<
 export function classificationEvaluationProgram<M extends AnyModel>(model: M, options: ClassificationOptions = {}): ClassificationEvaluationProgram<M> {
   const k = topKOf(model, options);
   const traced = program(
-    { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) } as never,
+    evaluationInputs(model) as never,
     ({ params, x, y, mask }: Value) => {
       const sums = classificationSums(model, params, { x, y, mask }, k);
       return { ...ratiosOf(sums), confusion: sums.confusion };

@@ -29,7 +29,7 @@ import { f32, i32, atServer } from "../../front/specs.js";
 import type { InputSpecs, Program } from "../../front/program.js";
 import { dpSum as privateSum } from "../../front/privacy.js";
 import * as random from "../../front/random.js";
-import { localTrain, plainSgd, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { TensorSpec } from "../../../types/tensor.js";
@@ -92,10 +92,11 @@ export function dpFedAvgRound(
   lr: Value,
   hypers: DpHypers,
 ): { params: Value; clip: Value } {
-  const clientOptimizer = options.clientOptimizer ?? plainSgd;
   const local = ops.map(
     (w: Value, clip: Value, x: Value, y: Value, mask: Value) => {
-      const delta = ops.sub(localTrain(model, w, { x, y, mask }, clientOptimizer, lr).params, w);
+      const { delta } = clientDelta(model, w, { x, y, mask }, lr, options);
+      // The clipped-count bit only with adaptive clipping: an unused output of map is still computed.
+      if (!options.adaptive) return { delta };
       const norm = ops.sqrt(squaredNorm(delta));
       return { delta, below: ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5) };
     },

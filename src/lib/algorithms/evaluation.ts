@@ -40,10 +40,15 @@ export function evaluate(model: AnyModel, params: Value, batches: { x: Value; y:
   return { accuracy: ops.div(sums.correct, examples), loss: ops.div(sums.loss, examples) };
 }
 
+/** The inputs of a central evaluation: params, x, y and mask, all local. */
+export function evaluationInputs(model: AnyModel) {
+  return { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) };
+}
+
 /** The evaluation as a program: (params, x, y, mask) -> (accuracy, loss), all local. */
 export function evaluationProgram<M extends AnyModel>(model: M): EvaluationProgram<M> {
   const traced = program(
-    { params: model.params, x: featureSpec(model), y: i32(["S", "B"]), mask: f32(["S", "B"]) } as never,
+    evaluationInputs(model) as never,
     ({ params, x, y, mask }: Value) => evaluate(model, params, { x, y, mask }),
     { name: `evaluate_${model.name}` },
   );

@@ -1,7 +1,7 @@
 /**
  * FedAvg (McMahan et al. 2017): every client of the cohort starts from the server model,
- * trains locally over its batches (SGD unless the options give another client optimiser), and the server averages the resulting models weighted by
- * the clients' example counts.
+ * trains locally over its batches (SGD unless the options give another client optimiser),
+ * and the server averages the resulting models weighted by the clients' example counts.
  */
 import { meanClientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";

@@ -8,13 +8,12 @@
  * Per-client metrics leave the clients as they do in FedJAX's per-client evaluation (the
  * distribution is the point); the confusion matrix only as a sum over the clients.
  */
-import { program, type Program, type RunInputs, type RunOutputs } from "../../front/program.js";
+import { program, type Program } from "../../front/program.js";
 import { atClients, f32, i32 } from "../../front/specs.js";
 import type { Tensor, TensorSpec } from "../../../types/tensor.js";
-import type { RunOptions } from "../../runtime/run.js";
 import { CheckedProgram, checkDataInputs } from "./checked-inputs.js";
 import { classificationSums, ratiosOf, topKOf, type ClassificationOptions } from "./classification.js";
-import { featureSpec, localTrain, plainSgd, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import { clientBatchSpecs, featureSpec, localTrain, plainSgd, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, InputDTypeOf, ParamSpecsAt, ScalarSpec } from "./types.js";
 
@@ -55,9 +54,7 @@ export type PersonalizationProgram<M extends AnyModel> = Program<
 >;
 
 function heldOutSpecs(model: AnyModel) {
-  const shape = ["T", "B", ...model.inputShape];
-  const x = model.inputDType === "int32" ? i32(shape) : f32(shape);
-  return { x: atClients(x), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
+  return { x: atClients(featureSpec(model, "T")), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
 }
 
 function clientMetrics(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }, k: number): { metrics: Value; confusion: Value } {
@@ -87,7 +84,8 @@ export function federatedEvaluationProgram<M extends AnyModel>(model: M, options
 export function personalizationProgram<M extends AnyModel>(model: M, options: ClassificationOptions & ClientTrainingOptions = {}): PersonalizationProgram<M> {
   const k = topKOf(model, options);
   const clientOptimizer = options.clientOptimizer ?? plainSgd;
-  const trainSpecs = { trainX: atClients(featureSpec(model)), trainY: atClients(i32(["S", "B"])), trainMask: atClients(f32(["S", "B"])) };
+  const batches = clientBatchSpecs(model);
+  const trainSpecs = { trainX: batches.x, trainY: batches.y, trainMask: batches.mask };
   const traced = program(
     { params: serverParamSpecs(model), lr: f32([]), ...trainSpecs, ...heldOutSpecs(model) } as never,
     ({ params, lr, trainX, trainY, trainMask, x, y, mask }: Value) =>
@@ -107,21 +105,10 @@ export function personalizationProgram<M extends AnyModel>(model: M, options: Cl
       ),
     { name: `personalize_top${k}_${model.name}` },
   );
-  return new TrainingDataChecked(traced, model) as never;
-}
-
-/** CheckedProgram's checks on the held-out inputs (x, y), and the same on the training ones. */
-class TrainingDataChecked<I, O> extends CheckedProgram<I, O> {
-  constructor(
-    traced: Program<I, O>,
-    private readonly checkedModel: AnyModel,
-  ) {
-    super(traced, checkedModel);
-  }
-
-  override async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+  // CheckedProgram's checks on the held-out inputs (x, y), and the same on the training ones.
+  const checkTraining = async (inputs: unknown, name: string) => {
     const { trainX, trainY } = inputs as { trainX?: unknown; trainY?: unknown };
-    await checkDataInputs(this.checkedModel, { x: trainX, y: trainY }, this.name);
-    return super.run(inputs, options);
-  }
+    await checkDataInputs(model, { x: trainX, y: trainY }, name);
+  };
+  return new CheckedProgram(traced, model, checkTraining) as never;
 }

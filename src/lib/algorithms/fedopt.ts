@@ -1,7 +1,8 @@
 /**
  * FedOpt (Reddi et al. 2021, "Adaptive Federated Optimization"): clients train locally as in
- * FedAvg (with SGD, or the options' client optimiser); the example-weighted mean of their deltas is a pseudo-gradient (negated) for an
- * adaptive server optimiser, FedAdam, FedYogi or FedAdagrad, whose moments live at the SERVER.
+ * FedAvg (with SGD, or the options' client optimiser); the example-weighted mean of their
+ * deltas is a pseudo-gradient (negated) for an adaptive server optimiser, FedAdam, FedYogi or
+ * FedAdagrad, whose moments live at the SERVER.
  */
 import { f32 } from "../../front/specs.js";
 import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";

@@ -13,9 +13,9 @@ import { whereTree } from "./trees.js";
 import type { Tensor } from "../../../types/tensor.js";
 import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
 
-/** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype. */
-export function featureSpec(model: AnyModel) {
-  const shape = ["S", "B", ...model.inputShape] as const;
+/** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
+export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: Steps = "S" as Steps) {
+  const shape = [steps, "B", ...model.inputShape] as const;
   return model.inputDType === "int32" ? i32(shape) : f32(shape);
 }
 
@@ -113,9 +113,9 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  *
  * What depends only on the masks is computed once for all steps before the loop, and the loss
  * is averaged after it: on tfjs wasm every small kernel in the loop body costs about as much
- * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per step,
- * as the old SGD step's learning rate was), with a `where` only on the optimiser's state:
- * plain SGD's is one scalar, and a `where` per parameter costs as much as the step there.
+ * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per
+ * step), with a `where` only on the optimiser's state: plain SGD's is one scalar, and a
+ * `where` per parameter costs as much as the step there.
  */
 export function localTrain(
   model: AnyModel,
@@ -143,6 +143,22 @@ export function localTrain(
 }
 
 /**
+ * One client's local training from its copy `w` of the server parameters, with the options'
+ * optimiser (plain SGD by default): its delta, trained - w, and its training loss.
+ */
+export function clientDelta(
+  model: AnyModel,
+  w: Value,
+  batches: { x: Value; y: Value; mask: Value },
+  lr: Value,
+  options: ClientTrainingOptions = {},
+  hooks: LocalHooks = {},
+): { delta: Value; loss: Value } {
+  const trained = localTrain(model, w, batches, options.clientOptimizer ?? plainSgd, lr, hooks);
+  return { delta: ops.sub(trained.params, w), loss: trained.loss };
+}
+
+/**
  * The round skeleton of FedAvg and its relatives: every client starts from the server
  * parameters and trains locally (localTrain with the optimiser `clientOptimizer(lr)`); the
  * result, at the SERVER, is the example-weighted mean of the clients' deltas (trained -
@@ -158,10 +174,7 @@ export function meanClientDelta(
   { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks } = {},
 ): { delta: Value; loss: Value } {
   const local = ops.map(
-    (w: Value, x: Value, y: Value, mask: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr, hooks(w));
-      return { delta: ops.sub(trained.params, w), loss: trained.loss };
-    },
+    (w: Value, x: Value, y: Value, mask: Value) => clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer }, hooks(w)),
     ops.broadcast(params),
     data.x,
     data.y,

@@ -29,7 +29,7 @@ import { sgd } from "../optimizers/optimizers.js";
 import { typed, type GradientTransformation, type LooseTransformation, type OptimizerState, type StateKind } from "../optimizers/transform.js";
 import type { SpecOf, Tensor } from "../../../types/tensor.js";
 import { clientGradient } from "./fedsgd.js";
-import { localTrain, roundProgram, serverParamSpecs } from "./local.js";
+import { clientDelta, roundProgram, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
@@ -103,8 +103,7 @@ export function mimeRound(
       (w: Value, c: Value, s: Value, x: Value, y: Value, mask: Value) => {
         // The step's gradient at y minus the same batch's at x, plus the cohort's full gradient at x.
         const correct = (g: Value, batchLoss: (p: Value) => Value) => ops.add(ops.sub(g, ops.grad(batchLoss)(w)), c);
-        const trained = localTrain(model, w, { x, y, mask }, frozen(base, s) as never, lr, { correct });
-        return { delta: ops.sub(trained.params, w), loss: trained.loss };
+        return clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer: frozen(base, s) as never }, { correct });
       },
       ops.broadcast(params),
       ops.broadcast(fullGradient),
@@ -116,8 +115,8 @@ export function mimeRound(
   } else {
     local = ops.map(
       (w: Value, s: Value, x: Value, y: Value, mask: Value) => {
-        const trained = localTrain(model, w, { x, y, mask }, frozen(base, s) as never, lr);
-        return { delta: ops.sub(trained.params, w), loss: trained.loss, grad: clientGradient(model, w, x, y, mask).grad };
+        const trained = clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer: frozen(base, s) as never });
+        return { ...trained, grad: clientGradient(model, w, x, y, mask).grad };
       },
       ops.broadcast(params),
       ops.broadcast(state),

@@ -24,7 +24,7 @@ import * as robust from "../../front/robust.js";
 import { stochasticQuantize } from "../../front/quantize.js";
 import { isTracer } from "../../front/trace.js";
 import { flatten, unflatten } from "../../front/tree.js";
-import { localTrain, plainSgd, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, RoundData, RoundProgram, ScalarSpec } from "./types.js";
 import type { TensorSpec } from "../../../types/tensor.js";
@@ -63,19 +63,13 @@ export type RobustFedAvgProgram<M extends AnyModel> = RoundProgram<
   }
 >;
 
-/** f applied to each leaf of a tree. */
-function eachLeaf(tree: Value, f: (leaf: Value, i: number) => Value): Value {
-  const { leaves, def } = flatten(tree, isTracer, "update tree");
-  return unflatten(def, leaves.map(f));
-}
-
 /** What a malicious client sends instead of its update delta. */
 function attacked(attack: Attack, delta: Value, scale: Value, key: Value): Value {
   if (attack === "sign-flip") return ops.mul(delta, ops.neg(scale));
   if (attack === "scale") return ops.mul(delta, scale);
-  const leaves = flatten(delta, isTracer, "update tree").leaves.length;
-  const keys: Value[] = leaves === 1 ? [key] : draw.split(key, leaves);
-  return eachLeaf(delta, (leaf, i) => ops.mul(draw.normal(keys[i], leaf.shape), scale));
+  const { leaves, def } = flatten(delta, isTracer, "update tree");
+  const keys: Value[] = leaves.length === 1 ? [key] : draw.split(key, leaves.length);
+  return unflatten(def, leaves.map((leaf, i) => ops.mul(draw.normal(keys[i], leaf.shape), scale)));
 }
 
 /** The server's aggregate of the clients' (already bounded) updates. */
@@ -94,15 +88,14 @@ function aggregate(options: RobustFedAvgOptions, updates: Value, count: Value): 
 
 /** One round on traced values: the new parameters and the cohort's mean training loss. */
 export function robustFedAvgRound(model: AnyModel, options: RobustFedAvgOptions, params: Value, data: RoundData, lr: Value, inputs: Value): { params: Value; loss: Value } {
-  const clientOptimizer = options.clientOptimizer ?? plainSgd;
   const [attackKey, quantizeKey] = draw.split(draw.foldIn(inputs.key, inputs.round), 2);
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value, malicious: Value, attackKeys: Value, quantizeKeys: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr);
-      let delta = ops.sub(trained.params, w);
+      const trained = clientDelta(model, w, { x, y, mask }, lr, options);
+      let delta = trained.delta;
       if (options.attack !== undefined) {
-        const sent = flatten(attacked(options.attack, delta, inputs.attackScale, draw.foldIn(attackKeys, draw.clientIndex())), isTracer, "update tree").leaves;
-        delta = eachLeaf(delta, (leaf, i) => ops.add(leaf, ops.mul(ops.sub(sent[i], leaf), malicious)));
+        const sent = attacked(options.attack, delta, inputs.attackScale, draw.foldIn(attackKeys, draw.clientIndex()));
+        delta = ops.add(delta, ops.mul(ops.sub(sent, delta), malicious));
       }
       if (options.quantizeBits !== undefined) delta = stochasticQuantize(delta, draw.foldIn(quantizeKeys, draw.clientIndex()), { bits: options.quantizeBits });
       if (options.aggregator === "norm-clip") delta = aggregators.clipByNorm(delta, options.normBound ?? 1);

@@ -17,7 +17,7 @@
 import { i32, atServer } from "../../front/specs.js";
 import * as secure from "../../front/secure.js";
 import * as random from "../../front/random.js";
-import { roundProgram, localTrain, plainSgd, type ClientTrainingOptions } from "./local.js";
+import { clientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TensorSpec } from "../../../types/tensor.js";
 import type { AnyModel, RoundData, RoundProgram } from "./types.js";
@@ -53,11 +53,10 @@ export function secureUpdateScale(o: SecureAggregationOptions): number {
 
 /** One secure FedAvg round on traced values: the new parameters and the cohort's loss. */
 export function secureFedAvgRound(model: AnyModel, options: ClientTrainingOptions & SecureAggregationOptions, params: Value, data: RoundData, lr: Value, key: Value): { params: Value; loss: Value } {
-  const clientOptimizer = options.clientOptimizer ?? plainSgd;
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value, count: Value) => {
-      const trained = localTrain(model, w, { x, y, mask }, clientOptimizer, lr);
-      const clipped = ops.minimum(ops.maximum(ops.sub(trained.params, w), -options.clip), options.clip);
+      const trained = clientDelta(model, w, { x, y, mask }, lr, options);
+      const clipped = ops.minimum(ops.maximum(trained.delta, -options.clip), options.clip);
       return { weighted: ops.mul(clipped, count), weight: ops.cast(count, "int32"), loss: trained.loss };
     },
     ops.broadcast(params),

@@ -136,7 +136,7 @@ export function batchCohort<X extends HostData>(
   });
   const sizes = Array.from(cohort, (client) => dataset.clientIndices[client]!.length);
   const largest = sizes.reduce((most, size) => Math.max(most, size), 0);
-  const nBatches = Math.max(steps, Math.ceil((epochs * largest) / batchSize));
+  const nBatches = Math.max(steps, batchesOf(largest, epochs, batchSize));
   const slotsPerClient = nBatches * batchSize;
   const batches = allocateBatches(dataset.train, [cohort.length, nBatches, batchSize]);
   cohort.forEach((client, position) => {
@@ -208,9 +208,14 @@ export function sampleRound<X extends HostData>(dataset: FederatedDataset<X>, op
   return {
     clients: survivors,
     dropped,
-    steps: (client) => Math.max(1, Math.ceil((epochs * dataset.clientIndices[client]!.length) / options.batchSize)),
+    steps: (client) => Math.max(1, batchesOf(dataset.clientIndices[client]!.length, epochs, options.batchSize)),
     batch: (group, steps) => batchCohort(dataset, group, { batchSize: options.batchSize, epochs, rng: batches, ...(steps === undefined ? {} : { steps }) }),
   };
+}
+
+/** The batches that `examples` examples fill over `epochs` epochs: batchCohort's padding and sampleRound's steps agree. */
+function batchesOf(examples: number, epochs: number, batchSize: number): number {
+  return Math.ceil((epochs * examples) / batchSize);
 }
 
 /** Zeroed batch tensors whose leading shape is `slotShape` (ending in the batch size). */

@@ -152,7 +152,11 @@ export function transformerLogits(p: Params, ids: Tensor<["B", number], "int32",
   return add(matmul(layerNorm(out, p.finalGain, p.finalBias), p.out), p.outBias);
 }
 
-const onesParam = (shape: number[]): HostParam => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(1) });
+const onesParam = (shape: number[]): HostParam => {
+  const param = zerosParam(shape);
+  param.data.fill(1);
+  return param;
+};
 
 /** Glorot-uniform [blocks, rows, columns] weights, each block's matrix with its own fans. */
 const stackedKernel = (rng: Rng, blocks: number, rows: number, columns: number) => glorotUniform(rng, [blocks, rows, columns], rows, columns);
