@@ -42,8 +42,7 @@ export type TensorObserver = (op: string, inputs: readonly Tensor[], output: Ten
 
 export const tensorRules: Record<string, TensorRule> = { ...elementwiseRules, ...arrayRules, ...reductionRules, ...windowRules, ...randomRules, ...sequenceRules, ...secureRules };
 export const multiOutputRules: Record<string, MultiTensorRule> = { ...sequenceMultiRules };
-const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules, ...secureControlRules, ...robustControlRules };
-export { controlRules };
+export const controlRules: Record<string, ControlRule> = { ...placementAndControlRules, ...randomControlRules, ...secureControlRules, ...robustControlRules };
 
 /**
  * Applies a tensor rule, once per client when an operand is at the CLIENTS (other operands

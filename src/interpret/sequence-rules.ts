@@ -5,7 +5,7 @@
 import * as shapes from "../ir/shapes.js";
 import { forEachLane } from "./reduction-rules.js";
 import { attrNumber, type MultiTensorRule, type RuleContext, type TensorRule } from "./rule.js";
-import { addAt, convertValue, describe, tensor, type Tensor } from "./tensor.js";
+import { addAt, convertValue, describe, sizeOf, tensor, type Tensor } from "./tensor.js";
 
 /** The axis of attrs.axis as 0..rank-1. */
 const axisOf = (cx: RuleContext, x: Tensor, i = 0): number =>
@@ -27,8 +27,7 @@ function cumsum([x]: readonly Tensor[], cx: RuleContext): Tensor {
 
 /** x as [outer, n, inner] around the axis: the sizes of the three blocks. */
 function around(shape: readonly number[], axis: number): [number, number, number] {
-  const size = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
-  return [size(shape.slice(0, axis)), shape[axis]!, size(shape.slice(axis + 1))];
+  return [sizeOf(shape.slice(0, axis)), shape[axis]!, sizeOf(shape.slice(axis + 1))];
 }
 
 function take([x, indices]: readonly Tensor[], cx: RuleContext): Tensor {
@@ -100,16 +99,14 @@ function sort([x]: readonly Tensor[], cx: RuleContext): Tensor[] {
   const shape = x!.shape.map((d, i) => (i === axis ? k : d));
   const [values, positions] = [tensor(shape, x!.dtype), tensor(shape, "int32")];
   const sign = cx.attrs.descending === true ? -1 : 1;
-  let lane = 0;
-  forEachLane(x!.shape, axis, (at) => {
+  const inner = around(shape, axis)[2];
+  forEachLane(x!.shape, axis, (at, lane) => {
     const order = at.map((_, j) => j).sort((a, b) => sign * ascending(x!.data[at[a]!]!, x!.data[at[b]!]!));
-    const inner = around(shape, axis)[2];
     const base = Math.floor(lane / inner) * k * inner + (lane % inner);
     order.slice(0, k).forEach((j, r) => {
       values.data[base + r * inner] = x!.data[at[j]!]!;
       positions.data[base + r * inner] = j;
     });
-    lane++;
   });
   return [values, positions];
 }

@@ -22,6 +22,9 @@ export interface LoweringContext {
 
 export type LoweringRule = (node: Node, ctx: LoweringContext) => Kernel;
 
+/** A value's shape: every dim is a number once the program is specialised for its run. */
+export const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
+
 interface Step {
   readonly op: string;
   readonly kernel: Kernel;

@@ -12,9 +12,8 @@ import * as tf from "@tensorflow/tfjs";
 import type { Node } from "../ir/types.js";
 import { normalsFromWords } from "../ir/normal.js";
 import { randomBits, threefryPairs, uniformFromWord } from "../ir/threefry.js";
-import type { LoweringContext, LoweringRule } from "./executable.js";
+import { type LoweringRule, shapeOf } from "./executable.js";
 
-const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const words = (t: tf.Tensor): Int32Array => t.dataSync() as Int32Array;
 
 export const tfjsRandomRules: Record<string, LoweringRule> = {

@@ -7,13 +7,12 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Attrs } from "../ir/primitives.js";
 import type { DType, Node, ValueType } from "../ir/types.js";
-import type { Kernel, LoweringContext, LoweringRule } from "./executable.js";
+import { type Kernel, type LoweringContext, type LoweringRule, shapeOf } from "./executable.js";
 import { tfjsRandomRules } from "./tfjs-random.js";
 import { tfjsSecureRules } from "./tfjs-secure.js";
 import { tfjsSequenceRules } from "./tfjs-sequence.js";
 import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
 
-const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
 const inShape = (node: Node, ctx: LoweringContext, i: number) => shapeOf(ctx, node.inputs[i]!);
 

@@ -6,10 +6,9 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Node } from "../ir/types.js";
-import type { LoweringContext, LoweringRule } from "./executable.js";
+import { type LoweringContext, type LoweringRule, shapeOf } from "./executable.js";
 import { castForm, transposeForm } from "./tfjs-forms.js";
 
-const shapeOf = (ctx: LoweringContext, id: number): number[] => ctx.types[id]!.shape as number[];
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
 
 /** The node's operand `input` as [outer, n, inner] around attrs.axis. */

@@ -74,14 +74,15 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   const prepared = await run(form.parts.prepare, server);
   let total: Map<string, T> | undefined;
   const localPartials = async function* (): AsyncIterable<Map<string, T>> {
-    for await (const chunk of round.chunks) {
-      const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
-      const zero = await run(form.parts.zero, new Map());
-      try {
+    // One empty accumulator serves every chunk: parts leave their inputs as they are.
+    const zero = await run(form.parts.zero, new Map());
+    try {
+      for await (const chunk of round.chunks) {
+        const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
         yield fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
-      } finally {
-        dispose(zero);
       }
+    } finally {
+      dispose(zero);
     }
   };
   try {

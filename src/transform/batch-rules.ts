@@ -11,7 +11,7 @@ import type { Tracer } from "../front/trace.js";
 import type { Attrs } from "../ir/primitives.js";
 import type { ValueType } from "../ir/types.js";
 import type { BatchContext, BatchRule } from "./batch-types.js";
-import { prim, primOutputs, reducedAxes } from "./emit.js";
+import { materialize, materializeIn, prim, primOutputs, reducedAxes } from "./emit.js";
 import { robustBatchRules } from "./robust-batch-rules.js";
 
 const dims = (shape: ValueType["shape"]): number[] => shape as number[];
@@ -34,12 +34,6 @@ function liftMember(ctx: BatchContext, t: Tracer, rank: number, batched = ctx.is
   return reshapeTo(t, [shape[0]!, ...Array<number>(missing).fill(1), ...shape.slice(1)]);
 }
 
-/** A member value copied to every client: [C, ...shape]. */
-export function materialize(clients: number, t: Tracer): Tracer {
-  const expanded = prim("expand_dims", [t], { axis: 0 });
-  return prim("broadcast_to", [expanded], { shape: [clients, ...dims(t.shape)] });
-}
-const materializeIn = (ctx: BatchContext, t: Tracer): Tracer => (ctx.isBatched(t) ? t : materialize(ctx.clients, t));
 
 /** Same op; batched operands get unit dims so that numpy alignment keeps the client axis first. */
 const elementwise: BatchRule = (ctx) => {

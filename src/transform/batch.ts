@@ -11,9 +11,9 @@
 import { ftError } from "../errors/error.js";
 import { GraphBuilder, recordInto, traceBody, ValueTable, type ClosedBody, type Tracer } from "../front/trace.js";
 import type { Graph, Node, ProgramIR, ValueType } from "../ir/types.js";
-import { prim, primMany } from "./emit.js";
+import { materialize, prim, primMany } from "./emit.js";
 import { inline, splitCaptures } from "./inline.js";
-import { batchRules, materialize } from "./batch-rules.js";
+import { batchRules } from "./batch-rules.js";
 
 /** Decides, per map, whether the backend runs it batched or once per client. */
 export interface BatchPolicy {

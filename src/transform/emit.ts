@@ -6,11 +6,21 @@
 import type { Attrs } from "../ir/primitives.js";
 import type { Graph, ValueType } from "../ir/types.js";
 import { currentGraph, type ClosedBody, type Tracer } from "../front/trace.js";
+import type { BatchContext } from "./batch-types.js";
 
 /** Records one primitive with one output. */
 export function prim(op: string, inputs: readonly Tracer[], attrs: Attrs = {}): Tracer {
   return currentGraph(op).emit(op, inputs, attrs, op)[0]!;
 }
+
+/** A member value copied to every client: [C, ...shape]. */
+export function materialize(clients: number, t: Tracer): Tracer {
+  const expanded = prim("expand_dims", [t], { axis: 0 });
+  return prim("broadcast_to", [expanded], { shape: [clients, ...(t.shape as number[])] });
+}
+
+/** In a batching rule, the value of every client as one [C, ...] tensor: an all-equal value is materialized. */
+export const materializeIn = (ctx: Pick<BatchContext, "clients" | "isBatched">, t: Tracer): Tracer => (ctx.isBatched(t) ? t : materialize(ctx.clients, t));
 
 /** Records a primitive with several outputs (sort's values and positions). */
 export function primOutputs(op: string, inputs: readonly Tracer[], attrs: Attrs = {}): Tracer[] {

@@ -88,6 +88,7 @@ function stages(ir: ProgramIR): Map<number, Stage> {
   });
   for (const node of ir.graph.nodes) {
     const ins = node.inputs.map((id) => stage.get(id)!);
+    const robust = robustAggregatorOf(node);
     let out: Stage;
     if (node.op === "federated_broadcast") {
       if (ins[0] === "after") throw ftError("FT313", { what: "broadcast()", why: "its argument is computed from an aggregation's result, so it would reach the clients in a second round" });
@@ -103,8 +104,8 @@ function stages(ir: ProgramIR): Map<number, Stage> {
     } else if (node.op === "secure_sum") {
       // Its masks pair clients across the cohort; a chunk's partial sum would not cancel them.
       throw ftError("FT315", { op: "secureSum", why: "its pairwise masks cancel only over the whole cohort, which a chunk does not hold; such rounds run whole" });
-    } else if (robustAggregatorOf(node) !== undefined) {
-      throw ftError("FT315", { op: robustAggregatorOf(node)!, why: "it compares every client with the others, so it needs the whole cohort at once (no fixed-size accumulator); such rounds run whole" });
+    } else if (robust !== undefined) {
+      throw ftError("FT315", { op: robust, why: "it compares every client with the others, so it needs the whole cohort at once (no fixed-size accumulator); such rounds run whole" });
     } else if (node.op === "aggregate_vjp") {
       throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
     } else if ((node.bodies ?? []).some(containsFederated)) {
@@ -184,8 +185,8 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
     case "federated_max":
     case "federated_min": {
       const combine = node.op === "federated_sum" ? "add" : node.op === "federated_max" ? "maximum" : "minimum";
-      const start = node.op === "federated_sum" ? 0 : node.op === "federated_max" ? extreme(ir.values[node.inputs[0]!]!.dtype, -1) : extreme(ir.values[node.inputs[0]!]!.dtype, 1);
       const t = memberType(node.inputs[0]!);
+      const start = node.op === "federated_sum" ? 0 : extreme(t.dtype, node.op === "federated_max" ? -1 : 1);
       return {
         node,
         members: [node.inputs[0]!],

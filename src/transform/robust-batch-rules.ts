@@ -5,16 +5,10 @@
  */
 import type { Tracer } from "../front/trace.js";
 import { krumNeighbours, trimmedPerSide } from "../ir/robust-primitives.js";
-import type { BatchContext, BatchRule } from "./batch-types.js";
-import { prim, primOutputs } from "./emit.js";
+import type { BatchRule } from "./batch-types.js";
+import { materializeIn, prim, primOutputs } from "./emit.js";
 
 const constant = (value: number, dtype: "int32" | "float32") => prim("constant", [], { value, dtype, shape: [] });
-
-/** The member of every client as one [C, ...] tensor (an all-equal value copied C times). */
-function withClientAxis(ctx: BatchContext, t: Tracer): Tracer {
-  if (ctx.isBatched(t)) return t;
-  return prim("broadcast_to", [prim("expand_dims", [t], { axis: 0 })], { shape: [ctx.clients, ...(t.shape as number[])] });
-}
 
 /** Each entry's rank (0 = smallest) along `axis`, ties by position: the inverse of the sorting permutation. */
 function ranks(x: Tracer, axis: number): Tracer {
@@ -25,7 +19,7 @@ function ranks(x: Tracer, axis: number): Tracer {
 const asMask = (keep: Tracer) => prim("cast", [keep], { dtype: "float32" });
 
 const trimMask: BatchRule = (ctx) => {
-  const x = withClientAxis(ctx, ctx.inputs[0]!);
+  const x = materializeIn(ctx, ctx.inputs[0]!);
   const trim = ctx.node.attrs.trim as number | "median";
   const k = trimmedPerSide(trim === "median" ? "reduceMedian" : "reduceTrimmedMean", trim, ctx.clients);
   const rank = ranks(x, 0);
@@ -46,7 +40,7 @@ const krumMask: BatchRule = (ctx) => {
   const C = ctx.clients;
   const neighbours = krumNeighbours("krum", byzantine, select, C);
   const rows = ctx.inputs.map((leaf) => {
-    const batched = withClientAxis(ctx, leaf);
+    const batched = materializeIn(ctx, leaf);
     const size = (batched.shape as number[]).slice(1).reduce((a, b) => a * b, 1);
     return prim("reshape", [batched], { shape: [C, size] });
   });

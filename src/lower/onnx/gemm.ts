@@ -57,9 +57,12 @@ function gemm(cx: OnnxContext, accumulator: number, product: ScaledProduct, sign
     if (fixed === undefined) variable.push(cx.g.op1("Reshape", [cx.name(s), cx.g.model.ints([])]));
     else alpha *= fixed;
   }
-  if (variable.length === 0) return cx.g.op1("Gemm", [a.name, b.name, cx.name(accumulator)], { ...attrs, alpha: { float: alpha } });
-  const scale = variable.reduce((x, y) => cx.g.op1("Mul", [x, y]));
-  const [scaledA, scaledB] = a.elements <= b.elements ? [cx.g.op1("Mul", [a.name, scale]), b.name] : [a.name, cx.g.op1("Mul", [b.name, scale])];
+  let [scaledA, scaledB] = [a.name, b.name];
+  if (variable.length > 0) {
+    const scale = variable.reduce((x, y) => cx.g.op1("Mul", [x, y]));
+    if (a.elements <= b.elements) scaledA = cx.g.op1("Mul", [a.name, scale]);
+    else scaledB = cx.g.op1("Mul", [b.name, scale]);
+  }
   return cx.g.op1("Gemm", [scaledA, scaledB, cx.name(accumulator)], { ...attrs, alpha: { float: alpha } });
 }
 

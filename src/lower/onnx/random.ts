@@ -43,10 +43,23 @@ export function threefryRounds(g: OnnxGraph, k0: string, k1: string, x0: string,
   return [a, b];
 }
 
-/** (y0, y1) as int32, stacked on a new last axis. */
+/** (y0, y1) stacked on a new last axis. */
 function stackWords(g: OnnxGraph, [y0, y1]: [string, string]): string {
   const last = g.model.ints([-1]);
-  return g.op1("Concat", [g.op1("Unsqueeze", [toI32(g, y0), last]), g.op1("Unsqueeze", [toI32(g, y1), last])], { axis: -1 });
+  return g.op1("Concat", [g.op1("Unsqueeze", [y0, last]), g.op1("Unsqueeze", [y1, last])], { axis: -1 });
+}
+
+/**
+ * randomBits of src/ir/threefry.ts: `perKey` words of each key, from the keys' words k0, k1
+ * (uint32 [...keys, 1]), as uint32 [...keys, perKey].
+ */
+export function randomWords(g: OnnxGraph, k0: string, k1: string, keys: readonly number[], perKey: number): string {
+  const blocks = Math.ceil(perKey / 2);
+  const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
+  const pairs = stackWords(g, threefryRounds(g, k0, k1, counters, u32(g, 0)));
+  // The rounds broadcast [...keys, 1] against the counters [blocks]: pairs is [...keys, blocks, 2].
+  const flat = g.op1("Reshape", [pairs, g.model.ints([...keys, 2 * blocks])]);
+  return 2 * blocks === perKey ? flat : g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([perKey]), g.model.ints([keys.length])]);
 }
 
 /** The top 23 bits of the node's int32 words, as float32 (exact). */
@@ -76,20 +89,14 @@ export const onnxRandomRules: Record<string, OnnxRule> = {
     const [key, counter] = node.inputs.map((id) => cx.name(id)) as [string, string];
     const rounds = threefryRounds(cx.g, word(cx.g, key, 0), word(cx.g, key, 1), word(cx.g, counter, 0), word(cx.g, counter, 1));
     // The words broadcast to [...B] only if some operand has every lead dim: make sure the shape is the output's.
-    return [reshape(cx, cx.g.op1("Expand", [stackWords(cx.g, rounds), cx.g.model.ints(outShape(node, cx))]), outShape(node, cx))];
+    return [reshape(cx, cx.g.op1("Expand", [toI32(cx.g, stackWords(cx.g, rounds)), cx.g.model.ints(outShape(node, cx))]), outShape(node, cx))];
   },
   random_bits: (node, cx) => {
-    const g = cx.g;
     const keys = inShape(node, cx).slice(0, -1);
     const perKey = (node.attrs.shape as number[]).reduce((n, d) => n * d, 1);
-    const blocks = Math.ceil(perKey / 2);
     const key = cx.name(node.inputs[0]!);
     const column = (w: number) => reshape(cx, word(cx.g, key, w), [...keys, 1]);
-    const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
-    const pairs = stackWords(g, threefryRounds(g, column(0), column(1), counters, u32(g, 0)));
-    let flat = reshape(cx, g.op1("Expand", [pairs, g.model.ints([...keys, blocks, 2])]), [...keys, 2 * blocks]);
-    if (2 * blocks !== perKey) flat = g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([perKey]), g.model.ints([keys.length])]);
-    return [reshape(cx, flat, outShape(node, cx))];
+    return [reshape(cx, toI32(cx.g, randomWords(cx.g, column(0), column(1), keys, perKey)), outShape(node, cx))];
   },
   normal_from_bits: (node, cx) => {
     return [normalFromMantissa(float32Nodes(cx.g), mantissaOf(cx, node))];

@@ -9,21 +9,10 @@
 import { checkCapacity, maskDistances, outOfRange, type SecureDType, type SecureSumAttrs } from "../../ir/secure-sum.js";
 import type { OnnxGraph } from "./graph.js";
 import { DataType } from "./proto.js";
-import { threefryRounds, u32, word } from "./random.js";
+import { randomWords, threefryRounds, u32, word } from "./random.js";
 import { inShape, outShape, reshape, type OnnxContext, type OnnxRule } from "./rules.js";
 
 const reshapeTo = (g: OnnxGraph, x: string, shape: readonly number[]): string => g.op1("Reshape", [x, g.model.ints(shape)]);
-
-/** `size` randomBits words of each of C keys (p0, p1 uint32 [C]): uint32 [C, size]. */
-function wordsOf(g: OnnxGraph, [p0, p1]: [string, string], clients: number, size: number): string {
-  const blocks = Math.ceil(size / 2);
-  const counters = g.model.constant("uint32", [blocks], Array.from({ length: blocks }, (_, i) => i));
-  const [y0, y1] = threefryRounds(g, reshapeTo(g, p0, [clients, 1]), reshapeTo(g, p1, [clients, 1]), counters, u32(g, 0));
-  const last = g.model.ints([-1]);
-  const pairs = g.op1("Concat", [g.op1("Unsqueeze", [y0, last]), g.op1("Unsqueeze", [y1, last])], { axis: -1 });
-  const flat = reshapeTo(g, pairs, [clients, 2 * blocks]);
-  return 2 * blocks === size ? flat : g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([size]), g.model.ints([1])]);
-}
 
 /**
  * Each client's masked values (q_i + mask_i) mod 2^bits as int64 [C, m], from the quantized
@@ -38,8 +27,8 @@ export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: 
     // foldIn(key, a) for every client a, then foldIn(., d) per distance: the pair keys.
     const [c0, c1] = threefryRounds(g, word(g, key, 0), word(g, key, 1), iota, u32(g, 1));
     for (let d = 1; d <= distances; d++) {
-      const pair = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1));
-      const words = g.op1("Cast", [g.op1("BitwiseAnd", [wordsOf(g, pair, clients, size), u32(g, low)])], { to: DataType.INT64 });
+      const [p0, p1] = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1)).map((w) => reshapeTo(g, w, [clients, 1]));
+      const words = g.op1("Cast", [g.op1("BitwiseAnd", [randomWords(g, p0!, p1!, [clients], size), u32(g, low)])], { to: DataType.INT64 });
       const from = Array.from({ length: clients }, (_, i) => (((i - d) % clients) + clients) % clients);
       acc = g.op1("Add", [acc, g.op1("Sub", [words, g.op1("Gather", [words, g.model.ints(from)], { axis: 0 })])]);
     }

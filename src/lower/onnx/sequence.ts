@@ -16,19 +16,22 @@ function lookupView(node: Node, cx: OnnxContext, table: number): { outer: number
   return { outer: product(shape.slice(0, axis)), n: shape[axis]!, inner: product(shape.slice(axis + 1)), m: product(inShape(node, cx, 1)) };
 }
 
+/** Whether each of the int32 `indices` lies in [0, n). */
+function inRange(cx: OnnxContext, indices: string, n: number): string {
+  const atLeastZero = cx.g.op1("GreaterOrEqual", [indices, cx.g.model.scalar("int32", 0)]);
+  return cx.g.op1("And", [atLeastZero, cx.g.op1("Less", [indices, cx.g.model.scalar("int32", n)])]);
+}
+
 /** The indices flattened, and whether each lies in [0, n). */
 function checkedIndices(node: Node, cx: OnnxContext, n: number): { flat: string; valid: string } {
   const flat = reshape(cx, cx.name(node.inputs[1]!), [-1]);
-  const atLeastZero = cx.g.op1("GreaterOrEqual", [flat, cx.g.model.scalar("int32", 0)]);
-  const belowN = cx.g.op1("Less", [flat, cx.g.model.scalar("int32", n)]);
-  return { flat, valid: cx.g.op1("And", [atLeastZero, belowN]) };
+  return { flat, valid: inRange(cx, flat, n) };
 }
 
 /** Per-lane indices with those outside [0, n) replaced by `outside`, and whether each was inside. */
 function clampedLanes(node: Node, cx: OnnxContext, n: number, outside: number): { safe: string; valid: string } {
   const indices = cx.name(node.inputs[1]!);
-  const atLeastZero = cx.g.op1("GreaterOrEqual", [indices, cx.g.model.scalar("int32", 0)]);
-  const valid = cx.g.op1("And", [atLeastZero, cx.g.op1("Less", [indices, cx.g.model.scalar("int32", n)])]);
+  const valid = inRange(cx, indices, n);
   return { valid, safe: cx.g.op1("Where", [valid, indices, cx.g.model.scalar("int32", outside)]) };
 }
 

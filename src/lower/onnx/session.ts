@@ -45,7 +45,7 @@ const ERRORS_ONLY = 3;
  * `<prefix>_<date>.json` (Chrome trace format, one event per node run) when it is released;
  * bench/onnx-profile.ts sums it by operator (docs/benchmarks.md).
  */
-export const PROFILE_VARIABLE = "FEDTENSOR_ONNX_PROFILE";
+const PROFILE_VARIABLE = "FEDTENSOR_ONNX_PROFILE";
 
 async function createSession(bytes: Uint8Array, settings: SessionSettings): Promise<InferenceSession> {
   const ort = await onnxRuntime();
