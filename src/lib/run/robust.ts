@@ -12,7 +12,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
 import { quantizedBits } from "../../front/quantize.js";
-import { robustFedAvgProgram, type Attack, type RobustAggregator } from "../algorithms/robust-fedavg.js";
+import { robustAggregators as aggregatorNames, robustFedAvgProgram, type Attack, type RobustAggregator } from "../algorithms/robust-fedavg.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
@@ -33,7 +33,7 @@ export interface RobustRunOptions {
   readonly engine: string;
 }
 
-const robustAggregators = new Set(["median", "trimmed-mean", "krum", "norm-clip"]);
+const robustAggregators: ReadonlySet<string> = new Set(aggregatorNames);
 
 /** Whether a run goes through the robust round: a robust aggregator, attackers or quantization. */
 export const isRobustRun = (config: RobustRunOptions): boolean => robustAggregators.has(config.aggregator) || config.attack !== "none" || config.quantizeBits > 0;
