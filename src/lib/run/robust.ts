@@ -68,6 +68,9 @@ function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: bo
   }
 }
 
+/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
+export const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
+
 type ProgramRun = { run(inputs: never, options: never): Promise<unknown> };
 
 /** The round program and a function that runs one round of it on a cohort. */
@@ -82,7 +85,7 @@ export function robustRound(model: AnyModel, config: RunConfig, clientOptimizer:
     ...(config.quantizeBits === 0 ? {} : { quantizeBits: config.quantizeBits }),
     ...clientOptimizer,
   });
-  const key = [Math.floor(config.seed / 2 ** 32) | 0, config.seed % 2 ** 32 | 0];
+  const key = seedKey(config.seed);
   return {
     program,
     async run(params: unknown, cohort: RoundSample<HostData>, cfg: RunConfig, round: number, remote: boolean): Promise<{ params: unknown; loss: TfTensor }> {

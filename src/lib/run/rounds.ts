@@ -30,7 +30,7 @@ import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
-import { isRobustRun, robustRound } from "./robust.js";
+import { isRobustRun, robustRound, seedKey } from "./robust.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -250,9 +250,6 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
     },
   };
 }
-
-/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
-const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
 
 /**
  * Secure FedAvg (--aggregator secure): the weighted updates and weights are summed with
