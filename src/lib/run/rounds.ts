@@ -92,11 +92,12 @@ type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: ne
 const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig, engine: ChunkEngine | undefined) =>
   runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config), ...(engine === undefined ? {} : { engine }) }) as Promise<O>;
 
-function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+/** Runners with no server state whose program takes params, lr and `extra`'s inputs, and returns the next params and the loss. */
+function plainRunner(program: RoundProgramLike, extra: (config: RunConfig, at: RoundContext) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, config, { engine }) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config, engine);
+    async round(state, cohort, config, at) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config, at) }, cohort, config, at.engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
@@ -267,13 +268,7 @@ function secureRunner(model: AnyModel, config: RunConfig, largestClient: number)
     ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
   });
   const key = seedKey(config.seed);
-  return {
-    initialServerState: () => ({}),
-    async round(state, cohort, cfg, { round, engine }) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, engine);
-      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
-    },
-  };
+  return plainRunner(program, (_, { round }) => ({ key, round }));
 }
 
 /** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */
