@@ -23,7 +23,7 @@ import { distribution, distributionColumns, type Distribution } from "./client-d
 import { cohortChunks } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { csvLine } from "./metrics.js";
-import { clientOptimizerFor } from "./optimizers.js";
+import { clientTraining } from "./optimizers.js";
 import { runOptionsOf, type DeviceTree } from "./rounds.js";
 import { withFeatureShape } from "./setup.js";
 import { fileFault } from "./file-faults.js";
@@ -152,8 +152,7 @@ export class FederatedEvaluator {
    * --batch-size, --lr), and is evaluated on its held-out split before and after.
    */
   async personalize(params: DeviceTree, round: number): Promise<{ before: ClientResults; after: ClientResults }> {
-    const clientOptimizer = clientOptimizerFor(this.config);
-    const program = personalizationProgram(this.model, { topK: this.topK, ...(clientOptimizer === undefined ? {} : { clientOptimizer }) });
+    const program = personalizationProgram(this.model, { topK: this.topK, ...clientTraining(this.config) });
     const epochs = this.config.personalizeEpochs;
     const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / this.config.batchSize));
     const before: ClientResults[] = [];

@@ -28,7 +28,7 @@ import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
-import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
+import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
 import { isRobustRun, robustRound, seedKey } from "./robust.js";
 
@@ -102,12 +102,6 @@ function plainRunner(program: RoundProgramLike, extra: (config: RunConfig, at: R
     },
   };
 }
-
-/** The client optimiser the options ask for, as the algorithms' options take it. */
-const clientTraining = (config: RunConfig) => {
-  const clientOptimizer = clientOptimizerFor(config);
-  return clientOptimizer === undefined ? {} : { clientOptimizer };
-};
 
 /** Runners whose program takes serverLr and the server optimiser's `state`, and returns the next state: FedOpt, Mime. */
 function serverStateRunner(program: RoundProgramLike, initialServerState: (params: Params) => TensorTree): RoundRunner {
