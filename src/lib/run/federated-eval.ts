@@ -19,7 +19,7 @@ import type { HostData } from "../data/host-tensor.js";
 import { batchHeldOut } from "../data/holdout.js";
 import type { Rng } from "../random.js";
 import { evaluationFiles } from "./evaluation-files.js";
-import { distribution, distributionColumns, type Distribution } from "./client-distribution.js";
+import { distribution, distributionColumns, distributionStats, type Distribution } from "./client-distribution.js";
 import { cohortChunks } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { csvLine } from "./metrics.js";
@@ -27,7 +27,6 @@ import { clientTraining } from "./optimizers.js";
 import { runOptionsOf, type DeviceTree } from "./rounds.js";
 import { withFeatureShape } from "./setup.js";
 import { fileFault } from "./file-faults.js";
-
 
 /** Each evaluated client's held-out metrics, in the order of `clients` (positions in the data set). */
 export interface ClientResults {
@@ -100,7 +99,7 @@ export class FederatedEvaluator {
 
   /** The metrics columns of a round, null where it was not evaluated; their names are fixed for the run. */
   static columns(config: RunConfig, results: ReturnType<typeof summarise> | undefined): Record<string, number | null> {
-    const names = (prefix: string) => ["mean", "weighted", "p10", "p50", "p90"].map((s) => `${prefix}_${s}`);
+    const names = (prefix: string) => distributionStats.map((s) => `${prefix}_${s}`);
     const topK = config.topK > 1 ? names(`client_top${config.topK}_accuracy`) : [];
     const all = ["clients_evaluated", ...names("client_accuracy"), ...topK, "client_loss_mean", "client_loss_weighted"];
     if (results === undefined) return Object.fromEntries(all.map((name) => [name, null]));
