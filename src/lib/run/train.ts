@@ -167,7 +167,9 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
   const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
-  const progress = new RoundProgress({ stream, totalRounds: Math.max(config.rounds, firstRound), startRound: firstRound });
+  // The run's last round: --rounds, or the checkpoint's round when a finished run of more rounds was resumed.
+  const finalRound = Math.max(config.rounds, firstRound);
+  const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound });
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
@@ -250,8 +252,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         await saveCheckpoint(round, state);
       }
     }
-    const lastRound = stoppedAfter ?? Math.max(config.rounds, firstRound);
-    personalization = await evaluation.personalize(state.params, lastRound);
+    personalization = await evaluation.personalize(state.params, stoppedAfter ?? finalRound);
     if (personalization !== undefined) progress.log(personalizationLine(personalization));
   } finally {
     if (engine !== undefined) {
@@ -264,7 +265,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     await engine?.close();
   }
   await writeRunPlots(config.out, plotTitle);
-  const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);
+  const rounds = stoppedAfter ?? finalRound;
   const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
