@@ -20,7 +20,7 @@ import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
-import type { RunConfig, RunOptionKey } from "./config.js";
+import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
 import { fileFault } from "./file-faults.js";
 import { lockRunFolder } from "./lock.js";
@@ -180,15 +180,15 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+  const algorithm = algorithmName(config);
   const leafSizes = leafSizesOf(state.params);
   if (config.quantizeBits > 0) {
     const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
     progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
   }
   const plotTitle = {
-    name: `${algorithmName} ${model.name}`,
-    title: `${algorithmName} on ${config.dataset} (${model.name})`,
+    name: `${algorithm} ${model.name}`,
+    title: `${algorithm} on ${config.dataset} (${model.name})`,
     metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
