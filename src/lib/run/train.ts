@@ -20,6 +20,7 @@ import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
+import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
 import { fileFault } from "./file-faults.js";
@@ -58,12 +59,10 @@ export interface TrainingResult {
   readonly seconds: number;
 }
 
-const isStored = (x: unknown): x is { shape: readonly number[]; data: Float32Array } =>
-  typeof x === "object" && x !== null && "data" in x && (x as { data: unknown }).data instanceof Float32Array;
 const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
 
 function toDevice(tree: TensorTree): DeviceTree {
-  const { leaves, def } = flatten(tree, isStored, "server state", "float32 tensors");
+  const { leaves, def } = flatten(tree, isStoredTensor, "server state", "float32 tensors");
   return unflatten(def, leaves.map((t) => tf.tensor(t.data, [...t.shape], "float32"))) as DeviceTree;
 }
 
@@ -83,7 +82,7 @@ async function rejectNonFinite(round: number, state: TrainingState): Promise<voi
     finite.dispose();
     if (!ok) throw ftError("FT303", { round, what: `the update of ${devicePaths[i]}` });
   }
-  const host = flatten(state.clients, isStored, "client state", "float32 tensors");
+  const host = flatten(state.clients, isStoredTensor, "client state", "float32 tensors");
   const hostPaths = leafPaths(host.def);
   const bad = host.leaves.findIndex((t) => !t.data.every(Number.isFinite));
   if (bad >= 0) throw ftError("FT303", { round, what: `the state of client ${hostPaths[bad]}` });
