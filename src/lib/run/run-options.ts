@@ -146,7 +146,7 @@ export const runOptions = {
   // (docs/algorithms.md), within the range of Reddi et al. (2021).
   serverLr: {
     ...real("Server learning rate applied to the aggregated update", 1, { min: 0, minExclusive: true }),
-    defaultWhen: { key: "algorithm", values: ["fedadam", "fedyogi", "fedadagrad"], value: 0.03 },
+    defaultWhen: { key: "algorithm", values: adaptiveServerOptimisers, value: 0.03 },
   },
   partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet"]),
   alpha: onlyWhen(
