@@ -27,6 +27,7 @@ import { cnn } from "../src/lib/models/cnn.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
 import { pythonWithTorch, runTorch, type TorchScript, type TorchTimes } from "./torch-baseline.js";
+import { fastest, maxDiff, median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -113,9 +114,6 @@ async function timed({ backend, inputs, workers }: Variant): Promise<{ ms: numbe
   return { ms, result: flat };
 }
 
-const maxDiff = (a: Record<string, Float32Array>, b: Record<string, Float32Array>) =>
-  Math.max(...Object.keys(b).map((k) => a[k]!.reduce((m, v, i) => Math.max(m, Math.abs(v - b[k]![i]!)), 0)));
-
 // Warm-up: compilation, sessions, workers, kernel initialisation.
 const results: Record<string, Record<string, Float32Array>> = {};
 for (const [name, variant] of Object.entries(variants)) results[name] = (await timed(variant)).result;
@@ -155,10 +153,8 @@ if (python !== undefined) {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const med = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
-// On a shared machine other work only ever adds time: the fastest round is the steadiest estimate.
-const best = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.min(...v)]));
+const best = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, fastest(v)]));
 const torchNames = Object.keys(torchRuns);
 const fastestTorch = torchNames.length === 0 ? undefined : torchNames.reduce((a, b) => (best[a]! <= best[b]! ? a : b));
 

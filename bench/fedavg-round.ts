@@ -29,6 +29,7 @@ import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
 import { bestRound, naiveRound, type Cohort, type Params, type RoundResult } from "./fedavg-baselines.js";
 import { pythonWithTorch, runTorch, type TorchTimes } from "./torch-baseline.js";
+import { fastest, maxDiff, median } from "./stats.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
@@ -94,8 +95,6 @@ const flat = (r: RoundResult): Record<string, Float32Array> => ({
   ...Object.fromEntries(keys.map((k) => [k, r.params[k].dataSync() as Float32Array])),
   loss: r.loss.dataSync() as Float32Array,
 });
-const maxDiff = (a: Record<string, Float32Array>, b: Record<string, Float32Array>) =>
-  Math.max(...Object.keys(a).map((k) => a[k]!.reduce((m, v, i) => Math.max(m, Math.abs(v - b[k]![i]!)), 0)));
 
 // Warm-up (compilation, sessions, workers, kernel initialisation), and a check that all variants agree.
 const results: Record<string, Record<string, Float32Array>> = {};
@@ -132,9 +131,6 @@ if (python !== undefined) {
   agreement["pytorch vs dsl onnx"] = maxDiff(torch.result, results["dsl onnx"]!);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-// On a shared machine other work only ever adds time: the fastest round is the steadiest estimate.
-const fastest = (xs: number[]) => Math.min(...xs);
 const med: Record<string, number> = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
 const cpu: Record<string, number> = Object.fromEntries(Object.entries(cpuTimes).map(([k, v]) => [k, median(v)]));
 const best: Record<string, number> = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, fastest(v)]));

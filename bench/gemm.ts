@@ -15,6 +15,7 @@ import * as tf from "@tensorflow/tfjs";
 import { atServer, f32, matmul, program, sum } from "../src/index.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({
   options: {
@@ -29,7 +30,6 @@ const backends = values.backends.split(",") as BackendName[];
 const rounds = Number(values.rounds);
 const peak = values["peak-tflops"] === undefined ? undefined : Number(values["peak-tflops"]) * 1e12;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: Record<string, unknown>[] = [];
 console.log(`gemm: sum(matmul(a, b)), float32, median of ${rounds} rounds after one warm-up${peak === undefined ? "" : `, peak ${values["peak-tflops"]} TFLOP/s`}`);
 console.log(`  ${"backend".padEnd(8)} ${"N".padStart(6)}   ms/product   GFLOP/s   vs ${backends[0]}${peak === undefined ? "" : "   of peak"}`);

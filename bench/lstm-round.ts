@@ -22,6 +22,7 @@ import { lstmModel } from "../src/lib/models/lstm.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend } from "../src/runtime/backend.js";
 import { pythonWithTorch, runTorch, type TorchTimes } from "./torch-baseline.js";
+import { fastest, maxDiff, median } from "./stats.js";
 
 const { values } = parseArgs({
   options: { rounds: { type: "string", default: "5" }, steps: { type: "string", default: "10" }, hidden: { type: "string", default: "128" } },
@@ -65,8 +66,6 @@ async function timed(run: () => Promise<RoundResult>): Promise<{ ms: number; res
   tf.dispose([...Object.values(out.params), out.loss]);
   return { ms, result: result as Record<string, Float32Array> };
 }
-const maxDiff = (a: Record<string, Float32Array>, b: Record<string, Float32Array>) =>
-  Math.max(...Object.keys(a).map((k) => a[k]!.reduce((m, v, i) => Math.max(m, Math.abs(v - b[k]![i]!)), 0)));
 
 // Warm-up (compilation, sessions, workers), and the results to compare.
 const results: Record<string, Record<string, Float32Array>> = {};
@@ -93,8 +92,6 @@ if (python !== undefined) {
   agreement["pytorch nn.LSTM vs dsl onnx"] = maxDiff(torch.result, results["dsl onnx"]!);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fastest = (xs: number[]) => Math.min(...xs);
 const rows: Record<string, number[]> = { ...times };
 if (torch !== undefined) {
   const forms = torch.report.forms as Record<string, number[]>;

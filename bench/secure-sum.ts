@@ -20,12 +20,11 @@ import { secureFedAvgProgram } from "../src/lib/algorithms/secure-fedavg.js";
 import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend } from "../src/runtime/backend.js";
+import { median } from "./stats.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" } } });
 const rounds = Number(values.rounds);
 await useBackend("onnx");
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Median seconds of each variant over `rounds` alternating runs (after one warm-up run each). */
 async function timeAll(variants: Record<string, () => Promise<tf.TensorContainer>>): Promise<Record<string, number>> {

@@ -22,9 +22,8 @@ interface RegionDiagnostics {
   getRegionSemanticDiagnostics?(fileName: string, ranges: ts.TextRange[]): { diagnostics: ts.Diagnostic[]; spans: ts.TextSpan[] } | undefined;
 }
 
-function decorate(typescript: typeof ts, info: ts.server.PluginCreateInfo, options: () => PluginOptions): ts.LanguageService {
+function decorate(typescript: typeof ts, info: ts.server.PluginCreateInfo, options: () => PluginOptions, log: (message: string) => void): ts.LanguageService {
   const base = info.languageService;
-  const log = (message: string): void => info.project.projectService.logger.info(`[${pluginName}] ${message}`);
 
   /** The hook TypeScript runs, with `extend` applied to its result when that succeeds. */
   const extend = <A extends unknown[], R>(name: string, original: Hook<A, R>, extension: NoInfer<(result: R, ...args: A) => R>): Hook<A, R> => {
@@ -96,7 +95,7 @@ export function createPlugin(modules: { typescript: typeof ts }): ts.server.Plug
         const config = (info.config ?? {}) as object;
         let options = read(config, log);
         projects.push({ config, log, set: (o) => (options = o) });
-        return decorate(modules.typescript, info, () => options);
+        return decorate(modules.typescript, info, () => options, log);
       } catch (error) {
         log(`not enabled: ${String(error)}`);
         return info.languageService;

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadRunArguments } from "../lib/run/config.js";
+import { algorithmName, loadRunArguments } from "../lib/run/config.js";
 import { formatRunOptionsHelp } from "../lib/run/options-help.js";
 import type { Command } from "./command.js";
 
@@ -45,10 +45,9 @@ export const runCommand: Command = {
     // On --resume the run's config is the checkpoint's, which the result carries.
     const { config } = result;
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
-    const algorithm = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
     const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})`;
     console.log(
-      `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithm} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,
+      `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithmName(config)} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,
     );
     console.log(`metrics: ${result.outDir}/metrics.csv and metrics.jsonl; plot: ${result.outDir}/plot.png; checkpoints: ${result.outDir}/`);
     return 0;

@@ -17,18 +17,13 @@ import { createHash, type Hash } from "node:crypto";
 import { ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import type { TreeDef } from "../../ir/types.js";
-import type { Checkpoint, StoredTensor, TensorTree } from "./checkpoint-types.js";
+import { elementCount } from "../data/host-tensor.js";
+import { isStoredTensor, type Checkpoint, type TensorTree } from "./checkpoint-types.js";
 import { decodeLegacyCheckpoint, isLegacyCheckpoint } from "./legacy-checkpoint.js";
 import { decodeSafetensors, encodeSafetensors, SafetensorsFormatError, type SafetensorsTensor } from "./safetensors.js";
 
 const formatName = "fedtensor-checkpoint";
 const formatVersion = "1";
-
-function isStoredTensor(x: unknown): x is StoredTensor {
-  return x !== null && typeof x === "object" && (x as { data?: unknown }).data instanceof Float32Array;
-}
-
-const elementCount = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
 
 /** A leaf's tensor name: its tree path with array indices dotted (`layers[0].w` is `layers.0.w`); "tensor" for a lone root. */
 function tensorNames(def: TreeDef): string[] {

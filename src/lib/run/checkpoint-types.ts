@@ -10,6 +10,10 @@ export interface StoredTensor {
   readonly data: Float32Array;
 }
 
+/** Whether a tree leaf is a stored tensor: float32 data on the host. */
+export const isStoredTensor = (x: unknown): x is StoredTensor =>
+  typeof x === "object" && x !== null && (x as { data?: unknown }).data instanceof Float32Array;
+
 export type TensorTree = StoredTensor | readonly TensorTree[] | { readonly [name: string]: TensorTree };
 
 export interface Checkpoint {

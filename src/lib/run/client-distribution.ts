@@ -44,7 +44,10 @@ export function distribution(values: ArrayLike<number>, examples: ArrayLike<numb
   return { clients: kept.length, mean, weighted: weightedSum / total, p10: percentile(kept, 10), p50: percentile(kept, 50), p90: percentile(kept, 90) };
 }
 
+/** A distribution's statistics, in the order of its metrics columns. */
+export const distributionStats = ["mean", "weighted", "p10", "p50", "p90"] as const satisfies readonly (keyof Distribution)[];
+
 /** A distribution as metrics columns named `<prefix>_mean`, `<prefix>_weighted`, `<prefix>_p10`, ... */
 export function distributionColumns(prefix: string, d: Distribution): Record<string, number> {
-  return { [`${prefix}_mean`]: d.mean, [`${prefix}_weighted`]: d.weighted, [`${prefix}_p10`]: d.p10, [`${prefix}_p50`]: d.p50, [`${prefix}_p90`]: d.p90 };
+  return Object.fromEntries(distributionStats.map((s) => [`${prefix}_${s}`, d[s]]));
 }

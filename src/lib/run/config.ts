@@ -164,6 +164,10 @@ export function validateRunConfig(object: Readonly<Record<string, unknown>>, sou
   return validate(knownKeys(object, source), (key) => `${key} (in ${source})`);
 }
 
+/** The run's algorithm as the plot and the final line name it: the algorithm, prefixed by a non-fedavg aggregator (dp-fedavg, median-fedavg). */
+export const algorithmName = (config: Pick<RunConfig, "aggregator" | "algorithm">): string =>
+  config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+
 export interface RunArguments {
   readonly config: RunConfig;
   /** The options set by a flag or the config file (the others have their defaults). */

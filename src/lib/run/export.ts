@@ -20,7 +20,8 @@ import { simplify } from "../../transform/simplify.js";
 import { specialize } from "../../transform/specialize.js";
 import type { Value } from "../algorithms/loose.js";
 import type { AnyModel } from "../algorithms/types.js";
-import { loadLatestCheckpoint, type StoredTensor } from "./checkpoint.js";
+import { loadLatestCheckpoint } from "./checkpoint.js";
+import { isStoredTensor } from "./checkpoint-types.js";
 import { validateRunConfig } from "./config.js";
 import { modelFor } from "./setup.js";
 
@@ -46,15 +47,12 @@ export interface InferenceModel {
   readonly output: { readonly name: "logits"; readonly shape: readonly (number | "N")[] };
 }
 
-const isStored = (x: unknown): x is StoredTensor =>
-  typeof x === "object" && x !== null && (x as { data?: unknown }).data instanceof Float32Array;
-
 /** The ONNX bytes of the logits program lowered for `batchSize`, with the parameters as constants. */
 function lowerForBatch(model: AnyModel, params: unknown, batchSize: number, batchDim: string | undefined): Uint8Array {
   const { ir } = logitsProgram(model);
   const xShape = [batchSize, ...model.inputShape];
   // The program's inputs in its input tree's order; x stands in as an empty tensor of its shape.
-  const leaves = flattenAs(ir.inputTree, { params, x: { shape: xShape, data: new Float32Array(0) } }, isStored, "model");
+  const leaves = flattenAs(ir.inputTree, { params, x: { shape: xShape, data: new Float32Array(0) } }, isStoredTensor, "model");
   const xIndex = (ir.inputTree as { readonly x: number }).x;
   const paths = leafPaths(ir.inputTree);
   const types: ValueType[] = ir.graph.inputs.map((id, i) => {

@@ -19,15 +19,14 @@ import type { HostData } from "../data/host-tensor.js";
 import { batchHeldOut } from "../data/holdout.js";
 import type { Rng } from "../random.js";
 import { evaluationFiles } from "./evaluation-files.js";
-import { distribution, distributionColumns, type Distribution } from "./client-distribution.js";
+import { distribution, distributionColumns, distributionStats, type Distribution } from "./client-distribution.js";
 import { cohortChunks } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { csvLine } from "./metrics.js";
-import { clientOptimizerFor } from "./optimizers.js";
+import { clientTraining } from "./optimizers.js";
 import { runOptionsOf, type DeviceTree } from "./rounds.js";
 import { withFeatureShape } from "./setup.js";
 import { fileFault } from "./file-faults.js";
-
 
 /** Each evaluated client's held-out metrics, in the order of `clients` (positions in the data set). */
 export interface ClientResults {
@@ -100,7 +99,7 @@ export class FederatedEvaluator {
 
   /** The metrics columns of a round, null where it was not evaluated; their names are fixed for the run. */
   static columns(config: RunConfig, results: ReturnType<typeof summarise> | undefined): Record<string, number | null> {
-    const names = (prefix: string) => ["mean", "weighted", "p10", "p50", "p90"].map((s) => `${prefix}_${s}`);
+    const names = (prefix: string) => distributionStats.map((s) => `${prefix}_${s}`);
     const topK = config.topK > 1 ? names(`client_top${config.topK}_accuracy`) : [];
     const all = ["clients_evaluated", ...names("client_accuracy"), ...topK, "client_loss_mean", "client_loss_weighted"];
     if (results === undefined) return Object.fromEntries(all.map((name) => [name, null]));
@@ -152,8 +151,7 @@ export class FederatedEvaluator {
    * --batch-size, --lr), and is evaluated on its held-out split before and after.
    */
   async personalize(params: DeviceTree, round: number): Promise<{ before: ClientResults; after: ClientResults }> {
-    const clientOptimizer = clientOptimizerFor(this.config);
-    const program = personalizationProgram(this.model, { topK: this.topK, ...(clientOptimizer === undefined ? {} : { clientOptimizer }) });
+    const program = personalizationProgram(this.model, { topK: this.topK, ...clientTraining(this.config) });
     const epochs = this.config.personalizeEpochs;
     const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / this.config.batchSize));
     const before: ClientResults[] = [];

@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { unflatten } from "../../front/tree.js";
 import type { TreeDef } from "../../ir/types.js";
+import { elementCount } from "../data/host-tensor.js";
 import type { Checkpoint, JsonValue, TensorTree } from "./checkpoint-types.js";
 
 interface LegacyHeader {
@@ -27,8 +28,6 @@ interface LegacyHeader {
 export const legacyMagic = Buffer.from("FTCKPT01", "latin1");
 const prefixBytes = legacyMagic.length + 4;
 const checksumBytes = 32;
-
-const elementCount = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
 
 /** Whether `bytes` start like a legacy checkpoint. */
 export const isLegacyCheckpoint = (bytes: Buffer): boolean => bytes.subarray(0, legacyMagic.length).equals(legacyMagic);

@@ -52,6 +52,12 @@ export function clientOptimizerFor(config: RunConfig): ClientOptimizer | undefin
   return clipNorm === 0 ? optimizer : (lr: Rate) => chain(clipByGlobalNorm(clipNorm), optimizer(lr));
 }
 
+/** The client optimiser the options ask for, as the algorithms' options take it: `{ clientOptimizer }`, or nothing. */
+export function clientTraining(config: RunConfig): { clientOptimizer?: ClientOptimizer } {
+  const clientOptimizer = clientOptimizerFor(config);
+  return clientOptimizer === undefined ? {} : { clientOptimizer };
+}
+
 /** Mime's base optimiser (--mime-optimizer, --mime-momentum), with the library's defaults otherwise. */
 export function mimeBaseOptimizerFor(config: RunConfig): ClientOptimizer {
   return namedOptimizer(config.mimeOptimizer ?? "momentum", { momentum: config.mimeMomentum ?? 0.9 });

@@ -12,7 +12,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
 import { quantizedBits } from "../../front/quantize.js";
-import { robustFedAvgProgram, type Attack, type RobustAggregator } from "../algorithms/robust-fedavg.js";
+import { robustAggregators as aggregatorNames, robustFedAvgProgram, type Attack, type RobustAggregator } from "../algorithms/robust-fedavg.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
@@ -33,7 +33,7 @@ export interface RobustRunOptions {
   readonly engine: string;
 }
 
-const robustAggregators = new Set(["median", "trimmed-mean", "krum", "norm-clip"]);
+const robustAggregators: ReadonlySet<string> = new Set(aggregatorNames);
 
 /** Whether a run goes through the robust round: a robust aggregator, attackers or quantization. */
 export const isRobustRun = (config: RobustRunOptions): boolean => robustAggregators.has(config.aggregator) || config.attack !== "none" || config.quantizeBits > 0;
@@ -68,6 +68,9 @@ function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: bo
   }
 }
 
+/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
+export const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
+
 type ProgramRun = { run(inputs: never, options: never): Promise<unknown> };
 
 /** The round program and a function that runs one round of it on a cohort. */
@@ -82,7 +85,7 @@ export function robustRound(model: AnyModel, config: RunConfig, clientOptimizer:
     ...(config.quantizeBits === 0 ? {} : { quantizeBits: config.quantizeBits }),
     ...clientOptimizer,
   });
-  const key = [Math.floor(config.seed / 2 ** 32) | 0, config.seed % 2 ** 32 | 0];
+  const key = seedKey(config.seed);
   return {
     program,
     async run(params: unknown, cohort: RoundSample<HostData>, cfg: RunConfig, round: number, remote: boolean): Promise<{ params: unknown; loss: TfTensor }> {

@@ -28,9 +28,9 @@ import type { HostParam, HostParams } from "../models/model.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
-import { clientOptimizerFor, mimeBaseOptimizerFor } from "./optimizers.js";
+import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
-import { isRobustRun, robustRound } from "./robust.js";
+import { isRobustRun, robustRound, seedKey } from "./robust.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -92,21 +92,16 @@ type RoundProgramLike = { readonly ir: ProgramIR; run(inputs: never, options: ne
 const onCohort = <O>(program: RoundProgramLike, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, config: RunConfig, engine: ChunkEngine | undefined) =>
   runOnCohort(program, serverInputs, cohort, { chunkClients: config.chunkClients, options: runOptionsOf(config), ...(engine === undefined ? {} : { engine }) }) as Promise<O>;
 
-function plainRunner(program: RoundProgramLike, extra: (config: RunConfig) => object = () => ({})): RoundRunner {
+/** Runners with no server state whose program takes params, lr and `extra`'s inputs, and returns the next params and the loss. */
+function plainRunner(program: RoundProgramLike, extra: (config: RunConfig, at: RoundContext) => object = () => ({})): RoundRunner {
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, config, { engine }) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config) }, cohort, config, engine);
+    async round(state, cohort, config, at) {
+      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: config.lr, ...extra(config, at) }, cohort, config, at.engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, config.serverLr) }, loss: out.loss };
     },
   };
 }
-
-/** The client optimiser the options ask for, as the algorithms' options take it. */
-const clientTraining = (config: RunConfig) => {
-  const clientOptimizer = clientOptimizerFor(config);
-  return clientOptimizer === undefined ? {} : { clientOptimizer };
-};
 
 /** Runners whose program takes serverLr and the server optimiser's `state`, and returns the next state: FedOpt, Mime. */
 function serverStateRunner(program: RoundProgramLike, initialServerState: (params: Params) => TensorTree): RoundRunner {
@@ -251,9 +246,6 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
   };
 }
 
-/** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
-const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
-
 /**
  * Secure FedAvg (--aggregator secure): the weighted updates and weights are summed with
  * secureSum; the weights' declared range is the largest client's example count, and the
@@ -270,13 +262,7 @@ function secureRunner(model: AnyModel, config: RunConfig, largestClient: number)
     ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
   });
   const key = seedKey(config.seed);
-  return {
-    initialServerState: () => ({}),
-    async round(state, cohort, cfg, { round, engine }) {
-      const out = await onCohort<{ params: unknown; loss: TfTensor }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, engine);
-      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
-    },
-  };
+  return plainRunner(program, (_, { round }) => ({ key, round }));
 }
 
 /** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */

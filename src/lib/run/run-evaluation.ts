@@ -12,6 +12,7 @@ import { batchEvaluation, type FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { Rng } from "../random.js";
 import type { RunConfig } from "./config.js";
+import { distributionStats } from "./client-distribution.js";
 import { evaluationFiles } from "./evaluation-files.js";
 import { confusionCsv, FederatedEvaluator, summarise, writeRunFile, type PersonalizationSummary } from "./federated-eval.js";
 import type { PlotMetric } from "./plot.js";
@@ -46,7 +47,7 @@ export class RunEvaluation {
   /** The plot's panel of the clients' held-out accuracy (mean and percentiles), when the run evaluates on the clients. */
   get plotMetrics(): readonly PlotMetric[] {
     if (this.federated === undefined) return [];
-    const series = (["mean", "weighted", "p10", "p50", "p90"] as const).map((s) => ({ key: `client_accuracy_${s}`, title: `client ${s}` }));
+    const series = distributionStats.map((s) => ({ key: `client_accuracy_${s}`, title: `client ${s}` }));
     return [{ key: "client_accuracy_mean", title: "Client held-out accuracy", format: ".1%", series }];
   }
 

@@ -3,6 +3,7 @@
  * involve several of them. Adding an option is one entry here; its flag, validation, config
  * key and help row (options-help.ts) follow from it (config.ts).
  */
+import { attacks, robustAggregators } from "../algorithms/robust-fedavg.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
@@ -107,7 +108,7 @@ const mimeAndFairnessOptions = {
 };
 
 // Robust aggregation, attack simulation and quantization (src/lib/run/robust.ts; docs/algorithms.md "Robustness").
-const attacking = { key: "attack", values: ["sign-flip", "scale", "noise"] };
+const attacking = { key: "attack", values: attacks };
 const robustOptions = {
   trimFraction: onlyWhen(
     { key: "aggregator", values: ["trimmed-mean"] },
@@ -116,7 +117,7 @@ const robustOptions = {
   krumByzantine: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: Byzantine clients f tolerated (needs more than 2f + 2 per round)", 1, { min: 0 })),
   krumSelect: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: clients of lowest score averaged (1: Krum, more: multi-Krum)", 1, { min: 1 })),
   normBound: onlyWhen({ key: "aggregator", values: ["norm-clip"] }, real("norm-clip: L2 bound of each client's whole update", 1, { min: 0, minExclusive: true })),
-  attack: choice("Simulated attack of --byzantine clients: none, or what they send instead of their update", ["none", "sign-flip", "scale", "noise"]),
+  attack: choice("Simulated attack of --byzantine clients: none, or what they send instead of their update", ["none", ...attacks]),
   byzantine: onlyWhen(attacking, real("Fraction of each cohort that attacks (chosen by the seed)", 0.1, { min: 0, max: 1 })),
   attackScale: onlyWhen(attacking, real("s of the attack: sign-flip sends -s x update, scale s x update, noise N(0, s^2)", 10, { min: 0 })),
   quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding); 0 for none", 0, { min: 0, max: 16 }),
@@ -145,7 +146,7 @@ export const runOptions = {
   // (docs/algorithms.md), within the range of Reddi et al. (2021).
   serverLr: {
     ...real("Server learning rate applied to the aggregated update", 1, { min: 0, minExclusive: true }),
-    defaultWhen: { key: "algorithm", values: ["fedadam", "fedyogi", "fedadagrad"], value: 0.03 },
+    defaultWhen: { key: "algorithm", values: adaptiveServerOptimisers, value: 0.03 },
   },
   partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet"]),
   alpha: onlyWhen(
@@ -213,7 +214,7 @@ export const runOptions = {
   ),
   aggregator: choice(
     "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums, or a robust aggregator",
-    ["fedavg", "dp", "secure", "median", "trimmed-mean", "krum", "norm-clip"],
+    ["fedavg", "dp", "secure", ...robustAggregators],
   ),
   ...privacyOptions,
   ...secureOptions,
@@ -288,7 +289,7 @@ export const crossChecks: readonly {
   {
     keys: ["aggregator", "attack", "quantizeBits", "algorithm"],
     problem: ({ aggregator, attack, quantizeBits, algorithm }) =>
-      algorithm !== "fedavg" && (["median", "trimmed-mean", "krum", "norm-clip"].includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
+      algorithm !== "fedavg" && ((robustAggregators as readonly string[]).includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
         ? `robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not ${String(algorithm)}`
         : (aggregator === "dp" || aggregator === "secure") && (attack !== "none" || quantizeBits !== 0)
           ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`

@@ -14,6 +14,7 @@
  * implementation's (header size, offsets, dtype sizes, full coverage).
  */
 import { endianness } from "node:os";
+import { elementCount } from "../data/host-tensor.js";
 
 /** The dtypes FedTensor stores; others in a file are reported, not misread. */
 export type SafetensorsDType = "F32" | "I32";
@@ -42,8 +43,6 @@ function requireLittleEndian(): void {
   // Typed arrays use the host's byte order and the format is little-endian.
   if (endianness() !== "LE") throw new Error("safetensors files are little-endian; this host is big-endian");
 }
-
-const elementCount = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
 
 interface HeaderEntry {
   readonly dtype: string;

@@ -20,7 +20,8 @@ import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
-import type { RunConfig, RunOptionKey } from "./config.js";
+import { isStoredTensor } from "./checkpoint-types.js";
+import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
 import { fileFault } from "./file-faults.js";
 import { lockRunFolder } from "./lock.js";
@@ -58,12 +59,10 @@ export interface TrainingResult {
   readonly seconds: number;
 }
 
-const isStored = (x: unknown): x is { shape: readonly number[]; data: Float32Array } =>
-  typeof x === "object" && x !== null && "data" in x && (x as { data: unknown }).data instanceof Float32Array;
 const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
 
 function toDevice(tree: TensorTree): DeviceTree {
-  const { leaves, def } = flatten(tree, isStored, "server state", "float32 tensors");
+  const { leaves, def } = flatten(tree, isStoredTensor, "server state", "float32 tensors");
   return unflatten(def, leaves.map((t) => tf.tensor(t.data, [...t.shape], "float32"))) as DeviceTree;
 }
 
@@ -83,7 +82,7 @@ async function rejectNonFinite(round: number, state: TrainingState): Promise<voi
     finite.dispose();
     if (!ok) throw ftError("FT303", { round, what: `the update of ${devicePaths[i]}` });
   }
-  const host = flatten(state.clients, isStored, "client state", "float32 tensors");
+  const host = flatten(state.clients, isStoredTensor, "client state", "float32 tensors");
   const hostPaths = leafPaths(host.def);
   const bad = host.leaves.findIndex((t) => !t.data.every(Number.isFinite));
   if (bad >= 0) throw ftError("FT303", { round, what: `the state of client ${hostPaths[bad]}` });
@@ -167,7 +166,9 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
   const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
-  const progress = new RoundProgress({ stream, totalRounds: Math.max(config.rounds, firstRound), startRound: firstRound });
+  // The run's last round: --rounds, or the checkpoint's round when a finished run of more rounds was resumed.
+  const finalRound = Math.max(config.rounds, firstRound);
+  const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound });
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
@@ -178,15 +179,15 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     savedRound = round;
     return path;
   };
-  const algorithmName = config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
+  const algorithm = algorithmName(config);
   const leafSizes = leafSizesOf(state.params);
   if (config.quantizeBits > 0) {
     const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
     progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
   }
   const plotTitle = {
-    name: `${algorithmName} ${model.name}`,
-    title: `${algorithmName} on ${config.dataset} (${model.name})`,
+    name: `${algorithm} ${model.name}`,
+    title: `${algorithm} on ${config.dataset} (${model.name})`,
     metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
@@ -250,8 +251,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         await saveCheckpoint(round, state);
       }
     }
-    const lastRound = stoppedAfter ?? Math.max(config.rounds, firstRound);
-    personalization = await evaluation.personalize(state.params, lastRound);
+    personalization = await evaluation.personalize(state.params, stoppedAfter ?? finalRound);
     if (personalization !== undefined) progress.log(personalizationLine(personalization));
   } finally {
     if (engine !== undefined) {
@@ -264,7 +264,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     await engine?.close();
   }
   await writeRunPlots(config.out, plotTitle);
-  const rounds = stoppedAfter ?? Math.max(config.rounds, firstRound);
+  const rounds = stoppedAfter ?? finalRound;
   const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
