@@ -49,5 +49,9 @@ export const randomPrimitives: Record<string, PrimitiveRule> = {
     },
   },
   /** Each client's index in the cohort, 0 to C-1: {i32[]}@CLIENTS (see clientIndex() in src/front/random.ts). */
-  client_iota: { infer: () => [{ shape: [], dtype: "int32", placement: "clients" }] },
+  client_iota: {
+    infer: () => [{ shape: [], dtype: "int32", placement: "clients" }],
+    // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
+    wholeCohort: () => ({ op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" }),
+  },
 };

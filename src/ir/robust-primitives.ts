@@ -18,7 +18,7 @@ import { ftError } from "../errors/error.js";
 import { requireDType } from "./dtypes.js";
 import { isAtClients } from "./placement.js";
 import { printType } from "./print.js";
-import type { PrimitiveRule, ValueType } from "./types.js";
+import type { Attrs, PrimitiveRule, ValueType } from "./types.js";
 
 /** The operation a robust selection node comes from (reduceMedian, reduceTrimmedMean, krum), or undefined for other nodes. */
 export function robustAggregatorOf(node: { readonly op: string; readonly attrs: { readonly [key: string]: unknown } }): string | undefined {
@@ -71,6 +71,11 @@ export function checkKrumCounts(op: string, byzantine: unknown, select: unknown)
   }
 }
 
+const comparesClients = (op: string, attrs: Attrs) => ({
+  op: robustAggregatorOf({ op, attrs })!,
+  why: "it compares every client with the others, so it needs the whole cohort at once (no fixed-size accumulator); such rounds run whole",
+});
+
 export const robustPrimitives: Record<string, PrimitiveRule> = {
   federated_trim_mask: {
     infer: ([x], attrs, op) => {
@@ -78,6 +83,7 @@ export const robustPrimitives: Record<string, PrimitiveRule> = {
       if (attrs.trim !== "median") checkTrimFraction(op, attrs.trim);
       return [{ ...x!, placement: "clients" }];
     },
+    wholeCohort: (attrs) => comparesClients("federated_trim_mask", attrs),
   },
   federated_krum_mask: {
     infer: (leaves, attrs, op) => {
@@ -86,5 +92,6 @@ export const robustPrimitives: Record<string, PrimitiveRule> = {
       checkKrumCounts(op, attrs.byzantine, attrs.select);
       return [{ shape: [], dtype: "float32", placement: "clients" }];
     },
+    wholeCohort: (attrs) => comparesClients("federated_krum_mask", attrs),
   },
 };

@@ -71,4 +71,10 @@ export interface PrimitiveRule {
   infer(inputs: readonly ValueType[], attrs: Attrs, op: string, bodyOutputs?: readonly (readonly ValueType[])[]): ValueType[];
   /** Control primitives: the parameter types of each body, from the node's operand types. */
   bodyParams?(operands: readonly ValueType[], attrs: Attrs): ValueType[][];
+  /**
+   * Set on primitives that need every client of the cohort at once (a client's number in it,
+   * masks paired across it, comparisons between its clients): no chunk of clients can compute
+   * them, so a program with one has no MapReduce form (FT315 names `op` and says `why`).
+   */
+  wholeCohort?(attrs: Attrs): { readonly op: string; readonly why: string };
 }

@@ -28,7 +28,7 @@ import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from 
 import { leafPaths } from "../front/tree.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
-import { robustAggregatorOf } from "../ir/robust-primitives.js";
+import { primitives } from "../ir/primitives.js";
 import type { Graph, Node, ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { inline, reemit, splitCaptures, type Replay } from "./inline.js";
 
@@ -75,7 +75,7 @@ const reductions: Readonly<Record<string, string>> = {
 const federatedOps = new Set(["federated_broadcast", "aggregate_vjp", ...Object.keys(reductions)]);
 
 const containsFederated = (graph: Graph): boolean =>
-  graph.nodes.some((n) => federatedOps.has(n.op) || (n.bodies ?? []).some(containsFederated));
+  graph.nodes.some((n) => federatedOps.has(n.op) || primitives[n.op]?.wholeCohort !== undefined || (n.bodies ?? []).some(containsFederated));
 
 const serverType = (t: ValueType): ValueType => ({ ...t, placement: "server" });
 
@@ -88,7 +88,7 @@ function stages(ir: ProgramIR): Map<number, Stage> {
   });
   for (const node of ir.graph.nodes) {
     const ins = node.inputs.map((id) => stage.get(id)!);
-    const robust = robustAggregatorOf(node);
+    const wholeCohort = primitives[node.op]?.wholeCohort?.(node.attrs);
     let out: Stage;
     if (node.op === "federated_broadcast") {
       if (ins[0] === "after") throw ftError("FT313", { what: "broadcast()", why: "its argument is computed from an aggregation's result, so it would reach the clients in a second round" });
@@ -98,14 +98,8 @@ function stages(ir: ProgramIR): Map<number, Stage> {
       if (captured.flat().some((id) => stage.get(id) !== "local")) throw ftError("FT315", { op: reductions[node.op]!, why: "its functions capture a placed value; MapReduce form needs them built from constants" });
       if (operands.some((id) => stage.get(id) === "after")) throw ftError("FT313", { what: reductions[node.op]!, why: "it aggregates a value computed from another aggregation's result" });
       out = "after";
-    } else if (node.op === "client_iota") {
-      // A chunk's clients are not numbered as in the cohort (size buckets reorder them).
-      throw ftError("FT315", { op: "clientIndex()", why: "it numbers the clients of the whole cohort, which a chunk does not know; such rounds run whole" });
-    } else if (node.op === "secure_sum") {
-      // Its masks pair clients across the cohort; a chunk's partial sum would not cancel them.
-      throw ftError("FT315", { op: "secureSum", why: "its pairwise masks cancel only over the whole cohort, which a chunk does not hold; such rounds run whole" });
-    } else if (robust !== undefined) {
-      throw ftError("FT315", { op: robust, why: "it compares every client with the others, so it needs the whole cohort at once (no fixed-size accumulator); such rounds run whole" });
+    } else if (wholeCohort !== undefined) {
+      throw ftError("FT315", wholeCohort);
     } else if (node.op === "aggregate_vjp") {
       throw ftError("FT315", { op: "grad(aggregate)", why: "each client's cotangent depends on the clients folded before it, so clients are not independent" });
     } else if ((node.bodies ?? []).some(containsFederated)) {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import type * as FedTensor from "../../src/index.js";
-import { atClients, atServer, broadcast, f32, FedTensorError, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
+import { add, atClients, atServer, broadcast, f32, FedTensorError, fori, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
 import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
 import { ModelScope, OnnxGraph, valueInfo } from "../../src/lower/onnx/graph.js";
@@ -220,6 +220,11 @@ describe("errors", () => {
   test("FT315: no MapReduce form (the masks pair clients of the whole cohort); such rounds run whole", async () => {
     const q = program({ key: atServer(i32([2])), x: atClients(f32([3])) }, ({ key, x }) => secureSum(x, { bits: 20, key, range: [0, 1], scale: 1 }));
     expect(await ftMessage(() => mapReduceForm(q.ir))).toMatch(/^FT315: secureSum: its pairwise masks cancel only over the whole cohort/);
+    // Inside a loop body too: FT315 for the loop, not a misleading FT314 about its outputs.
+    const looped = program({ key: atServer(i32([2])), w: atServer(f32([3])), x: atClients(f32([3])) }, ({ key, w, x }) =>
+      fori(2, w, (_i, v) => add(v, secureSum(x, { bits: 20, key, range: [0, 1], scale: 1 }))),
+    );
+    expect(await ftMessage(() => mapReduceForm(looped.ir))).toMatch(/^FT315: scan: its body broadcasts or aggregates/);
   });
 });
 
