@@ -17,7 +17,7 @@ import type { Attrs } from "../ir/primitives.js";
 import { ftError } from "../errors/error.js";
 import { checkKrumCounts, checkTrimFraction } from "../ir/robust-primitives.js";
 import { emitBinary } from "./elementwise.js";
-import { checkNotPrivate, flattenTracers, reduceWeightedMean } from "./placement.js";
+import { checkClientsArgument, checkNotPrivate, flattenTracers, reduceWeightedMean } from "./placement.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
@@ -26,6 +26,7 @@ type FloatReduce<Op extends string, T> = Validate<T, ReduceCheck<Op, T, "float32
 /** Each leaf's sum over the clients of x * mask, divided by the sum of the mask: the mean of what the mask keeps. */
 function maskedMean(op: string, x: unknown, primitive: string, attrs: Attrs): unknown {
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
+  checkClientsArgument(op, leaves, paths);
   // Robust aggregators compare every client's values in the clear: never for private data.
   checkNotPrivate(op, leaves, paths);
   const graph = currentGraph(op);
@@ -82,6 +83,7 @@ export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: Kru
   const { byzantine, select = 1 } = (options ?? {}) as KrumOptions;
   checkKrumCounts(op, byzantine, select);
   const { leaves, paths } = flattenTracers(x, `${op}() argument`);
+  checkClientsArgument(op, leaves, paths);
   checkNotPrivate(op, leaves, paths);
   const chosen = currentGraph(op).emit("federated_krum_mask", leaves, { byzantine, select }, op)[0]!;
   return reduceWeightedMean(x as never, chosen as never) as never;

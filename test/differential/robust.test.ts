@@ -79,3 +79,11 @@ test("a cohort too small for the aggregator is FT321 on every path", async () =>
   expect(() => program({ x: atClients(f32([2])) }, ({ x }) => reduceTrimmedMean(x, { trim: 0.5 }))).toThrow(/FT321: reduceTrimmedMean: the trim fraction must be in \[0, 0.5\), got 0.5/);
   await p.dispose();
 });
+
+test("inside a per-client function the robust aggregators are FT105, as every reduction is, also on a captured CLIENTS value", () => {
+  const inside = (aggregate: (x: never) => unknown) => () =>
+    program({ x: atClients(f32([2])), y: atClients(f32([2])) }, ({ x, y }) => map((m) => mul(m, aggregate(y as never) as never), x));
+  expect(inside((y) => reduceMedian(y))).toThrow(/^FT105: reduceMedian\(\)/);
+  expect(inside((y) => reduceTrimmedMean(y, { trim: 0.2 }))).toThrow(/^FT105: reduceTrimmedMean\(\)/);
+  expect(inside((y) => krum(y, { byzantine: 1 }))).toThrow(/^FT105: krum\(\)/);
+});
