@@ -2,13 +2,15 @@
  * `fedtensor run --aggregator dp`: DP-FedAvg from the command line. Every metrics row carries
  * the epsilon the RDP accountant gives for its round (q = clientsPerRound / clients, z =
  * --dp-noise, at --dp-delta), the progress line shows it, --dp-target-epsilon stops the run
- * before the round that would exceed it, and bad values are FT305.
+ * before the round that would exceed it, and bad values are FT305. The noise and the cohorts
+ * come from the run's secret (secret.key), not the seed: see also test/privacy/secret-run.test.ts.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
+import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -26,6 +28,8 @@ describe("fedtensor run --aggregator dp", () => {
     const { rows, log, out } = await dpRun({ rounds: 4, dpClip: 0.5, dpNoise: 1.1, dpDelta: 1e-4 });
     expect(rows).toHaveLength(4);
     const epsilons = rows.map((row) => row.epsilon as number);
+    // Poisson cohorts: each row says how many clients were aggregated.
+    rows.forEach((row) => expect(Number.isInteger(row.clients) && (row.clients as number) >= 0 && (row.clients as number) <= 20).toBe(true));
     epsilons.forEach((epsilon, i) => {
       expect(epsilon).toBeCloseTo(sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1.1, steps: i + 1 }, 1e-4).epsilon, 12);
       if (i > 0) expect(epsilon).toBeGreaterThan(epsilons[i - 1]!);
@@ -53,7 +57,8 @@ describe("fedtensor run --aggregator dp", () => {
   }, 120_000);
 
   test("a cohort streamed in chunks (MapReduce form, noise drawn once at the server) trains as the whole cohort does", async () => {
-    const run = async (chunkClients: number) => (await dpRun({ rounds: 2, dpClip: "adaptive", dpNoise: 0.2, chunkClients })).rows;
+    // One cohort and one noise for both: the research mode's (the secret of a private run is new each time).
+    const run = async (chunkClients: number) => (await dpRun({ rounds: 2, dpClip: "adaptive", dpNoise: 0.2, chunkClients, dpInsecureSeed: 7 })).rows;
     const [streamed, whole] = [await run(2), await run(100)];
     streamed.forEach((row, i) => {
       expect(row.test_loss as number).toBeCloseTo(whole[i]!.test_loss as number, 4);
@@ -61,15 +66,20 @@ describe("fedtensor run --aggregator dp", () => {
     });
   }, 120_000);
 
-  test("a resumed DP run draws the same noise and keeps the adaptive clip: it repeats an uninterrupted one exactly", async () => {
-    const options = { rounds: 4, dpClip: "adaptive", dpNoise: 0.2, checkpointEvery: 1 };
-    const straight = (await dpRun(options)).rows;
+  test("a resumed DP run re-reads its secret: it repeats the rounds after its checkpoint exactly (same cohorts, same noise, same adaptive clip)", async () => {
+    const options = { rounds: 4, dpClip: "adaptive", dpNoise: 0.2, checkpointEvery: 1, keepCheckpoints: 4 };
+    const { rows: straight, out } = await dpRun(options);
     const stream = { write: () => true, isTTY: false };
-    const out = tempDir("ft-dp-resume-");
-    await train(validateRunConfig({ ...small, ...options, rounds: 2, out }, "test"), stream);
-    await train(validateRunConfig({ ...small, ...options, out, resume: true }, "test"), stream, { given: ["rounds", "resume"] });
+    // As if the run had died after round 2: its later checkpoints are gone.
+    for (const round of [3, 4]) rmSync(`${out}/${checkpointFileName(round)}`);
+    await train(validateRunConfig({ ...small, ...options, out, resume: true }, "test"), stream, { given: ["resume"] });
     const resumed = readMetrics(`${out}/metrics.jsonl`);
     expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
+    // Without its secret a private run does not resume: a new one would release rounds 3-4 again with fresh noise.
+    rmSync(`${out}/secret.key`);
+    await expect(train(validateRunConfig({ ...small, ...options, out, resume: true, rounds: 5 }, "test"), stream, { given: ["resume", "rounds"] })).rejects.toThrow(
+      /^FT304: .*secret\.key: a private run resumes with the secret of its first rounds/,
+    );
   }, 120_000);
 
   test("bad DP options are FT305", async () => {

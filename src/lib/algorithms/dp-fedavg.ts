@@ -1,12 +1,14 @@
 /**
  * DP-FedAvg (McMahan, Ramage, Talwar, Zhang 2018, "Learning Differentially Private Recurrent
- * Language Models"), with the fixed-size cohort and uniform weights of TFF's
+ * Language Models"), with Poisson-sampled cohorts (fedtensor run samples each client with
+ * probability q from the run's secret) and the uniform weights of TFF's
  * DifferentiallyPrivateFactory:
  *   each client trains locally from the server model; its update (the whole tree) is clipped
  *   to global L2 norm C: delta_i * min(1, C / ||delta_i||);
  *   the server adds N(0, (z C)^2) to every coordinate of the sum and divides by the expected
  *   cohort size m (the paper's fixed-denominator estimator with uniform weights: one client
- *   changes the numerator by at most C, whatever the others do).
+ *   changes the numerator by at most C, whatever the others do: with add/remove neighbours, the
+ *   pair the Poisson-sampled Gaussian accountant assumes).
  * Weighting by example counts would need per-client weights capped and a denominator fixed in
  * advance; with MNIST's equal-sized clients it is the same as uniform, so it is left out.
  *
@@ -94,11 +96,14 @@ export function dpFedAvgRound(
 ): { params: Value; clip: Value } {
   const local = ops.map(
     (w: Value, clip: Value, x: Value, y: Value, mask: Value) => {
-      const { delta } = clientDelta(model, w, { x, y, mask }, lr, options);
+      // A member with no example (the stand-in of an empty Poisson cohort) contributes exactly
+      // nothing, not even its clipped-count bit: the round then releases the noise alone.
+      const present = ops.minimum(ops.sum(mask), 1);
+      const delta = ops.mul(clientDelta(model, w, { x, y, mask }, lr, options).delta, present);
       // The clipped-count bit only with adaptive clipping: an unused output of map is still computed.
       if (!options.adaptive) return { delta };
       const norm = ops.sqrt(squaredNorm(delta));
-      return { delta, below: ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5) };
+      return { delta, below: ops.mul(ops.sub(ops.cast(ops.lessEqual(norm, clip), "float32"), 0.5), present) };
     },
     ops.broadcast(params),
     ops.broadcast(hypers.clip),

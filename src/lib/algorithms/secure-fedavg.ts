@@ -13,6 +13,12 @@
  *
  * The masks of a round derive from the run's key folded with the round number: fresh every
  * round (a key reused across rounds would let the server difference two rounds' masked values).
+ * In one process this is a simulation: the server holds the key every pair key derives from,
+ * so it could unmask any client; the real protocol needs keys the server never holds.
+ *
+ * The program declares the clients' batches private, as DP-FedAvg's does: the secure sums are
+ * the only way their data reaches the SERVER, so the round reports no training loss (a plain
+ * mean of the clients' losses would be a release outside the secure sum, FT109).
  */
 import { i32, atServer } from "../../front/specs.js";
 import * as secure from "../../front/secure.js";
@@ -20,7 +26,8 @@ import * as random from "../../front/random.js";
 import { clientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TensorSpec } from "../../../types/tensor.js";
-import type { AnyModel, RoundData, RoundProgram } from "./types.js";
+import type { AnyModel, ParamsAt, PrivateRoundInputs, RoundData } from "./types.js";
+import type { Program } from "../../front/program.js";
 
 // secureSum and foldIn through loose signatures, as loose.ts gives the others: checked while tracing.
 const loose = { ...secure, ...random } as unknown as Record<"secureSum" | "foldIn" | "split", (...args: Value[]) => Value>;
@@ -38,9 +45,9 @@ export interface SecureAggregationOptions {
   readonly neighbours?: number;
 }
 
-export type SecureFedAvgProgram<M extends AnyModel> = RoundProgram<
-  M,
-  { readonly key: TensorSpec<[2], "int32", "server">; readonly round: TensorSpec<[], "int32", "local"> }
+export type SecureFedAvgProgram<M extends AnyModel> = Program<
+  PrivateRoundInputs<M> & { readonly key: TensorSpec<[2], "int32", "server">; readonly round: TensorSpec<[], "int32", "local"> },
+  { params: ParamsAt<M, "server"> }
 >;
 
 /**
@@ -51,13 +58,13 @@ export function secureUpdateScale(o: SecureAggregationOptions): number {
   return Math.fround((0.999 * (2 ** o.bits - 1)) / (o.maxClients * 2 * o.clip * o.maxWeight));
 }
 
-/** One secure FedAvg round on traced values: the new parameters and the cohort's loss. */
-export function secureFedAvgRound(model: AnyModel, options: ClientTrainingOptions & SecureAggregationOptions, params: Value, data: RoundData, lr: Value, key: Value): { params: Value; loss: Value } {
+/** One secure FedAvg round on traced values: the new parameters. */
+export function secureFedAvgRound(model: AnyModel, options: ClientTrainingOptions & SecureAggregationOptions, params: Value, data: RoundData, lr: Value, key: Value): { params: Value } {
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value, count: Value) => {
       const trained = clientDelta(model, w, { x, y, mask }, lr, options);
       const clipped = ops.minimum(ops.maximum(trained.delta, -options.clip), options.clip);
-      return { weighted: ops.mul(clipped, count), weight: ops.cast(count, "int32"), loss: trained.loss };
+      return { weighted: ops.mul(clipped, count), weight: ops.cast(count, "int32") };
     },
     ops.broadcast(params),
     data.x,
@@ -71,13 +78,16 @@ export function secureFedAvgRound(model: AnyModel, options: ClientTrainingOption
   const weightedSum = loose.secureSum(local.weighted, { ...common, key: updateKey, range: [-bound, bound], scale: secureUpdateScale(options) });
   const totalWeight = loose.secureSum(local.weight, { ...common, key: weightKey, range: [0, options.maxWeight] });
   const delta = ops.div(weightedSum, ops.maximum(ops.cast(totalWeight, "float32"), 1));
-  // The loss is a diagnostic, outside the secure aggregation (as TFF's client metrics are).
-  return { params: ops.add(params, delta), loss: ops.reduceWeightedMean(local.loss, data.count) };
+  return { params: ops.add(params, delta) };
 }
 
-/** Secure FedAvg's round as a program: (server params, cohort batches, lr, key@SERVER, round) -> (params, loss). */
+/** Secure FedAvg's round as a program: (server params, private cohort batches, lr, key@SERVER, round) -> params. */
 export function secureFedAvgProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions & SecureAggregationOptions): SecureFedAvgProgram<M> {
-  return roundProgram(model, "secure_fedavg", { key: atServer(i32([2])), round: i32([]) }, (all: Value, data) =>
-    secureFedAvgRound(model, options, all.params, data, all.lr, loose.foldIn(all.key, all.round)),
+  return roundProgram(
+    model,
+    "secure_fedavg",
+    { key: atServer(i32([2])), round: i32([]) },
+    (all: Value, data) => secureFedAvgRound(model, options, all.params, data, all.lr, loose.foldIn(all.key, all.round)),
+    { private: true },
   ) as never;
 }

@@ -65,6 +65,12 @@ export interface RoundOptions {
   readonly epochs?: number;
   /** Each sampled client's probability of dropping out of the round (dropout.ts); 0 when absent. */
   readonly dropout?: number;
+  /**
+   * The round's sampled clients, ascending, when the caller sampled them (DP rounds: Poisson
+   * sampling from the run's secret, poissonCohort); otherwise clientsPerRound of them are drawn
+   * from the round's fork "cohort" of `rng`.
+   */
+  readonly cohort?: Int32Array;
 }
 
 /** A round's batches: those of the clients that survived dropout, and who dropped. */
@@ -111,6 +117,19 @@ export function sampleCohort(numClients: number, cohortSize: number, rng: Rng): 
     throw ftError("FT305", { option: "clientsPerRound", why: `${cohortSize} exceeds the ${numClients} clients` });
   }
   return rng.sample(numClients, cohortSize).sort();
+}
+
+/**
+ * Poisson sampling (as DP-SGD's and DP-FedAvg's accountants assume: Abadi et al. 2016, McMahan
+ * et al. 2018, Opacus): each of `numClients` clients joins independently with probability
+ * `rate`, so the cohort's size is Binomial(numClients, rate) and may be 0. Ascending positions.
+ */
+export function poissonCohort(numClients: number, rate: number, source: { float(): number }): Int32Array {
+  checkInteger("clients", numClients, 1);
+  if (!(rate >= 0 && rate <= 1)) throw ftError("FT305", { option: "samplingRate", why: `${rate} given; a sampling rate is in [0, 1]` });
+  const chosen: number[] = [];
+  for (let client = 0; client < numClients; client++) if (source.float() < rate) chosen.push(client);
+  return Int32Array.from(chosen);
 }
 
 /**
@@ -201,7 +220,7 @@ export interface RoundSample<X extends HostData = HostData> {
 export function sampleRound<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundSample<X> {
   checkInteger("round", options.round, 0);
   const roundRng = options.rng.fork(`round:${options.round}`);
-  const sampled = sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
+  const sampled = options.cohort ?? sampleCohort(dataset.clientIndices.length, options.clientsPerRound, roundRng.fork("cohort"));
   const { survivors, dropped } = dropClients(sampled, options.dropout ?? 0, roundRng.fork("dropout"));
   const epochs = options.epochs ?? 1;
   const batches = roundRng.fork("batches");

@@ -39,6 +39,7 @@ export {
   roundCohort,
   sampleRound,
   sampleCohort,
+  poissonCohort,
   type CohortBatchOptions,
   type CohortBatches,
   type FederatedDataset,

@@ -109,6 +109,11 @@ export class MetricsWriter {
     return new MetricsWriter(dir, columns);
   }
 
+  /** Whether the rows have column `name`; undefined before the first row (a resumed run's columns are its first rows'). */
+  hasColumn(name: string): boolean | undefined {
+    return this.columns?.includes(name);
+  }
+
   /** Appends one round's row to both files and flushes them to disk. */
   append(row: MetricsRow): void {
     const columns = this.columns ?? Object.keys(row);

@@ -30,6 +30,8 @@ export interface ProgressOptions {
   readonly startRound?: number;
   /** Milliseconds since some origin; injectable so tests control time. */
   readonly now?: () => number;
+  /** Said first in every round line and on the bar, such as "not private (--dp-insecure-seed)". */
+  readonly notice?: string;
 }
 
 const clearLine = "\r\x1b[2K";
@@ -50,6 +52,7 @@ export class RoundProgress {
   private readonly startRound: number;
   private readonly now: () => number;
   private readonly startedAt: number;
+  private readonly notice: string | undefined;
   private round: number;
   private loss: number | undefined;
   private accuracy: number | undefined;
@@ -58,8 +61,9 @@ export class RoundProgress {
   /** Whether the bar is on screen and must be cleared before other text. */
   private barShown = false;
 
-  constructor({ stream, totalRounds, startRound = 0, now = () => performance.now() }: ProgressOptions) {
+  constructor({ stream, totalRounds, startRound = 0, now = () => performance.now(), notice }: ProgressOptions) {
     this.stream = stream;
+    this.notice = notice;
     this.totalRounds = totalRounds;
     this.startRound = startRound;
     this.round = startRound;
@@ -103,7 +107,7 @@ export class RoundProgress {
   }
 
   private statusFields(loss: number | undefined, accuracy: number | undefined, epsilon: number | undefined, clients: RoundReport["clients"]): string[] {
-    const fields: string[] = [];
+    const fields: string[] = this.notice === undefined ? [] : [this.notice.toUpperCase()];
     if (loss !== undefined) fields.push(`loss ${loss.toFixed(4)}`);
     if (accuracy !== undefined) fields.push(`acc ${(accuracy * 100).toFixed(2)}%`);
     if (clients !== undefined) fields.push(`client acc ${(clients.mean * 100).toFixed(2)}% (p10 ${(clients.p10 * 100).toFixed(2)}%)`);

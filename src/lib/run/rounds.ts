@@ -30,7 +30,8 @@ import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
-import { isRobustRun, robustRound, seedKey } from "./robust.js";
+import { isRobustRun, robustRound } from "./robust.js";
+import { RunSecret } from "../privacy/secret.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -217,14 +218,15 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
 
 /**
  * DP-FedAvg (--aggregator dp): the clip norm is server state (adaptive clipping updates it);
- * the noise key is the run's seed as randomKey(seed) makes it, folded with the round number
- * inside the program, so a resumed run draws the same noise as an uninterrupted one.
+ * the noise key is the run's secret's (src/lib/privacy/secret.ts), never the seed's, folded
+ * with the round number inside the program, so a resumed run that reads the same secret
+ * draws the same noise as an uninterrupted one.
  */
-function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
+function dpRunner(model: AnyModel, config: RunConfig, secret: RunSecret): RoundRunner {
   const adaptive = config.dpClip === "adaptive";
   const program = dpFedAvgProgram(model, { adaptive, ...clientTraining(config) });
   const clip = adaptive ? config.dpInitialClip! : (config.dpClip as number);
-  const key = seedKey(config.seed);
+  const key = secret.key("dp-noise");
   const adaptiveInputs = adaptive ? { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) } : {};
   return {
     initialServerState: () => ({ clip: { shape: [], data: Float32Array.of(clip) } }),
@@ -240,19 +242,36 @@ function dpRunner(model: AnyModel, config: RunConfig): RoundRunner {
         round,
         ...adaptiveInputs,
       };
-      const out = await onCohort<{ params: unknown; clip: TfTensor }>(program, inputs, cohort, cfg, engine);
+      // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
+      const empty = cohort.clients.length === 0;
+      const out = await onCohort<{ params: unknown; clip: TfTensor }>(program, inputs, empty ? standInCohort(cohort) : cohort, cfg, empty ? undefined : engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr), server: { clip: out.clip } }, loss: undefined };
     },
   };
 }
 
 /**
+ * The cohort an empty DP round runs on: one member without examples (all its batch slots
+ * masked out, shaped as client 0's), which the DP round multiplies out. Its count is 1 only
+ * so that the round's input check sees a member; the DP round does not read counts.
+ */
+function standInCohort(empty: RoundSample<HostData>): RoundSample<HostData> {
+  const batch = () => {
+    const like = empty.batch([0], 1);
+    for (const t of [like.x, like.y, like.mask]) t.data.fill(0);
+    return { ...like, count: { shape: [1], data: Float32Array.of(1) } };
+  };
+  return { clients: Int32Array.of(0), dropped: empty.dropped, steps: () => 1, batch };
+}
+
+/**
  * Secure FedAvg (--aggregator secure): the weighted updates and weights are summed with
  * secureSum; the weights' declared range is the largest client's example count, and the
- * masks' key is the run's seed folded with the round number inside the program, so every
- * round has fresh masks and a resumed run the same ones.
+ * masks' key is the run's secret's (never the seed's) folded with the round number inside the
+ * program, so every round has fresh masks and a resumed run the same ones. In one process
+ * this is a simulation: the server holds the key every pair key derives from.
  */
-function secureRunner(model: AnyModel, config: RunConfig, largestClient: number): RoundRunner {
+function secureRunner(model: AnyModel, config: RunConfig, largestClient: number, secret: RunSecret): RoundRunner {
   const program = secureFedAvgProgram(model, {
     ...clientTraining(config),
     bits: config.secureBits!,
@@ -261,8 +280,15 @@ function secureRunner(model: AnyModel, config: RunConfig, largestClient: number)
     maxClients: config.clientsPerRound,
     ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
   });
-  const key = seedKey(config.seed);
-  return plainRunner(program, (_, { round }) => ({ key, round }));
+  const key = secret.key("secure-masks");
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round }) {
+      // No loss: the clients' losses are private and reach the server through no secure sum.
+      const out = await onCohort<{ params: unknown }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, undefined);
+      return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: undefined };
+    },
+  };
 }
 
 /** FedAvg with a robust aggregator, attackers or quantized updates (src/lib/run/robust.ts): the whole cohort at once. */
@@ -296,10 +322,13 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
   afl: aflRunner,
 };
 
-/** The runner of the configured algorithm; `data` gives secure aggregation its clients' sizes. */
-export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }): RoundRunner {
-  if (config.aggregator === "dp") return dpRunner(model, config);
-  if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)));
+/**
+ * The runner of the configured algorithm; `data` gives secure aggregation its clients' sizes,
+ * `secret` a DP or secure run its keys (a fresh one from the OS when not given).
+ */
+export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
+  if (config.aggregator === "dp") return dpRunner(model, config, secret);
+  if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)), secret);
   if (isRobustRun(config)) return robustRunner(model, config);
   const make = runners[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { isCheckpointArtifact } from "./checkpoint.js";
 import { evaluationFiles } from "./evaluation-files.js";
+import { SECRET_FILE } from "../privacy/secret.js";
 import { fileFault } from "./file-faults.js";
 
 /** Linux file systems that hold kernel state, not files (statfs magic numbers from linux/magic.h). */
@@ -72,7 +73,7 @@ const evaluationFileNames: ReadonlySet<string> = new Set(Object.values(evaluatio
 
 /** Files that `fedtensor run` writes into its folder (the lock aside). */
 function isRunFile(name: string): boolean {
-  return isCheckpointArtifact(name) || /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) || /^plot\.(svg|png)$/.test(name) || evaluationFileNames.has(name);
+  return isCheckpointArtifact(name) || /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) || /^plot\.(svg|png)$/.test(name) || evaluationFileNames.has(name) || name === SECRET_FILE;
 }
 
 /**

@@ -70,6 +70,10 @@ const privacyOptions = {
   dpTargetQuantile: onlyWhen(adaptiveClip, real("Adaptive clipping: the quantile of update norms the clip tracks", 0.5, { min: 0, max: 1 })),
   dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
+  dpInsecureSeed: onlyWhen(
+    dp,
+    integer("Research only: derive the noise and the cohorts from this seed instead of the OS's secret randomness; the run is then NOT private (said in every line, row and plot); 0 for a private run", 0, { min: 0, max: 2 ** 32 - 1 }),
+  ),
 };
 
 // Secure aggregation (src/lib/algorithms/secure-fedavg.ts; docs/language.md "Secure aggregation").
@@ -134,7 +138,7 @@ const federatedEvaluationOptions = {
 export const runOptions = {
   rounds: mayChangeOnResume(integer("Federated rounds to run", 20, { min: 1 })),
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
-  clientsPerRound: integer("Clients sampled each round", 10, { min: 1 }),
+  clientsPerRound: integer("Clients sampled each round; with --aggregator dp the expected cohort: each client joins with probability clients-per-round / clients", 10, { min: 1 }),
   chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
   dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
   minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
@@ -153,7 +157,7 @@ export const runOptions = {
     { key: "partition", values: ["dirichlet"] },
     real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
   ),
-  seed: integer("Seed of every random choice: sampling, initialisation, partition", 0, { min: 0, max: 2 ** 32 - 1 }),
+  seed: integer("Seed of the random choices: sampling, initialisation, partition; never of a private run's secrets (DP noise and cohorts, secure masks: from the OS, in secret.key)", 0, { min: 0, max: 2 ** 32 - 1 }),
   backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "webgpu", "tensorflow"])),
   engine: mayChangeOnResume({
     ...text("Where chunks of clients run: local, or redis://host:port for BullMQ workers (fedtensor worker; docs/distributed.md)", "local"),
@@ -213,7 +217,7 @@ export const runOptions = {
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
   aggregator: choice(
-    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums, or a robust aggregator",
+    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (an in-process simulation: the server holds the pair keys), or a robust aggregator",
     ["fedavg", "dp", "secure", ...robustAggregators],
   ),
   ...privacyOptions,
@@ -300,6 +304,20 @@ export const crossChecks: readonly {
     problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
       clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
         ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
+        : undefined,
+  },
+  {
+    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
+    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
+      (aggregator === "dp" || aggregator === "secure") && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
+        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${aggregator === "dp" ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
+        : undefined,
+  },
+  {
+    keys: ["minClients", "aggregator"],
+    problem: ({ aggregator, minClients }) =>
+      aggregator === "dp" && Number(minClients) > 1
+        ? `a DP round runs whatever its Poisson cohort's size (skipping one would release that size outside the accountant): --min-clients does not go with --aggregator dp`
         : undefined,
   },
   {

@@ -3,7 +3,7 @@
  */
 import { ftError } from "../../errors/error.js";
 import type { AnyModel } from "../algorithms/types.js";
-import { federate, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
+import { federate, poissonCohort, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { holdOutPerClient } from "../data/holdout.js";
 import { loadFashionMnist, loadMnist } from "../data/mnist.js";
@@ -15,7 +15,9 @@ import { logistic, mlp2nn } from "../models/dense.js";
 import { lstmModel } from "../models/lstm.js";
 import { transformerModel } from "../models/transformer.js";
 import { Rng } from "../random.js";
+import type { RunSecret } from "../privacy/secret.js";
 import type { RunConfig } from "./config.js";
+import { samplingRateOf } from "./privacy.js";
 
 export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel(), lstm: lstmModel() };
 
@@ -80,12 +82,14 @@ export function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: 
 }
 
 /**
- * Round `round`'s cohort as the run config samples it, its batches shaped for the model. It
- * depends only on the data, the config and the round (the seed's forks), so a worker on another
- * machine builds a chunk's batches bit for bit as the coordinator would.
+ * Round `round`'s cohort as the run config samples it, its batches shaped for the model. The
+ * batches depend only on the data, the config and the round (the seed's forks), so a worker on
+ * another machine builds a chunk's batches bit for bit as the coordinator would. The cohort is
+ * `cohort` when given (a DP round's, privateCohort), else clientsPerRound clients drawn from the seed.
  */
-export function roundSample(data: FederatedDataset<HostData>, config: RunConfig, rng: Rng, round: number, featureShape: readonly number[]): RoundSample<HostData> {
-  const sample = sampleRound(data, { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout });
+export function roundSample(data: FederatedDataset<HostData>, config: RunConfig, rng: Rng, round: number, featureShape: readonly number[], cohort?: Int32Array): RoundSample<HostData> {
+  const options = { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout };
+  const sample = sampleRound(data, cohort === undefined ? options : { ...options, cohort });
   return {
     ...sample,
     batch: (clients, steps) => {
@@ -93,4 +97,13 @@ export function roundSample(data: FederatedDataset<HostData>, config: RunConfig,
       return { ...batches, x: withFeatureShape(batches.x, 3, featureShape) };
     },
   };
+}
+
+/**
+ * The clients a DP round samples: each joins independently with probability
+ * q = clientsPerRound / clients, drawn from the run's secret (Poisson sampling, as the
+ * accountant assumes; the seed cannot predict it).
+ */
+export function privateCohort(data: FederatedDataset<HostData>, config: RunConfig, secret: RunSecret, round: number): Int32Array {
+  return poissonCohort(data.clientIndices.length, samplingRateOf(config), secret.cohortStream(round));
 }

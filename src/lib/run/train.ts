@@ -29,14 +29,15 @@ import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
-import { epsilonAfter, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { epsilonAfter, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { RunSecret } from "../privacy/secret.js";
 import type { PersonalizationSummary } from "./federated-eval.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
 import { personalizationLine, RunEvaluation } from "./run-evaluation.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
-import { featureShapeFor, federatedData, modelFor, roundSample } from "./setup.js";
+import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy, and the clients' training loss. */
 export const plottedMetrics = [
@@ -151,7 +152,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
   const featureShape = featureShapeFor(model, data.train.featureShape);
-  const runner = runnerFor(config, model, data);
+  const secret = await runSecret(config, resumed !== undefined);
+  const runner = runnerFor(config, model, data, secret);
   const learningRate = roundLearningRates(config);
   const rng = Rng.fromSeed(config.seed);
   const evaluation = new RunEvaluation(model, data, config, featureShape, rng);
@@ -168,7 +170,9 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
   // The run's last round: --rounds, or the checkpoint's round when a finished run of more rounds was resumed.
   const finalRound = Math.max(config.rounds, firstRound);
-  const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound });
+  const notPrivate = notPrivateLabel(config);
+  const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound, ...(notPrivate === undefined ? {} : { notice: notPrivate }) });
+  if (config.aggregator === "secure") progress.log("secure aggregation is simulated in this process: the server holds the key every pair key derives from, so it could unmask any client (docs/algorithms.md)");
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
@@ -181,13 +185,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   };
   const algorithm = algorithmName(config);
   const leafSizes = leafSizesOf(state.params);
+  const parameters = leafSizes.reduce((total, size) => total + size, 0);
   if (config.quantizeBits > 0) {
     const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
     progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
   }
   const plotTitle = {
     name: `${algorithm} ${model.name}`,
-    title: `${algorithm} on ${config.dataset} (${model.name})`,
+    title: `${algorithm} on ${config.dataset} (${model.name})${notPrivate === undefined ? "" : `: ${notPrivate}`}`,
     metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
@@ -199,19 +204,20 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line), config.engineTimeout * 1000);
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
-      const budget = privacyBudget(config, round);
+      const budget = privacyBudget(config, round, parameters);
       if (budget.exceeded) {
         progress.log(budget.message);
         if (savedRound < round - 1) await saveCheckpoint(round - 1, state);
         stoppedAfter = round - 1;
         break;
       }
-      const cohort = roundSample(data, config, rng, round, featureShape);
+      const cohort = roundSample(data, config, rng, round, featureShape, secret !== undefined && config.aggregator === "dp" ? privateCohort(data, config, secret, round) : undefined);
       const survivors = cohort.clients.length;
       const clipUsed = config.aggregator === "dp" ? await readClip(state) : undefined;
       const evaluated = round % config.evalEvery === 0 || round === config.rounds;
       let row: Record<string, number | null>;
-      if (survivors < config.minClients) {
+      // A DP round runs whatever its cohort (an empty one releases noise): --min-clients is 1 there.
+      if (survivors < config.minClients && config.aggregator !== "dp") {
         progress.log(`round ${round} skipped: ${survivors} of ${config.clientsPerRound} clients reported, fewer than --min-clients ${config.minClients}`);
         const test = evaluated ? await evaluation.test(state.params) : undefined;
         row = { ...(await roundMetrics(round, undefined, test)), ...(await evaluation.columns(state.params, round, evaluated)) };
@@ -233,13 +239,15 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         disposeReplaced(state, next.state);
         state = next.state;
       }
-      // Who dropped is logged in every row of a run with dropout, and only there, so the columns stay those of older runs otherwise.
-      if (config.dropout > 0) row = { round, train_loss: row.train_loss!, clients: survivors, dropped: cohort.dropped.length, ...row };
-      if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed) };
+      // Every row says how many clients' updates were aggregated (0 for a skipped round); who dropped only in runs with dropout.
+      const counts: Record<string, number> = metrics.hasColumn("clients") === false ? {} : { clients: aggregated(survivors, config.minClients, config.aggregator) };
+      if (config.dropout > 0) counts.dropped = cohort.dropped.length;
+      row = { round, train_loss: row.train_loss!, ...counts, ...row };
+      if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
-      metrics.append(row as MetricsRow);
+      metrics.append({ ...row, ...(notPrivate === undefined ? {} : { privacy: notPrivate }) } as MetricsRow);
       progress.update({
         round,
         ...(row.train_loss === null ? {} : { loss: row.train_loss! }),
@@ -265,8 +273,25 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? finalRound;
-  const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds) } : {};
+  const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds, parameters) } : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The clients whose updates a round aggregated: its survivors, or none when it was skipped. */
+const aggregated = (survivors: number, minClients: number, aggregator: string): number => (survivors < minClients && aggregator !== "dp" ? 0 : survivors);
+
+/**
+ * A private run's secret (src/lib/privacy/secret.ts): a new run's comes from the OS and is
+ * saved to the run folder's secret.key (mode 0600) before any round; a resumed run reads it
+ * back; --dp-insecure-seed derives it from that public number. None for other runs.
+ */
+async function runSecret(config: RunConfig, resumed: boolean): Promise<RunSecret | undefined> {
+  if (config.aggregator !== "dp" && config.aggregator !== "secure") return undefined;
+  if ((config.dpInsecureSeed ?? 0) > 0) return RunSecret.fromInsecureSeed(config.dpInsecureSeed!);
+  if (resumed) return RunSecret.load(config.out);
+  const secret = RunSecret.generate();
+  await secret.save(config.out);
+  return secret;
 }
 
 /** The clip norm a DP-FedAvg round is about to use: server state. */
