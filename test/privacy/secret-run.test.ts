@@ -29,7 +29,7 @@ async function run(options: Record<string, unknown>) {
 
 /** The final model's parameters, as plain numbers. */
 async function finalParams(out: string): Promise<number[]> {
-  const { params } = (await loadLatestCheckpoint(out))!.checkpoint.serverState as { params: Record<string, { data: Float32Array }> };
+  const { params } = (await loadLatestCheckpoint(out))!.checkpoint.serverState as unknown as { params: Record<string, { data: Float32Array }> };
   return Object.keys(params).sort().flatMap((name) => Array.from(params[name]!.data));
 }
 
