@@ -3,7 +3,9 @@
  * with evaluation, a progress display, metrics files, checkpoints and a plot.
  *
  * Each round's randomness (its cohort and shuffles) derives from the seed and the round
- * number alone, so a resumed run makes the same choices as an uninterrupted one. A round whose
+ * number alone, so a resumed run makes the same choices as an uninterrupted one; a DP or
+ * secure run's noise, masks and DP cohorts derive from the run's secret instead (secret.key,
+ * src/lib/privacy/secret.ts), which a resumed run reads back. A round whose
  * new state or metrics are not finite is rejected (FT303) before it replaces anything; the
  * last good state is then saved as a checkpoint, with the plot, before the error goes up.
  * The output folder is locked for the whole run (lock.ts), a new run never reuses another's
