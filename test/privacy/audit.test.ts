@@ -102,6 +102,13 @@ describe("privacy audit: dpSum alone", () => {
     expect(bound).toBeGreaterThan(reported);
     expect(bound).toBeGreaterThan(5);
   }, 60_000);
+
+  test("the best adversary without the secret, thresholding the first coordinate itself (the others' known sum is a constant offset), stays below too", () => {
+    const key = noiseKey("secret");
+    const direct = (withCanary: boolean, first: number) => Array.from({ length: trials }, (_, i) => run(withCanary ? [...others, ...canary] : others, key, first + i)[0]!);
+    const bound = auditLowerBound(direct(false, 1), direct(true, trials + 1));
+    expect(bound).toBeLessThan(reported);
+  }, 60_000);
 });
 
 describe("privacy audit: one DP-FedAvg round (Poisson cohort, tiny model)", () => {
