@@ -45,7 +45,9 @@ export const runCommand: Command = {
     // On --resume the run's config is the checkpoint's, which the result carries.
     const { config } = result;
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
-    const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})`;
+    const { notPrivateLabel } = await import("../lib/run/privacy.js");
+    const notPrivate = notPrivateLabel(config);
+    const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})${notPrivate === undefined ? "" : `, ${notPrivate.toUpperCase()}`}`;
     console.log(
       `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithmName(config)} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,
     );
