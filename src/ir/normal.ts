@@ -42,6 +42,8 @@ export interface Float32Ops<T, B> {
   min(a: T, b: T): T;
   lessEqual(a: T, b: T): B;
   where(condition: B, a: T, b: T): T;
+  /** where(condition, then(), otherwise()) where one side is long: numbers compute only the side they take, graphs both. */
+  branch(condition: B, then: () => T, otherwise: () => T): T;
 }
 
 /** Random words a normal value consumes: one Threefry block, the last axis of normal_from_bits' input. */
@@ -130,13 +132,27 @@ function logScaled<T, B>(o: Float32Ops<T, B>, y: T, e: number): T {
  * The standard normal value of a block's bit fields (NORMAL_FIELDS, each given as a float32,
  * exact): m, then the 41 bits below it as b (9), c (24), d (8).
  */
-export function normalFromFields<T, B>(o: Float32Ops<T, B>, [m, b, c, d]: readonly [T, T, T, T]): T {
+export function normalFromFields<T, B>(o: Float32Ops<T, B>, fields: readonly [T, T, T, T]): T {
   const half = o.constant(0.5);
-  const p = o.mul(o.add(m, half), o.constant(2 ** -23));
+  const p = o.mul(o.add(fields[0], half), o.constant(2 ** -23));
   const q = o.sub(p, half);
   const r = o.mul(q, q);
-  const centralR = o.sub(o.constant(CENTRAL_LIMIT), r);
-  const central = o.div(o.mul(q, horner(o, CENTRAL_NUM, centralR)), horner(o, CENTRAL_DEN, centralR));
+  return o.branch(
+    o.lessEqual(r, o.constant(CENTRAL_LIMIT)),
+    () => {
+      const centralR = o.sub(o.constant(CENTRAL_LIMIT), r);
+      return o.div(o.mul(q, horner(o, CENTRAL_NUM, centralR)), horner(o, CENTRAL_DEN, centralR));
+    },
+    () => {
+      const upper = upperTail(o, fields);
+      return o.where(o.lessEqual(p, half), o.mul(upper, o.constant(-1)), upper);
+    },
+  );
+}
+
+/** The (positive) quantile of the nearer tail's probability p' of a tail cell refined by its 41 bits. */
+function upperTail<T, B>(o: Float32Ops<T, B>, [m, b, c, d]: readonly [T, T, T, T]): T {
+  const half = o.constant(0.5);
   // The position inside the cell, (F + 0.5) 2^-41 in (0, 1), summed from the lowest bits up:
   // each sum rounds once (relative error 2^-24), the scalings are exact.
   const lowWord = o.mul(o.add(c, o.mul(o.add(d, half), o.constant(2 ** -8))), o.constant(2 ** -24));
@@ -144,11 +160,12 @@ export function normalFromFields<T, B>(o: Float32Ops<T, B>, [m, b, c, d]: readon
   // The nearer tail by symmetry: p' = y 2^-23, y = min(m, 2^23 - 1 - m) + inCell in [2^-42, 2^22].
   const y = o.add(o.min(m, o.sub(o.constant(TOP - 1), m)), inCell);
   const root = o.sqrt(o.mul(logScaled(o, y, -23), o.constant(-1)));
-  const near = o.div(horner(o, TAIL_NUM, o.sub(root, o.constant(1.6))), horner(o, TAIL_DEN, o.sub(root, o.constant(1.6))));
-  const far = o.div(horner(o, FAR_NUM, o.sub(root, o.constant(FAR_SPLIT))), horner(o, FAR_DEN, o.sub(root, o.constant(FAR_SPLIT))));
-  const upper = o.where(o.lessEqual(root, o.constant(FAR_SPLIT)), near, far);
-  const tail = o.where(o.lessEqual(p, half), o.mul(upper, o.constant(-1)), upper);
-  return o.where(o.lessEqual(r, o.constant(CENTRAL_LIMIT)), central, tail);
+  const rational = (num: readonly number[], den: readonly number[], t: T) => o.div(horner(o, num, t), horner(o, den, t));
+  return o.branch(
+    o.lessEqual(root, o.constant(FAR_SPLIT)),
+    () => rational(TAIL_NUM, TAIL_DEN, o.sub(root, o.constant(1.6))),
+    () => rational(FAR_NUM, FAR_DEN, o.sub(root, o.constant(FAR_SPLIT))),
+  );
 }
 
 const f = Math.fround;
@@ -163,15 +180,12 @@ const float32Numbers: Float32Ops<number, boolean> = {
   min: (a, b) => Math.min(a, b),
   lessEqual: (a, b) => a <= b,
   where: (c, a, b) => (c ? a : b),
+  branch: (c, a, b) => (c ? a() : b()),
 };
 
-const field = (words: readonly [number, number], { word, shift, bits }: (typeof NORMAL_FIELDS)[number]): number =>
-  (words[word]! >>> shift) & (2 ** bits - 1);
-
-/** The standard normal float32 value of one block (w0, w1), as int32 or uint32 words. */
+/** The standard normal float32 value of one block (w0, w1), as int32 or uint32 words: NORMAL_FIELDS' cuts. */
 export function normalOfBlock(w0: number, w1: number): number {
-  const [m, b, c, d] = NORMAL_FIELDS.map((spec) => field([w0, w1], spec));
-  return normalFromFields(float32Numbers, [m!, b!, c!, d!]);
+  return normalFromFields(float32Numbers, [w0 >>> 9, w0 & 0x1ff, w1 >>> 8, w1 & 0xff]);
 }
 
 /** Standard normal float32 values of random words, two a value (words 2i and 2i + 1 give value i). */

@@ -94,6 +94,7 @@ function float32Nodes(g: OnnxGraph): Float32Ops<string, string> {
     min: binary("Min"),
     lessEqual: binary("LessOrEqual"),
     where: (c, a, b) => g.op1("Where", [c, a, b]),
+    branch: (c, a, b) => g.op1("Where", [c, a(), b()]),
   };
 }
 
