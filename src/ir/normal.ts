@@ -1,6 +1,6 @@
 /**
  * Standard normal float32 values from random words, the same bits on every backend, with
- * tails that reach 9.1 sigma and a stated distance from the exact normal.
+ * tails that reach 9.155 sigma and a stated distance from the exact normal.
  *
  * A value is the inverse CDF (Wichura's AS 241, single precision) of a 64-bit uniform: one
  * Threefry block, words (w0, w1). The top 23 bits m of w0 pick a cell of width 2^-23; the
@@ -12,10 +12,10 @@
  *
  * The bound (docs/runtime.md, "Random numbers"). Couple the value with an exact Z ~ N(0, 1)
  * through U = Phi(Z): U's grid cell gives the words. Wherever U's cell is not one of the two
- * outermost (p' < 2^-64), the value lies in (or, through the quantile's error of about 1e-7
- * relative and float32 rounding, within a few ulp of) the z-interval of Z's own cell: a
- * deterministic rounding of Z, finer than float32's spacing in the tails. The rest, where the
- * value stays at +-9.1 whatever Z is, has probability 2 * 2^-64 = 2^-63: the total variation
+ * outermost (p' < 2^-64), the value lies in the z-interval of Z's own cell up to the
+ * quantile's error and float32 rounding, 5e-7 max(1, |z|) (test/random/normal.test.ts): a
+ * deterministic rounding of Z by a few float32 ulp. The rest, where the value stays at
+ * +-9.155 whatever Z is, has probability 2 * 2^-64 = 2^-63: the total variation
  * `normalSamplerDeltaPerDraw` the accountant adds (see normalSamplerDelta for n draws).
  *
  * Transcendental kernels differ between backends in their last bits (onnxruntime's Log and
