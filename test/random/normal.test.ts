@@ -15,7 +15,7 @@ import { atServer, i32, normal, program } from "../../src/index.js";
 import { NORMAL_WORDS_PER_VALUE, normalOfBlock, normalSamplerDelta, normalSamplerDeltaPerDraw, normalsFromWords } from "../../src/ir/normal.js";
 import { randomBits } from "../../src/ir/threefry.js";
 import { webgpu } from "../helpers/test-backends.js";
-import { emit } from "../interpret/helpers.js";
+import { emit, primitiveProgram } from "../interpret/helpers.js";
 import { BACKENDS, runOn } from "./helpers.js";
 
 // PPND16 (AS 241, double precision), highest degree first.
@@ -191,4 +191,8 @@ describe("bit-identical on every backend, tails included", () => {
     const out = await runOn("onnx", draw, { key: [7, 8] });
     expect(out.z).toEqual(Array.from(normalsFromWords(randomBits(Int32Array.from([7, 8]), 2002))));
   });
+});
+
+test("normal_from_bits takes one block a value: words without a last axis of 2 are FT205", () => {
+  expect(() => primitiveProgram("normal_from_bits", { words: atServer(i32([4, 3])) })).toThrow(/FT205.*i32\[\.\.\., 2\]/);
 });
