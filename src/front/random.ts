@@ -18,6 +18,7 @@ import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { Dim, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
+import { NORMAL_WORDS_PER_VALUE } from "../ir/normal.js";
 import { printType } from "../ir/print.js";
 import type { Attrs } from "../ir/primitives.js";
 import { emitBinary } from "./elementwise.js";
@@ -169,17 +170,18 @@ export function uniform<K extends Tensor, const S extends readonly Dim[]>(
 }
 
 /**
- * Standard normal float32: the inverse CDF of a uniform in the open interval (0, 1),
- * (m + 0.5) 2^-23 for the draw's 23-bit m, so the tails reach +-5.29 sigma; one word per
- * value, computed from correctly rounded float32 operations only (src/ir/normal.ts), so the
- * same bits on every backend.
+ * Standard normal float32: the inverse CDF of a 64-bit uniform, one Threefry block (two
+ * words) per value, so the tails reach +-9.16 sigma and a draw is within total variation
+ * 2^-63 of N(0, 1) beyond a rounding finer than float32's (normalSamplerDeltaPerDraw);
+ * computed from correctly rounded float32 operations only (src/ir/normal.ts), so the same
+ * bits on every backend.
  */
 export function normal<K extends Tensor, const S extends readonly Dim[]>(
   key: Validate<K, KeyCheck<"normal", K>>,
   shape: S,
 ): Presumed<Draw<K, S, "float32">> {
   const op = "normal";
-  return emit(op, "normal_from_bits", [bits(op, key, shape)]) as never;
+  return emit(op, "normal_from_bits", [bits(op, key, [...shape, NORMAL_WORDS_PER_VALUE])]) as never;
 }
 
 /** true with probability p (uniform < p), as bool. */

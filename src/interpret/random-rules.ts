@@ -24,7 +24,7 @@ export const randomRules: Record<string, TensorRule> = {
     const out = randomBits(Int32Array.from(key!.data), sizeOf(drawn));
     return tensor([...key!.shape.slice(0, -1), ...drawn], "int32", Float64Array.from(out));
   },
-  normal_from_bits: ([x]) => tensor(x!.shape, "float32", Float64Array.from(normalsFromWords(x!.data))),
+  normal_from_bits: ([x]) => tensor(x!.shape.slice(0, -1), "float32", Float64Array.from(normalsFromWords(x!.data))),
   uniform_from_bits: ([x], cx) => {
     const [min, max] = [cx.attrs.min as number, cx.attrs.max as number];
     return tensor(x!.shape, "float32", x!.data.map((w) => uniformFromWord(w, min, max)));

@@ -5,6 +5,7 @@
  */
 import { ftError } from "../errors/error.js";
 import { requireDType } from "./dtypes.js";
+import { NORMAL_WORDS_PER_VALUE } from "./normal.js";
 import { joinPlacement } from "./placement.js";
 import { printType } from "./print.js";
 import * as shapes from "./shapes.js";
@@ -41,11 +42,12 @@ export const randomPrimitives: Record<string, PrimitiveRule> = {
       return [{ ...x!, dtype: "float32" }];
     },
   },
-  /** Standard normal f32 values of int32 words (src/ir/normal.ts). */
+  /** Standard normal f32 values of int32 words, one Threefry block a value: i32[..., 2] to f32[...] (src/ir/normal.ts). */
   normal_from_bits: {
     infer: ([x], _attrs, op) => {
       requireDType(op, x!.dtype, "int32");
-      return [{ ...x!, dtype: "float32" }];
+      if (x!.shape.at(-1) !== NORMAL_WORDS_PER_VALUE) throw ftError("FT205", { op, want: `i32[..., ${NORMAL_WORDS_PER_VALUE}] (one Threefry block a value)`, got: printType(x!) });
+      return [{ ...x!, shape: x!.shape.slice(0, -1), dtype: "float32" }];
     },
   },
   /** Each client's index in the cohort, 0 to C-1: {i32[]}@CLIENTS (see clientIndex() in src/front/random.ts). */

@@ -30,7 +30,7 @@ export const tfjsRandomRules: Record<string, LoweringRule> = {
     const perKey = (node.attrs.shape as number[]).reduce((n, d) => n * d, 1);
     return ([key]) => [tf.tensor(randomBits(words(key!), perKey), out, "int32")];
   },
-  normal_from_bits: () => ([x]) => [tf.tensor(normalsFromWords(words(x!)), x!.shape, "float32")],
+  normal_from_bits: () => ([x]) => [tf.tensor(normalsFromWords(words(x!)), x!.shape.slice(0, -1), "float32")],
   uniform_from_bits: (node) => {
     const [min, max] = [node.attrs.min as number, node.attrs.max as number];
     return ([x]) => [tf.tensor(Float32Array.from(words(x!), (w) => uniformFromWord(w, min, max)), x!.shape, "float32")];

@@ -4,7 +4,7 @@
  * wraps modulo 2^32, BitShift (unsigned types only) and BitwiseOr make the rotations,
  * BitwiseXor mixes. Words enter and leave as int32 through Cast, which keeps the 32 bits.
  */
-import { normalFromMantissa, type Float32Ops } from "../../ir/normal.js";
+import { NORMAL_FIELDS, normalFromFields, type Float32Ops } from "../../ir/normal.js";
 import type { Node } from "../../ir/types.js";
 import type { OnnxGraph } from "./graph.js";
 import { DataType } from "./proto.js";
@@ -62,10 +62,23 @@ export function randomWords(g: OnnxGraph, k0: string, k1: string, keys: readonly
   return 2 * blocks === perKey ? flat : g.op1("Slice", [flat, g.model.ints([0]), g.model.ints([perKey]), g.model.ints([keys.length])]);
 }
 
+/** Bits `shift` up of uint32 words, as float32: exact for the at most 24 bits a field has. */
+function bitField(g: OnnxGraph, words: string, shift: number, bits: number): string {
+  const shifted = shift === 0 ? words : g.op1("BitShift", [words, u32(g, shift)], { direction: "RIGHT" });
+  const masked = shift + bits === 32 ? shifted : g.op1("BitwiseAnd", [shifted, u32(g, 2 ** bits - 1)]);
+  return g.op1("Cast", [masked], { to: DataType.FLOAT });
+}
+
 /** The top 23 bits of the node's int32 words, as float32 (exact). */
 function mantissaOf(cx: OnnxContext, node: Node): string {
-  const g = cx.g;
-  return g.op1("Cast", [g.op1("BitShift", [toU32(g, cx.name(node.inputs[0]!)), u32(g, 9)], { direction: "RIGHT" })], { to: DataType.FLOAT });
+  return bitField(cx.g, toU32(cx.g, cx.name(node.inputs[0]!)), 9, 23);
+}
+
+/** NORMAL_FIELDS of the blocks i32[..., 2] of the node's input, as float32 [...]. */
+function normalFieldsOf(cx: OnnxContext, node: Node): [string, string, string, string] {
+  const blocks = cx.name(node.inputs[0]!);
+  const words = [word(cx.g, blocks, 0), word(cx.g, blocks, 1)];
+  return NORMAL_FIELDS.map(({ word: w, shift, bits }) => bitField(cx.g, words[w]!, shift, bits)) as [string, string, string, string];
 }
 
 /** The float32 operations of src/ir/normal.ts as ONNX nodes, one per operation. */
@@ -81,6 +94,7 @@ function float32Nodes(g: OnnxGraph): Float32Ops<string, string> {
     min: binary("Min"),
     lessEqual: binary("LessOrEqual"),
     where: (c, a, b) => g.op1("Where", [c, a, b]),
+    branch: (c, a, b) => g.op1("Where", [c, a(), b()]),
   };
 }
 
@@ -98,9 +112,7 @@ export const onnxRandomRules: Record<string, OnnxRule> = {
     const column = (w: number) => reshape(cx, word(cx.g, key, w), [...keys, 1]);
     return [reshape(cx, toI32(cx.g, randomWords(cx.g, column(0), column(1), keys, perKey)), outShape(node, cx))];
   },
-  normal_from_bits: (node, cx) => {
-    return [normalFromMantissa(float32Nodes(cx.g), mantissaOf(cx, node))];
-  },
+  normal_from_bits: (node, cx) => [normalFromFields(float32Nodes(cx.g), normalFieldsOf(cx, node))],
   uniform_from_bits: (node, cx) => {
     const g = cx.g;
     const [min, max] = [node.attrs.min as number, node.attrs.max as number];
