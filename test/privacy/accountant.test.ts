@@ -13,6 +13,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { dpFedAvgEpsilon } from "../../src/lib/privacy/accountant.js";
+import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
 
 const logSumExp2 = (a: number, b: number): number => Math.max(a, b) + Math.log1p(Math.exp(-Math.abs(a - b)));
 
@@ -77,13 +78,18 @@ describe("the reported epsilon against an independent integral of the sampled Ga
     expect(library).toBeLessThan(integral * 1.01);
   }, 60_000);
 
-  test("the sampler's delta is taken from delta before the RDP conversion, and spends it all when it is as large", () => {
-    // 199,211 draws a round (the 2NN's parameters and the adaptive count), 100 rounds, 1e-13 a draw: 2e-6 of the 1e-5.
-    const spent = reported(0.1, 1, 100, 1e-5, 199_211, 1e-13);
-    expect(spent.samplerDelta).toBeCloseTo(100 * 199_211 * 1e-13, 18);
-    expect(spent.rdpDelta).toBeCloseTo(1e-5 - spent.samplerDelta, 18);
-    expect(spent.epsilon).toBeCloseTo(reported(0.1, 1, 100, spent.rdpDelta).epsilon, 12);
-    expect(spent.epsilon).toBeGreaterThan(reported(0.1, 1, 100, 1e-5).epsilon);
-    expect(reported(0.1, 1, 100, 1e-5, 199_211, 1e-12).epsilon).toBe(Infinity);
+  test("the sampler's share of delta, (1 + e^eps) n d for n draws within d of the exact normal each, comes off delta before the RDP conversion", () => {
+    // The example: 199,211 draws a round (the 2NN's parameters and the adaptive count), 100 rounds, d = 2^-63 (src/ir/normal.ts).
+    const draws = 199_211;
+    for (const perDraw of [samplerDeltaPerDraw, 1e-17]) {
+      const spent = reported(0.1, 1, 100, 1e-5, draws, perDraw);
+      expect(spent.samplerDelta).toBeCloseTo(100 * draws * perDraw * (1 + Math.exp(spent.epsilon)), 20);
+      expect(spent.rdpDelta + spent.samplerDelta).toBeLessThanOrEqual(1e-5);
+      expect(spent.epsilon).toBeCloseTo(reported(0.1, 1, 100, spent.rdpDelta).epsilon, 12);
+      expect(spent.epsilon).toBeGreaterThan(reported(0.1, 1, 100, 1e-5).epsilon);
+    }
+    expect(samplerDeltaPerDraw).toBe(2 ** -63);
+    // 2e7 draws at 1e-15 with e^eps near 3000 would need 6e-5 of a delta of 1e-5: no finite epsilon.
+    expect(reported(0.1, 1, 100, 1e-5, draws, 1e-15).epsilon).toBe(Infinity);
   });
 });

@@ -4,13 +4,15 @@
  * probability q, add/remove neighbours, sensitivity C of the fixed-denominator sum), plus what
  * the noise sampler adds to delta.
  *
- * A sampler is a finite-precision approximation of the Gaussian; every draw's deviation from
- * the ideal distribution adds at most `samplerDeltaPerDraw` to delta (src/ir/normal.ts states
- * it). A run draws `noiseDrawsPerRound` normals a round (one per model parameter, one more for
- * adaptive clipping's count), so the RDP part is converted at the delta left over:
- *   delta_rdp = delta - rounds * noiseDrawsPerRound * samplerDeltaPerDraw,
- * and the reported (epsilon, delta) covers both. Epsilon is Infinity when the sampler alone
- * spends delta.
+ * The sampler is a finite-precision approximation of the Gaussian: each draw is within
+ * `samplerDeltaPerDraw` of the exact normal in total variation (src/ir/normal.ts,
+ * normalSamplerDeltaPerDraw = 2^-63). A run draws n = rounds x noiseDrawsPerRound normals (one
+ * per model parameter a round, one more for adaptive clipping's count), so if the exact
+ * mechanism is (eps, delta_rdp)-DP the sampled one is (eps, delta_rdp + (1 + e^eps) n d)-DP
+ * (normal.ts's normalSamplerDelta). The RDP part is converted at the delta left over, and since
+ * the sampler's share grows with eps, eps is found by a fixed-point iteration that only
+ * stops where the share it assumed is at least the one of the eps it reports. Epsilon is
+ * Infinity when the sampler alone would spend delta.
  */
 import { ftError } from "../../errors/error.js";
 import { sampledGaussianEpsilon } from "./rdp.js";
@@ -39,9 +41,16 @@ export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, de
   const { noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
   if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
   if (!(perDraw >= 0 && perDraw < 1)) throw ftError("FT305", { option: "samplerDeltaPerDraw", why: `${perDraw} given; it is in [0, 1)` });
-  const samplerDelta = rounds * draws * perDraw;
-  const rdpDelta = delta - samplerDelta;
-  if (!(rdpDelta > 0)) return { epsilon: Infinity, rdpDelta, samplerDelta };
-  const { epsilon } = sampledGaussianEpsilon({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, rdpDelta);
-  return { epsilon, rdpDelta, samplerDelta };
+  const rdpEpsilon = (rdpDelta: number) =>
+    rdpDelta > 0 ? sampledGaussianEpsilon({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, rdpDelta).epsilon : Infinity;
+  const share = (epsilon: number) => rounds * draws * perDraw * (1 + Math.exp(epsilon));
+  // The share assumed grows with each pass; the first pass whose epsilon is within it is valid.
+  let assumed = rdpEpsilon(delta);
+  for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {
+    const rdpDelta = delta - share(assumed);
+    const epsilon = rdpEpsilon(rdpDelta);
+    if (epsilon <= assumed) return { epsilon, rdpDelta, samplerDelta: share(epsilon) };
+    assumed = epsilon;
+  }
+  return { epsilon: Infinity, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
 }

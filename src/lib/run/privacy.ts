@@ -12,15 +12,11 @@
  * count sigma_b = m / 20 (TFF's default), so the same accountant applies unchanged.
  */
 import { dpNoiseSplit } from "../algorithms/dp-fedavg.js";
+import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
 import { dpFedAvgEpsilon } from "../privacy/accountant.js";
 
-/**
- * What one draw of the noise sampler adds to delta.
- * TO WIRE (issue 19, the sampler's branch): `import { normalSamplerDeltaPerDraw } from
- * "../../ir/normal.js"` and use it here. Until then the 23-bit sampler's truncation at 5.29
- * sigma is NOT accounted (0 here); the accountant already takes the amount as a parameter.
- */
-export const samplerDeltaPerDraw = 0;
+/** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
+export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
 
 /**
  * The run options these functions read: a RunConfig is one (declared here, not imported, as
