@@ -107,6 +107,8 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export { dpFedAvgEpsilon, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/accountant.js";
+export { RunSecret, SECRET_FILE, type SecretPurpose, type UniformSource } from "./privacy/secret.js";
 export {
   initialMimeState,
   mime,
