@@ -68,7 +68,7 @@ export function projectToSimplex(v: Value, n: number): Value {
 export function afl<M extends AnyModel, const N extends number>(
   model: M,
   options: AflOptions & { readonly clients: N },
-): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData> {
+): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData, "afl"> {
   return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers)) as never;
 }
 

@@ -80,7 +80,7 @@ export function mime<M extends AnyModel, K extends StateKind = "trace">(
   model: M,
   variant: MimeVariant,
   options: MimeOptions<K> = {},
-): RoundFunction<MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }> {
+): RoundFunction<MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
   return ((params: Value, data: RoundData, hypers: MimeHypers<Value>) => mimeRound(model, variant, options, params, data, hypers)) as never;
 }
 
