@@ -6,13 +6,12 @@
 import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
-import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
+import { applyUpdates, type GradientTransformation, type LooseTransformation, type StateKind } from "../optimizers/transform.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
 import type { Validate } from "../../../types/errors.js";
 import type { Placement, Tensor } from "../../../types/tensor.js";
-import type { StateKind } from "../optimizers/transform.js";
 import type { AnyModel, Batch, Batches, ClientBatchSpecs, ComputedFrom, Hyper, InputDTypeOf, JoinCheck, ModelParams, ParamSpecsAt, RoundData, ScalarFrom } from "./types.js";
 
 /** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
