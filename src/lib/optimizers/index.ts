@@ -16,6 +16,7 @@ export {
   chain,
   type GradientTransformation,
   type LearningRate,
+  type Like,
   type OptimizerState,
   type Schedule,
   type StateKind,
