@@ -7,13 +7,14 @@
  * and DP-FedAvg's, whose only release is dpSum, takes private data.
  */
 import { expectError, expectType } from "tsd";
-import { broadcast, grad, map, reduceMean, reduceSum } from "../dist/src/index.js";
+import { add, broadcast, f32, grad, map, matmul, reduceMean, reduceSum } from "../dist/src/index.js";
 import {
   adam,
   applyUpdates,
   chain,
   clipByGlobalNorm,
   cosineDecay,
+  defineModel,
   dpFedAvg,
   evaluate,
   fedAvg,
@@ -59,6 +60,22 @@ expectType<
 >(
   value<Parameters<typeof logistic.logits<Logistic<"server">, F32<["B", 784], "member">>>[0]>(),
 );
+
+// A model is written on members (its body checked there) and used at every placement.
+const specs = { w: f32([3, 2]), b: f32([2]) };
+const small = defineModel<typeof specs, [3], 2>({
+  name: "small",
+  params: specs,
+  inputShape: [3],
+  classes: 2,
+  logits: (p, x) => add(matmul(x, p.w), p.b),
+  init: () => ({ w: { shape: [3, 2], data: new Float32Array(6) }, b: { shape: [2], data: new Float32Array(2) } }),
+});
+expectType<F32<["B", 2], "member-private">>(small.logits(value<{ w: F32<[3, 2], "member">; b: F32<[2], "member"> }>(), value<F32<["B", 3], "member-private">>()));
+// A body that reduces across clients is FT105 on members, so it never reaches the other placements.
+expectError(defineModel<typeof specs, [3], 2>({ ...small, logits: (p, x) => add(reduceSum(matmul(x, p.w)), p.b) }));
+// Parameters of another model's tree.
+expectError(small.logits(value<Logistic<"member">>(), value<F32<["B", 3], "member">>()));
 
 // ---- losses: private data gives a private loss, and a plain mean of it is FT109 ----------------
 
