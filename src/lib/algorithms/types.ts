@@ -103,7 +103,7 @@ export interface RoundData {
  * SERVER, so private client data is FT109 naming the round (`Name`), as tracing the round
  * would find it in the mean (docs/language.md "Privacy").
  */
-export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "the round"> = <P extends TreeLike, D extends Data>(
+export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = <P extends TreeLike, D extends Data>(
   params: Validate<P, BroadcastCheck<P>>,
   data: Validate<D, MapArgCheck<D> | ReleaseCheck<`${Name}()`, D>>,
   hypers: Hypers,
