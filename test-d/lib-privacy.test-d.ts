@@ -7,18 +7,20 @@
  * and DP-FedAvg's, whose only release is dpSum, takes private data.
  */
 import { expectError, expectType } from "tsd";
-import { add, broadcast, f32, grad, map, matmul, reduceMean, reduceSum } from "../dist/src/index.js";
+import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, type Placement, type Tensor } from "../dist/src/index.js";
 import {
   adam,
   applyUpdates,
   chain,
   clipByGlobalNorm,
+  constantSchedule,
   cosineDecay,
   defineModel,
   dpFedAvg,
   evaluate,
   fedAvg,
   fedProx,
+  joinSchedules,
   localTrain,
   logistic,
   maskedLoss,
@@ -26,6 +28,7 @@ import {
   scaffold,
   secureFedAvg,
   sgd,
+  type Schedule,
 } from "../dist/src/lib/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
 
@@ -131,8 +134,14 @@ expectType<{ count: F32<[], "member-private">; trace: Logistic<"member-private">
 expectType<Logistic<"clients-private">>(sgd(0.1).update(value<Logistic<"clients-private">>(), sgd(0.1).init(value<Logistic<"clients">>()))[0]);
 // A state at the SERVER for updates at the CLIENTS still cannot meet.
 expectError(adam(0.1).update(value<Logistic<"clients-private">>(), adam(0.1).init(serverParams)));
-// A schedule at a private count is private.
+// The library's schedules are at their count's placement: a private count gives a private rate.
 expectType<F32<[], "member-private">>(cosineDecay(0.1, { decaySteps: 10 })(value<F32<[], "member-private">>()));
+expectType<F32<[], "member-private">>(joinSchedules([constantSchedule(0.1), cosineDecay(0.1, { decaySteps: 10 })], [5])(value<F32<[], "member-private">>()));
+// A schedule a user writes has a placement not known statically (tracing checks it), and still drives an optimiser.
+const userSchedule: Schedule = (count) => mul(add(count, 1), 0.1);
+sgd(userSchedule);
+sgd((count) => mul(count, 0.1));
+expectType<Tensor<[], "float32", Placement>>(joinSchedules([userSchedule, constantSchedule(0.1)], [5])(value<F32<[], "member-private">>()));
 
 // ---- round functions: FT109 where a plain mean would release private data -------------------------
 

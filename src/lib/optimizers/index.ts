@@ -18,6 +18,7 @@ export {
   type LearningRate,
   type Like,
   type OptimizerState,
+  type PlacedSchedule,
   type Schedule,
   type StateKind,
   type StateKinds,

@@ -68,10 +68,16 @@ export interface GradientTransformation<K extends StateKind> {
 export type Like<G> = Place<G, Placement>;
 
 /**
- * A learning rate as a function of the step count (the count before this step: 0 first), at
- * the count's placement: a count inside map's function on private members gives a private rate.
+ * A learning rate as a function of the step count (the count before this step: 0 first), as a
+ * user writes one: its placement is not known statically (tracing checks it).
  */
-export type Schedule = <P extends Placement>(count: Tensor<[], "float32", P>) => Tensor<[], "float32", P>;
+export type Schedule = (count: Tensor<[], "float32", Placement>) => Tensor<[], "float32", Placement>;
+
+/**
+ * A schedule whose rate is at its count's placement, as the library's are: a count inside
+ * map's function on private members gives a private rate. Every PlacedSchedule is a Schedule.
+ */
+export type PlacedSchedule = <P extends Placement>(count: Tensor<[], "float32", P>) => Tensor<[], "float32", P>;
 
 /** A learning rate: a number, a traced local scalar (a program input), or a schedule. */
 export type LearningRate = number | Tensor<[], "float32", "local"> | Schedule;
