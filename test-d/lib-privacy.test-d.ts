@@ -7,7 +7,7 @@
  * and DP-FedAvg's, whose only release is dpSum, takes private data.
  */
 import { expectError, expectType } from "tsd";
-import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, type Placement, type Tensor } from "../dist/src/index.js";
+import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, sum, type Placement, type Tensor } from "../dist/src/index.js";
 import {
   adam,
   applyUpdates,
@@ -102,6 +102,20 @@ const trained = map(
 );
 expectType<Logistic<"clients-private">>(trained);
 expectError(reduceMean(trained));
+// A hook's result joins the training's placement: a private value it captures makes the trained parameters private.
+const hooked = map(
+  (w, x, y, mask, secret) => localTrain(logistic, w, { x, y, mask }, (lr) => sgd(lr), 0.1, { extra: (p) => mul(sum(p.b), secret) }).params,
+  broadcast(serverParams),
+  publicData.x,
+  publicData.y,
+  publicData.mask,
+  privateData.count,
+);
+expectType<Logistic<"clients-private">>(hooked);
+expectError(reduceMean(hooked));
+expectType<Logistic<"clients">>(
+  map((w, x, y, mask) => localTrain(logistic, w, { x, y, mask }, (lr) => sgd(lr), 0.1, { extra: (p) => mul(sum(p.b), 0.01) }).params, broadcast(serverParams), publicData.x, publicData.y, publicData.mask),
+);
 const metrics = map((w, x, y, mask) => evaluate(logistic, w, { x, y, mask }), broadcast(serverParams), privateData.x, privateData.y, privateData.mask);
 expectType<{ accuracy: F32<[], "clients-private">; loss: F32<[], "clients-private"> }>(metrics);
 expectError(reduceMean(metrics.accuracy));

@@ -11,7 +11,7 @@ import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
 import type { Validate } from "../../../types/errors.js";
-import type { Placement, Tensor } from "../../../types/tensor.js";
+import type { Placement, Tensor, TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Batch, Batches, ClientBatchSpecs, ComputedFrom, Hyper, InputDTypeOf, JoinCheck, ModelParams, ParamSpecsAt, RoundData, ScalarFrom } from "./types.js";
 
 /** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
@@ -92,16 +92,22 @@ export interface LocalTraining<Params, Loss> {
 /** A scalar objective at any placement (a hook's term, a batch's loss). */
 type Objective = Tensor<[], "float32", Placement>;
 
-/** Local training's hooks for parameters (and gradients) of type P. */
-export interface LocalHooks<P> {
+/** What a hook returns: a term, or a gradient tree; its placement joins the training's. */
+type Hooked = Objective | TreeLike;
+
+/**
+ * Local training's hooks for parameters (and gradients) of type P. H is what they return, so
+ * that a value a hook captures (private data, say) joins the training's placement.
+ */
+export interface LocalHooks<P, H extends Hooked = Hooked> {
   /** A term added to each step's objective (FedProx's proximal term). */
-  readonly extra?: (p: P) => Objective;
+  readonly extra?: (p: P) => H & Objective;
   /**
    * Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates);
    * `objective` is the step's batch loss as a function of the parameters (Mime's correction
    * takes its gradient at the server parameters).
    */
-  readonly correct?: (g: P, objective: (p: P) => Objective) => P;
+  readonly correct?: (g: P, objective: (p: P) => Objective) => H;
 }
 
 /**
@@ -134,14 +140,14 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  * The trained parameters and the loss are at the joined placement of the parameters and the
  * batches: training on private batches gives private parameters.
  */
-export function localTrain<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>>(
+export function localTrain<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>, H extends Hooked = never>(
   model: M,
   params: Validate<P, JoinCheck<"localTrain", [P, B]>>,
   batches: B,
   clientOptimizer: ClientOptimizer,
   lr: Hyper,
-  hooks?: LocalHooks<ComputedFrom<P, [P, B]>>,
-): LocalTraining<ComputedFrom<P, [P, B]>, ScalarFrom<[P, B]>>;
+  hooks?: LocalHooks<ComputedFrom<P, [P, B]>, H>,
+): LocalTraining<ComputedFrom<P, [P, B, H]>, ScalarFrom<[P, B, H]>>;
 export function localTrain(
   model: AnyModel,
   params: Value,
