@@ -6,7 +6,22 @@
 export * from "./data/index.js";
 export { Rng } from "./random.js";
 
-export { convKernel, denseKernel, glorotUniform, zerosParam, type HostParam, type HostParams, type InputDType, type Member, type Model } from "./models/model.js";
+export {
+  convKernel,
+  defineModel,
+  denseKernel,
+  glorotUniform,
+  zerosParam,
+  type HostParam,
+  type HostParams,
+  type InputDType,
+  type Logits,
+  type Member,
+  type Model,
+  type ModelDefinition,
+  type ParamSpecs,
+  type ParamsLike,
+} from "./models/model.js";
 export { logistic, mlp2nn, type LogisticParams, type MlpParams } from "./models/dense.js";
 export { cnn, type CnnParams } from "./models/cnn.js";
 export { characterModel, type CharacterModelOptions, type CharacterParams } from "./models/character.js";
@@ -14,7 +29,20 @@ export { transformerModel, type TransformerOptions, type TransformerParams } fro
 
 export type {
   AnyModel,
+  Batch,
+  Batches,
   ClientBatchSpecs,
+  ComputedFrom,
+  DpRoundHypers,
+  JoinCheck,
+  Joined,
+  JoinedOf,
+  ModelParams,
+  ReleaseCheck,
+  ReleasingRoundFunction,
+  ScalarFrom,
+  SecureRoundHypers,
+  ServerOrLocalScalar,
   ClientBatches,
   EvaluationBatchSpecs,
   Hyper,
@@ -40,30 +68,21 @@ export {
   type LocalHooks,
   type LocalTraining,
 } from "./algorithms/local.js";
-export { fedAvg, fedAvgProgram, fedAvgRound } from "./algorithms/fedavg.js";
-export {
-  dpFedAvgProgram,
-  dpFedAvgRound,
-  dpNoiseSplit,
-  gaussianTreeNoise,
-  type DpFedAvgOptions,
-  type DpFedAvgProgram,
-  type DpHypers,
-} from "./algorithms/dp-fedavg.js";
+export { fedAvg, fedAvgProgram } from "./algorithms/fedavg.js";
+export { dpFedAvg, secureFedAvg } from "./algorithms/mechanism-rounds.js";
+export { dpFedAvgProgram, dpNoiseSplit, gaussianTreeNoise, type DpFedAvgOptions, type DpFedAvgProgram } from "./algorithms/dp-fedavg.js";
 export {
   secureFedAvgProgram,
-  secureFedAvgRound,
   secureUpdateScale,
   type SecureAggregationOptions,
   type SecureFedAvgProgram,
 } from "./algorithms/secure-fedavg.js";
-export { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
-export { fedSgd, fedSgdProgram, fedSgdRound } from "./algorithms/fedsgd.js";
-export { fedProx, fedProxProgram, fedProxRound, type FedProxHypers } from "./algorithms/fedprox.js";
+export { fedAvgM, fedAvgMProgram, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
+export { fedSgd, fedSgdProgram } from "./algorithms/fedsgd.js";
+export { fedProx, fedProxProgram, type FedProxHypers } from "./algorithms/fedprox.js";
 export {
   fedOpt,
   fedOptProgram,
-  fedOptRound,
   type FedOptHypers,
   type FedOptOptions,
   type FedOptProgram,
@@ -73,14 +92,13 @@ export {
 export {
   scaffold,
   scaffoldProgram,
-  scaffoldRound,
   type ScaffoldClientData,
   type ScaffoldHypers,
   type ScaffoldOptions,
   type ScaffoldOutputs,
   type ScaffoldProgram,
 } from "./algorithms/scaffold.js";
-export { diloco, dilocoInnerOptimizer, dilocoProgram, dilocoRound, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
+export { diloco, dilocoInnerOptimizer, dilocoProgram, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
 export {
   adaptiveDefaults,
   filledLike,
@@ -114,18 +132,16 @@ export {
   mime,
   mimeMomentum,
   mimeProgram,
-  mimeRound,
   type MimeHypers,
   type MimeOptions,
   type MimeProgram,
   type MimeState,
   type MimeVariant,
 } from "./algorithms/mime.js";
-export { qffl, qfflProgram, qfflRound, type QfflHypers, type QfflProgram } from "./algorithms/qffl.js";
+export { qffl, qfflProgram, type QfflHypers, type QfflProgram } from "./algorithms/qffl.js";
 export {
   afl,
   aflProgram,
-  aflRound,
   initialLambda,
   projectToSimplex,
   type AflClientData,

@@ -10,7 +10,7 @@ import { add, f32, matmul } from "../../src/index.js";
 import { classificationEvaluationProgram } from "../../src/lib/algorithms/classification.js";
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
 import { federatedEvaluationProgram, personalizationProgram } from "../../src/lib/algorithms/federated-evaluation.js";
-import type { Model } from "../../src/lib/models/model.js";
+import { defineModel } from "../../src/lib/models/model.js";
 import { interpret } from "../../src/interpret/reference.js";
 import { differences, toHost } from "../differential/compare.js";
 import { characterModel } from "../../src/lib/models/character.js";
@@ -19,14 +19,14 @@ import { host, read } from "./helpers.js";
 
 const specs = { w: f32([2, 3]), b: f32([3]) };
 /** Softmax regression on 2 features and 3 classes. */
-const three: Model<typeof specs, [2], 3> = {
+const three = defineModel<typeof specs, [2], 3>({
   name: "three",
   params: specs,
   inputShape: [2],
   classes: 3,
   logits: (p, x) => add(matmul(x, p.w), p.b),
   init: () => ({ w: host([2, 3], [0, 0, 0, 0, 0, 0]), b: host([3], [0, 0, 0]) }),
-};
+});
 const W = [
   [1, -0.5, 0.25],
   [-1, 0.75, 0.5],

@@ -7,21 +7,21 @@
 import * as tf from "@tensorflow/tfjs";
 import { add, f32, matmul, mul } from "../../src/index.js";
 import type { CohortBatches } from "../../src/lib/data/federated.js";
-import type { HostParam, Model } from "../../src/lib/models/model.js";
+import { defineModel, type HostParam } from "../../src/lib/models/model.js";
 import { Rng } from "../../src/lib/random.js";
 
 const tinySpecs = { w: f32([2, 2]), b: f32([2]) };
 export type TinyParams = typeof tinySpecs;
 
 /** Softmax regression on 2 features and 2 classes, starting from zeros. */
-export const tiny: Model<TinyParams, [2], 2> = {
+export const tiny = defineModel<TinyParams, [2], 2>({
   name: "tiny",
   params: tinySpecs,
   inputShape: [2],
   classes: 2,
   logits: (p, x) => add(matmul(x, p.w), p.b),
   init: () => ({ w: host([2, 2], [0, 0, 0, 0]), b: host([2], [0, 0]) }),
-};
+});
 
 export function host(shape: number[], values: readonly number[]): HostParam {
   return { shape, data: Float32Array.from(values) };
@@ -119,14 +119,14 @@ const oneParamSpecs = { w: f32([1]) };
  * A one-parameter model for hand computations: logits = w * x, with features x = [0, a], so
  * p(class 1) = sigmoid(w a) and the gradient of the cross-entropy is (sigmoid(w a) - y) a.
  */
-export const oneParam: Model<typeof oneParamSpecs, [2], 2> = {
+export const oneParam = defineModel<typeof oneParamSpecs, [2], 2>({
   name: "one_param",
   params: oneParamSpecs,
   inputShape: [2],
   classes: 2,
   logits: (p, x) => mul(x, p.w),
   init: () => ({ w: host([1], [0]) }),
-};
+});
 
 /** A labelled point of the one-parameter model: feature a, label y. */
 export interface Point {

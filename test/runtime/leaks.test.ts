@@ -2,17 +2,17 @@ import * as tf from "@tensorflow/tfjs";
 import { expect, test } from "vitest";
 import { add, atServer, constant, f32, matmul, mul, program } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
-import type { Model } from "../../src/lib/models/model.js";
+import { defineModel } from "../../src/lib/models/model.js";
 
 /** A small softmax regression: 4 features, 3 classes. */
-const tiny: Model<{ w: ReturnType<typeof f32<[4, 3]>>; b: ReturnType<typeof f32<[3]>> }, [4], 3> = {
+const tiny = defineModel<{ w: ReturnType<typeof f32<[4, 3]>>; b: ReturnType<typeof f32<[3]>> }, [4], 3>({
   name: "tiny",
   params: { w: f32([4, 3]), b: f32([3]) },
   inputShape: [4],
   classes: 3,
   logits: (p, x) => add(matmul(x, p.w), p.b),
   init: () => ({ w: { shape: [4, 3], data: new Float32Array(12) }, b: { shape: [3], data: new Float32Array(3) } }),
-};
+});
 
 test("1,000 FedAvg rounds leave tf.memory().numTensors unchanged", async () => {
   const round = fedAvgProgram(tiny);

@@ -18,7 +18,7 @@
 import { ftError } from "../../errors/error.js";
 import { cumsum, sort } from "../../front/sequence-ops.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
-import type { Tensor, TensorSpec } from "../../../types/tensor.js";
+import type { Placement, Tensor, TensorSpec } from "../../../types/tensor.js";
 import { CheckedProgram, valuesOf } from "./checked-inputs.js";
 import { clientDelta, clientLoss, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
@@ -56,6 +56,7 @@ export type AflProgram<M extends AnyModel, N extends number = number> = RoundPro
  * u_j - (u_1 + ... + u_j - 1) / j > 0 (they are a prefix) and theta = (u_1 + ... + u_rho - 1) / rho,
  * the projection is max(v - theta, 0).
  */
+export function projectToSimplex<const N extends number, P extends Placement>(v: Tensor<[N], "float32", P>, n: N): Tensor<[N], "float32", P>;
 export function projectToSimplex(v: Value, n: number): Value {
   const u: Value = sort(v, -1 as never, true);
   const ranks = ops.constant(Array.from({ length: n }, (_, j) => j + 1));
@@ -68,7 +69,7 @@ export function projectToSimplex(v: Value, n: number): Value {
 export function afl<M extends AnyModel, const N extends number>(
   model: M,
   options: AflOptions & { readonly clients: N },
-): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData> {
+): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData, "afl"> {
   return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers)) as never;
 }
 

@@ -9,26 +9,30 @@
  */
 import { ftError } from "../../errors/error.js";
 import { program, type Program } from "../../front/program.js";
-import type { Tensor } from "../../../types/tensor.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { evaluationInputs } from "./evaluation.js";
 import { exampleLosses } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { Placement, Tensor } from "../../../types/tensor.js";
+import type { AnyModel, Batches, EvaluationBatchSpecs, InputDTypeOf, JoinCheck, JoinedOf, ModelParams } from "./types.js";
 
 export interface ClassificationOptions {
   /** The k of top-k accuracy (default 5, as Keras's TopKCategoricalAccuracy); 1 gives accuracy again. */
   readonly topK?: number;
 }
 
-/** Sums over real examples; every one a scalar but the confusion matrix [classes, classes]. */
-export interface ClassificationSums {
-  readonly examples: Value;
-  readonly correct: Value;
-  readonly topKCorrect: Value;
-  readonly loss: Value;
+/**
+ * Sums over real examples; every one a scalar but the confusion matrix [classes, classes]. At
+ * the joined placement P of the parameters and the batches they are computed from.
+ */
+export interface ClassificationSums<P extends Placement = Placement, Classes extends number = number> {
+  readonly examples: Tensor<[], "float32", P>;
+  readonly correct: Tensor<[], "float32", P>;
+  readonly topKCorrect: Tensor<[], "float32", P>;
+  readonly loss: Tensor<[], "float32", P>;
   /** Row: the true label; column: the predicted (argmax) class. */
-  readonly confusion: Value;
+  readonly confusion: Tensor<[Classes, Classes], "float32", P>;
 }
 
 /** The k of top-k, checked against the model's classes (FT305). */
@@ -50,6 +54,12 @@ function topKHits(model: AnyModel, logits: Value, y: Value, labels: Value, k: nu
 }
 
 /** The sums of `params`'s metrics over batches x [S, B, ...], y and mask [S, B], on traced values. */
+export function classificationSums<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>>(
+  model: M,
+  params: Validate<P, JoinCheck<"classificationSums", [P, B]>>,
+  batches: B,
+  k: number,
+): Presumed<ClassificationSums<JoinedOf<[P, B]>, M["classes"]>>;
 export function classificationSums(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }, k: number): ClassificationSums {
   const zero = { correct: ops.zeros([]), topKCorrect: ops.zeros([]), loss: ops.zeros([]), confusion: ops.zeros([model.classes, model.classes]) };
   const [sums] = ops.scan(zero, batches, (acc: Value, b: Value) => {

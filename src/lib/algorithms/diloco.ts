@@ -37,8 +37,9 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
 export function diloco<M extends AnyModel>(
   model: M,
   options: DiLoCoOptions = {},
-): RoundFunction<DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }> {
-  return fedAvgM(model, asFedAvgM(options));
+): RoundFunction<DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
+  // FedAvgM's round under DiLoCo's name: only the name in its FT109 message differs.
+  return fedAvgM(model, asFedAvgM(options)) as never;
 }
 
 /** One DiLoCo round on traced values. */

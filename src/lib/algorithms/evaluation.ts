@@ -8,7 +8,8 @@ import type { Tensor } from "../../../types/tensor.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { exampleLosses, featureSpec } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, EvaluationBatchSpecs, InputDTypeOf } from "./types.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { AnyModel, Batches, EvaluationBatchSpecs, InputDTypeOf, JoinCheck, ModelParams, ScalarFrom } from "./types.js";
 
 export interface Evaluation<S extends "local" | "server" = "local"> {
   /** The share of real examples whose highest logit is their label. */
@@ -22,7 +23,16 @@ export type EvaluationProgram<M extends AnyModel> = Program<
   Evaluation
 >;
 
-/** Accuracy and mean loss of `params` over batches x [S, B, ...], y and mask [S, B], on traced values. */
+/**
+ * Accuracy and mean loss of `params` over batches x [S, B, ...], y and mask [S, B], on traced
+ * values, at the joined placement of the parameters and the batches (private data gives
+ * private metrics).
+ */
+export function evaluate<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>>(
+  model: M,
+  params: Validate<P, JoinCheck<"evaluate", [P, B]>>,
+  batches: B,
+): Presumed<{ accuracy: ScalarFrom<[P, B]>; loss: ScalarFrom<[P, B]> }>;
 export function evaluate(model: AnyModel, params: Value, batches: { x: Value; y: Value; mask: Value }): { accuracy: Value; loss: Value } {
   const zero = () => ops.zeros([]);
   const [sums] = ops.scan({ correct: zero(), loss: zero() }, batches, (acc: Value, b: Value) => {

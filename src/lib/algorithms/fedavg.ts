@@ -8,7 +8,7 @@ import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
 
 /** FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvg<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<{ lr: Hyper }, RoundOutputs<M>> {
+export function fedAvg<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr, options)) as never;
 }
 

@@ -33,7 +33,7 @@ export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
 export function fedAvgM<M extends AnyModel>(
   model: M,
   options: FedAvgMOptions = {},
-): RoundFunction<FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }> {
+): RoundFunction<FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
   return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers)) as never;
 }
 

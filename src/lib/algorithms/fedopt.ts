@@ -32,7 +32,7 @@ export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serve
 export function fedOpt<M extends AnyModel>(
   model: M,
   options: FedOptOptions,
-): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }> {
+): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
   return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers)) as never;
 }
 

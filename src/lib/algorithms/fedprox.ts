@@ -17,7 +17,7 @@ export interface FedProxHypers {
 }
 
 /** FedProx's round as a typed function on traced values, for use inside a user's program. */
-export function fedProx<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<FedProxHypers, RoundOutputs<M>> {
+export function fedProx<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
   return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers, options)) as never;
 }
 

@@ -10,7 +10,7 @@ import { zerosLikeTree } from "./trees.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
 
 /** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
-export function fedSgd<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper }, RoundOutputs<M>> {
+export function fedSgd<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr)) as never;
 }
 

@@ -6,12 +6,13 @@
 import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
-import { applyUpdates, type GradientTransformation, type LooseTransformation } from "../optimizers/transform.js";
+import { applyUpdates, type GradientTransformation, type LooseTransformation, type StateKind } from "../optimizers/transform.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
-import type { Tensor } from "../../../types/tensor.js";
-import type { AnyModel, ClientBatchSpecs, InputDTypeOf, ParamSpecsAt, RoundData } from "./types.js";
+import type { Validate } from "../../../types/errors.js";
+import type { Placement, Tensor, TreeLike } from "../../../types/tensor.js";
+import type { AnyModel, Batch, Batches, ClientBatchSpecs, ComputedFrom, Hyper, InputDTypeOf, JoinCheck, ModelParams, ParamSpecsAt, RoundData, ScalarFrom } from "./types.js";
 
 /** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
 export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: Steps = "S" as Steps) {
@@ -52,7 +53,17 @@ export function maskedLossSum(model: AnyModel, params: Value, x: Value, y: Value
   return ops.sum(ops.mul(exampleLosses(model, model.logits(params, x), y), mask));
 }
 
-/** Mean cross-entropy over the real (unmasked) examples of a batch; 0 for an all-padding batch. */
+/**
+ * Mean cross-entropy over the real (unmasked) examples of a batch; 0 for an all-padding batch.
+ * At the joined placement of the parameters and the batch: private data gives a private loss.
+ */
+export function maskedLoss<M extends AnyModel, P extends ModelParams<M>, X extends Batch<M>["x"], Y extends Batch<M>["y"], K extends Batch<M>["mask"]>(
+  model: M,
+  params: Validate<P, JoinCheck<"maskedLoss", [P, X, Y, K]>>,
+  x: X,
+  y: Y,
+  mask: K,
+): ScalarFrom<[P, X, Y, K]>;
 export function maskedLoss(model: AnyModel, params: Value, x: Value, y: Value, mask: Value): Value {
   return ops.div(maskedLossSum(model, params, x, y, mask), ops.maximum(ops.sum(mask), 1));
 }
@@ -71,30 +82,39 @@ export function realSteps(masks: Value): Value {
   return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
 }
 
-export interface LocalTraining {
+export interface LocalTraining<Params, Loss> {
   /** Parameters after the client's local steps. */
-  readonly params: Value;
+  readonly params: Params;
   /** The client's mean training loss over its real examples (without `extra`'s term). */
-  readonly loss: Value;
+  readonly loss: Loss;
 }
 
-export interface LocalHooks {
+/** A scalar objective at any placement (a hook's term, a batch's loss). */
+type Objective = Tensor<[], "float32", Placement>;
+
+/** What a hook returns: a term, or a gradient tree; its placement joins the training's. */
+type Hooked = Objective | TreeLike;
+
+/**
+ * Local training's hooks for parameters (and gradients) of type P. H is what they return, so
+ * that a value a hook captures (private data, say) joins the training's placement.
+ */
+export interface LocalHooks<P, H extends Hooked = Hooked> {
   /** A term added to each step's objective (FedProx's proximal term). */
-  readonly extra?: (p: Value) => Value;
+  readonly extra?: (p: P) => H & Objective;
   /**
    * Adjusts each step's gradient before the optimiser sees it (SCAFFOLD's control variates);
    * `objective` is the step's batch loss as a function of the parameters (Mime's correction
    * takes its gradient at the server parameters).
    */
-  readonly correct?: (g: Value, objective: (p: Value) => Value) => Value;
+  readonly correct?: (g: P, objective: (p: P) => Objective) => H;
 }
 
 /**
  * The clients' optimiser made from the round's learning rate (a program input): plain SGD
  * unless an algorithm's options say otherwise, e.g. `(lr) => adam(lr)`.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ClientOptimizer = (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<any>;
+export type ClientOptimizer = (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<StateKind>;
 
 export interface ClientTrainingOptions {
   /** The clients' optimiser (default plain SGD): its state starts afresh every round. */
@@ -116,15 +136,26 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  * as its arithmetic. So padding is skipped by multiplying the updates by 0 (a scalar per
  * step), with a `where` only on the optimiser's state: plain SGD's is one scalar, and a
  * `where` per parameter costs as much as the step there.
+ *
+ * The trained parameters and the loss are at the joined placement of the parameters and the
+ * batches: training on private batches gives private parameters.
  */
+export function localTrain<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>, H extends Hooked = never>(
+  model: M,
+  params: Validate<P, JoinCheck<"localTrain", [P, B]>>,
+  batches: B,
+  clientOptimizer: ClientOptimizer,
+  lr: Hyper,
+  hooks?: LocalHooks<ComputedFrom<P, [P, B]>, H>,
+): LocalTraining<ComputedFrom<P, [P, B, H]>, ScalarFrom<[P, B, H]>>;
 export function localTrain(
   model: AnyModel,
   params: Value,
   batches: { x: Value; y: Value; mask: Value },
   clientOptimizer: ClientOptimizer,
   lr: Value,
-  hooks: LocalHooks = {},
-): LocalTraining {
+  hooks: LocalHooks<Value> = {},
+): LocalTraining<Value, Value> {
   const optimizer = (clientOptimizer as unknown as (lr: Value) => LooseTransformation)(lr);
   const counts = ops.sum(batches.mask, 1);
   const real = ops.greater(counts, 0);
@@ -152,7 +183,7 @@ export function clientDelta(
   batches: { x: Value; y: Value; mask: Value },
   lr: Value,
   options: ClientTrainingOptions = {},
-  hooks: LocalHooks = {},
+  hooks: LocalHooks<Value> = {},
 ): { delta: Value; loss: Value } {
   const trained = localTrain(model, w, batches, options.clientOptimizer ?? plainSgd, lr, hooks);
   return { delta: ops.sub(trained.params, w), loss: trained.loss };
@@ -171,7 +202,7 @@ export function meanClientDelta(
   params: Value,
   data: RoundData,
   lr: Value,
-  { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks } = {},
+  { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks<Value> } = {},
 ): { delta: Value; loss: Value } {
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value) => clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer }, hooks(w)),

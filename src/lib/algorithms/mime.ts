@@ -26,10 +26,10 @@ import { interpret, type OutputLeaf, type OutputTree } from "../../interpret/ref
 import type { ProgramIR, TreeDef } from "../../ir/types.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import { sgd } from "../optimizers/optimizers.js";
-import { typed, type GradientTransformation, type LooseTransformation, type OptimizerState, type StateKind } from "../optimizers/transform.js";
+import { typed, type GradientTransformation, type LooseTransformation, type StateKind, type OptimizerState } from "../optimizers/transform.js";
 import type { SpecOf, Tensor } from "../../../types/tensor.js";
 import { clientGradient } from "./fedsgd.js";
-import { clientDelta, roundProgram, serverParamSpecs } from "./local.js";
+import { clientDelta, roundProgram, serverParamSpecs, type ClientOptimizer } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
@@ -64,7 +64,12 @@ export type MimeProgram<M extends AnyModel, K extends StateKind = "trace"> = Rou
 /** The paper's MimeMom: SGD with momentum 0.9 (the library's, PyTorch's form without dampening). */
 export const mimeMomentum = (learningRate: Tensor<[], "float32", "local">) => sgd(learningRate, { momentum: 0.9 });
 
-const baseOf = (options: MimeOptions<StateKind>) => (options.baseOptimizer ?? mimeMomentum) as unknown as (lr: Value) => LooseTransformation;
+/** Mime's options whatever the base optimiser's kind: what the round's body needs. */
+interface AnyMimeOptions {
+  readonly baseOptimizer?: ClientOptimizer;
+}
+
+const baseOf = (options: AnyMimeOptions) => (options.baseOptimizer ?? mimeMomentum) as unknown as (lr: Value) => LooseTransformation;
 
 /** B with its state frozen at `state`: each update is B's from that state, and carries no state of its own. */
 function frozen(base: (lr: Value) => LooseTransformation, state: Value) {
@@ -80,7 +85,7 @@ export function mime<M extends AnyModel, K extends StateKind = "trace">(
   model: M,
   variant: MimeVariant,
   options: MimeOptions<K> = {},
-): RoundFunction<MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }> {
+): RoundFunction<MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
   return ((params: Value, data: RoundData, hypers: MimeHypers<Value>) => mimeRound(model, variant, options, params, data, hypers)) as never;
 }
 
@@ -88,7 +93,7 @@ export function mime<M extends AnyModel, K extends StateKind = "trace">(
 export function mimeRound(
   model: AnyModel,
   variant: MimeVariant,
-  options: MimeOptions<StateKind>,
+  options: AnyMimeOptions,
   params: Value,
   data: RoundData,
   { lr, serverLr, state }: MimeHypers<Value>,
@@ -135,7 +140,7 @@ export function mimeRound(
 }
 
 /** B's initial state for the model's parameters, traced once: (params@SERVER) -> state@SERVER. */
-function initProgram(model: AnyModel, options: MimeOptions<StateKind>) {
+function initProgram(model: AnyModel, options: AnyMimeOptions) {
   return program({ params: serverParamSpecs(model) } as never, ({ params }: Value) => ({ state: baseOf(options)(0).init(params) }));
 }
 
@@ -153,10 +158,10 @@ function outputSpecs(ir: ProgramIR, tree: TreeDef): unknown {
  * state) -> (params, loss, state); initialMimeState makes the first state.
  */
 export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(model: M, variant: MimeVariant, options: MimeOptions<K> = {}): MimeProgram<M, K> {
-  const init = initProgram(model, options as MimeOptions<StateKind>).ir;
+  const init = initProgram(model, options).ir;
   const stateSpecs = outputSpecs(init, (init.outputTree as { state: TreeDef }).state);
   return roundProgram(model, variant, { serverLr: f32([]), state: stateSpecs as never }, ({ params, lr, serverLr, state }, data) =>
-    mimeRound(model, variant, options as MimeOptions<StateKind>, params, data, { lr, serverLr, state }),
+    mimeRound(model, variant, options, params, data, { lr, serverLr, state }),
   ) as never;
 }
 
@@ -164,7 +169,7 @@ export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(m
 export type HostTree = HostParam | readonly HostTree[] | { readonly [key: string]: HostTree };
 
 /** B's initial state (zero moments, count 0) for host parameters, as float32 host tensors: the first round's `state`. */
-export function initialMimeState<P>(model: AnyModel, params: HostParams<P>, options: MimeOptions<StateKind> = {}): HostTree {
+export function initialMimeState<P, K extends StateKind = "trace">(model: AnyModel, params: HostParams<P>, options: MimeOptions<K> = {}): HostTree {
   const { state } = interpret(initProgram(model, options).ir, { params: params as never }) as { state: OutputTree };
   const isLeaf = (x: unknown): x is OutputLeaf => typeof x === "object" && x !== null && "data" in x;
   const { leaves, def } = flatten(state, isLeaf, "state");

@@ -30,7 +30,7 @@ export type QfflProgram<M extends AnyModel> = RoundProgram<M, { readonly q: Scal
 const LOSS_FLOOR = 1e-10;
 
 /** q-FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function qffl<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>> {
+export function qffl<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>, RoundData, "qffl"> {
   return ((params: Value, data: RoundData, hypers: QfflHypers) => qfflRound(model, options, params, data, hypers)) as never;
 }
 

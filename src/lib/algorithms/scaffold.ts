@@ -59,7 +59,7 @@ export type ScaffoldProgram<M extends AnyModel> = RoundProgram<
 export function scaffold<M extends AnyModel>(
   model: M,
   options: ScaffoldOptions = {},
-): RoundFunction<ScaffoldHypers<ParamsAt<M, "server">>, ScaffoldOutputs<M>, ScaffoldClientData> {
+): RoundFunction<ScaffoldHypers<ParamsAt<M, "server">>, ScaffoldOutputs<M>, ScaffoldClientData, "scaffold"> {
   return ((params: Value, data: ScaffoldClientData, hypers: ScaffoldHypers<Value>) => scaffoldRound(model, options, params, data, hypers)) as never;
 }
 

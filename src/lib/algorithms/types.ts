@@ -5,16 +5,40 @@
  * goes, say) fails in tsc with the FT code the same mistake would raise inside.
  */
 import type { Presumed, Validate } from "../../../types/errors.js";
-import type { BroadcastCheck, MapArgCheck } from "../../../types/placement.js";
-import type { Place, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
+import type { BroadcastCheck, MapArgCheck, PrivacyMessage } from "../../../types/placement.js";
+import type { Place, Placement, PlacementsOf, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
 import type { Program } from "../../front/program.js";
-import type { InputDType, Model } from "../models/model.js";
+import type { InputDType, Model, ParamSpecs, ParamsLike } from "../models/model.js";
+import type { JoinedOf } from "./placements.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyModel = Model<any, readonly number[], number, any>;
+export type { ComputedFrom, JoinCheck, Joined, JoinedOf } from "./placements.js";
+
+/** Every model: the bound of the library's functions generic over models. */
+export type AnyModel = Model<ParamSpecs, readonly number[], number, InputDType>;
 
 /** The dtype of a model's features (float32 unless the model says int32). */
 export type InputDTypeOf<M extends AnyModel> = M extends Model<infer _S, infer _I, infer _C, infer X> ? X : "float32";
+
+/** A model's parameters as traced values at any placement (a function's result is at their joined placement). */
+export type ModelParams<M extends AnyModel> = ParamsLike<M["params"]>;
+
+/** One batch of a model's examples [B, ...], at any placement. */
+export interface Batch<M extends AnyModel> {
+  readonly x: Tensor<["B", ...M["inputShape"]], InputDTypeOf<M>>;
+  readonly y: Tensor<["B"], "int32">;
+  /** 1 for a real example, 0 for padding. */
+  readonly mask: Tensor<["B"], "float32">;
+}
+
+/** S padded batches of a model's examples [S, B, ...] (one client's, or an evaluation set), at any placement. */
+export interface Batches<M extends AnyModel> {
+  readonly x: Tensor<["S", "B", ...M["inputShape"]], InputDTypeOf<M>>;
+  readonly y: Tensor<["S", "B"], "int32">;
+  readonly mask: Tensor<["S", "B"], "float32">;
+}
+
+/** A float32 scalar computed from the values From: at their joined placement. */
+export type ScalarFrom<From> = Tensor<[], "float32", JoinedOf<From>>;
 
 /** A model's parameters as traced values at a placement. */
 export type ParamsAt<M extends AnyModel, P extends "server" | "clients" | "clients-equal" | "local" | "member"> = Place<ValueOf<M["params"]>, P>;
@@ -75,10 +99,59 @@ export interface RoundData {
 
 /**
  * A typed round function: server state and client data checked as broadcast() and map() check
- * them; the result placed at the server.
+ * them; the result placed at the server. Its plain means take what the clients compute to the
+ * SERVER, so private client data is FT109 naming the round (`Name`), as tracing the round
+ * would find it in the mean (docs/language.md "Privacy").
  */
-export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData> = <P extends TreeLike, D extends Data>(
+export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = <P extends TreeLike, D extends Data>(
+  params: Validate<P, BroadcastCheck<P>>,
+  data: Validate<D, MapArgCheck<D> | ReleaseCheck<`${Name}()`, D>>,
+  hypers: Hypers,
+) => Presumed<Result>;
+
+/** FT109 naming `What` and the private leaves of T, never when T has none (or its placements are not known statically: tracing checks them). */
+export type ReleaseCheck<What extends string, T> = Placement extends PlacementsOf<T>
+  ? never
+  : "clients-private" extends PlacementsOf<T>
+    ? PrivacyMessage<What, T>
+    : never;
+
+/**
+ * A round function whose client data reaches the SERVER only through a releasing mechanism
+ * (dpSum): the data may be private, and the result is the mechanism's release.
+ */
+export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = RoundData> = <P extends TreeLike, D extends Data>(
   params: Validate<P, BroadcastCheck<P>>,
   data: Validate<D, MapArgCheck<D>>,
   hypers: Hypers,
 ) => Presumed<Result>;
+
+/** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
+export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
+
+/** The hyperparameters of DP-FedAvg's round function (dpFedAvg), as dpFedAvgProgram's inputs. */
+export interface DpRoundHypers {
+  /** The clients' learning rate. */
+  readonly lr: Hyper;
+  /** The clip norm C of this round, at the SERVER (adaptive clipping updates it). */
+  readonly clip: ServerOrLocalScalar;
+  /** The update's noise multiplier z: N(0, (z C)^2) is added to the sum. */
+  readonly noiseMultiplier: Hyper;
+  /** The denominator m: the expected number of clients that report. */
+  readonly expectedClients: Hyper;
+  /** The run's key at the SERVER; folded with `round`, it draws this round's noise. */
+  readonly key: Tensor<[2], "int32", "server">;
+  readonly round: Tensor<[], "int32", "local"> | number;
+  /** Adaptive clipping only: gamma, eta and sigma_b. */
+  readonly targetQuantile?: Hyper;
+  readonly clipLr?: Hyper;
+  readonly countStddev?: Hyper;
+}
+
+/** The hyperparameters of secure FedAvg's round function (secureFedAvg). */
+export interface SecureRoundHypers {
+  /** The clients' learning rate. */
+  readonly lr: Hyper;
+  /** This round's key at the SERVER (the run's key folded with the round): the masks derive from it. */
+  readonly key: Tensor<[2], "int32", "server">;
+}

@@ -10,7 +10,7 @@ import { matmul, oneHot, reshape } from "../../front/tensor-ops.js";
 import { f32 } from "../../front/specs.js";
 import type { Place, Tensor, ValueOf } from "../../../types/tensor.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../data/sotu.js";
-import { denseKernel, zerosParam, type Model } from "./model.js";
+import { defineModel, denseKernel, zerosParam, type Model } from "./model.js";
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
@@ -48,7 +48,7 @@ export function characterModel<const L extends number = 80>(
   options: CharacterModelOptions<L> = {},
 ): Model<CharacterParams, [L], Vocabulary, "int32"> {
   const { sequenceLength = 80 as L, embedding = 8, hidden = 64 } = options;
-  return {
+  return defineModel<CharacterParams, [L], Vocabulary, "int32">({
     name: `char${sequenceLength}`,
     params: characterSpecs(sequenceLength, embedding, hidden),
     inputShape: [sequenceLength],
@@ -62,5 +62,5 @@ export function characterModel<const L extends number = 80>(
       out: denseKernel(rng.fork("out"), hidden, CHARACTER_VOCABULARY_SIZE),
       outBias: zerosParam([CHARACTER_VOCABULARY_SIZE]),
     }),
-  };
+  });
 }

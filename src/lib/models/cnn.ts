@@ -10,7 +10,7 @@ import { add, relu } from "../../front/elementwise.js";
 import { conv2d, maxPool2d } from "../../front/nn.js";
 import { matmul, reshape } from "../../front/tensor-ops.js";
 import { f32 } from "../../front/specs.js";
-import { convKernel, denseKernel, zerosParam, type Model } from "./model.js";
+import { convKernel, defineModel, denseKernel, zerosParam } from "./model.js";
 
 /** 7 x 7 x 64, the pooled feature map flattened; written out because `7 * 7 * 64` types as number. */
 const FEATURES = 3136;
@@ -27,7 +27,7 @@ const cnnSpecs = {
 };
 export type CnnParams = typeof cnnSpecs;
 
-export const cnn: Model<CnnParams, [784], 10> = {
+export const cnn = defineModel<CnnParams, [784], 10>({
   name: "cnn",
   params: cnnSpecs,
   inputShape: [784],
@@ -49,4 +49,4 @@ export const cnn: Model<CnnParams, [784], 10> = {
     out: denseKernel(rng.fork("out"), 512, 10),
     outBias: zerosParam([10]),
   }),
-};
+});

@@ -5,19 +5,19 @@
 import { add, relu } from "../../front/elementwise.js";
 import { matmul } from "../../front/tensor-ops.js";
 import { f32 } from "../../front/specs.js";
-import { denseKernel, zerosParam, type Model } from "./model.js";
+import { defineModel, denseKernel, zerosParam } from "./model.js";
 
 const logisticSpecs = { w: f32([784, 10]), b: f32([10]) };
 export type LogisticParams = typeof logisticSpecs;
 
-export const logistic: Model<LogisticParams, [784], 10> = {
+export const logistic = defineModel<LogisticParams, [784], 10>({
   name: "logistic",
   params: logisticSpecs,
   inputShape: [784],
   classes: 10,
   logits: (p, x) => add(matmul(x, p.w), p.b),
   init: (rng) => ({ w: denseKernel(rng.fork("w"), 784, 10), b: zerosParam([10]) }),
-};
+});
 
 const mlpSpecs = {
   w1: f32([784, 200]),
@@ -29,7 +29,7 @@ const mlpSpecs = {
 };
 export type MlpParams = typeof mlpSpecs;
 
-export const mlp2nn: Model<MlpParams, [784], 10> = {
+export const mlp2nn = defineModel<MlpParams, [784], 10>({
   name: "2nn",
   params: mlpSpecs,
   inputShape: [784],
@@ -47,4 +47,4 @@ export const mlp2nn: Model<MlpParams, [784], 10> = {
     w3: denseKernel(rng.fork("w3"), 200, 10),
     b3: zerosParam([10]),
   }),
-};
+});

@@ -23,7 +23,7 @@ import { matmul, reshape, slice, transpose, zerosLike } from "../../front/tensor
 import { f32 } from "../../front/specs.js";
 import type { Place, Tensor, ValueOf } from "../../../types/tensor.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../data/sotu.js";
-import { denseKernel, zerosParam, type HostParam, type Model } from "./model.js";
+import { defineModel, denseKernel, zerosParam, type HostParam, type Model } from "./model.js";
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
@@ -81,7 +81,7 @@ function gateBias(hidden: number): HostParam {
 /** The model for windows of `sequenceLength` character ids (int32 features). */
 export function lstmModel<const L extends number = 80>(options: LstmModelOptions<L> = {}): Model<LstmParams, [L], Vocabulary, "int32"> {
   const { sequenceLength = 80 as L, embedding = 8, hidden = 128 } = options;
-  return {
+  return defineModel<LstmParams, [L], Vocabulary, "int32">({
     name: `lstm${hidden}`,
     params: lstmSpecs(embedding, hidden),
     inputShape: [sequenceLength],
@@ -96,5 +96,5 @@ export function lstmModel<const L extends number = 80>(options: LstmModelOptions
       out: denseKernel(rng.fork("out"), hidden, CHARACTER_VOCABULARY_SIZE),
       outBias: zerosParam([CHARACTER_VOCABULARY_SIZE]),
     }),
-  };
+  });
 }

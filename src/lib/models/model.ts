@@ -1,9 +1,18 @@
 /**
  * Models as parameter trees with typed shapes. A model declares its parameters once as specs
- * (so programs built from it are typed by inference), computes logits from a batch inside
- * map()'s function, and makes seeded initial parameters as host data.
+ * (so programs built from it are typed by inference), computes logits from a batch, and makes
+ * seeded initial parameters as host data.
+ *
+ * A model is written once, on one client's members (ModelDefinition: the body is checked by
+ * tsc at that placement), and used at every placement (Model): its logits are at the join of
+ * its arguments' placements, private where the parameters or the batch are (docs/language.md
+ * "Privacy"). That is sound because every operation joins its operands' placements the same
+ * way at every placement, and a body that type-checks on members holds no placement primitive
+ * (broadcast or a reduction there is FT105); tracing checks every call again.
  */
-import type { Place, Tensor, ValueOf } from "../../../types/tensor.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { DType, Place, Placement, Shape, Tensor, TensorSpec, ValueOf } from "../../../types/tensor.js";
+import type { JoinCheck, JoinedOf } from "../algorithms/placements.js";
 import type { Rng } from "../random.js";
 
 /** Initial parameter values: one flat Float32Array per leaf, with its shape. */
@@ -19,12 +28,11 @@ export type Member<S extends readonly (number | string)[]> = Tensor<[...S], "flo
 /** The dtype of a model's features: float32 values, or int32 token ids. */
 export type InputDType = "float32" | "int32";
 
-export interface Model<
-  Specs extends Record<string, unknown>,
-  Input extends readonly number[],
-  Classes extends number,
-  X extends InputDType = "float32",
-> {
+/** A model's parameter specs: named local specs. */
+export type ParamSpecs = { readonly [name: string]: TensorSpec<Shape, DType, "local"> };
+
+/** What every model has besides its logits. */
+interface ModelParts<Specs extends ParamSpecs, Input extends readonly number[], Classes extends number, X extends InputDType> {
   readonly name: string;
   /** Parameter specs (local); place them with atServer(model.params). */
   readonly params: Specs;
@@ -33,10 +41,46 @@ export interface Model<
   readonly classes: Classes;
   /** The features' dtype; float32 when absent. */
   readonly inputDType?: X;
-  /** Logits [B, classes] for a batch [B, ...inputShape], inside a per-client function. */
-  logits(params: Place<ValueOf<Specs>, "member">, x: Tensor<["B", ...Input], X, "member">): Tensor<["B", Classes], "float32", "member">;
   /** Seeded initial parameters. */
   init(rng: Rng): HostParams<Specs>;
+}
+
+/** A model as written: its logits on one client's members (the placement inside map()'s function). */
+export interface ModelDefinition<
+  Specs extends ParamSpecs,
+  Input extends readonly number[],
+  Classes extends number,
+  X extends InputDType = "float32",
+> extends ModelParts<Specs, Input, Classes, X> {
+  /** Logits [B, classes] for a batch [B, ...inputShape] of one client's members. */
+  logits(params: Place<ValueOf<Specs>, "member">, x: Tensor<["B", ...Input], X, "member">): Tensor<["B", Classes], "float32", "member">;
+}
+
+/** The model's parameters as traced values at any placement. */
+export type ParamsLike<Specs extends ParamSpecs> = Place<ValueOf<Specs>, Placement>;
+
+/** A model's logits for parameters Params and a batch Features: at their joined placement. */
+export type Logits<Classes extends number, Params, Features> = Tensor<["B", Classes], "float32", JoinedOf<[Params, Features]>>;
+
+/** A model as used: its logits at the joined placement of the parameters and the batch. */
+export interface Model<Specs extends ParamSpecs, Input extends readonly number[], Classes extends number, X extends InputDType = "float32">
+  extends ModelParts<Specs, Input, Classes, X> {
+  /**
+   * Logits [B, classes] for a batch [B, ...inputShape]: members inside a per-client function
+   * (private members give private logits), or at the SERVER, the CLIENTS or unplaced; the
+   * parameters and the batch must be where an operation on both can run.
+   */
+  logits<Params extends ParamsLike<Specs>, Features extends Tensor<["B", ...Input], X>>(
+    params: Validate<Params, JoinCheck<"logits", [Params, Features]>>,
+    x: Features,
+  ): Presumed<Logits<Classes, Params, Features>>;
+}
+
+/** A model defined on members, usable at every placement (see the file's comment). */
+export function defineModel<Specs extends ParamSpecs, Input extends readonly number[], Classes extends number, X extends InputDType = "float32">(
+  definition: ModelDefinition<Specs, Input, Classes, X>,
+): Model<Specs, Input, Classes, X> {
+  return definition as never;
 }
 
 /** Glorot-uniform weights (as Keras initialises dense and conv kernels). */

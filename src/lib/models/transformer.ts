@@ -22,7 +22,7 @@ import type { Dim, Place, Tensor, ValueOf } from "../../../types/tensor.js";
 import { ftError } from "../../errors/error.js";
 import { CHARACTER_VOCABULARY_SIZE } from "../data/sotu.js";
 import type { Rng } from "../random.js";
-import { denseKernel, glorotUniform, zerosParam, type HostParam, type Model } from "./model.js";
+import { defineModel, denseKernel, glorotUniform, zerosParam, type HostParam, type Model } from "./model.js";
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
@@ -171,7 +171,7 @@ export function transformerModel<const L extends number = 80>(
   for (const [name, n] of Object.entries({ sequenceLength, width, blocks, hidden })) {
     if (!(Number.isInteger(n) && n > 0)) throw ftError("FT305", { option: `transformer ${name}`, why: `${n} is not a positive integer` });
   }
-  return {
+  return defineModel<TransformerParams, [L], Vocabulary, "int32">({
     name: `transformer${sequenceLength}`,
     params: transformerSpecs(sequenceLength, width, blocks, hidden),
     inputShape: [sequenceLength],
@@ -198,5 +198,5 @@ export function transformerModel<const L extends number = 80>(
       out: denseKernel(rng.fork("out"), width, CHARACTER_VOCABULARY_SIZE),
       outBias: zerosParam([CHARACTER_VOCABULARY_SIZE]),
     }),
-  };
+  });
 }

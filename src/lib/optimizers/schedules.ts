@@ -5,10 +5,12 @@
  * input); the step counts are numbers fixed when the program is built.
  */
 import { ftError } from "../../errors/error.js";
+import type { Tensor } from "../../../types/tensor.js";
 import { ops, type Value } from "../algorithms/loose.js";
-import type { Schedule } from "./transform.js";
+import type { PlacedSchedule, Schedule } from "./transform.js";
 
-type Rate = number | Value;
+/** A rate: a number, or a traced local scalar (a program's `lr` input). */
+type Rate = number | Tensor<[], "float32", "local">;
 
 /** FT302 unless `value` is allowed, naming the hyper-parameter and the allowed range. */
 export function requireHyper(what: string, value: number, allowed: (x: number) => boolean, range: string): void {
@@ -19,7 +21,7 @@ const positiveInteger = (what: string, value: number) => requireHyper(what, valu
 const fraction = (what: string, value: number) => requireHyper(what, value, (x) => x >= 0 && x <= 1, "in [0, 1]");
 
 /** The same rate at every step (a tensor at the count's placement, as every schedule's). */
-export function constantSchedule(value: Rate): Schedule {
+export function constantSchedule(value: Rate): PlacedSchedule {
   return (count) => ops.add(ops.zerosLike(count), value);
 }
 
@@ -32,7 +34,7 @@ export interface ExponentialDecayOptions {
 }
 
 /** init * decayRate^(count / transitionSteps), the exponent floored with `staircase`. */
-export function exponentialDecay(init: Rate, { transitionSteps, decayRate, staircase = false }: ExponentialDecayOptions): Schedule {
+export function exponentialDecay(init: Rate, { transitionSteps, decayRate, staircase = false }: ExponentialDecayOptions): PlacedSchedule {
   positiveInteger("exponentialDecay transitionSteps", transitionSteps);
   requireHyper("exponentialDecay decayRate", decayRate, (x) => x > 0, "> 0");
   return (count) => {
@@ -44,7 +46,7 @@ export function exponentialDecay(init: Rate, { transitionSteps, decayRate, stair
 }
 
 /** Step decay (PyTorch's StepLR): init * gamma^floor(count / stepSize). */
-export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: number; readonly gamma: number }): Schedule {
+export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: number; readonly gamma: number }): PlacedSchedule {
   return exponentialDecay(init, { transitionSteps: stepSize, decayRate: gamma, staircase: true });
 }
 
@@ -52,7 +54,7 @@ export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: 
  * Cosine decay (Loshchilov & Hutter 2017, without restarts) from init to alpha * init over
  * decaySteps, then constant: init ((1 - alpha) (1 + cos(pi min(count, decaySteps) / decaySteps)) / 2 + alpha).
  */
-export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly decaySteps: number; readonly alpha?: number }): Schedule {
+export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly decaySteps: number; readonly alpha?: number }): PlacedSchedule {
   positiveInteger("cosineDecay decaySteps", decaySteps);
   fraction("cosineDecay alpha", alpha);
   return (count) => {
@@ -63,7 +65,7 @@ export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly de
 }
 
 /** A linear ramp from `from` to `to` over transitionSteps, then constant at `to`. */
-export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): Schedule {
+export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): PlacedSchedule {
   positiveInteger("linearSchedule transitionSteps", transitionSteps);
   return (count) => {
     const progress = ops.div(ops.minimum(count, transitionSteps), transitionSteps);
@@ -73,8 +75,10 @@ export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): S
 
 /**
  * optax.join_schedules: schedules[i] from boundaries[i - 1] on, each counting its steps from
- * its own start.
+ * its own start. At the count's placement when every part is (the library's schedules).
  */
+export function joinSchedules(schedules: readonly PlacedSchedule[], boundaries: readonly number[]): PlacedSchedule;
+export function joinSchedules(schedules: readonly Schedule[], boundaries: readonly number[]): Schedule;
 export function joinSchedules(schedules: readonly Schedule[], boundaries: readonly number[]): Schedule {
   if (schedules.length !== boundaries.length + 1) {
     throw ftError("FT302", { what: "joinSchedules", why: `${schedules.length} schedules need ${schedules.length - 1} boundaries, got ${boundaries.length}` });
@@ -97,7 +101,7 @@ export interface WarmupCosineOptions {
 }
 
 /** Linear warm-up from 0 to `peak`, then cosine decay to alpha * peak (optax.warmup_cosine_decay_schedule). */
-export function warmupCosineDecay(peak: Rate, { warmupSteps, decaySteps, alpha = 0 }: WarmupCosineOptions): Schedule {
+export function warmupCosineDecay(peak: Rate, { warmupSteps, decaySteps, alpha = 0 }: WarmupCosineOptions): PlacedSchedule {
   positiveInteger("warmupCosineDecay warmupSteps", warmupSteps);
   requireHyper("warmupCosineDecay decaySteps", decaySteps, (x) => Number.isSafeInteger(x) && x > warmupSteps, `an integer > warmupSteps (${warmupSteps})`);
   return joinSchedules([linearSchedule(0, peak, warmupSteps), cosineDecay(peak, { decaySteps: decaySteps - warmupSteps, alpha })], [warmupSteps]);

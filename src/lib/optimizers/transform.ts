@@ -10,13 +10,18 @@
  *
  * The state's structure is named by a kind (a key of StateKinds, or a tuple of kinds for a
  * chain), so the static types follow the tree given: a tree in, the same tree out, placements
- * preserved.
+ * preserved. Privacy follows the data (docs/language.md "Privacy"): updates computed from
+ * private data (a gradient of a private loss, inside map's function) make the new state and
+ * updates private, whatever the placement of the state they start from.
  */
-import type { Placement, PlacementsOf, Tensor, TreeLike } from "../../../types/tensor.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { Tainted } from "../../../types/placement.js";
+import type { Place, Placement, Tensor, TreeLike } from "../../../types/tensor.js";
 import { ops, type Value } from "../algorithms/loose.js";
+import type { ComputedFrom, JoinCheck, JoinedOf } from "../algorithms/placements.js";
 
-/** The number of steps taken: a float32 scalar at the placement of the parameters. */
-export type StepCount<P> = Tensor<[], "float32", PlacementsOf<P>>;
+/** The number of steps taken: a float32 scalar at the (joined) placement of the parameters. */
+export type StepCount<P> = Tensor<[], "float32", JoinedOf<P>>;
 
 /** The state of each kind of transformation for parameters (or updates) P. */
 export interface StateKinds<P> {
@@ -35,21 +40,44 @@ export type StateKind = keyof StateKinds<unknown> | readonly StateKind[];
 /** The state of a transformation of kind K for parameters P; a chain's is the tuple of its parts'. */
 export type OptimizerState<K extends StateKind, P> = K extends keyof StateKinds<unknown>
   ? StateKinds<P>[K]
-  : { -readonly [I in keyof K]: K[I] extends StateKind ? OptimizerState<K[I], P> : never };
+  : K extends readonly unknown[]
+    ? number extends K["length"]
+      ? // A chain of parts not known statically (StateKind itself: any transformation): their states.
+        readonly object[]
+      : { -readonly [I in keyof K]: K[I] extends StateKind ? OptimizerState<K[I], P> : never }
+    : never;
 
 export interface GradientTransformation<K extends StateKind> {
   /** The initial state for parameters `params`. */
   init<P extends TreeLike>(params: P): OptimizerState<K, P>;
   /**
    * Transforms `updates` (gradients, for the first transformation of a chain) into the
-   * updates to add to the parameters; `params` is needed by weight decay only. The tree's type
-   * comes from `updates` alone, so a state or parameters of another tree are errors.
+   * updates to add to the parameters; `params` is needed by weight decay only. The tree's
+   * structure comes from `updates`, so a state or parameters of another tree are errors; they
+   * may be at another placement where an operation on both can run (members and private
+   * members, say), and the results are private where any of the three is.
    */
-  update<G extends TreeLike>(updates: G, state: NoInfer<OptimizerState<K, G>>, params?: NoInfer<G>): [G, OptimizerState<K, G>];
+  update<G extends TreeLike, S extends TreeLike, P extends Like<G> = never>(
+    updates: Validate<G, JoinCheck<"update", [G, S, P]>>,
+    state: NoInfer<OptimizerState<K, Like<G>>> & S,
+    params?: P,
+  ): Presumed<[Tainted<G, [S, P]>, Tainted<OptimizerState<K, G>, [G, S, P]>]>;
 }
 
-/** A learning rate as a function of the step count (the count before this step: 0 first). */
+/** A tree with G's structure, shapes and dtypes, at any placement. */
+export type Like<G> = Place<G, Placement>;
+
+/**
+ * A learning rate as a function of the step count (the count before this step: 0 first), as a
+ * user writes one: its placement is not known statically (tracing checks it).
+ */
 export type Schedule = (count: Tensor<[], "float32", Placement>) => Tensor<[], "float32", Placement>;
+
+/**
+ * A schedule whose rate is at its count's placement, as the library's are: a count inside
+ * map's function on private members gives a private rate. Every PlacedSchedule is a Schedule.
+ */
+export type PlacedSchedule = <P extends Placement>(count: Tensor<[], "float32", P>) => Tensor<[], "float32", P>;
 
 /** A learning rate: a number, a traced local scalar (a program input), or a schedule. */
 export type LearningRate = number | Tensor<[], "float32", "local"> | Schedule;
@@ -88,7 +116,10 @@ export function chain<const K extends readonly StateKind[]>(...transformations: 
   });
 }
 
-/** The parameters moved by the updates: params + updates (optax.apply_updates). */
-export function applyUpdates<P extends TreeLike>(params: P, updates: P): P {
+/**
+ * The parameters moved by the updates: params + updates (optax.apply_updates), at their joined
+ * placement (private updates give private parameters).
+ */
+export function applyUpdates<P extends TreeLike, U extends Like<P>>(params: Validate<P, JoinCheck<"applyUpdates", [P, U]>>, updates: U): Presumed<ComputedFrom<P, [P, U]>> {
   return ops.add(params, updates);
 }
