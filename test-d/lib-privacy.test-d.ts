@@ -173,10 +173,11 @@ expectError(mime(logistic, "mimelite")(serverParams, privateData, { lr: 0.1, ser
 expectError(
   scaffold(logistic)(serverParams, { ...publicData, clientControls: value<Logistic<"clients-private">>() }, { lr: 0.1, serverLr: 1, control: serverParams }),
 );
-// Secure FedAvg's round also reports a plain mean of the clients' losses: FT109 too.
+// Secure FedAvg releases only through secureSum (no loss): private data is its input too.
 const secure = secureFedAvg(logistic, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 });
-expectError(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "server">>() }));
-expectType<{ params: Logistic<"server">; loss: F32<[], "server"> }>(secure(serverParams, publicData, { lr: 0.1, key: value<I32<[2], "server">>() }));
+expectType<{ params: Logistic<"server"> }>(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "server">>() }));
+expectType<{ params: Logistic<"server"> }>(secure(serverParams, publicData, { lr: 0.1, key: value<I32<[2], "server">>() }));
+expectError(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "clients">>() }));
 
 // DP-FedAvg releases only through dpSum: private data is its input.
 const dpRound = dpFedAvg(logistic);

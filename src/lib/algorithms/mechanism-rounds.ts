@@ -4,14 +4,14 @@
  * dp-fedavg.ts and secure-fedavg.ts; these give them their public types:
  * - dpFedAvg's client data may be private: it reaches the SERVER only through dpSum, and the
  *   result is dpSum's release (tracing proves it; docs/language.md "Privacy").
- * - secureFedAvg's round also returns the cohort's plain mean training loss, a release outside
- *   secureSum, so private client data there is FT109, as tracing the round finds it.
+ * - secureFedAvg's client data may be private too: it reaches the SERVER only through
+ *   secureSum (the round reports no training loss), and the result is the secure sums'.
  */
 import { dpFedAvgRound, type DpFedAvgOptions } from "./dp-fedavg.js";
 import type { ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { secureFedAvgRound, type SecureAggregationOptions } from "./secure-fedavg.js";
-import type { AnyModel, DpRoundHypers, ParamsAt, ReleasingRoundFunction, RoundData, RoundFunction, RoundOutputs, SecureRoundHypers, ServerScalar } from "./types.js";
+import type { AnyModel, DpRoundHypers, ParamsAt, ReleasingRoundFunction, SecureRoundHypers, ServerScalar } from "./types.js";
 
 /** DP-FedAvg's round as a typed function: (server params, the cohort's batches, hypers) -> (params, next clip) at the SERVER. */
 export function dpFedAvg<M extends AnyModel>(
@@ -21,10 +21,10 @@ export function dpFedAvg<M extends AnyModel>(
   return ((params: Value, data: Value, hypers: Value) => dpFedAvgRound(model, options, params, data, hypers.lr, hypers)) as never;
 }
 
-/** Secure FedAvg's round as a typed function: (server params, the cohort's batches, { lr, key }) -> (params, loss) at the SERVER. */
+/** Secure FedAvg's round as a typed function: (server params, the cohort's batches, { lr, key }) -> params at the SERVER. */
 export function secureFedAvg<M extends AnyModel>(
   model: M,
   options: ClientTrainingOptions & SecureAggregationOptions,
-): RoundFunction<SecureRoundHypers, RoundOutputs<M>, RoundData, "secureFedAvg"> {
+): ReleasingRoundFunction<SecureRoundHypers, { params: ParamsAt<M, "server"> }> {
   return ((params: Value, data: Value, hypers: Value) => secureFedAvgRound(model, options, params, data, hypers.lr, hypers.key)) as never;
 }
