@@ -7,10 +7,10 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
-import type { Tainted } from "../../types/placement.js";
+import type { PrivacyMessage, Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, PlacementsOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
@@ -140,6 +140,19 @@ const tangentWants = {
 type TangentWants = typeof tangentWants;
 
 /**
+ * FT109 for private tangents whose derivative f takes to the SERVER: the output tangent there
+ * is computed from them (through a reduction, or a DP or secure aggregator, whose noise or
+ * masks do not reach a derivative).
+ */
+type TangentReleaseCheck<R, T> = "server" extends PlacementsOf<R>
+  ? "clients-private" extends PlacementsOf<T>
+    ? Placement extends PlacementsOf<T>
+      ? never
+      : PrivacyMessage<"jvp()'s output tangent", T>
+    : never
+  : never;
+
+/**
  * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
  * jvp. `tangents` has the structure of `primals` (an f32 tangent of the primal's shape per
  * float32 leaf, at its placement or local; int32 and bool leaves take none, whatever is
@@ -148,8 +161,8 @@ type TangentWants = typeof tangentWants;
 export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
   f: (...args: A) => R,
   primals: readonly [...A],
-  tangents: Validate<T, TangentCheck<A, T, "">>,
-): [R, R] {
+  tangents: Validate<T, TangentCheck<A, T, ""> | TangentReleaseCheck<R, T>>,
+): [R, Tainted<R, T>] {
   const op = "jvp";
   expectFunction(f, "jvp() function");
   const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
@@ -177,5 +190,5 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
   });
   const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...tangentLeaves, ...body.captures.map(() => undefined)]);
   const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));
-  return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as R];
+  return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as never];
 }

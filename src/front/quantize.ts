@@ -11,6 +11,7 @@
  * quantization-aware training.
  */
 import type { Presumed } from "../../types/errors.js";
+import type { Tainted } from "../../types/placement.js";
 import type { Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
@@ -31,7 +32,7 @@ export function quantizedBits(leafSizes: readonly number[], bits: number): numbe
 }
 
 /** x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf). */
-export function stochasticQuantize<T extends TreeLike>(x: T, key: Tensor<[2], "int32">, options: QuantizeOptions): Presumed<T> {
+export function stochasticQuantize<T extends TreeLike, K extends Tensor<[2], "int32">>(x: T, key: K, options: QuantizeOptions): Presumed<Tainted<T, [K]>> {
   const op = "stochasticQuantize";
   const b = (options as QuantizeOptions | undefined)?.bits;
   if (typeof b !== "number" || !Number.isInteger(b) || b < 1 || b > 16) {
