@@ -13,10 +13,10 @@
  * Gradients treat draws as constants (the primitives have no derivative and no input that
  * carries one). Shapes of draws may use named dims ("B"), bound when the program runs.
  */
-import type { Message, Presumed, Validate } from "../../types/errors.js";
+import type { Failures, Message, Presumed, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
-import type { Dim, PlacementOf, Tensor } from "../../types/tensor.js";
+import type { Dim, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import type { Attrs } from "../ir/primitives.js";
@@ -118,14 +118,28 @@ export function split<K extends Tensor, const N extends number = 2>(
   ) as never;
 }
 
+/** FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
+type FoldInCheck<K, D> = K extends Key ? (D extends Tensor ? Failures<JoinPlacement<"foldIn", K, D>> : never) : never;
+/**
+ * The key's placement joined with the data's; where they cannot meet (reported on the data),
+ * the data's, which is what the user presumably meant: a key per client from clientIndex().
+ */
+type FoldInPlacement<K, D> = D extends Tensor
+  ? K extends Key
+    ? JoinPlacement<"foldIn", K, D> extends infer P extends Placement
+      ? P
+      : PlacementOf<D>
+    : PlacementOf<D>
+  : PlacementOf<K>;
+
 /**
  * A new key from a key and an int32 (a number or an i32[] value): different data give
  * independent keys. foldIn(key, clientIndex()) inside map() is the running client's key.
  */
 export function foldIn<K extends Tensor, D extends number | Tensor<[], "int32">>(
   key: Validate<K, KeyCheck<"foldIn", K>>,
-  data: D,
-): Presumed<Key<D extends Tensor ? JoinPlacement<"foldIn", K, D> : PlacementOf<K>>> {
+  data: Validate<D, FoldInCheck<K, D>>,
+): Presumed<Key<FoldInPlacement<K, D>>> {
   const op = "foldIn";
   const k = keyOf(key, op);
   let counter: Tracer;
