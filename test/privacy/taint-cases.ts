@@ -100,8 +100,16 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   reduceMin: reduction(),
   reduceWeightedMean: { slots: { x: "x", weight: "s" }, call: (name, a) => fn(name, a.x!, a.weight!) },
   aggregate: {
-    slots: { x: "v" },
-    call: (name, a) => fn(name, a.x!, "{ zero: () => ft.zeros([3]), accumulate: (acc, r) => ft.add(acc, r), merge: (p, q) => ft.add(p, q), report: (acc) => acc }"),
+    // Each function slot is a value the function reads; report's result is what it returns.
+    slots: { x: "v", "fns.zero": "lv", "fns.accumulate": "lv", "fns.merge": "lv", "fns.report": "lv" },
+    call: (name, a) =>
+      fn(
+        name,
+        a.x!,
+        `{ zero: () => ft.add(ft.zeros([3]), ${a["fns.zero"]}), accumulate: (acc, r) => ft.add(ft.add(acc, r), ${a["fns.accumulate"]}), merge: (p, q) => ft.add(ft.add(p, q), ${a["fns.merge"]}), report: (acc) => ${a["fns.report"]} }`,
+      ),
+    // A function of aggregate() runs per group of clients: a CLIENTS value it reads is no member (FT106), zero() starts from constants (FT208).
+    expect: { "fns.zero": both("FT208"), "fns.accumulate": both("FT106"), "fns.merge": both("FT106"), "fns.report": both("FT106") },
   },
 
   // Elementwise.

@@ -44,11 +44,11 @@ function parameterOperands(checker: ts.TypeChecker, parameter: ts.Symbol, name: 
   if (mayHoldTensor(checker, type)) return [name];
   if (declaration !== undefined && ts.isPropertySignature(declaration)) return [];
   if (!(type.flags & ts.TypeFlags.Object) || checker.getIndexTypeOfType(type, ts.IndexKind.Number) !== undefined) return [];
-  // An options object: its tensor-valued fields (functions in it, such as aggregate()'s, are not operands).
+  // An options object: its tensor-valued fields, and its functions (aggregate()'s), which may capture values.
   return checker.getPropertiesOfType(checker.getNonNullableType(type)).flatMap((field) => {
     const fieldDeclaration = field.valueDeclaration as ts.PropertySignature | undefined;
     const fieldType = declaredOperandType(checker, field, fieldDeclaration);
-    return fieldType.getCallSignatures().length === 0 && mayHoldTensor(checker, fieldType) ? [`${name}.${field.name}`] : [];
+    return fieldType.getCallSignatures().length > 0 || mayHoldTensor(checker, fieldType) ? [`${name}.${field.name}`] : [];
   });
 }
 
