@@ -249,6 +249,9 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
   return currentGraph(op).emit("max_pool", [asTracer(x, op)], { window: [window, window], ...attrs }, op)[0] as never;
 }
 
+/** FT104/FT102/FT105/FT106 where the mask (bool, x's shape, at the key's placement) cannot meet x, as tracing reports it. */
+type MaskCheck<X extends Tensor, K> = K extends Tensor ? Failures<JoinPlacement<"dropout", Tensor<ShapeOf<X>, "bool", PlacementOf<K>>, X>> : never;
+
 /**
  * Inverted dropout: each entry of x kept with probability 1 - rate and scaled by
  * 1 / (1 - rate), else 0, so the expected value is x (evaluation then uses x unchanged).
@@ -258,7 +261,7 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
 export function dropout<X extends Tensor, K extends Tensor>(
   x: Validate<X, FloatCheck<"dropout", X>>,
   rate: number,
-  key: Validate<K, KeyCheck<"dropout", K> | Failures<JoinPlacement<"dropout", X, K>>>,
+  key: Validate<K, KeyCheck<"dropout", K> | MaskCheck<X, K>>,
 ): Presumed<Tainted<X, [K]>> {
   const op = "dropout";
   if (!(rate >= 0 && rate < 1)) throw ftError("FT302", { what: "dropout() rate", why: `${rate} is not in [0, 1)` });
