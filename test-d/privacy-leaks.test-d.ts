@@ -7,7 +7,6 @@
  */
 import { expectError, expectType } from "tsd";
 import {
-  add,
   broadcast,
   clientIndex,
   clipByNorm,
