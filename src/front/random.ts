@@ -16,7 +16,7 @@
 import type { Failures, Message, Presumed, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
-import type { Dim, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
+import type { DType, Dim, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import type { Attrs } from "../ir/primitives.js";
@@ -28,7 +28,16 @@ type Mutable<S> = { -readonly [K in keyof S]: S[K] };
 
 /** A PRNG key at placement P. */
 export type Key<P extends Tensor["placement"] = Tensor["placement"]> = Tensor<[2], "int32", P>;
-export type KeyCheck<Op extends string, K> = K extends Key ? never : Message<"FT316", { op: Op; got: Print<K> }>;
+/** FT316 unless K is a key; a tensor whose dtype or rank is not known statically is checked while tracing. */
+export type KeyCheck<Op extends string, K> = [K] extends [Key]
+  ? never
+  : K extends Tensor<infer S, infer D>
+    ? DType extends D
+      ? never
+      : number extends S["length"]
+        ? never
+        : Message<"FT316", { op: Op; got: Print<K> }>
+    : Message<"FT316", { op: Op; got: Print<K> }>;
 type Keys<N extends number, P extends Key["placement"], Acc extends Key[] = []> = number extends N
   ? Key<P>[]
   : Acc["length"] extends N
