@@ -89,6 +89,23 @@ expectType<F32<["N", 3], "server">>(jvp((v: typeof x) => reduceSum(v), [x], [x])
 expectType<F32<["N", 3], "clients-private">>(scan(scale, secret, (c, row) => [mul(c, row), c] as const)[1]);
 expectError(reduceSum(scan(scale, secret, (c, row) => [mul(c, row), c] as const)[1]));
 
+// ---- inside map(): the same rules on members -------------------------------------------------------
+
+map(
+  (r, s, k) => {
+    expectType<F32<["N", 3], "member-private">>(layerNorm(r, scaleOf(r), mean(s, 0)));
+    expectType<F32<["N", 3], "member-private">>(clipByNorm(r, mean(s)));
+    expectType<F32<["N", 3], "member-private">>(dropout(r, 0.5, k));
+    expectType<F32<["N", 3], "member-private">>(jvp((v: typeof r) => mul(v, v), [r], [s])[1]);
+    expectType<F32<["N", 3], "member">>(clipByNorm(r, 1));
+    return r;
+  },
+  x,
+  secret,
+  secretKey,
+);
+declare function scaleOf(r: F32<["N", 3], "member">): F32<[3], "member">;
+
 // ---- correct private code passes ------------------------------------------------------------------
 
 // Per-client training on private members: normalization, dropout with the client's key, clipping.
