@@ -84,6 +84,12 @@ expectError(reduceSum(jvp((v: typeof x) => mul(v, v), [x], [secret])[1]));
 expectError(jvp((v: typeof x) => reduceSum(v), [x], [secret]));
 expectType<F32<["N", 3], "server">>(jvp((v: typeof x) => reduceSum(v), [x], [x])[1]);
 
+// ---- a gradient with respect to the SERVER model of a private loss ---------------------------------
+
+expectError(grad((p: typeof weights) => sum(mul(broadcast(p), mean(secret, 0))))(weights));
+expectError(valueAndGrad((p: typeof weights) => sum(mul(broadcast(p), mean(secret, 0))))(weights));
+expectType<F32<[3], "server">>(grad((p: typeof weights) => sum(mul(broadcast(p), mean(x, 0))))(weights));
+
 // ---- scan: outputs computed from a carry that private data entered ------------------------------
 
 expectType<F32<["N", 3], "clients-private">>(scan(scale, secret, (c, row) => [mul(c, row), c] as const)[1]);

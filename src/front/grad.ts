@@ -35,6 +35,26 @@ type LossCheck<Op extends string, R> = IsAny<R> extends true
           : Message<"FT209", { op: Op; got: Print<R> }>
       : Message<"FT209", { op: Op; got: Print<R> }>;
 
+/**
+ * FT109 for the gradient with respect to a SERVER value of a loss computed from private data:
+ * it goes back through broadcast()'s transpose, a sum of the clients' private cotangents, and
+ * would be a SERVER value holding private data (tracing rejects the same transpose).
+ */
+type ServerGradientCheck<Op extends string, A extends readonly unknown[], R> = "server" extends PlacementsOf<A[0]>
+  ? "clients-private" extends PlacementsOf<R>
+    ? Placement extends PlacementsOf<R>
+      ? never
+      : PrivacyMessage<`${Op}()'s gradient with respect to a SERVER value`, R>
+    : never
+  : never;
+
+/** The arguments of a function grad() returns: the first one checked by ServerGradientCheck, where it is reported. */
+type GradArgs<Op extends string, A extends readonly unknown[], R> = [ServerGradientCheck<Op, A, R>] extends [never]
+  ? A
+  : A extends readonly [infer First, ...infer Rest]
+    ? [Validate<First, ServerGradientCheck<Op, A, R>>, ...Rest]
+    : A;
+
 const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
 
 /** Traces f on the arguments and differentiates with respect to the first one. */
@@ -66,7 +86,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
  * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
  * private (types/placement.ts Tainted) when the loss is computed from private data.
  */
-export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => Tainted<A[0], R> {
+export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: GradArgs<"grad", A, R>) => Tainted<A[0], R> {
   expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as never;
 }
@@ -74,7 +94,7 @@ export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validat
 /** [f(args), grad(f)(args)] in one pass. */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
-): (...args: A) => [R, Tainted<A[0], R>] {
+): (...args: GradArgs<"valueAndGrad", A, R>) => [R, Tainted<A[0], R>] {
   expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
