@@ -81,9 +81,10 @@ beforeAll(() => {
 
 describe("the table covers every export of src/index.ts", () => {
   it("has an entry for every exported value, and none for a value not exported", () => {
-    const exported = [...operands.keys()].sort();
+    const exported = [...operands.keys()];
     expect(exported.length).toBeGreaterThan(100);
-    expect(Object.keys(taintCases).sort()).toEqual(exported);
+    expect(exported.filter((name) => !(name in taintCases)), "exports without an entry in test/privacy/taint-cases.ts").toEqual([]);
+    expect(Object.keys(taintCases).filter((name) => !operands.has(name)), "entries for no export").toEqual([]);
   });
 
   it("gives every operation one slot per tensor-valued operand, no more", () => {
