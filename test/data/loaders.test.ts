@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, test } from "vitest";
+import type { ClientDataset } from "../../src/lib/data/clients.js";
 import { CsvSyntaxError, parseCsv } from "../../src/lib/data/csv.js";
 import { loadCsvClients, loadJsonlClients, loadSafetensorsClients } from "../../src/lib/data/loaders.js";
 import { encodeSafetensors } from "../../src/lib/run/safetensors.js";
@@ -34,13 +35,13 @@ const expected = {
   y: [1, 2, 0, 0, 1],
 };
 
-function expectExpected(data: { clientIds: readonly string[]; offsets: Int32Array; fields: { x: { data: ArrayLike<number>; shape: readonly number[] }; y: { data: ArrayLike<number>; dtype: string } } }) {
+function expectExpected(data: ClientDataset) {
   expect(data.clientIds).toEqual(expected.clientIds);
   expect(Array.from(data.offsets)).toEqual(expected.offsets);
-  expect(Array.from(data.fields.x.data)).toEqual(expected.x);
-  expect(data.fields.x.shape).toEqual([2]);
-  expect(Array.from(data.fields.y.data)).toEqual(expected.y);
-  expect(data.fields.y.dtype).toBe("int32");
+  expect(Array.from(data.fields.x!.data)).toEqual(expected.x);
+  expect(data.fields.x!.shape).toEqual([2]);
+  expect(Array.from(data.fields.y!.data)).toEqual(expected.y);
+  expect(data.fields.y!.dtype).toBe("int32");
 }
 
 const csvText = ["user,a,b,label", ...rows.map((r) => `${r.user.includes(",") ? `"${r.user}"` : r.user},${r.a},${r.b},${r.label}`)].join("\r\n") + "\r\n";

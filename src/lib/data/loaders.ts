@@ -18,7 +18,7 @@ export interface CsvClientsOptions<F extends string> {
   readonly client: string;
   /** Each field's columns: one column name for one number per example, a list for a vector. */
   readonly fields: { readonly [K in F]: string | readonly string[] };
-  readonly dtypes?: { readonly [K in F]?: ClientDType };
+  readonly dtypes?: { readonly [K in NoInfer<F>]?: ClientDType };
 }
 
 /**
@@ -68,14 +68,15 @@ export interface JsonlClientsOptions<F extends string> {
   readonly client: string;
   /** The keys to read; default every key of the first line but the client's. */
   readonly fields?: readonly F[];
-  readonly dtypes?: { readonly [K in F]?: ClientDType };
+  /** Not where F is inferred from: without `fields`, the keys are any of the first line's. */
+  readonly dtypes?: { readonly [K in NoInfer<F>]?: ClientDType };
 }
 
 /**
  * A JSON lines file: one JSON object per line, a number or nested arrays of numbers per key.
  * Example line: `{"user": "u7", "x": [0.5, 1.25], "y": 1}`.
  */
-export function loadJsonlClients<F extends string>(path: string, options: JsonlClientsOptions<F>): ClientDataset<F> {
+export function loadJsonlClients<F extends string = string>(path: string, options: JsonlClientsOptions<F>): ClientDataset<F> {
   const lines = readText(path).split(/\r?\n/);
   let groups: ClientGroups | undefined;
   lines.forEach((text, index) => {
@@ -118,7 +119,7 @@ export interface SafetensorsClientsOptions<F extends string> {
  * it) of tensors whose axis 0 is the example, with an I32 tensor of each example's client id.
  * F32 tensors become float32 fields, I32 tensors int32 fields.
  */
-export function loadSafetensorsClients<F extends string>(path: string, options: SafetensorsClientsOptions<F> = {}): ClientDataset<F> {
+export function loadSafetensorsClients<F extends string = string>(path: string, options: SafetensorsClientsOptions<F> = {}): ClientDataset<F> {
   const clientName = options.client ?? "client";
   let file;
   try {
