@@ -6,13 +6,17 @@
  * node: internals) say nothing to its reader; the user's frame says where to look.
  */
 import { readFileSync } from "node:fs";
-import { dirname, sep } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FedTensorError, SourceLocation } from "./error.js";
 
-/** This build's library folders: <root>/src and <root>/types, or <root>/dist/src and <root>/dist/types. */
-const libraryRoot = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
-const libraryDirs = [`${libraryRoot}${sep}src${sep}`, `${libraryRoot}${sep}types${sep}`];
+/**
+ * FedTensor's own folders: src and types, built into dist/src and dist/types. Both, whichever
+ * runs: with source maps on (node --enable-source-maps), frames of dist/ are reported in src/.
+ */
+const buildRoot = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const packageRoot = basename(buildRoot) === "dist" ? dirname(buildRoot) : buildRoot;
+const libraryDirs = ["src", "types", join("dist", "src"), join("dist", "types")].map((dir) => `${join(packageRoot, dir)}${sep}`);
 
 /** Whether a frame's file is user code: not FedTensor's own, not another package's, not Node's. */
 export function isUserFile(file: string, dirs: readonly string[] = libraryDirs): boolean {

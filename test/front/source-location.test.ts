@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
 import { afterAll, describe, expect, test } from "vitest";
 import { add, atClients, atServer, f32, program } from "../../src/index.js";
 import { FedTensorError } from "../../src/errors/error.js";
@@ -73,6 +74,30 @@ describe("an FT error thrown while a program is traced", () => {
     expect(run.stderr).toContain("\n  why: ");
     // The location is the one "at" line: no frame of any file follows it.
     expect(run.stderr.match(/^\s+at /gm)).toHaveLength(1);
+    expect(run.stderr).not.toMatch(internalFrame);
+  });
+
+  test("a TypeScript module run with source maps on points at its .ts line, not at FedTensor's src/", () => {
+    const source = [
+      "type Note = string; // a type, so the .ts and .js lines differ",
+      `import { add, atClients, atServer, f32, program } from ${JSON.stringify(distIndex)};`,
+      "",
+      "export const bad = program({ w: atServer(f32([3])), x: atClients(f32([3])) }, ({ w, x }) => {",
+      '  const note: Note = "mixing";',
+      "  return add(w, x as never);",
+      "});",
+      "",
+    ].join("\n");
+    const tsFile = join(dir, "typed.ts");
+    writeFileSync(tsFile, source);
+    const { outputText, sourceMapText } = ts.transpileModule(source, {
+      fileName: "typed.ts",
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: true },
+    });
+    writeFileSync(join(dir, "typed.mjs"), outputText.replace("typed.js.map", "typed.mjs.map"));
+    writeFileSync(join(dir, "typed.mjs.map"), sourceMapText!.replace("typed.js", "typed.mjs"));
+    const run = spawnSync(process.execPath, ["--enable-source-maps", join(dir, "typed.mjs")], { encoding: "utf8" });
+    expect(run.stderr).toContain(`at ${tsFile}:6:10\n    6 |   return add(w, x as never);`);
     expect(run.stderr).not.toMatch(internalFrame);
   });
 
