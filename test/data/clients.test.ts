@@ -54,6 +54,8 @@ describe("clientsFrom", () => {
     expectFtError(() => clientsFrom([{ x: [[1]], mask: [1] }]), "FT302", "field mask");
     expectFtError(() => clientsFrom([]), "FT302", "no clients");
     expectFtError(() => clientsFrom([{ x: [[1]] }], { ids: ["a", "b"] }), "FT302", "2 ids for 1 clients");
+    expectFtError(() => clientsFrom([{ x: [[1]] }, { x: [[2]] }], { ids: ["a", "a"] }), "FT302", "ids must be unique");
+    expectFtError(() => clientsFrom(new Map<unknown, { x: number[][] }>([[1, { x: [[1]] }], ["1", { x: [[2]] }]]) as never), "FT302", "ids must be unique");
     expectFtError(() => clientsFrom([{ x: "abc" as never }]), "FT302", "expected an array with one entry per example");
   });
 });

@@ -240,16 +240,17 @@ function clientEntries<R>(clients: readonly R[] | ReadonlyMap<string, R>, ids: r
   let entries: [string, R][];
   if (clients instanceof Map) {
     if (ids !== undefined) throw ftError("FT302", { what: "clientsFrom ids", why: "a Map's keys name its clients already" });
-    entries = [...(clients as ReadonlyMap<string, R>)];
+    // From JavaScript a Map's keys may be numbers: ids are strings.
+    entries = [...(clients as ReadonlyMap<unknown, R>)].map(([id, record]) => [String(id), record]);
   } else if (Array.isArray(clients)) {
     const names = ids ?? clients.map((_, c) => `client-${String(c).padStart(3, "0")}`);
     if (names.length !== clients.length) throw ftError("FT302", { what: "clientsFrom ids", why: `${names.length} ids for ${clients.length} clients` });
-    if (new Set(names).size !== names.length) throw ftError("FT302", { what: "clientsFrom ids", why: "ids must be unique" });
     entries = clients.map((record, c) => [names[c]!, record]);
   } else {
     throw ftError("FT302", { what: "clientsFrom clients", why: "expected an array of client records, such as [{ x: [[0.1, 0.2]], y: [1] }], or a Map from client id to record" });
   }
   if (entries.length === 0) throw ftError("FT302", { what: "clientsFrom clients", why: "no clients" });
+  if (new Set(entries.map(([id]) => id)).size !== entries.length) throw ftError("FT302", { what: "clientsFrom ids", why: "ids must be unique" });
   for (const [id, record] of entries) {
     if (record === null || typeof record !== "object" || Array.isArray(record)) {
       throw ftError("FT302", { what: `client ${id}`, why: "expected a record of fields, such as { x: [[0.1, 0.2]], y: [1] }" });
