@@ -3,7 +3,7 @@
  * and the FT1xx message when operands cannot meet.
  */
 import type { MapAdvice } from "../src/errors/catalogue.js";
-import type { FailWith, Message } from "./errors.js";
+import type { Fail, FailWith, Message } from "./errors.js";
 export type { Presumed, Validate } from "./errors.js";
 import type { At, Print } from "./print.js";
 import type {
@@ -151,15 +151,36 @@ export type OutputCheck<T> = Placement extends PlacementsOf<T>
     : never;
 
 /**
- * T, or T with every leaf private when By holds private data: the carry after a loop whose
- * step computed it from private data, a gradient of a loss computed from private data.
+ * The one rule that makes every operation's result as private as its operands: T (the result
+ * its own shape/dtype/placement rule gives) with every leaf joined with the private placement
+ * of By, where By is the list (a tuple) of ALL the operation's tensor-valued operands, options
+ * included (a beta, a bound, a key, a tangent), or whatever a result was computed from (a
+ * loop's carry, a gradient's loss). An operation declares its result through it with all its
+ * operands, so that no operand can be forgotten (test/privacy/taint-matrix.test.ts checks that
+ * every exported operation does).
+ *
+ * A placement that is not known statically (`Tensor` without one, a failed operation's `any`
+ * result) is left alone, in By as in T: tracing checks it (src/ir/privacy.ts), and a guess here
+ * would add a second diagnostic to the first mistake. A SERVER leaf stays at the SERVER: a SERVER
+ * value computed from private data is a mistake that its own operation reports.
  */
-export type Tainted<T, By> = [Extract<PlacementsOf<By>, PrivatePlacement>] extends [never] ? T : Taint<T>;
-type Taint<T> = IsAny<T> extends true
+export type Tainted<T, By> = [PrivateIn<PlacementsOf<By>>] extends [never] ? T : Taint<T, PrivateIn<PlacementsOf<By>>>;
+/** The private placement a result takes from operands at these placements, or never. */
+type PrivateIn<Ps> = Placement extends Ps ? never : "member-private" extends Ps ? "member-private" : "clients-private" extends Ps ? "clients-private" : never;
+type Taint<T, Q extends Placement> = IsAny<T> extends true
   ? T
   : T extends Tensor<infer S, infer D, infer P>
-    ? Tensor<S, D, P extends AtClients ? "clients-private" : "member-private">
-    : { -readonly [K in keyof T]: Taint<T[K]> };
+    ? Tensor<S, D, PrivateJoin<P, Q>>
+    : T extends Fail
+      ? T
+      : { -readonly [K in keyof T]: Taint<T[K], Q> };
+type PrivateJoin<P extends Placement, Q extends Placement> = Placement extends P
+  ? P
+  : P extends "server"
+    ? P
+    : JoinTable[P][Q] extends infer J extends Placement
+      ? J
+      : P;
 
 /** map()'s arguments: every leaf at the CLIENTS. */
 export type MapArgCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [never]

@@ -17,9 +17,12 @@ export type PrintShape<S extends Shape, Acc extends string = ""> = number extend
     ? PrintShape<R, Acc extends "" ? PrintDim<H> : `${Acc},${PrintDim<H>}`>
     : Acc;
 
-export type PrintMember<S extends Shape, D extends DType> = `${ShortDType[D]}[${PrintShape<S>}]`;
+/** A dtype or placement not known statically prints as one "?" or nothing, not as a union of texts (one message per mistake). */
+export type PrintMember<S extends Shape, D extends DType> = `${DType extends D ? "?" : ShortDType[D]}[${PrintShape<S>}]`;
 
-export type PrintPlaced<M extends string, P extends Placement> = P extends "server"
+export type PrintPlaced<M extends string, P extends Placement> = Placement extends P
+  ? M
+  : P extends "server"
   ? `${M}@SERVER`
   : P extends "clients"
     ? `{${M}}@CLIENTS`

@@ -58,7 +58,9 @@ export function reportFailure(command: Pick<Command, "name" | "usage">, argv: re
   // A file-system error that no caller named is still a fault of the disk, not a bug.
   const error = fileFault(thrown, (thrown as NodeJS.ErrnoException).path ?? "a file", "complete the command");
   if (error instanceof FedTensorError) {
-    console.error(`fedtensor ${name}: ${error.message}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
+    // A mistake in the user's program shows the user's line, never FedTensor's stack.
+    const where = error.location === undefined ? "" : `\n${error.location.text.replace(/^/gm, "  ")}`;
+    console.error(`fedtensor ${name}: ${error.message}${where}\n  why: ${error.explanation}\n  fix: ${error.fix}`);
     // An unknown or invalid option is bad usage; other FT errors are failures of the work.
     return error.code === "FT305" ? 2 : 1;
   }

@@ -25,7 +25,7 @@ export const catalogue = {
       "to the SERVER first (reduceMean, reduceSum).",
   },
   FT102: {
-    title: "map() over a value that is not at the CLIENTS",
+    title: "A value that is not at the CLIENTS, passed to map() or read inside its function",
     message: "map() takes CLIENTS values, got {got}: {advice}",
     explanation:
       "map(f, ...xs) runs f once per client on that client's members of xs. A SERVER value has " +
@@ -497,7 +497,7 @@ export const catalogue = {
  */
 export const mapAdvice = {
   server: "broadcast it first",
-  captured: "broadcast it outside and pass it to map() as an argument; a reduction belongs outside map() too",
+  captured: "it is read inside map()'s function: broadcast it outside and pass it to map() as an argument (a reduction belongs outside map() too)",
   local: "use it inside the function as a constant, or declare the input with atClients(...)",
 } as const;
 

@@ -17,9 +17,22 @@ export function formatMessage(code: ErrorCode, params: MessageParams): string {
   return `${code}: ${body}`;
 }
 
+/** Where in the user's code an error comes from (source-location.ts); set on FT errors thrown while program(...) traces. */
+export interface SourceLocation {
+  /** A path (a file: URL in the stack is turned into one). */
+  readonly file: string;
+  /** 1-based, as editors and tsc count. */
+  readonly line: number;
+  readonly column: number;
+  /** "at file:line:col", then the source line with a caret under the column when the file can be read. */
+  readonly text: string;
+}
+
 export class FedTensorError extends Error {
   readonly code: ErrorCode;
   readonly params: MessageParams;
+  /** The user's line that caused it, for errors thrown while a program is traced; the CLI prints it. */
+  declare readonly location?: SourceLocation;
 
   constructor(code: ErrorCode, params: MessageParams, options?: { cause?: unknown }) {
     super(formatMessage(code, params), options);

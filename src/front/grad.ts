@@ -7,10 +7,10 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
-import type { Tainted } from "../../types/placement.js";
+import type { PrivacyMessage, Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, PlacementsOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike } from "../transform/emit.js";
@@ -34,6 +34,26 @@ type LossCheck<Op extends string, R> = IsAny<R> extends true
           ? never
           : Message<"FT209", { op: Op; got: Print<R> }>
       : Message<"FT209", { op: Op; got: Print<R> }>;
+
+/**
+ * FT109 for the gradient with respect to a SERVER value of a loss computed from private data:
+ * it goes back through broadcast()'s transpose, a sum of the clients' private cotangents, and
+ * would be a SERVER value holding private data (tracing rejects the same transpose).
+ */
+type ServerGradientCheck<Op extends string, A extends readonly unknown[], R> = "server" extends PlacementsOf<A[0]>
+  ? "clients-private" extends PlacementsOf<R>
+    ? Placement extends PlacementsOf<R>
+      ? never
+      : PrivacyMessage<`${Op}()'s gradient with respect to a SERVER value`, R>
+    : never
+  : never;
+
+/** The arguments of a function grad() returns: the first one checked by ServerGradientCheck, where it is reported. */
+type GradArgs<Op extends string, A extends readonly unknown[], R> = [ServerGradientCheck<Op, A, R>] extends [never]
+  ? A
+  : A extends readonly [infer First, ...infer Rest]
+    ? [Validate<First, ServerGradientCheck<Op, A, R>>, ...Rest]
+    : A;
 
 const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
 
@@ -66,7 +86,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
  * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
  * private (types/placement.ts Tainted) when the loss is computed from private data.
  */
-export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: A) => Tainted<A[0], R> {
+export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: GradArgs<"grad", A, R>) => Tainted<A[0], R> {
   expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as never;
 }
@@ -74,7 +94,7 @@ export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validat
 /** [f(args), grad(f)(args)] in one pass. */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
-): (...args: A) => [R, Tainted<A[0], R>] {
+): (...args: GradArgs<"valueAndGrad", A, R>) => [R, Tainted<A[0], R>] {
   expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
@@ -140,6 +160,19 @@ const tangentWants = {
 type TangentWants = typeof tangentWants;
 
 /**
+ * FT109 for private tangents whose derivative f takes to the SERVER: the output tangent there
+ * is computed from them (through a reduction, or a DP or secure aggregator, whose noise or
+ * masks do not reach a derivative).
+ */
+type TangentReleaseCheck<R, T> = "server" extends PlacementsOf<R>
+  ? "clients-private" extends PlacementsOf<T>
+    ? Placement extends PlacementsOf<T>
+      ? never
+      : PrivacyMessage<"jvp()'s output tangent", T>
+    : never
+  : never;
+
+/**
  * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
  * jvp. `tangents` has the structure of `primals` (an f32 tangent of the primal's shape per
  * float32 leaf, at its placement or local; int32 and bool leaves take none, whatever is
@@ -148,8 +181,8 @@ type TangentWants = typeof tangentWants;
 export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
   f: (...args: A) => R,
   primals: readonly [...A],
-  tangents: Validate<T, TangentCheck<A, T, "">>,
-): [R, R] {
+  tangents: Validate<T, TangentCheck<A, T, ""> | TangentReleaseCheck<R, T>>,
+): [R, Tainted<R, T>] {
   const op = "jvp";
   expectFunction(f, "jvp() function");
   const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
@@ -177,5 +210,5 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
   });
   const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...tangentLeaves, ...body.captures.map(() => undefined)]);
   const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));
-  return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as R];
+  return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as never];
 }

@@ -82,7 +82,9 @@ export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
   init: C,
   xs: X,
   body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
-): [Tainted<C, R>, Stacked<Y, LeadingDim<X>>] {
+  // A step's output may be computed from the carry, which is private from the step on which
+  // private data entered it: the stacked outputs are as private as the carry.
+): [Tainted<C, R>, Stacked<Tainted<Y, R>, LeadingDim<X>>] {
   const op = "scan";
   expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");

@@ -3,7 +3,8 @@
  * federated-learning user needs. Losses return one value per example (the batch dims), so
  * that padded batches can be masked before averaging.
  */
-import type { Checked, Fail, FailWith, Presumed, Message, Outcome, Validate } from "../../types/errors.js";
+import type { Checked, Fail, FailWith, Failures, Presumed, Message, Outcome, Validate } from "../../types/errors.js";
+import type { JoinPlacement, Tainted } from "../../types/placement.js";
 import type { Binary, Ctx } from "../../types/ops.js";
 import type { Print } from "../../types/print.js";
 import type { Broadcast, DimsAgree, NormalizeAxis, WindowDim } from "../../types/shape.js";
@@ -83,7 +84,7 @@ export function layerNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
   gamma: Checked<G, NormOutcome<X, G>>,
   beta: Checked<B, NormOutcome<X, B>>,
   eps = 1e-5,
-): Outcome<NormOutcome<X, G>> {
+): Outcome<Tainted<NormOutcome<X, G>, [X, G, B]>> {
   const op = "layerNorm";
   if (!(eps > 0 && Number.isFinite(eps))) throw ftError("FT302", { what: "layerNorm() eps", why: `${eps} is not a positive number` });
   const normalized = standardize(op, asTracer(x, op), [-1], eps);
@@ -113,7 +114,7 @@ export function groupNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
   beta: Checked<B, NormOutcome<X, B>>,
   groups: number,
   eps = 1e-5,
-): Outcome<NormOutcome<X, G>> {
+): Outcome<Tainted<NormOutcome<X, G>, [X, G, B]>> {
   const op = "groupNorm";
   const xt = asTracer(x, op);
   const rank = xt.shape.length;
@@ -248,6 +249,9 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
   return currentGraph(op).emit("max_pool", [asTracer(x, op)], { window: [window, window], ...attrs }, op)[0] as never;
 }
 
+/** FT104/FT102/FT105/FT106 where the mask (bool, x's shape, at the key's placement) cannot meet x, as tracing reports it. */
+type MaskCheck<X extends Tensor, K> = K extends Tensor ? Failures<JoinPlacement<"dropout", Tensor<ShapeOf<X>, "bool", PlacementOf<K>>, X>> : never;
+
 /**
  * Inverted dropout: each entry of x kept with probability 1 - rate and scaled by
  * 1 / (1 - rate), else 0, so the expected value is x (evaluation then uses x unchanged).
@@ -257,8 +261,8 @@ export function maxPool2d<X extends Tensor, const Win extends number, const O ex
 export function dropout<X extends Tensor, K extends Tensor>(
   x: Validate<X, FloatCheck<"dropout", X>>,
   rate: number,
-  key: Validate<K, KeyCheck<"dropout", K>>,
-): Presumed<X> {
+  key: Validate<K, KeyCheck<"dropout", K> | MaskCheck<X, K>>,
+): Presumed<Tainted<X, [K]>> {
   const op = "dropout";
   if (!(rate >= 0 && rate < 1)) throw ftError("FT302", { what: "dropout() rate", why: `${rate} is not in [0, 1)` });
   const xt = asTracer(x, op);

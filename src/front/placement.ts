@@ -202,6 +202,15 @@ type ZeroCheck<U> = [Extract<PlacementsOf<U>, "server" | AtClients>] extends [ne
 type ZeroMessage<Got extends string> = Message<"FT208", { what: "aggregate() zero()"; got: Got; want: "an accumulator"; why: typeof zeroRule }>;
 const zeroRule = "it must start from local constants";
 
+/**
+ * FT106 for each leaf of report()'s result at a placement: a value it captured, which would
+ * reach the SERVER unreduced (private data would leak so).
+ */
+type ReportCheck<R> = [Extract<PlacementsOf<R>, "server" | AtClients>] extends [never]
+  ? never
+  : Message<"FT106", { got: Got<LeafPaths<R, "server" | AtClients>>; outer: typeof reportOuter }>;
+const reportOuter = "aggregate()'s report";
+
 export interface Aggregation<X, U, R> {
   /** The initial accumulator, built from constants. */
   zero: () => Validate<U, ZeroCheck<U>>;
@@ -209,8 +218,8 @@ export interface Aggregation<X, U, R> {
   accumulate: (acc: Acc<U>, member: Place<X, "member">) => AccResult<U>;
   /** Combines two partial accumulators (from disjoint groups of clients). */
   merge: (a: Acc<U>, b: Acc<U>) => AccResult<U>;
-  /** Turns the final accumulator into the result, placed at the SERVER. */
-  report: (acc: Acc<U>) => R;
+  /** Turns the final accumulator into the result, placed at the SERVER: of the accumulator and constants only (FT106). */
+  report: (acc: Acc<U>) => Validate<R, ReportCheck<R>>;
 }
 
 /**
@@ -260,6 +269,9 @@ export function aggregate<X extends TreeLike, U extends TreeLike, R extends Tree
     accTypes,
     (ins) => {
       const out = flattenTracers(fns.report(accTree(ins) as never), "aggregate() report result");
+      out.leaves.forEach((t, i) => {
+        if (isPlaced(t.placement)) throw ftError("FT106", { got: gotAt(t.type, out.paths[i]!), outer: reportOuter });
+      });
       reportDef = out.def;
       return out.leaves;
     },

@@ -8,7 +8,8 @@ import type { OutputCheck, Validate } from "../../types/placement.js";
 import type { TensorSpec, TreeLike, Typed, ValueOf } from "../../types/tensor.js";
 import type { InputLeaf } from "../runtime/inputs.js";
 import type { RunOptions } from "../runtime/run.js";
-import { ftError } from "../errors/error.js";
+import { FedTensorError, ftError } from "../errors/error.js";
+import { pointAtUserCode } from "../errors/source-location.js";
 import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
@@ -101,7 +102,22 @@ export function program<const I extends InputSpecs, O>(
   body: (inputs: ValueOf<I>) => Validate<O, OutputCheck<O>>,
   options: ProgramOptions = {},
 ): Program<I, O> {
-  const name = options.name ?? "program";
+  // Deep enough that the stack of an error thrown deep in tracing still reaches the user's frame.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = Math.max(stackTraceLimit, tracingStackFrames);
+  try {
+    return traceProgram(options.name ?? "program", inputs, body);
+  } catch (error) {
+    // A mistake in the user's program: shown at the user's line, not at FedTensor's (issue 24).
+    throw error instanceof FedTensorError ? pointAtUserCode(error, program) : error;
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
+const tracingStackFrames = 100;
+
+function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (inputs: ValueOf<I>) => unknown): Program<I, O> {
   if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs)) {
     throw ftError("FT302", { what: "program() inputs", why: "expected a record of input specs, such as { x: atClients(f32([3])) }" });
   }

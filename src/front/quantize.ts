@@ -10,8 +10,9 @@
  * Gradients pass straight through (the quantized value minus x is a constant), as usual for
  * quantization-aware training.
  */
-import type { Presumed } from "../../types/errors.js";
-import type { Tensor, TreeLike } from "../../types/tensor.js";
+import type { Failures, Presumed, Validate } from "../../types/errors.js";
+import type { JoinPlacement, Tainted } from "../../types/placement.js";
+import type { Leaves, PlacementOf, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
 import { emitBinary } from "./elementwise.js";
@@ -30,8 +31,22 @@ export function quantizedBits(leafSizes: readonly number[], bits: number): numbe
   return leafSizes.reduce((total, n) => total + n * bits + 64, 0);
 }
 
+/**
+ * FT104/FT102/FT105/FT106 where the key's draws (of each leaf's shape, at the key's placement)
+ * cannot meet the leaf, as tracing reports it: the key joins every leaf of the result.
+ */
+type KeyJoinCheck<T, K> = Leaves<T> extends infer L
+  ? L extends Typed
+    ? Failures<JoinPlacement<"stochasticQuantize", L, Tensor<ShapeOf<L>, "float32", PlacementOf<K>>>>
+    : never
+  : never;
+
 /** x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf). */
-export function stochasticQuantize<T extends TreeLike>(x: T, key: Tensor<[2], "int32">, options: QuantizeOptions): Presumed<T> {
+export function stochasticQuantize<T extends TreeLike, K extends Tensor<[2], "int32">>(
+  x: T,
+  key: Validate<K, KeyJoinCheck<T, K>>,
+  options: QuantizeOptions,
+): Presumed<Tainted<T, [K]>> {
   const op = "stochasticQuantize";
   const b = (options as QuantizeOptions | undefined)?.bits;
   if (typeof b !== "number" || !Number.isInteger(b) || b < 1 || b > 16) {

@@ -13,10 +13,10 @@
  * Gradients treat draws as constants (the primitives have no derivative and no input that
  * carries one). Shapes of draws may use named dims ("B"), bound when the program runs.
  */
-import type { Message, Presumed, Validate } from "../../types/errors.js";
+import type { Failures, Message, Presumed, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
-import type { Dim, PlacementOf, Tensor } from "../../types/tensor.js";
+import type { DType, Dim, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { NORMAL_WORDS_PER_VALUE } from "../ir/normal.js";
 import { printType } from "../ir/print.js";
@@ -29,7 +29,16 @@ type Mutable<S> = { -readonly [K in keyof S]: S[K] };
 
 /** A PRNG key at placement P. */
 export type Key<P extends Tensor["placement"] = Tensor["placement"]> = Tensor<[2], "int32", P>;
-export type KeyCheck<Op extends string, K> = K extends Key ? never : Message<"FT316", { op: Op; got: Print<K> }>;
+/** FT316 unless K is a key; a tensor whose dtype or rank is not known statically is checked while tracing. */
+export type KeyCheck<Op extends string, K> = [K] extends [Key]
+  ? never
+  : K extends Tensor<infer S, infer D>
+    ? DType extends D
+      ? never
+      : number extends S["length"]
+        ? never
+        : Message<"FT316", { op: Op; got: Print<K> }>
+    : Message<"FT316", { op: Op; got: Print<K> }>;
 type Keys<N extends number, P extends Key["placement"], Acc extends Key[] = []> = number extends N
   ? Key<P>[]
   : Acc["length"] extends N
@@ -119,14 +128,28 @@ export function split<K extends Tensor, const N extends number = 2>(
   ) as never;
 }
 
+/** FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
+type FoldInCheck<K, D> = K extends Key ? (D extends Tensor ? Failures<JoinPlacement<"foldIn", K, D>> : never) : never;
+/**
+ * The key's placement joined with the data's; where they cannot meet (reported on the data),
+ * the data's, which is what the user presumably meant: a key per client from clientIndex().
+ */
+type FoldInPlacement<K, D> = D extends Tensor
+  ? K extends Key
+    ? JoinPlacement<"foldIn", K, D> extends infer P extends Placement
+      ? P
+      : PlacementOf<D>
+    : PlacementOf<D>
+  : PlacementOf<K>;
+
 /**
  * A new key from a key and an int32 (a number or an i32[] value): different data give
  * independent keys. foldIn(key, clientIndex()) inside map() is the running client's key.
  */
 export function foldIn<K extends Tensor, D extends number | Tensor<[], "int32">>(
   key: Validate<K, KeyCheck<"foldIn", K>>,
-  data: D,
-): Presumed<Key<D extends Tensor ? JoinPlacement<"foldIn", K, D> : PlacementOf<K>>> {
+  data: Validate<D, FoldInCheck<K, D>>,
+): Presumed<Key<FoldInPlacement<K, D>>> {
   const op = "foldIn";
   const k = keyOf(key, op);
   let counter: Tracer;

@@ -11,8 +11,9 @@
  * printing are reduceSum's. None has a MapReduce form: they need the whole cohort (FT315 when
  * a round is cut into chunks; such rounds run whole).
  */
-import type { Moved, Presumed, ReduceCheck, Validate } from "../../types/placement.js";
-import type { PlacementsOf, Tensor, TreeLike } from "../../types/tensor.js";
+import type { Failures } from "../../types/errors.js";
+import type { JoinPlacement, Moved, Presumed, ReduceCheck, Tainted, Validate } from "../../types/placement.js";
+import type { Leaves, PlacementOf, PlacementsOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import type { Attrs } from "../ir/primitives.js";
 import { ftError } from "../errors/error.js";
 import { checkKrumCounts, checkTrimFraction } from "../ir/robust-primitives.js";
@@ -100,7 +101,24 @@ export function globalNorm<T extends TreeLike>(x: T): Tensor<[], "float32", Plac
   return graph.emit("sqrt", [total], {}, op)[0]! as never;
 }
 
-/** Every leaf times one factor computed from the tree's global norm. */
+/** A norm bound: a number or an f32[] value. */
+type Bound = number | Tensor<[], "float32">;
+/**
+ * FT104/FT102/FT105/FT106 where a bound cannot meet the tree's global norm (an f32[] at each
+ * leaf's placement), in the words tracing uses: the bound joins every leaf of the result.
+ */
+type BoundCheck<Op extends string, T, B> = B extends Typed
+  ? Leaves<T> extends infer L
+    ? L extends Typed
+      ? Failures<JoinPlacement<Op, Tensor<[], "float32", PlacementOf<L>>, B>>
+      : never
+    : never
+  : never;
+
+/**
+ * Every leaf times one factor computed from the tree's global norm: each result leaf depends
+ * on every leaf of x and on the bound (types: Tainted with all of them).
+ */
 function scaledByNorm<T>(op: string, x: T, maxNorm: unknown, factor: (norm: Tracer, bound: Tracer | number) => Tracer): T {
   if (typeof maxNorm === "number" && !(maxNorm > 0)) throw ftError("FT302", { what: `${op}() bound`, why: `${maxNorm} is not a norm > 0` });
   const { leaves, def } = flattenTracers(x, `${op}() argument`);
@@ -113,12 +131,12 @@ function scaledByNorm<T>(op: string, x: T, maxNorm: unknown, factor: (norm: Trac
  * norm bounding of Sun et al. 2019 ("Can You Really Backdoor Federated Learning?") and the
  * clipping of DP-FedAvg. Use it inside map() before any reduction.
  */
-export function clipByNorm<T extends TreeLike>(x: T, maxNorm: number | Tensor<[], "float32">): T {
-  return scaledByNorm("clipByNorm", x, maxNorm, (norm, bound) => emitBinary("div", "clipByNorm", bound, emitBinary("maximum", "clipByNorm", norm, bound)));
+export function clipByNorm<T extends TreeLike, B extends Bound>(x: T, maxNorm: Validate<B, BoundCheck<"clipByNorm", T, B>>): Tainted<T, [T, B]> {
+  return scaledByNorm("clipByNorm", x, maxNorm as Bound, (norm, bound) => emitBinary("div", "clipByNorm", bound, emitBinary("maximum", "clipByNorm", norm, bound))) as never;
 }
 
 /** A client's update left as it is when its global L2 norm is at most maxNorm, zeroed otherwise (norm zeroing). */
-export function zeroAboveNorm<T extends TreeLike>(x: T, maxNorm: number | Tensor<[], "float32">): T {
+export function zeroAboveNorm<T extends TreeLike, B extends Bound>(x: T, maxNorm: Validate<B, BoundCheck<"zeroAboveNorm", T, B>>): Tainted<T, [T, B]> {
   const op = "zeroAboveNorm";
-  return scaledByNorm(op, x, maxNorm, (norm, bound) => currentGraph(op).emit("cast", [emitBinary("less_equal", op, norm, bound)], { dtype: "float32" }, op)[0]!);
+  return scaledByNorm(op, x, maxNorm as Bound, (norm, bound) => currentGraph(op).emit("cast", [emitBinary("less_equal", op, norm, bound)], { dtype: "float32" }, op)[0]!) as never;
 }

@@ -48,3 +48,29 @@ export {
   type RoundSample,
 } from "./federated.js";
 export { batchHeldOut, heldOutCount, holdOutPerClient } from "./holdout.js";
+export {
+  batchClients,
+  clientCounts,
+  clientsFrom,
+  federateClients,
+  padClients,
+  type ClientBatchOptions,
+  type ClientDataset,
+  type ClientDType,
+  type ClientField,
+  type ClientRecord,
+  type ClientsFromOptions,
+  type ClientTensors,
+  type ExampleValues,
+  type FederateClientsOptions,
+  type NestedNumbers,
+} from "./clients.js";
+export { fixedSizeSample, poissonSample, secretRandom, type RandomSource } from "./sampling.js";
+export {
+  loadCsvClients,
+  loadJsonlClients,
+  loadSafetensorsClients,
+  type CsvClientsOptions,
+  type JsonlClientsOptions,
+  type SafetensorsClientsOptions,
+} from "./loaders.js";

@@ -1,0 +1,362 @@
+/**
+ * Your own data: per-client arrays of any size, as a federated dataset and as the padded,
+ * masked cohort tensors a program takes.
+ *
+ * A CLIENTS input is one tensor with the clients on axis 0 (SPEC section 6), so clients that
+ * hold different numbers of examples are padded to the cohort's largest, with a mask that is 1
+ * on real examples and 0 on padding, and `count`, each client's number of examples, as the
+ * weight of a weighted mean (FedAvg's). clientsFrom checks and packs the arrays once; padClients
+ * and batchClients copy a cohort's examples into those tensors each round. Examples stay in one
+ * flat array per field, client after client, as LabelledDataset keeps them (dataset.ts), so a
+ * round copies only its cohort's examples.
+ */
+import { ftError } from "../../errors/error.js";
+import type { Rng } from "../random.js";
+import { labelledDataset } from "./dataset.js";
+import { federate, type FederatedDataset } from "./federated.js";
+import { elementCount, type HostData, type HostTensor } from "./host-tensor.js";
+import { checkInteger } from "./options.js";
+import { firstNonFinite, markVerified } from "./verified.js";
+
+export type ClientDType = "float32" | "int32";
+
+/** A number, or arrays of them nested to any depth: one example. */
+export type NestedNumbers = number | readonly NestedNumbers[];
+
+/**
+ * One field of one client's data: an array with one entry per example (a number, or nested
+ * arrays); a typed array, one number per example; or { shape: [examples, ...], data }.
+ */
+export type ExampleValues = readonly NestedNumbers[] | Float32Array | Int32Array | { readonly shape: readonly number[]; readonly data: ArrayLike<number> };
+
+/** One client's data: its fields (such as x and y), each with the same number of examples. */
+export type ClientRecord = { readonly [field: string]: ExampleValues };
+
+export interface ClientField {
+  readonly dtype: ClientDType;
+  /** One example's shape ([] for one number per example). */
+  readonly shape: readonly number[];
+  /** Every client's examples, client after client: [examples, ...shape], row-major. */
+  readonly data: HostData;
+}
+
+/** Checked per-client data; its clients are referred to by position (0 .. clientIds.length - 1). */
+export interface ClientDataset<F extends string = string> {
+  readonly clientIds: readonly string[];
+  /** Client c's examples are offsets[c] .. offsets[c + 1] - 1 of every field. */
+  readonly offsets: Int32Array;
+  readonly fields: { readonly [K in F]: ClientField };
+}
+
+export interface ClientsFromOptions<F extends string = string> {
+  /** Names of the clients of an array, in order (default client-000, client-001, ...); a Map's keys name its clients. */
+  readonly ids?: readonly string[];
+  /**
+   * A field's dtype. Default: int32 for Int32Array data, float32 otherwise; give int32 for
+   * labels written as plain numbers (sparse cross-entropy takes i32 labels).
+   */
+  readonly dtypes?: { readonly [K in F]?: ClientDType };
+}
+
+/** Names a cohort's tensors use for themselves, which a field may not take. */
+const reservedFields = ["mask", "count", "clients"];
+
+/**
+ * Packs per-client arrays into a ClientDataset, checking them: every client has the same
+ * fields, each with the same number of examples (at least one), every example of a field has
+ * the same shape (no ragged inner arrays), float32 values are finite and int32 values are
+ * whole numbers in range. Any failure is FT302 naming the client, the field and the example.
+ */
+export function clientsFrom<R extends ClientRecord>(
+  clients: readonly R[] | ReadonlyMap<string, R>,
+  options: ClientsFromOptions<keyof R & string> = {},
+): ClientDataset<keyof R & string> {
+  const entries = clientEntries(clients, options.ids);
+  const [firstId, first] = entries[0]!;
+  const fieldNames = Object.keys(first) as (keyof R & string)[];
+  if (fieldNames.length === 0) throw ftError("FT302", { what: `client ${firstId}`, why: "has no fields; give each client's examples, such as { x: [[0.1, 0.2]], y: [1] }" });
+  const reserved = fieldNames.find((name) => reservedFields.includes(name));
+  if (reserved !== undefined) throw ftError("FT302", { what: `field ${reserved}`, why: `the cohort tensors use the names ${reservedFields.join(", ")}; rename the field` });
+  for (const [id, record] of entries) {
+    const names = Object.keys(record);
+    const odd = names.find((name) => !fieldNames.includes(name as keyof R & string)) ?? fieldNames.find((name) => !names.includes(name));
+    if (odd !== undefined) throw ftError("FT302", { what: `client ${id}`, why: `has fields ${names.join(", ")} where client ${firstId} has ${fieldNames.join(", ")}` });
+  }
+  const counts: number[] = [];
+  const fields = {} as Record<keyof R & string, ClientField>;
+  for (const name of fieldNames) {
+    const parts = entries.map(([id, record]) => examplesOf(record[name]!, `client ${id}, field ${name}`));
+    const shape = parts[0]!.shape;
+    if (!shape.every((dim) => dim > 0)) throw ftError("FT302", { what: `client ${firstId}, field ${name}`, why: `an example of shape [${shape.join(", ")}] holds no values` });
+    parts.forEach((part, c) => {
+      const id = entries[c]![0];
+      if (part.count === 0) throw ftError("FT302", { what: `client ${id}`, why: "has no examples; leave it out, or give it at least one" });
+      if (!sameShape(part.shape, shape)) {
+        throw ftError("FT302", { what: `client ${id}, field ${name}`, why: `its examples have shape [${part.shape.join(", ")}], client ${firstId}'s [${shape.join(", ")}]` });
+      }
+      if (name === fieldNames[0]) counts[c] = part.count;
+      else if (part.count !== counts[c]) {
+        throw ftError("FT302", { what: `client ${id}`, why: `field ${name} has ${part.count} examples, field ${fieldNames[0]} has ${counts[c]}` });
+      }
+    });
+    const dtype = options.dtypes?.[name] ?? (isInt32(first[name]!) ? "int32" : "float32");
+    fields[name] = { dtype, shape, data: packField(parts, dtype, entries.map(([id]) => id), name) };
+  }
+  const offsets = new Int32Array(entries.length + 1);
+  counts.forEach((count, c) => (offsets[c + 1] = offsets[c]! + count));
+  return { clientIds: entries.map(([id]) => id), offsets, fields };
+}
+
+/** Each client's number of examples, float32 for use as aggregation weights. */
+export function clientCounts(data: ClientDataset, clients: ArrayLike<number> = allClients(data)): Float32Array {
+  return Float32Array.from(checkedCohort(data, clients), (c) => data.offsets[c + 1]! - data.offsets[c]!);
+}
+
+/** A cohort's tensors: each field, the mask (1 on real examples) and count, each client's examples. */
+export type ClientTensors<F extends string> = { readonly [K in F]: HostTensor } & {
+  readonly mask: HostTensor<Float32Array>;
+  /** [C] float32, the weights of a weighted mean. */
+  readonly count: HostTensor<Float32Array>;
+  /** The cohort's client positions, in tensor order. */
+  readonly clients: Int32Array;
+};
+
+/**
+ * Every example of each cohort client, in order, padded to the cohort's largest client: each
+ * field [C, N, ...shape], mask [C, N], count [C]; for programs that use a client's data whole
+ * (a histogram, k-means). `clients` defaults to every client.
+ */
+export function padClients<F extends string>(data: ClientDataset<F>, clients: ArrayLike<number> = allClients(data)): ClientTensors<F> {
+  const cohort = checkedCohort(data, clients);
+  const largest = largestOf(clientCounts(data, cohort));
+  return gatherCohort(data, cohort, [largest], (client) => range(data.offsets[client]!, data.offsets[client + 1]!));
+}
+
+export interface ClientBatchOptions {
+  readonly batchSize: number;
+  /** Local epochs: each client's examples are reshuffled this many times and concatenated. */
+  readonly epochs?: number;
+  /** Drives the shuffles; each client's order comes from rng.fork(`client:<position>`), as batchCohort's. */
+  readonly rng: Rng;
+  /** At least this many batches per client. */
+  readonly steps?: number;
+}
+
+/**
+ * A cohort's training batches: each field [C, nBatches, B, ...shape], mask [C, nBatches, B],
+ * count [C], with nBatches = ceil(epochs * largest client / B) (at least `steps`). The same
+ * examples in the same order as batchCohort on federateClients(data): a client's batches depend
+ * only on its own examples and its fork of `rng`.
+ */
+export function batchClients<F extends string>(data: ClientDataset<F>, clients: ArrayLike<number>, options: ClientBatchOptions): ClientTensors<F> {
+  const { batchSize, epochs = 1, rng, steps = 1 } = options;
+  checkInteger("batchSize", batchSize, 1);
+  checkInteger("epochs", epochs, 1);
+  checkInteger("steps", steps, 1);
+  const cohort = checkedCohort(data, clients);
+  const largest = largestOf(clientCounts(data, cohort));
+  const nBatches = Math.max(steps, Math.ceil((epochs * largest) / batchSize));
+  return gatherCohort(data, cohort, [nBatches, batchSize], (client) => {
+    const indices = range(data.offsets[client]!, data.offsets[client + 1]!);
+    const clientRng = rng.fork(`client:${client}`);
+    const order = new Int32Array(indices.length * epochs);
+    for (let epoch = 0; epoch < epochs; epoch++) {
+      const epochOrder = order.subarray(epoch * indices.length, (epoch + 1) * indices.length);
+      epochOrder.set(indices);
+      clientRng.shuffle(epochOrder);
+    }
+    return order;
+  });
+}
+
+export interface FederateClientsOptions<F extends string = string> {
+  /** The field of features (default "x"). */
+  readonly features?: F;
+  /** The field of int32 labels, one per example (default "y"). */
+  readonly labels?: F;
+  /** Labels lie in [0, numClasses); default: the largest label + 1. */
+  readonly numClasses?: number;
+  /** The server's held-out set, one record with the same two fields; default none (an empty test set). */
+  readonly test?: ClientRecord;
+}
+
+/**
+ * The labelled data as a FederatedDataset, the form the library's algorithms, sampleRound and
+ * the CLI's round loop (with its size buckets for ragged cohorts) work on: the same examples,
+ * with each client's indices in one shared LabelledDataset.
+ */
+export function federateClients<F extends string>(data: ClientDataset<F>, options: FederateClientsOptions<F> = {}): FederatedDataset {
+  const features = (options.features ?? "x") as F;
+  const labels = (options.labels ?? "y") as F;
+  const x = data.fields[features];
+  const y = data.fields[labels];
+  for (const [role, name, field] of [["features", features, x], ["labels", labels, y]] as const) {
+    if (field === undefined) throw ftError("FT302", { what: `federateClients ${role}`, why: `no field ${name}; the fields are ${Object.keys(data.fields).join(", ")}` });
+  }
+  if (y.dtype !== "int32" || y.shape.length !== 0) {
+    throw ftError("FT302", { what: `field ${labels}`, why: `labels are one int32 per example; got ${y.dtype} examples of shape [${y.shape.join(", ")}] (give dtypes: { ${labels}: "int32" })` });
+  }
+  const test = options.test === undefined ? undefined : clientsFrom([options.test], { ids: ["test"], dtypes: { [features]: x.dtype, [labels]: "int32" } as never }).fields as Record<string, ClientField>;
+  if (test !== undefined && !sameShape(test[features]!.shape, x.shape)) {
+    throw ftError("FT302", { what: "test set", why: `features of shape [${test[features]!.shape.join(", ")}] where the clients' are [${x.shape.join(", ")}]` });
+  }
+  const numClasses = options.numClasses ?? Math.max(largestOf(y.data), largestOf(test?.[labels]!.data ?? [])) + 1;
+  const train = labelledDataset("train set", { x: x.data, y: y.data as Int32Array, featureShape: x.shape, numClasses });
+  const testSet = labelledDataset("test set", {
+    x: test?.[features]!.data ?? (x.dtype === "int32" ? new Int32Array(0) : new Float32Array(0)),
+    y: (test?.[labels]!.data as Int32Array | undefined) ?? new Int32Array(0),
+    featureShape: x.shape,
+    numClasses,
+  });
+  const partition = data.clientIds.map((_, c) => range(data.offsets[c]!, data.offsets[c + 1]!));
+  return federate(train, testSet, partition, data.clientIds);
+}
+
+/** Copies each cohort client's examples, in `orderOf(client)`, into slots of shape `slotShape` per client. */
+function gatherCohort<F extends string>(data: ClientDataset<F>, cohort: Int32Array, slotShape: number[], orderOf: (client: number) => Int32Array): ClientTensors<F> {
+  const slots = elementCount(slotShape);
+  const mask = new Float32Array(cohort.length * slots);
+  const tensors: Record<string, HostTensor> = {};
+  const orders = Array.from(cohort, orderOf);
+  for (const [name, field] of Object.entries(data.fields) as [string, ClientField][]) {
+    const size = elementCount(field.shape);
+    const out = field.dtype === "int32" ? new Int32Array(cohort.length * slots * size) : new Float32Array(cohort.length * slots * size);
+    orders.forEach((order, position) => {
+      for (let i = 0; i < order.length; i++) {
+        const example = order[i]!;
+        out.set(field.data.subarray(example * size, (example + 1) * size), (position * slots + i) * size);
+      }
+    });
+    // Checked finite by clientsFrom; int32 fields stay unmarked, so a program's label check still runs.
+    if (field.dtype === "float32") markVerified(out);
+    tensors[name] = { shape: [cohort.length, ...slotShape, ...field.shape], data: out };
+  }
+  orders.forEach((order, position) => mask.fill(1, position * slots, position * slots + order.length));
+  const count = { shape: [cohort.length], data: clientCounts(data, cohort) };
+  return { ...tensors, mask: { shape: [cohort.length, ...slotShape], data: mask }, count, clients: cohort } as ClientTensors<F>;
+}
+
+function clientEntries<R>(clients: readonly R[] | ReadonlyMap<string, R>, ids: readonly string[] | undefined): [string, R][] {
+  let entries: [string, R][];
+  if (clients instanceof Map) {
+    if (ids !== undefined) throw ftError("FT302", { what: "clientsFrom ids", why: "a Map's keys name its clients already" });
+    // From JavaScript a Map's keys may be numbers: ids are strings.
+    entries = [...(clients as ReadonlyMap<unknown, R>)].map(([id, record]) => [String(id), record]);
+  } else if (Array.isArray(clients)) {
+    const names = ids ?? clients.map((_, c) => `client-${String(c).padStart(3, "0")}`);
+    if (names.length !== clients.length) throw ftError("FT302", { what: "clientsFrom ids", why: `${names.length} ids for ${clients.length} clients` });
+    entries = clients.map((record, c) => [names[c]!, record]);
+  } else {
+    throw ftError("FT302", { what: "clientsFrom clients", why: "expected an array of client records, such as [{ x: [[0.1, 0.2]], y: [1] }], or a Map from client id to record" });
+  }
+  if (entries.length === 0) throw ftError("FT302", { what: "clientsFrom clients", why: "no clients" });
+  if (new Set(entries.map(([id]) => id)).size !== entries.length) throw ftError("FT302", { what: "clientsFrom ids", why: "ids must be unique" });
+  for (const [id, record] of entries) {
+    if (record === null || typeof record !== "object" || Array.isArray(record)) {
+      throw ftError("FT302", { what: `client ${id}`, why: "expected a record of fields, such as { x: [[0.1, 0.2]], y: [1] }" });
+    }
+  }
+  return entries;
+}
+
+interface Examples {
+  readonly count: number;
+  readonly shape: readonly number[];
+  readonly values: ArrayLike<number>;
+}
+
+const isTypedArray = (value: unknown): value is Float32Array | Int32Array => value instanceof Float32Array || value instanceof Int32Array;
+const isInt32 = (value: ExampleValues): boolean => value instanceof Int32Array || (!Array.isArray(value) && (value as { data?: unknown }).data instanceof Int32Array);
+
+/** One field of one client as a count, one example's shape and the flat values. */
+function examplesOf(value: ExampleValues, where: string): Examples {
+  if (isTypedArray(value)) return { count: value.length, shape: [], values: value };
+  if (Array.isArray(value)) {
+    const examples = value as readonly NestedNumbers[];
+    if (examples.length === 0) return { count: 0, shape: [], values: [] };
+    const shape = shapeOf(examples[0]!);
+    const values: number[] = [];
+    examples.forEach((example, i) => flattenExample(example, shape, 0, values, `${where}, example ${i}`));
+    return { count: examples.length, shape, values };
+  }
+  const host = value as { shape?: unknown; data?: unknown } | null;
+  if (host !== null && typeof host === "object" && Array.isArray(host.shape) && host.data !== null && typeof (host.data as ArrayLike<number>)?.length === "number") {
+    const [count, ...shape] = host.shape as number[];
+    const data = host.data as ArrayLike<number>;
+    if (count === undefined || !(host.shape as number[]).every((d) => Number.isInteger(d) && d >= 0)) {
+      throw ftError("FT302", { what: where, why: `shape [${(host.shape as unknown[]).join(", ")}] needs the number of examples first, then whole-number dims` });
+    }
+    if (data.length !== elementCount(host.shape as number[])) throw ftError("FT302", { what: where, why: `shape [${(host.shape as number[]).join(", ")}] does not hold ${data.length} values` });
+    return { count, shape, values: data };
+  }
+  throw ftError("FT302", { what: where, why: "expected an array with one entry per example, a Float32Array or Int32Array, or { shape: [examples, ...], data }" });
+}
+
+function shapeOf(example: NestedNumbers): number[] {
+  const shape: number[] = [];
+  let level: NestedNumbers = example;
+  while (Array.isArray(level)) {
+    shape.push(level.length);
+    if (level.length === 0) break;
+    level = level[0] as NestedNumbers;
+  }
+  return shape;
+}
+
+function flattenExample(value: NestedNumbers, shape: readonly number[], depth: number, out: number[], where: string): void {
+  if (depth === shape.length) {
+    if (typeof value !== "number") throw ftError("FT302", { what: where, why: `is ragged: expected shape [${shape.join(", ")}] (that of example 0), found an array at depth ${depth}` });
+    out.push(value);
+    return;
+  }
+  if (!Array.isArray(value)) throw ftError("FT302", { what: where, why: `is ragged: expected shape [${shape.join(", ")}] (that of example 0), found ${typeof value === "number" ? "a number" : typeof value} at depth ${depth}` });
+  if (value.length !== shape[depth]) throw ftError("FT302", { what: where, why: `is ragged: expected shape [${shape.join(", ")}] (that of example 0), found ${value.length} entries at depth ${depth}` });
+  for (const inner of value as readonly NestedNumbers[]) flattenExample(inner, shape, depth + 1, out, where);
+}
+
+/** The clients' values of one field in one typed array, checked for its dtype. */
+function packField(parts: readonly Examples[], dtype: ClientDType, ids: readonly string[], name: string): HostData {
+  const total = parts.reduce((sum, part) => sum + part.values.length, 0);
+  const data = dtype === "int32" ? new Int32Array(total) : new Float32Array(total);
+  let at = 0;
+  parts.forEach((part, c) => {
+    const size = part.count === 0 ? 1 : part.values.length / part.count;
+    const where = (i: number) => `client ${ids[c]}, field ${name}, example ${Math.floor(i / size)}`;
+    if (dtype === "int32" && !(part.values instanceof Int32Array)) {
+      for (let i = 0; i < part.values.length; i++) {
+        const v = part.values[i]!;
+        if (!(Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)) throw ftError("FT302", { what: where(i), why: `value ${v} is not an int32 whole number (the field is int32)` });
+      }
+    }
+    data.set(part.values, at);
+    if (dtype === "float32") {
+      // After the cast: a float64 beyond float32's range becomes Infinity here.
+      const bad = firstNonFinite(data.subarray(at, at + part.values.length));
+      if (bad >= 0) throw ftError("FT302", { what: where(bad), why: `value ${part.values[bad]} is not a finite float32; training needs finite values` });
+    }
+    at += part.values.length;
+  });
+  return data;
+}
+
+function checkedCohort(data: ClientDataset, clients: ArrayLike<number>): Int32Array {
+  const numClients = data.clientIds.length;
+  if (clients.length === 0) throw ftError("FT302", { what: "cohort", why: "no clients: a round needs at least one (a Poisson sample can be empty; skip such a round)" });
+  return Int32Array.from(clients, (client) => {
+    if (!Number.isInteger(client) || client < 0 || client >= numClients) {
+      throw ftError("FT305", { option: "clients", why: `client position ${client} is not in [0, ${numClients})` });
+    }
+    return client;
+  });
+}
+
+/** The largest value, -1 for none (a loop: spreading a million labels into Math.max overflows the stack). */
+function largestOf(values: ArrayLike<number>): number {
+  let most = -1;
+  for (let i = 0; i < values.length; i++) most = Math.max(most, values[i]!);
+  return most;
+}
+
+const allClients = (data: ClientDataset) => range(0, data.clientIds.length);
+const range = (start: number, end: number) => Int32Array.from({ length: end - start }, (_, i) => start + i);
+const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
