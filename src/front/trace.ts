@@ -14,9 +14,30 @@ import { taintOutputs } from "../ir/privacy.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import type { TypeInfo, staticType } from "../../types/tensor.js";
 
+/**
+ * The keys that a program's releases (dpSum, secureSum) have used, by derivation (see
+ * src/front/release-keys.ts), with the call that used each: a key feeds at most one release.
+ */
+export class ReleaseKeys {
+  private used = new Map<string, string>();
+  entries(): IterableIterator<[string, string]> {
+    return this.used.entries();
+  }
+  add(derivation: string, by: string): void {
+    this.used.set(derivation, by);
+  }
+  snapshot(): ReadonlyMap<string, string> {
+    return new Map(this.used);
+  }
+  restore(snapshot: ReadonlyMap<string, string>): void {
+    this.used = new Map(snapshot);
+  }
+}
+
 /** The value table shared by every graph of one program. */
 export class ValueTable {
   readonly types: ValueType[] = [];
+  readonly releases = new ReleaseKeys();
   add(type: ValueType): number {
     this.types.push(type);
     return this.types.length - 1;

@@ -37,7 +37,16 @@ export interface SecureSumAttrs {
   readonly low: number;
   readonly high: number;
   readonly scale: number;
+  /** The fewest clients a secure sum takes (FT112 below); absent in IR stored before it existed: the default. */
+  readonly minClients?: number;
 }
+
+/**
+ * The fewest clients a secure sum takes by default: with one client the sum is that client's
+ * value. 2 is a floor, not a strong threshold: with two clients each learns the other's value
+ * from the sum; raise it with secureSum's minClients option.
+ */
+export const DEFAULT_MIN_CLIENTS = 2;
 
 export type SecureDType = "float32" | "int32";
 
@@ -87,8 +96,20 @@ export function maskedValues(quantized: ArrayLike<number>, clients: number, size
   return acc;
 }
 
-/** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */
+/**
+ * What every backend checks of a cohort before it sums: FT112 below the fewest clients the
+ * sum takes, FT311 unless the cohort's values sum exactly (checkFit).
+ */
 export function checkCapacity(op: string, clients: number, dtype: SecureDType, a: SecureSumAttrs): void {
+  const least = a.minClients ?? DEFAULT_MIN_CLIENTS;
+  if (clients < least) {
+    throw ftError("FT112", { op, least, clients, why: "a secure sum of fewer clients reveals too much of each one's value (minClients)" });
+  }
+  checkFit(op, clients, dtype, a);
+}
+
+/** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */
+export function checkFit(op: string, clients: number, dtype: SecureDType, a: SecureSumAttrs): void {
   const span = quantizedSpan(dtype, a);
   const fitsModulus = clients * span < 2 ** a.bits;
   const fitsInt32 = dtype === "float32" || Math.max(Math.abs(clients * a.low), Math.abs(clients * a.high)) < 2 ** 31;
