@@ -11,6 +11,7 @@ import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
 import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
+import { hasSecureSum, printReleases, secureSimulationNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkOutputsPrivacy, checkReleaseInputs } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
@@ -38,9 +39,22 @@ export class Program<I = InputSpecs, O = unknown> {
     return this.ir.name;
   }
 
-  /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
+  /**
+   * The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`;
+   * a program with a secure sum says that in one process its masks are a simulation.
+   */
   get signature(): string {
-    return signatureOf(this.ir);
+    const types = signatureOf(this.ir);
+    return hasSecureSum(this.ir.graph) ? `${types} ${secureSimulationNote}` : types;
+  }
+
+  /**
+   * Its releases (dpSum, secureSum), one line each: the mechanism, dpSum's clip and noise
+   * multiplier and its cost per call as zCDP rho = 1 / (2 z^2), and how often it is called:
+   * `dpSum #0: Gaussian mechanism, clip 1, noise multiplier 1.1, rho = 0.4132 zCDP per call, called once`.
+   */
+  get privacy(): string[] {
+    return printReleases(this.ir);
   }
 
   /** Its aggregations as TFF intrinsics with their types, e.g. `federated_median: ({f32[10]}@CLIENTS -> f32[10]@SERVER)`. */

@@ -18,7 +18,7 @@
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import type { Node } from "../ir/types.js";
-import type { GraphBuilder, Tracer } from "./trace.js";
+import { currentGraph, type GraphBuilder, type Tracer } from "./trace.js";
 
 /** Where a value of a graph being recorded comes from. */
 type Origin =
@@ -66,7 +66,7 @@ function checkSecret(op: string, key: Tracer): void {
     const origin = originOf(builder, id);
     if (origin.kind === "param") return;
     if (origin.kind === "input") {
-      const type = builder.values.types[builder.inputs[origin.index]!]!;
+      const type = origin.builder.values.types[origin.builder.inputs[origin.index]!]!;
       if (type.placement === "server" && type.private !== true) return;
       throw fail(`the program input ${printType(type)}`);
     }
@@ -91,7 +91,7 @@ export function useReleaseKey(op: string, key: Tracer): void {
   const text = derivation(key.graph, key.id, params);
   // Every loop around the release must change the key from step to step.
   const inner: GraphBuilder[] = [];
-  for (let b: GraphBuilder | undefined = key.graph; b !== undefined; b = b.parent) {
+  for (let b: GraphBuilder | undefined = currentGraph(op); b !== undefined; b = b.parent) {
     inner.push(b);
     if (b.tracedFor !== undefined && loopOps.has(b.tracedFor) && !inner.some((g) => params.has(g))) {
       throw ftError("FT111", { op, why: `the same in every step of the enclosing ${b.tracedFor}() (it depends on neither the loop index nor the carry): fold the loop index in` });
