@@ -65,7 +65,7 @@ const ops = { ...elementwise, ...tensorOps, ...random } as unknown as Record<
  * the result is differentially private and may carry private client data (FT109 does not
  * apply): `{T}@CLIENTS` to `T@SERVER`, float32 leaves only.
  */
-export function dpSum<T extends TreeLike, C, Z, K>(
+export function dpSum<T extends TreeLike, const C, const Z, K>(
   x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
   options: DpSumOptions<C, Z, K>,
 ): Presumed<Moved<T, "server">> {
