@@ -6,7 +6,8 @@ import { describe, expect, test } from "vitest";
 import type * as FedTensor from "../../src/index.js";
 import { add, atClients, atServer, broadcast, f32, FedTensorError, foldIn, fori, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, split, sum, type Tensor } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
-import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
+import { maskedValues, ringLabels, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
+import { randomBits, threefry2x32 } from "../../src/ir/threefry.js";
 import { ModelScope, OnnxGraph, valueInfo } from "../../src/lower/onnx/graph.js";
 import { modelBytes, onnxRules } from "../../src/lower/onnx/model.js";
 import { maskedValueNodes } from "../../src/lower/onnx/secure.js";
@@ -172,14 +173,38 @@ describe("what the server sees", () => {
     }
   });
 
-  test("with k neighbours a client's mask involves only its k ring neighbours", () => {
-    // With 2 neighbours client 1 pairs with clients 0 and 2 only, under pair keys that do not
-    // depend on the cohort's size: its masked values are the same in a cohort of 6 and of 8.
-    const ring = maskedValues(new Float64Array(clients * 4), clients, 4, [1, 1], attrs(2));
-    const larger = maskedValues(new Float64Array((clients + 2) * 4), clients + 2, 4, [1, 1], attrs(2));
-    expect(Array.from(larger.subarray(4, 8))).toEqual(Array.from(ring.subarray(4, 8)));
-    const all = maskedValues(new Float64Array(clients * 4), clients, 4, [1, 1], attrs(null));
+  test("with k neighbours a client's mask involves only its k neighbours on a secretly relabelled ring", () => {
+    // k = 2: client i at label L_i adds the words of the pair key k(L_i, 1) and subtracts those of k(L_i - 1, 1).
+    const key = [1, 1] as const;
+    const ring = maskedValues(new Float64Array(clients * 4), clients, 4, key, attrs(2));
+    const labels = ringLabels(key, clients);
+    const words = (label: number) => {
+      const [c0, c1] = threefry2x32(key[0], key[1], label, 1);
+      return Array.from(randomBits(Int32Array.from(threefry2x32(c0, c1, 1, 1)), 4), (w) => w & (2 ** bits - 1));
+    };
+    for (let i = 0; i < clients; i++) {
+      const [own, before] = [words(labels[i]!), words((labels[i]! + clients - 1) % clients)];
+      expect(Array.from(ring.subarray(4 * i, 4 * i + 4)), `client ${i}`).toEqual(own.map((w, j) => (w - before[j]! + 2 ** bits) % 2 ** bits));
+    }
+    const all = maskedValues(new Float64Array(clients * 4), clients, 4, key, attrs(null));
     expect(Array.from(all.subarray(4, 8))).not.toEqual(Array.from(ring.subarray(4, 8)));
+  });
+
+  test("the ring's labels are a secret uniform permutation, not the cohort's order: who neighbours whom depends on the key", () => {
+    const n = 6;
+    const counts = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+    const keys = 3000;
+    let identity = 0;
+    for (let k = 0; k < keys; k++) {
+      const labels = Array.from(ringLabels([k, 0x5bd1e995], n));
+      expect([...labels].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      if (labels.every((l, i) => l === i)) identity++;
+      labels.forEach((l, i) => counts[i]![l]!++);
+    }
+    // Each client's label is uniform: chi-square over 6 labels (5 degrees of freedom; 20.5 is p = 0.001), per client.
+    for (const row of counts) expect(row.reduce((chi, c) => chi + (c - keys / n) ** 2 / (keys / n), 0)).toBeLessThan(20.5);
+    // The identity (the sorted order) comes up about keys / 720 times, as any other permutation.
+    expect(identity).toBeLessThan(15);
   });
 });
 
