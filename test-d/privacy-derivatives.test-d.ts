@@ -5,7 +5,7 @@
  * must be > 0 (FT110). Tracing checks the rest (a SERVER tangent through dpSum: FT109).
  */
 import { expectError, expectType } from "tsd";
-import { broadcast, dpSum, fori, grad, jvp, map, mul, sum } from "../dist/src/index.js";
+import { broadcast, dpSum, fori, grad, jvp, map, mul, randomKey, secureSum, sum } from "../dist/src/index.js";
 import type { F32, I32 } from "./helpers.js";
 
 declare const weights: F32<[3], "server">;
@@ -28,3 +28,7 @@ expectType<F32<[3], "clients-private">>(after.c);
 expectError(dpSum(readings, { clip: 1, noiseMultiplier: 0, key }));
 expectError(dpSum(readings, { clip: -2, noiseMultiplier: 1, key }));
 expectType<F32<[3], "server">>(dpSum(readings, { clip: 0.5, noiseMultiplier: 1.1, key }));
+
+// A release's key is a SERVER key: a local one (randomKey(0), a constant) is refused in tsc too.
+expectError(dpSum(readings, { clip: 1, noiseMultiplier: 1, key: randomKey(0) }));
+expectError(secureSum(readings, { bits: 20, key: randomKey(0), range: [-1, 1], scale: 1000 }));

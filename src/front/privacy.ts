@@ -24,7 +24,8 @@ import { describeValue, unflatten } from "./tree.js";
 
 /** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
 type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
-type KeyOption = Tensor<[2], "int32", "server" | "local">;
+/** A SERVER key: a local one is a constant (randomKey) or a local input, never secret (FT110; src/front/release-keys.ts checks the rest while tracing). */
+type KeyOption = Tensor<[2], "int32", "server">;
 type OptionCheck<Name extends string, V, Want, Text extends string> = V extends Want
   ? V extends number
     ? PositiveCheck<Name, V>

@@ -31,8 +31,11 @@ export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" |
 export interface SecureSumOptions {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
-  /** The round's key (i32[2], at the SERVER or local): every pair key derives from it; pass a fresh one each round. */
-  readonly key: Tensor<[2], "int32", "server" | "local">;
+  /**
+   * The round's key (i32[2] at the SERVER: a program input, or split/foldIn of one; a local
+   * key is a constant, FT110): every pair key derives from it; a fresh one each round (FT111).
+   */
+  readonly key: Tensor<[2], "int32", "server">;
   /** The declared range [low, high] of every client value; values outside it fail the run (FT309). */
   readonly range: readonly [number, number];
   /** float32 inputs: quantization steps per unit, q = round((x - low) * scale); int32 inputs take 1. */
