@@ -59,7 +59,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
       throw ftError("FT209", { op, got: isTracer(out) ? printType(out.type) : typeof out });
     }
     return [out];
-  });
+  }, { origins: leaves });
   const { outputs, inputCotangents } = vjp(
     body.graph,
     leaves[0]!.graph.values.types,
@@ -198,7 +198,7 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
     const out = flatten(f(...(unflatten(flatPrimals.def, ins) as unknown as A)), isTracer, "jvp() result");
     outDef = out.def;
     return out.leaves;
-  });
+  }, { origins: leaves });
   const directions = tangentLeaves.map((t, i) => (leaves[i]!.dtype === "float32" ? privateLike(t, leaves[i]!) : t));
   const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...directions, ...body.captures.map(() => undefined)]);
   const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));

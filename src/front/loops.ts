@@ -135,7 +135,7 @@ function loop(
       const yFlat = flattenTracers(ys, `${op}() body output`);
       yDef = yFlat.def;
       return [...nextFlat.leaves, ...yFlat.leaves];
-    });
+    }, { origins: carry.leaves });
   // The privacy of the carry is a fixed point (src/ir/privacy.ts): a carry that a step makes
   // private is private in every later step, so the body is traced again with it private (at
   // most once per carry leaf), and what the body does with it is checked as such (FT109).

@@ -3,9 +3,9 @@
  * (docs/language.md "Privacy", "Secret keys"):
  * - a release's key is secret: a SERVER program input, or derived from one by split and
  *   foldIn only (FT110 for a constant such as randomKey(0), a local or CLIENTS input, or a
- *   key computed some other way). A key that enters a loop carry or a differentiated
- *   function as an argument is given the benefit of the doubt: its origin is outside the
- *   body being recorded.
+ *   key computed some other way). A key that is a loop's carry or a differentiated
+ *   function's argument is checked from the value it starts as (the initial carry, the
+ *   argument); other body parameters (map's members) are given the benefit of the doubt.
  * - a key feeds at most one release (FT111), as JAX's key-reuse checker has it: two releases
  *   whose keys have the same derivation, or one derived from the other, would share noise or
  *   masks; inside a loop, a key that does not depend on the step (the loop index, the carry)
@@ -64,7 +64,14 @@ function checkSecret(op: string, key: Tracer): void {
   let id = key.id;
   for (;;) {
     const origin = originOf(builder, id);
-    if (origin.kind === "param") return;
+    if (origin.kind === "param") {
+      // A loop's carry or a differentiated function's argument: checked from the value it starts as.
+      const start = origin.builder.paramOrigins?.[origin.builder.inputs.indexOf(origin.id)];
+      if (start === undefined) return;
+      builder = start.graph;
+      id = start.id;
+      continue;
+    }
     if (origin.kind === "input") {
       const type = origin.builder.values.types[origin.builder.inputs[origin.index]!]!;
       if (type.placement === "server" && type.private !== true) return;

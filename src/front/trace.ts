@@ -106,6 +106,13 @@ export class GraphBuilder {
    */
   checksPrivacy: boolean;
 
+  /**
+   * Per input, the outer value it starts as, where the caller knows one (a loop's initial
+   * carry, a differentiated function's arguments): where a release's key comes from
+   * (src/front/release-keys.ts) is followed through it.
+   */
+  paramOrigins: readonly (Tracer | undefined)[] | undefined;
+
   addInput(type: ValueType): Tracer {
     const id = this.values.add(type);
     this.inputs.push(id);
@@ -202,10 +209,11 @@ export function traceBody(
   op: string,
   inputTypes: readonly ValueType[],
   fn: (inputs: Tracer[]) => readonly Tracer[],
-  options: { readonly perClient?: boolean; readonly inputVaries?: readonly boolean[] } = {},
+  options: { readonly perClient?: boolean; readonly inputVaries?: readonly boolean[]; readonly origins?: readonly (Tracer | undefined)[] } = {},
 ): ClosedBody {
   const parent = currentGraph(op);
   const graph = new GraphBuilder(parent.values, parent, options.perClient === true || parent.perClient, op, options.inputVaries);
+  graph.paramOrigins = options.origins;
   const outputs = recordInto(graph, () => fn(inputTypes.map((t) => graph.addInput(t))));
   const closed = graph.finish(outputs);
   const byOuterId = new Map<number, Tracer>();

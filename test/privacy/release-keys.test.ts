@@ -6,7 +6,7 @@
  * and what program.privacy and `fedtensor ir --signature` say of each release.
  */
 import { describe, expect, test, vi } from "vitest";
-import { atClients, atServer, dpSum, f32, FedTensorError, foldIn, fori, i32, map, mul, program, randomKey, secureSum, split, sub, broadcast } from "../../src/index.js";
+import { atClients, atServer, broadcast, dpSum, f32, FedTensorError, foldIn, fori, grad, i32, map, mul, program, randomKey, secureSum, split, sub, sum } from "../../src/index.js";
 import { host, read } from "../lib/helpers.js";
 
 const inputs = { x: atClients(f32([3]), { private: true }), key: atServer(i32([2])), localKey: i32([2]), z: atServer(f32([])) };
@@ -38,6 +38,18 @@ describe("a release's key is secret: a SERVER program input, or split/foldIn of 
   test("a local program input, or a key computed by other operations, is FT110", () => {
     expect(failure(() => program(inputs, ({ x, localKey }) => looseDp(x, { clip: 1, noiseMultiplier: 1, key: localKey })))).toBe(`FT110: dpSum() ${secret} the program input i32[2]`);
     expect(failure(() => program(inputs, ({ x, key }) => looseDp(x, { clip: 1, noiseMultiplier: 1, key: mul(key, 1) })))).toBe(`FT110: dpSum() ${secret} a key computed by mul, not by split or foldIn`);
+  });
+
+  test("a constant key carried by a loop or passed to a differentiated function is found from where it starts", () => {
+    const server = { w: atServer(f32([3])), ...inputs };
+    const carried = () =>
+      program(server, ({ w, x }) =>
+        fori(2, { w, k: randomKey(0) }, (i, s) => ({ w: sub(s.w, looseDp(map((vm, xm) => mul(vm, xm), broadcast(s.w), x), { clip: 1, noiseMultiplier: 1, key: foldIn(s.k, i) })), k: s.k })).w,
+      );
+    expect(failure(carried)).toMatch(/^FT110: dpSum\(\) key must be a secret key.*a constant key/);
+    const argument = () =>
+      program(server, ({ w, x }) => grad((v: typeof w, k: ReturnType<typeof randomKey>) => sum(dpSum(map((vm, xm) => mul(vm, xm), broadcast(v), x), { clip: 1, noiseMultiplier: 1, key: k as never })))(w, randomKey(1)));
+    expect(failure(argument)).toMatch(/^FT110: dpSum\(\) key must be a secret key.*a constant key/);
   });
 
   test("a SERVER input key, split or folded, is accepted", () => {
