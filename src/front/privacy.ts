@@ -11,13 +11,12 @@ import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
 import { printType } from "../ir/print.js";
-import { privacyError } from "../ir/privacy.js";
+import { positiveOption, privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
 import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
 import type { Attrs } from "../ir/primitives.js";
-import type { ProgramIR } from "../ir/types.js";
 import { programInputOf, useReleaseKey } from "./release-keys.js";
 import { currentGraph, isTracer, type GraphBuilder, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
@@ -39,7 +38,7 @@ type PositiveCheck<Name extends string, V extends number> = number extends V
     : `${V}` extends `-${string}`
       ? Message<"FT110", { op: "dpSum"; option: Name; want: Want["positive"]; got: `${V}` }>
       : never;
-const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER", positive: "a finite number > 0" } as const;
+const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER", positive: positiveOption } as const;
 type Want = typeof want;
 
 export interface DpSumOptions<C, Z, K> {
@@ -148,30 +147,6 @@ function releaseAttrs(graph: GraphBuilder, clip: Tracer | number, noiseMultiplie
 
 /** The number of releases recorded so far in the program: the next one's index. */
 const countReleases = (graph: GraphBuilder): number => [...graph.values.releases.entries()].length - 1;
-
-/**
- * FT110 unless every dpSum option that is a program input is a finite number > 0 in
- * `inputs` (the values run() was given, by position among the program's inputs): checked
- * before the program runs, so no noise of standard deviation 0 is ever added.
- */
-export function checkReleaseInputs(ir: ProgramIR, valueAt: (position: number) => number | undefined): void {
-  const walk = (nodes: ProgramIR["graph"]["nodes"]): void => {
-    for (const node of nodes) {
-      if (node.attrs.aggregator === "dpSum") {
-        for (const name of ["clip", "noiseMultiplier"] as const) {
-          const position = node.attrs[`${name}Input`];
-          if (typeof position !== "number") continue;
-          const value = valueAt(position);
-          if (value !== undefined && !(value > 0 && Number.isFinite(value))) {
-            throw ftError("FT110", { op: "dpSum", option: name, want: `${want.positive} (the program input that feeds it)`, got: String(value) });
-          }
-        }
-      }
-      for (const body of node.bodies ?? []) walk(body.nodes);
-    }
-  };
-  walk(ir.graph.nodes);
-}
 
 const isServerOrLocal = (t: Tracer): boolean => (t.placement === "server" || t.placement === "local") && t.type.private !== true;
 

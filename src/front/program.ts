@@ -13,7 +13,8 @@ import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
 import { hasSecureSum, printReleases, secureSimulationNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
-import { checkOutputsPrivacy, checkReleaseInputs } from "./privacy.js";
+import { checkReleaseInputs } from "../ir/privacy.js";
+import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
 import { GraphBuilder, recordInto, ValueTable } from "./trace.js";
@@ -80,7 +81,7 @@ export class Program<I = InputSpecs, O = unknown> {
    * CLIENTS values with the clients on axis 0. Resolves to a tree of tensors the caller owns.
    */
   async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
-    checkReleaseInputs(this.ir, (position) => scalarInput(inputAt(this.ir.inputTree, inputs, position)));
+    checkReleaseInputs(this.ir, inputs);
     const { runProgram } = await import("../runtime/run.js");
     return (await runProgram(this.ir, inputs, options)) as RunOutputs<O>;
   }
@@ -93,29 +94,6 @@ export class Program<I = InputSpecs, O = unknown> {
     const { releaseCompiled } = await import("../runtime/run.js");
     releaseCompiled(this.ir);
   }
-}
-
-/** The value run() was given for the input at `position` among the program's inputs (undefined if absent). */
-function inputAt(def: TreeDef, given: unknown, position: number): unknown {
-  if (typeof def === "number") return def === position ? given : undefined;
-  if (given === null || typeof given !== "object") return undefined;
-  for (const [key, child] of Object.entries(def as Record<string, TreeDef>)) {
-    const found = inputAt(child, (given as Record<string, unknown>)[key], position);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-/** A scalar input's number (a number, a tfjs scalar, {shape, data} or [x]), or undefined for anything else (run() reports it). */
-function scalarInput(leaf: unknown): number | undefined {
-  if (typeof leaf === "number") return leaf;
-  if (Array.isArray(leaf)) return leaf.length === 1 ? scalarInput(leaf[0]) : undefined;
-  if (leaf !== null && typeof leaf === "object") {
-    const tensorLike = leaf as { dataSync?: () => ArrayLike<number>; size?: number; data?: unknown };
-    if (typeof tensorLike.dataSync === "function" && tensorLike.size === 1) return tensorLike.dataSync()[0];
-    if (tensorLike.data !== undefined && typeof tensorLike.dataSync !== "function") return scalarInput(Array.from(tensorLike.data as ArrayLike<number>));
-  }
-  return undefined;
 }
 
 /** What run() takes for each declared input: a tfjs tensor, {shape, data}, a number or nested arrays. */

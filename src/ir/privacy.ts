@@ -20,7 +20,7 @@
 import { ftError } from "../errors/error.js";
 import type { Attrs } from "./primitives.js";
 import { printType } from "./print.js";
-import type { ValueType } from "./types.js";
+import type { Graph, ProgramIR, TreeDef, ValueType } from "./types.js";
 
 /**
  * The primitives that may take private client data to the SERVER: secureSum's masked sum
@@ -103,4 +103,55 @@ function releasedBy(node: TaintedNode): string {
   }
   if (node.userOp !== node.op) return `${node.userOp}()`;
   return `a gradient through broadcast() (its transpose, ${node.op}, sums private cotangents over the clients)`;
+}
+
+/** What dpSum's clip and noise multiplier must be (FT110). */
+export const positiveOption = "a finite number > 0";
+
+/**
+ * FT110 unless every dpSum option that is a program input (its sums' `clipInput` /
+ * `noiseMultiplierInput` attributes, src/front/privacy.ts) is a finite number > 0 in `given`,
+ * the inputs a run was given (a tree like the program's): checked before the program runs,
+ * so that no noise of standard deviation 0 is added. program.run and streamed rounds call it.
+ */
+export function checkReleaseInputs(ir: ProgramIR, given: unknown): void {
+  const walk = (graph: Graph): void => {
+    for (const node of graph.nodes) {
+      if (node.attrs.aggregator === "dpSum") {
+        for (const name of ["clip", "noiseMultiplier"] as const) {
+          const position = node.attrs[`${name}Input`];
+          if (typeof position !== "number") continue;
+          const value = scalarInput(inputAt(ir.inputTree, given, position));
+          if (value !== undefined && !(value > 0 && Number.isFinite(value))) {
+            throw ftError("FT110", { op: "dpSum", option: name, want: `${positiveOption} (the program input that feeds it)`, got: String(value) });
+          }
+        }
+      }
+      node.bodies?.forEach(walk);
+    }
+  };
+  walk(ir.graph);
+}
+
+/** The value a run was given for the input at `position` among the program's inputs (undefined if absent). */
+function inputAt(def: TreeDef, given: unknown, position: number): unknown {
+  if (typeof def === "number") return def === position ? given : undefined;
+  if (given === null || typeof given !== "object") return undefined;
+  for (const [key, child] of Object.entries(def as Record<string, TreeDef>)) {
+    const found = inputAt(child, (given as Record<string, unknown>)[key], position);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** A scalar input's number (a number, a tensor of one element, {shape, data} or [x]); undefined for anything else, which the run reports. */
+function scalarInput(leaf: unknown): number | undefined {
+  if (typeof leaf === "number") return leaf;
+  if (Array.isArray(leaf)) return leaf.length === 1 ? scalarInput(leaf[0]) : undefined;
+  if (leaf !== null && typeof leaf === "object") {
+    const tensor = leaf as { dataSync?: () => ArrayLike<number>; size?: number; data?: unknown };
+    if (typeof tensor.dataSync === "function") return tensor.size === 1 ? tensor.dataSync()[0] : undefined;
+    if (tensor.data !== undefined && typeof tensor.data === "object") return scalarInput(Array.from(tensor.data as ArrayLike<number>));
+  }
+  return undefined;
 }

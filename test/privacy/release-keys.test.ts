@@ -103,6 +103,10 @@ describe("dpSum's clip and noise multiplier are > 0 (FT110)", () => {
     }
     const out = (await read(await p.run(cohort as never))) as unknown as number[];
     expect(out.every(Number.isFinite)).toBe(true);
+    // A round streamed in chunks (fedtensor run --chunk-clients, the BullMQ engine) checks it too.
+    const { runStreamed } = await import("../../src/runtime/mapreduce.js");
+    const round = { inputs: { key: [3, 9], localKey: [1, 2], z: 0 }, cohortSize: 2, chunks: [{ x: cohort.x }] };
+    await expect(async () => runStreamed(p.ir, round)).rejects.toThrow("FT110: dpSum() noiseMultiplier must be a finite number > 0 (the program input that feeds it), got 0");
   });
 });
 
