@@ -11,7 +11,7 @@ import type { RunOptions } from "../runtime/run.js";
 import { ftError } from "../errors/error.js";
 import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
-import { hasSecureSum, printReleases, secureSimulationNote } from "../ir/print-privacy.js";
+import { printReleases, secureSumNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkReleaseInputs } from "../ir/privacy.js";
 import { checkOutputsPrivacy } from "./privacy.js";
@@ -45,8 +45,8 @@ export class Program<I = InputSpecs, O = unknown> {
    * a program with a secure sum says that in one process its masks are a simulation.
    */
   get signature(): string {
-    const types = signatureOf(this.ir);
-    return hasSecureSum(this.ir.graph) ? `${types} ${secureSimulationNote}` : types;
+    const note = secureSumNote(this.ir);
+    return note === undefined ? signatureOf(this.ir) : `${signatureOf(this.ir)} ${note}`;
   }
 
   /**

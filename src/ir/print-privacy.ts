@@ -10,13 +10,23 @@
  */
 import type { Graph, Node, ProgramIR, TreeDef } from "./types.js";
 
-/** The note on the signature of a program with a secure sum: what one process can and cannot promise. */
-export const secureSimulationNote = "[secureSum simulated in one process: the server derives every pair key]";
-
-/** Whether a program has a secure sum (its signature then carries secureSimulationNote). */
-export function hasSecureSum(graph: Graph): boolean {
-  return graph.nodes.some((node) => node.op === "secure_sum" || (node.bodies ?? []).some(hasSecureSum));
+/**
+ * The note after the signature of a program with a secure sum: in one process its masks are
+ * a simulation; and a secure sum of private data releases their exact sum, without DP.
+ */
+export function secureSumNote(ir: ProgramIR): string | undefined {
+  let found: "none" | "public" | "private" = "none";
+  const walk = (graph: Graph): void => {
+    for (const node of graph.nodes) {
+      if (node.op === "secure_sum") found = found === "private" || ir.values[node.inputs[0]!]!.private === true ? "private" : "public";
+      node.bodies?.forEach(walk);
+    }
+  };
+  walk(ir.graph);
+  if (found === "none") return undefined;
+  return found === "private" ? `[secureSum of private data: exact sum, no DP; ${simulated}]` : `[${simulated}]`;
 }
+const simulated = "secureSum simulated in one process: the server derives every pair key";
 
 /** The zCDP cost rho = 1 / (2 z^2) of one Gaussian release with noise multiplier z. */
 export const zcdpRho = (z: number): number => 1 / (2 * z * z);

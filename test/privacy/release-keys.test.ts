@@ -131,7 +131,9 @@ describe("secureSum refuses small cohorts (FT112) and says what it is", () => {
       "dpSum #1: Gaussian mechanism, clip 1, noise multiplier input z (checked > 0 when run), rho = 1/(2 z^2) zCDP per call, called once",
       "secureSum #2: exact sum, no DP (masks simulated in one process), at least 3 clients, called once",
     ]);
-    expect(p.signature).toMatch(/ \[secureSum simulated in one process: the server derives every pair key\]$/);
+    expect(p.signature).toMatch(/ \[secureSum of private data: exact sum, no DP; secureSum simulated in one process: the server derives every pair key\]$/);
+    const plain = program({ n: atClients(i32([3])), key: atServer(i32([2])) }, ({ n, key }) => secureSum(n, { bits: 12, key, range: [0, 9] }));
+    expect(plain.signature).toBe("(<n={i32[3]}@CLIENTS,key=i32[2]@SERVER> -> i32[3]@SERVER) [secureSum simulated in one process: the server derives every pair key]");
   });
 });
 
