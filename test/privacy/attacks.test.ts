@@ -88,6 +88,13 @@ describe("derivatives do not declassify", () => {
     }
   });
 
+  test("grad and jvp through a loop of DP rounds (reverse and forward over the loop): FT109", () => {
+    const rounds = (key: Key, x: unknown) => (v: Server3) =>
+      sum(fori(2, v, (i, m) => sub(m, mul(dpSum(map((mm, xm) => mul(mm, xm), broadcast(m), x as never), { clip: 1, noiseMultiplier: 1, key: foldIn(key, i) }), 0.1))));
+    expect(failure(() => program(inputs, ({ w, x, key }) => grad(rounds(key, x))(w)))).toMatch(/^FT109: a gradient through broadcast\(\)/);
+    expect(failure(() => program(inputs, ({ w, t, x, key }) => jvp(rounds(key, x), [w], [t])[1]))).toMatch(/^FT109: the tangent of dpSum/);
+  });
+
   test("the gradient with respect to private CLIENTS data is private: returning it is FT109", () => {
     const message = failure(() => program(inputs, ({ x, key }) => grad(noisyClients(key))(x as never)));
     expect(message).toMatch(/^FT109: the program's result would release private client data, got \{f32\[3\]\}@CLIENTS\(private\)/);
