@@ -10,15 +10,15 @@ import type { Print } from "../../types/print.js";
 import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
+import type { Attrs } from "../ir/primitives.js";
 import { printType } from "../ir/print.js";
 import { positiveOption, privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
 import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
-import type { Attrs } from "../ir/primitives.js";
 import { programInputOf, useReleaseKey } from "./release-keys.js";
-import { currentGraph, isTracer, type GraphBuilder, type Tracer } from "./trace.js";
+import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
 
 /** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
@@ -77,7 +77,7 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
   const clip = scalarOption("clip", options.clip);
   const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);
   const key = keyOption(options.key);
-  useReleaseKey(op, key);
+  const release = useReleaseKey(op, key);
 
   // Each client scales its whole tree by C / max(||x||, C), in the order of the library's
   // clipToNorm (sum of squares leaf by leaf, added left to right), so the numbers are the same.
@@ -93,8 +93,8 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
   ) as unknown as Tracer[];
 
   const graph = currentGraph(op);
-  const release = releaseAttrs(graph, clip, noiseMultiplier);
-  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op, ...release }, op)[0]!);
+  const recorded = releaseAttrs(release, clip, noiseMultiplier);
+  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op, ...recorded }, op)[0]!);
   const std = typeof noiseMultiplier === "number" && typeof clip === "number" ? noiseMultiplier * clip : ops.mul(noiseMultiplier, clip);
   const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), "dpSum() noise").leaves;
   return unflatten(
@@ -138,15 +138,11 @@ type DpSumOption = "clip" | "noiseMultiplier";
  * number in the program, and each option as a constant, or the program input (its position
  * among the inputs) it is, which program.run checks is > 0 (FT110), or null when computed.
  */
-function releaseAttrs(graph: GraphBuilder, clip: Tracer | number, noiseMultiplier: Tracer | number): Attrs {
+function releaseAttrs(release: number, clip: Tracer | number, noiseMultiplier: Tracer | number): Attrs {
   const option = (name: DpSumOption, value: Tracer | number): Attrs =>
     typeof value === "number" ? { [name]: value } : { [name]: null, [`${name}Input`]: programInputOf(value) ?? null };
-  const release = countReleases(graph);
   return { release, ...option("clip", clip), ...option("noiseMultiplier", noiseMultiplier) };
 }
-
-/** The number of releases recorded so far in the program: the next one's index. */
-const countReleases = (graph: GraphBuilder): number => [...graph.values.releases.entries()].length - 1;
 
 const isServerOrLocal = (t: Tracer): boolean => (t.placement === "server" || t.placement === "local") && t.type.private !== true;
 

@@ -88,11 +88,12 @@ function checkSecret(op: string, key: Tracer): void {
 const loopOps: ReadonlySet<string> = new Set(["fori", "scan"]);
 
 /**
- * Checks the key of a release that `op` is recording (FT110, FT111) and records it as used.
- * Called by dpSum() and secureSum() when the user calls them, so that transformations that
- * replay their nodes (gradients, batching) do not count as uses.
+ * Checks the key of a release that `op` is recording (FT110, FT111) and records it as used;
+ * returns the release's number in the program. Called by dpSum() and secureSum() when the
+ * user calls them, so that transformations that replay their nodes (gradients, batching) do
+ * not count as uses.
  */
-export function useReleaseKey(op: string, key: Tracer): void {
+export function useReleaseKey(op: string, key: Tracer): number {
   checkSecret(op, key);
   const params = new Set<GraphBuilder>();
   const text = derivation(key.graph, key.id, params);
@@ -111,6 +112,7 @@ export function useReleaseKey(op: string, key: Tracer): void {
     }
   }
   releases.add(text, `${op}()`);
+  return releases.size - 1;
 }
 
 /** The position among the program's inputs of the input that `t` is (followed out of enclosing bodies), or undefined. */

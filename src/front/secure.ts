@@ -95,7 +95,8 @@ export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementC
   const key = options.key as unknown as Tracer;
   if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER or local (randomKey(seed), or an input)" });
   const graph = currentGraph(op);
-  const release = [...graph.values.releases.entries()].length;
+  // The number useReleaseKey gives this release once the sums are recorded.
+  const release = graph.values.releases.size;
   const sums = leaves.map((leaf, i) => {
     if (leaf.dtype !== "float32" && leaf.dtype !== "int32") throw ftError("FT205", { op, want: "f32 or i32", got: printType(leaf.type) });
     // One independent key per leaf, so that no two leaves share masks.

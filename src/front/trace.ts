@@ -23,6 +23,10 @@ export class ReleaseKeys {
   entries(): IterableIterator<[string, string]> {
     return this.used.entries();
   }
+  /** How many releases the program has so far: the number the next one gets. */
+  get size(): number {
+    return this.used.size;
+  }
   add(derivation: string, by: string): void {
     this.used.set(derivation, by);
   }
