@@ -16,8 +16,8 @@ import { expectFunction } from "./values.js";
 
 /**
  * Placements that hold the same kind of value from one loop step to the next; a step may add
- * private data to the carry (then all of it is private after the loop: Tainted; tracing is
- * exact per leaf, src/ir/privacy.ts, so a carry that only dpSum's result reaches stays free).
+ * private data to the carry (then that leaf is private after the loop: CarryAfter, exact per
+ * leaf as tracing is, src/ir/privacy.ts, so a carry that only dpSum's result reaches stays free).
  */
 type SameSide<P extends Placement> = P extends "local" | Member
   ? "local" | Member

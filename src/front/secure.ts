@@ -93,7 +93,7 @@ export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementC
   checkClientsArgument(op, leaves, paths);
   if (typeof options !== "object" || options === null) throw ftError("FT312", { what: "options", why: "expected { bits, key, range, scale? }" });
   const key = options.key as unknown as Tracer;
-  if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER or local (randomKey(seed), or an input)" });
+  if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER (a program input, or split/foldIn of one)" });
   const graph = currentGraph(op);
   // The number useReleaseKey gives this release once the sums are recorded.
   const release = graph.values.releases.size;
