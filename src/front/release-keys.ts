@@ -37,6 +37,9 @@ function originOf(builder: GraphBuilder, id: number): Origin {
   return { kind: "param", builder, id };
 }
 
+/** The functions whose bodies are loop steps (src/front/loops.ts). */
+const loopOps: ReadonlySet<string> = new Set(["fori", "scan"]);
+
 /** The primitives that split() and foldIn() record (src/front/random.ts): the path from a key to the keys derived from it. */
 const keyDerivations: ReadonlySet<string> = new Set(["random_bits", "slice", "reshape", "threefry2x32"]);
 
@@ -45,6 +48,9 @@ function derivation(builder: GraphBuilder, id: number, params: Set<GraphBuilder>
   const origin = originOf(builder, id);
   if (origin.kind === "input") return `<in${origin.index}>`;
   if (origin.kind === "param") {
+    // A differentiated function's argument is the outer value itself; a loop's carry is not.
+    const start = loopOps.has(origin.builder.tracedFor ?? "") ? undefined : origin.builder.paramOrigins?.[origin.builder.inputs.indexOf(origin.id)];
+    if (start !== undefined) return derivation(start.graph, start.id, params, memo);
     params.add(origin.builder);
     return `<p${origin.id}>`;
   }
@@ -84,8 +90,6 @@ function checkSecret(op: string, key: Tracer): void {
     id = node.inputs[0]!;
   }
 }
-
-const loopOps: ReadonlySet<string> = new Set(["fori", "scan"]);
 
 /**
  * Checks the key of a release that `op` is recording (FT110, FT111) and records it as used;

@@ -84,6 +84,12 @@ describe("a key feeds at most one release (FT111)", () => {
     expect(failure(() => program(server, ({ w, x, key }) => fori(3, w, (_i, v) => sub(v, mul(dpSum(map((vm, xm) => mul(vm, xm), broadcast(v), x), { clip: 1, noiseMultiplier: 1, key }), 0.1)))))).toBe(
       "FT111: dpSum() key is the same in every step of the enclosing fori() (it depends on neither the loop index nor the carry): fold the loop index in: a key feeds at most one release",
     );
+    // Passing the key through a differentiated function inside the loop does not hide it.
+    const throughGrad = () =>
+      program(server, ({ w, x, key }) =>
+        fori(3, w, (_i, v) => sub(v, grad((u: typeof v, k: typeof key) => sum(dpSum(map((um, xm) => mul(um, xm), broadcast(u), x), { clip: 1, noiseMultiplier: 1, key: k })))(v, key))),
+      );
+    expect(failure(throughGrad)).toMatch(/^FT111: dpSum\(\) key is the same in every step of the enclosing fori\(\)/);
     const fresh = program(server, ({ w, x, key }) => fori(3, w, (i, v) => sub(v, mul(dpSum(map((vm, xm) => mul(vm, xm), broadcast(v), x), { clip: 1, noiseMultiplier: 1, key: foldIn(key, i) }), 0.1))));
     expect(fresh.privacy).toEqual(["dpSum #0: Gaussian mechanism, clip 1, noise multiplier 1, rho = 0.5 zCDP per call, called 3 times (loops)"]);
   });
