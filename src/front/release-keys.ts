@@ -81,7 +81,7 @@ function checkSecret(op: string, key: Tracer): void {
     if (origin.kind === "input") {
       const type = origin.builder.values.types[origin.builder.inputs[origin.index]!]!;
       if (type.placement === "server" && type.private !== true) return;
-      throw fail(`the program input ${printType(type)}`);
+      throw fail(`the ${type.placement === "local" ? "local " : ""}program input ${printType(type)}`);
     }
     const { node } = origin;
     if (node.op === "constant") throw fail(`a constant key (randomKey(${JSON.stringify(node.attrs.value)}) or a literal): anyone who reads the program can regenerate the noise or masks`);

@@ -36,7 +36,7 @@ describe("a release's key is secret: a SERVER program input, or split/foldIn of 
   });
 
   test("a local program input, or a key computed by other operations, is FT110", () => {
-    expect(failure(() => program(inputs, ({ x, localKey }) => looseDp(x, { clip: 1, noiseMultiplier: 1, key: localKey })))).toBe(`FT110: dpSum() ${secret} the program input i32[2]`);
+    expect(failure(() => program(inputs, ({ x, localKey }) => looseDp(x, { clip: 1, noiseMultiplier: 1, key: localKey })))).toBe(`FT110: dpSum() ${secret} the local program input i32[2]`);
     expect(failure(() => program(inputs, ({ x, key }) => looseDp(x, { clip: 1, noiseMultiplier: 1, key: mul(key, 1) })))).toBe(`FT110: dpSum() ${secret} a key computed by mul, not by split or foldIn`);
   });
 
