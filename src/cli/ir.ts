@@ -19,7 +19,8 @@ export const irCommand: Command = {
     "",
     "  module.js     a JavaScript module that exports programs (compiled TypeScript)",
     "  export        the export to print (default: every exported program)",
-    "  --signature   print only the signatures (and the aggregators each program uses)",
+    "  --signature   print only the signatures, the aggregations each program uses and its",
+    "                releases (mechanism, clip, noise multiplier, zCDP cost per call)",
     "  --mapreduce   print each program's MapReduce form: its parts (prepare, work, zero,",
     "                accumulate, merge, report, update) with their signatures, and the",
     "                accumulator's type; FT313-FT315 say why a program has none",
@@ -46,8 +47,8 @@ export const irCommand: Command = {
       return 0;
     }
     for (const [name, p] of programs) {
-      const signature = [`${name}: ${p.signature}`, ...p.aggregations.map((line) => `  ${line}`)].join("\n");
-      const json = { export: name, signature: p.signature, aggregators: p.aggregators, aggregations: p.aggregations, ir: p.ir };
+      const signature = [`${name}: ${p.signature}`, ...p.aggregations.map((line) => `  ${line}`), ...p.privacy.map((line) => `  ${line}`)].join("\n");
+      const json = { export: name, signature: p.signature, aggregators: p.aggregators, aggregations: p.aggregations, privacy: p.privacy, ir: p.ir };
       console.log(onlySignatures ? signature : JSON.stringify(json, null, 2));
     }
     return 0;

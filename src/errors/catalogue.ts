@@ -406,16 +406,45 @@ export const catalogue = {
       "Take gradients inside map() (per client) and aggregate the updates with dpSum.",
   },
   FT110: {
-    title: "dpSum() with a bad option",
-    message: "dpSum() {option} must be {want}, got {got}",
+    title: "A releasing aggregator (dpSum, secureSum) with a bad option or key",
+    message: "{op}() {option} must be {want}, got {got}",
     explanation:
       "dpSum(x, { clip, noiseMultiplier, key }) clips each client's tree to global L2 norm " +
       "clip, sums over the clients and adds Gaussian noise of standard deviation " +
-      "noiseMultiplier * clip at the SERVER, drawn from key. The options are SERVER (or local) " +
-      "values: the clients must not choose their own clip or noise.",
+      "noiseMultiplier * clip at the SERVER, drawn from key; secureSum's masks derive from its " +
+      "key. The options are SERVER (or local) values: the clients must not choose their own " +
+      "clip or noise. clip and noiseMultiplier must be > 0 (noiseMultiplier 0 adds no noise). " +
+      "The key must be secret: a SERVER program input, or derived from one by split or foldIn; " +
+      "a constant key such as randomKey(0) lets anyone who reads the program regenerate the " +
+      "noise or the masks.",
     fix:
-      "Pass clip and noiseMultiplier as f32 scalars (numbers, or f32[] SERVER values), and key " +
-      "as a random key (randomKey(seed), an i32[2]) at the SERVER or local; x must be float32.",
+      "Pass clip and noiseMultiplier as finite numbers > 0 (or f32[] SERVER values that are > 0 " +
+      "when the program runs), and key as a program input declared atServer(i32([2])), fed " +
+      "from a secret source (node:crypto), split or folded for each release.",
+  },
+  FT111: {
+    title: "One key feeds two releases",
+    message: "{op}() key is {why}: a key feeds at most one release",
+    explanation:
+      "Two dpSums with one key add the same noise, so their difference is exact; two " +
+      "secureSums with one key reuse their masks, so the server can difference the masked " +
+      "values. A key is used up by the release it feeds, as JAX's key-reuse checker has it: " +
+      "a key derived from it (split, foldIn), or the key it was derived from, is the same " +
+      "key for this rule. Inside a loop, a key that does not change from step to step feeds " +
+      "the release of every step.",
+    fix:
+      "Give each release its own key: const [k1, k2] = split(key), or foldIn(key, round) with " +
+      "the loop index inside a loop.",
+  },
+  FT112: {
+    title: "A secure sum over too few clients",
+    message: "{op}() needs at least {least} clients, got {clients}: {why}",
+    explanation:
+      "A secure sum reveals the sum of the cohort's values. With one client that is the " +
+      "client's value itself; with few, one client's value follows from the sum and what the " +
+      "server knows of the others. secureSum refuses cohorts below its minClients option " +
+      "(default 2).",
+    fix: "Sample larger cohorts, or raise the clients per round; set minClients higher for a stronger threshold.",
   },
   FT309: {
     title: "Secure sum input outside its declared range",

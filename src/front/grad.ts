@@ -10,10 +10,10 @@ import type { AsTensor, SubPath } from "../../types/ops.js";
 import type { PrivacyMessage, Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, PlacementsOf, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, PlacementsOf, PrivatePlacement, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
-import { fillLike } from "../transform/emit.js";
+import { fillLike, prim } from "../transform/emit.js";
 import { jvp as jvpGraph } from "../transform/jvp.js";
 import { vjp } from "../transform/vjp.js";
 import type { Placement as IrPlacement, TreeDef } from "../ir/types.js";
@@ -57,6 +57,15 @@ type GradArgs<Op extends string, A extends readonly unknown[], R> = [ServerGradi
 
 const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x === "number";
 
+/**
+ * A derivative with respect to `primal`, private when the primal is (docs/language.md
+ * "Privacy": derivatives do not declassify): a gradient or jvp tangent of private data is
+ * private whatever it is computed from, so that no derivative through dpSum or secureSum,
+ * which the mechanism's noise or masks do not protect, reaches the SERVER (FT109).
+ */
+const privateLike = (derivative: Tracer, primal: Tracer): Tracer =>
+  primal.type.private === true && derivative.type.private !== true ? (prim("broadcast_like", [derivative, primal]) as Tracer) : derivative;
+
 /** Traces f on the arguments and differentiates with respect to the first one. */
 function differentiate(op: string, f: (...args: unknown[]) => unknown, args: readonly unknown[]): { value: Tracer; grads: unknown } {
   if (args.length === 0) throw ftError("FT209", { op, got: "no argument to differentiate" });
@@ -70,7 +79,7 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
       throw ftError("FT209", { op, got: isTracer(out) ? printType(out.type) : typeof out });
     }
     return [out];
-  });
+  }, { origins: leaves });
   const { outputs, inputCotangents } = vjp(
     body.graph,
     leaves[0]!.graph.values.types,
@@ -78,15 +87,16 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
     [...differentiated, ...body.captures.map(() => false)],
     (outs) => [fillLike(1, outs[0]!)],
   );
-  const grads = firstArg.leaves.map((_, i) => inputCotangents[i] ?? fillLike(0, leaves[i]!));
+  const grads = firstArg.leaves.map((_, i) => privateLike(inputCotangents[i] ?? fillLike(0, leaves[i]!), leaves[i]!));
   return { value: outputs[0]!, grads: unflatten(firstArg.def, grads) };
 }
 
 /**
  * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
- * private (types/placement.ts Tainted) when the loss is computed from private data.
+ * private (types/placement.ts Tainted) when the loss is computed from private data or the
+ * argument is private.
  */
-export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: GradArgs<"grad", A, R>) => Tainted<A[0], R> {
+export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: GradArgs<"grad", A, R>) => Tainted<A[0], R | A[0]> {
   expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as never;
 }
@@ -94,7 +104,7 @@ export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validat
 /** [f(args), grad(f)(args)] in one pass. */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
-): (...args: GradArgs<"valueAndGrad", A, R>) => [R, Tainted<A[0], R>] {
+): (...args: GradArgs<"valueAndGrad", A, R>) => [R, Tainted<A[0], R | A[0]>] {
   expectFunction(f, "valueAndGrad() function");
   return (...args) => {
     const { value, grads } = differentiate("valueAndGrad", f as never, args);
@@ -159,6 +169,18 @@ const tangentWants = {
 } as const;
 type TangentWants = typeof tangentWants;
 
+/** jvp's output tangents: R, its CLIENTS and member leaves private when By holds private data. */
+type TangentOf<R, By> = [Extract<PlacementsOf<By>, PrivatePlacement>] extends [never] ? R : TaintTangent<R>;
+type TaintTangent<T> = IsAny<T> extends true
+  ? T
+  : T extends Tensor<infer S, infer D, infer P>
+    ? P extends AtClients
+      ? Tensor<S, D, "clients-private">
+      : P extends Member
+        ? Tensor<S, D, "member-private">
+        : T
+    : { -readonly [K in keyof T]: TaintTangent<T[K]> };
+
 /**
  * FT109 for private tangents whose derivative f takes to the SERVER: the output tangent there
  * is computed from them (through a reduction, or a DP or secure aggregator, whose noise or
@@ -176,13 +198,15 @@ type TangentReleaseCheck<R, T> = "server" extends PlacementsOf<R>
  * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
  * jvp. `tangents` has the structure of `primals` (an f32 tangent of the primal's shape per
  * float32 leaf, at its placement or local; int32 and bool leaves take none, whatever is
- * given). The output tangent has the structure of f's output.
+ * given). The output tangent has the structure of f's output; its CLIENTS and member leaves
+ * are private when a primal or tangent is (a SERVER tangent computed from private data, such
+ * as jvp through dpSum, is FT109 while tracing: the types have no private SERVER value).
  */
 export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
   f: (...args: A) => R,
   primals: readonly [...A],
   tangents: Validate<T, TangentCheck<A, T, ""> | TangentReleaseCheck<R, T>>,
-): [R, Tainted<R, T>] {
+): [R, TangentOf<R, A | T>] {
   const op = "jvp";
   expectFunction(f, "jvp() function");
   const flatPrimals = flatten(primals, isLeaf, "jvp() primals");
@@ -207,8 +231,9 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
     const out = flatten(f(...(unflatten(flatPrimals.def, ins) as unknown as A)), isTracer, "jvp() result");
     outDef = out.def;
     return out.leaves;
-  });
-  const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...tangentLeaves, ...body.captures.map(() => undefined)]);
+  }, { origins: leaves });
+  const directions = tangentLeaves.map((t, i) => (leaves[i]!.dtype === "float32" ? privateLike(t, leaves[i]!) : t));
+  const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...directions, ...body.captures.map(() => undefined)]);
   const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));
   return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as never];
 }

@@ -6,7 +6,7 @@
 import type { Message, Validate } from "../../types/errors.js";
 import type { Print } from "../../types/print.js";
 import type { Tainted } from "../../types/placement.js";
-import type { Dim, LeafTypes, Member, Placement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
+import type { Dim, IsAny, LeafTypes, Member, Placement, PlacementsOf, PrivatePlacement, Shape, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import type { DimValue, TreeDef, ValueType } from "../ir/types.js";
 import { checkCarry, flattenTracers } from "./placement.js";
@@ -16,8 +16,8 @@ import { expectFunction } from "./values.js";
 
 /**
  * Placements that hold the same kind of value from one loop step to the next; a step may add
- * private data to the carry (then all of it is private after the loop: Tainted, as
- * src/ir/privacy.ts taints every output of a loop node with a private operand).
+ * private data to the carry (then that leaf is private after the loop: CarryAfter, exact per
+ * leaf as tracing is, src/ir/privacy.ts, so a carry that only dpSum's result reaches stays free).
  */
 type SameSide<P extends Placement> = P extends "local" | Member
   ? "local" | Member
@@ -46,6 +46,17 @@ type CarryMessage<Op extends string, Got extends string, Want extends string> = 
   { what: `${Op}() body`; got: Got; want: `a carry of ${Want}`; why: "the carry must keep its type" }
 >;
 
+/**
+ * The carry after a loop, leaf by leaf as tracing has it: private where the step's result
+ * (R) is, or where the initial carry (C) was.
+ */
+export type CarryAfter<C, R> = [Extract<PlacementsOf<R>, PrivatePlacement>] extends [never] ? C : LeafwiseTaint<C, R>;
+type LeafwiseTaint<C, R> = IsAny<C> extends true
+  ? C
+  : C extends Typed
+    ? Tainted<C, R>
+    : { -readonly [K in keyof C]: LeafwiseTaint<C[K], K extends keyof R ? R[K] : never> };
+
 export type LoopIndex = Tensor<[], "int32", "local">;
 
 /** Runs body count times: carry = body(i, carry) for i = 0 .. count-1. */
@@ -53,7 +64,7 @@ export function fori<C extends TreeLike, R>(
   count: number,
   init: C,
   body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
-): Tainted<C, R> {
+): CarryAfter<C, R> {
   const op = "fori";
   expectFunction(body, "fori() body");
   if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
@@ -84,7 +95,7 @@ export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
   body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
   // A step's output may be computed from the carry, which is private from the step on which
   // private data entered it: the stacked outputs are as private as the carry.
-): [Tainted<C, R>, Stacked<Tainted<Y, R>, LeadingDim<X>>] {
+): [CarryAfter<C, R>, Stacked<Tainted<Y, R>, LeadingDim<X>>] {
   const op = "scan";
   expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");
@@ -117,15 +128,31 @@ function loop(
   const carry = flattenTracers(init, `${op}() initial carry`);
   const stepTypes: ValueType[] = xs.map((t) => ({ ...t.type, shape: t.shape.slice(1) }));
   let yDef: TreeDef | undefined;
-  const traced = traceBody(op, [...carry.leaves.map((t) => t.type), ...stepTypes], (ins) => {
-    const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
-    const nextFlat = flattenTracers(next, `${op}() body carry`);
-    checkCarry(`${op}() body`, "carry", nextFlat, carry);
-    if (ys === undefined || ys === null) return nextFlat.leaves;
-    const yFlat = flattenTracers(ys, `${op}() body output`);
-    yDef = yFlat.def;
-    return [...nextFlat.leaves, ...yFlat.leaves];
-  });
+  const traceWith = (carryTypes: readonly ValueType[]) =>
+    traceBody(op, [...carryTypes, ...stepTypes], (ins) => {
+      const [next, ys] = body(unflatten(carry.def, ins.slice(0, carry.leaves.length)), ins.slice(carry.leaves.length));
+      const nextFlat = flattenTracers(next, `${op}() body carry`);
+      checkCarry(`${op}() body`, "carry", nextFlat, carry);
+      if (ys === undefined || ys === null) return nextFlat.leaves;
+      const yFlat = flattenTracers(ys, `${op}() body output`);
+      yDef = yFlat.def;
+      return [...nextFlat.leaves, ...yFlat.leaves];
+    }, { origins: carry.leaves });
+  // The privacy of the carry is a fixed point (src/ir/privacy.ts): a carry that a step makes
+  // private is private in every later step, so the body is traced again with it private (at
+  // most once per carry leaf), and what the body does with it is checked as such (FT109).
+  // What the body records on its first tracing (the keys its releases use) is forgotten.
+  const values = currentGraph(op).values;
+  const recorded = values.releases.snapshot();
+  let carryTypes = carry.leaves.map((t) => t.type);
+  let traced = traceWith(carryTypes);
+  for (;;) {
+    const outTypes = traced.graph.outputs.slice(0, carryTypes.length).map((id) => values.types[id]!);
+    if (outTypes.every((t, i) => t.private !== true || carryTypes[i]!.private === true)) break;
+    carryTypes = carryTypes.map((t, i) => (outTypes[i]!.private === true ? { ...t, private: true as const } : t));
+    values.releases.restore(recorded);
+    traced = traceWith(carryTypes);
+  }
   const outs = currentGraph(op).emit("scan", [...carry.leaves, ...xs], { carries: carry.leaves.length, length }, op, [traced]);
   const finalCarry = unflatten(carry.def, outs.slice(0, carry.leaves.length));
   return [finalCarry, yDef === undefined ? undefined : unflatten(yDef, outs.slice(carry.leaves.length))];

@@ -10,22 +10,35 @@ import type { Print } from "../../types/print.js";
 import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
+import type { Attrs } from "../ir/primitives.js";
 import { printType } from "../ir/print.js";
-import { privacyError } from "../ir/privacy.js";
+import { positiveOption, privacyError } from "../ir/privacy.js";
 import * as elementwise from "./elementwise.js";
 import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
+import { programInputOf, useReleaseKey } from "./release-keys.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
 
 /** A scalar option of dpSum: a number, or an f32[] at the SERVER or local (never chosen by the clients). */
 type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
-type KeyOption = Tensor<[2], "int32", "server" | "local">;
+/** A SERVER key: a local one is a constant (randomKey) or a local input, never secret (FT110; src/front/release-keys.ts checks the rest while tracing). */
+type KeyOption = Tensor<[2], "int32", "server">;
 type OptionCheck<Name extends string, V, Want, Text extends string> = V extends Want
+  ? V extends number
+    ? PositiveCheck<Name, V>
+    : never
+  : Message<"FT110", { op: "dpSum"; option: Name; want: Text; got: V extends Typed ? Print<V> : "a value that is no tensor" }>;
+/** FT110 for a numeric literal that is 0 or negative (a plain `number` is checked while tracing). */
+type PositiveCheck<Name extends string, V extends number> = number extends V
   ? never
-  : Message<"FT110", { option: Name; want: Text; got: V extends Typed ? Print<V> : "a value that is no tensor" }>;
-const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER" } as const;
+  : V extends 0 | -0
+    ? Message<"FT110", { op: "dpSum"; option: Name; want: Want["positive"]; got: "0" }>
+    : `${V}` extends `-${string}`
+      ? Message<"FT110", { op: "dpSum"; option: Name; want: Want["positive"]; got: `${V}` }>
+      : never;
+const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER", positive: positiveOption } as const;
 type Want = typeof want;
 
 export interface DpSumOptions<C, Z, K> {
@@ -52,7 +65,7 @@ const ops = { ...elementwise, ...tensorOps, ...random } as unknown as Record<
  * the result is differentially private and may carry private client data (FT109 does not
  * apply): `{T}@CLIENTS` to `T@SERVER`, float32 leaves only.
  */
-export function dpSum<T extends TreeLike, C, Z, K>(
+export function dpSum<T extends TreeLike, const C, const Z, K>(
   x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
   options: DpSumOptions<C, Z, K>,
 ): Presumed<Moved<T, "server">> {
@@ -60,10 +73,11 @@ export function dpSum<T extends TreeLike, C, Z, K>(
   const xs = flattenTracers(x, "dpSum() argument");
   checkClientsArgument(op, xs.leaves, xs.paths);
   for (const leaf of xs.leaves) requireDType(op, leaf.dtype, "float32");
-  if (typeof options !== "object" || options === null) throw ftError("FT110", { option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
+  if (typeof options !== "object" || options === null) throw ftError("FT110", { op, option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
   const clip = scalarOption("clip", options.clip);
   const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);
   const key = keyOption(options.key);
+  const release = useReleaseKey(op, key);
 
   // Each client scales its whole tree by C / max(||x||, C), in the order of the library's
   // clipToNorm (sum of squares leaf by leaf, added left to right), so the numbers are the same.
@@ -79,7 +93,8 @@ export function dpSum<T extends TreeLike, C, Z, K>(
   ) as unknown as Tracer[];
 
   const graph = currentGraph(op);
-  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op }, op)[0]!);
+  const recorded = releaseAttrs(release, clip, noiseMultiplier);
+  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op, ...recorded }, op)[0]!);
   const std = typeof noiseMultiplier === "number" && typeof clip === "number" ? noiseMultiplier * clip : ops.mul(noiseMultiplier, clip);
   const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), "dpSum() noise").leaves;
   return unflatten(
@@ -98,23 +113,35 @@ export function gaussianTreeNoise(like: unknown, std: unknown, key: unknown): un
   );
 }
 
-function scalarOption(option: "clip" | "noiseMultiplier", value: unknown): Tracer | number {
+function scalarOption(option: DpSumOption, value: unknown): Tracer | number {
   if (typeof value === "number") {
-    const ok = option === "clip" ? value > 0 && Number.isFinite(value) : value >= 0 && Number.isFinite(value);
-    if (!ok) throw ftError("FT110", { option, want: option === "clip" ? "a finite number > 0" : "a finite number >= 0", got: String(value) });
+    if (!(value > 0 && Number.isFinite(value))) throw ftError("FT110", { op: "dpSum", option, want: want.positive, got: String(value) });
     return value;
   }
-  if (!isTracer(value)) throw ftError("FT110", { option, want: want.scalar, got: "a value that is no tensor" });
-  if (!isServerOrLocal(value) || value.dtype !== "float32" || value.shape.length !== 0) throw ftError("FT110", { option, want: want.scalar, got: printType(value.type) });
+  if (!isTracer(value)) throw ftError("FT110", { op: "dpSum", option, want: want.scalar, got: "a value that is no tensor" });
+  if (!isServerOrLocal(value) || value.dtype !== "float32" || value.shape.length !== 0) throw ftError("FT110", { op: "dpSum", option, want: want.scalar, got: printType(value.type) });
   return value;
 }
 
 function keyOption(value: unknown): Tracer {
-  if (!isTracer(value)) throw ftError("FT110", { option: "key", want: want.key, got: "a value that is no tensor" });
+  if (!isTracer(value)) throw ftError("FT110", { op: "dpSum", option: "key", want: want.key, got: "a value that is no tensor" });
   if (!isServerOrLocal(value) || value.dtype !== "int32" || value.shape.length !== 1 || value.shape[0] !== 2) {
-    throw ftError("FT110", { option: "key", want: want.key, got: printType(value.type) });
+    throw ftError("FT110", { op: "dpSum", option: "key", want: want.key, got: printType(value.type) });
   }
   return value;
+}
+
+type DpSumOption = "clip" | "noiseMultiplier";
+
+/**
+ * What dpSum's sums record of the release (program.privacy, src/ir/print-privacy.ts): its
+ * number in the program, and each option as a constant, or the program input (its position
+ * among the inputs) it is, which program.run checks is > 0 (FT110), or null when computed.
+ */
+function releaseAttrs(release: number, clip: Tracer | number, noiseMultiplier: Tracer | number): Attrs {
+  const option = (name: DpSumOption, value: Tracer | number): Attrs =>
+    typeof value === "number" ? { [name]: value } : { [name]: null, [`${name}Input`]: programInputOf(value) ?? null };
+  return { release, ...option("clip", clip), ...option("noiseMultiplier", noiseMultiplier) };
 }
 
 const isServerOrLocal = (t: Tracer): boolean => (t.placement === "server" || t.placement === "local") && t.type.private !== true;

@@ -12,7 +12,9 @@ import { FedTensorError, ftError } from "../errors/error.js";
 import { pointAtUserCode } from "../errors/source-location.js";
 import { aggregatorsOf, printAggregations } from "../ir/print-aggregations.js";
 import { printSignature } from "../ir/print.js";
+import { printReleases, secureSumNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
+import { checkReleaseInputs } from "../ir/privacy.js";
 import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
@@ -39,9 +41,22 @@ export class Program<I = InputSpecs, O = unknown> {
     return this.ir.name;
   }
 
-  /** The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`. */
+  /**
+   * The TFF-style type signature, e.g. `(<params=f32[10]@SERVER,x={f32[B,10]}@CLIENTS> -> f32[]@SERVER)`;
+   * a program with a secure sum says that in one process its masks are a simulation.
+   */
   get signature(): string {
-    return signatureOf(this.ir);
+    const note = secureSumNote(this.ir);
+    return note === undefined ? signatureOf(this.ir) : `${signatureOf(this.ir)} ${note}`;
+  }
+
+  /**
+   * Its releases (dpSum, secureSum), one line each: the mechanism, dpSum's clip and noise
+   * multiplier and its cost per call as zCDP rho = 1 / (2 z^2), and how often it is called:
+   * `dpSum #0: Gaussian mechanism, clip 1, noise multiplier 1.1, rho = 0.4132 zCDP per call, called once`.
+   */
+  get privacy(): string[] {
+    return printReleases(this.ir);
   }
 
   /** Its aggregations as TFF intrinsics with their types, e.g. `federated_median: ({f32[10]}@CLIENTS -> f32[10]@SERVER)`. */
@@ -67,6 +82,7 @@ export class Program<I = InputSpecs, O = unknown> {
    * CLIENTS values with the clients on axis 0. Resolves to a tree of tensors the caller owns.
    */
   async run(inputs: RunInputs<I>, options?: RunOptions): Promise<RunOutputs<O>> {
+    checkReleaseInputs(this.ir, inputs);
     const { runProgram } = await import("../runtime/run.js");
     return (await runProgram(this.ir, inputs, options)) as RunOutputs<O>;
   }

@@ -14,7 +14,8 @@ import type { Moved, ReduceCheck } from "../../types/placement.js";
 import type { Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
-import { checkCapacity, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
+import { checkFit, DEFAULT_MIN_CLIENTS, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
+import { useReleaseKey } from "./release-keys.js";
 import { checkClientsArgument, flattenTracers } from "./placement.js";
 import { foldIn } from "./random.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
@@ -30,8 +31,11 @@ export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" |
 export interface SecureSumOptions {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
-  /** The round's key (i32[2], at the SERVER or local): every pair key derives from it; pass a fresh one each round. */
-  readonly key: Tensor<[2], "int32", "server" | "local">;
+  /**
+   * The round's key (i32[2] at the SERVER: a program input, or split/foldIn of one; a local
+   * key is a constant, FT110): every pair key derives from it; a fresh one each round (FT111).
+   */
+  readonly key: Tensor<[2], "int32", "server">;
   /** The declared range [low, high] of every client value; values outside it fail the run (FT309). */
   readonly range: readonly [number, number];
   /** float32 inputs: quantization steps per unit, q = round((x - low) * scale); int32 inputs take 1. */
@@ -40,6 +44,8 @@ export interface SecureSumOptions {
   readonly neighbours?: number;
   /** The most clients a round has, when known: then an overflow is FT311 while tracing, not only at run time. */
   readonly maxClients?: number;
+  /** The fewest clients the sum takes (a whole number >= 2, default 2): a smaller cohort fails the run with FT112. */
+  readonly minClients?: number;
 }
 
 const isWhole = (n: unknown): n is number => Number.isInteger(n);
@@ -63,13 +69,15 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
     if (options.scale !== undefined && options.scale !== 1) throw bad("scale", `int32 values are summed as they are: leave scale out, got ${options.scale}`);
     if (!range.every((v) => isWhole(v) && Math.abs(v) < 2 ** 31)) throw bad("range", `int32 values need a range of int32 integers, got ${JSON.stringify(range)}`);
   }
+  const minClients = options.minClients ?? DEFAULT_MIN_CLIENTS;
+  if (!(isWhole(minClients) && minClients >= 2)) throw bad("minClients", `expected a whole number >= 2 (one client's sum is its value), got ${String(options.minClients)}`);
   const [low, high] = dtype === "float32" ? range.map(Math.fround) : range;
-  const attrs = { bits, neighbours: neighbours ?? null, low: low!, high: high!, scale };
+  const attrs = { bits, neighbours: neighbours ?? null, low: low!, high: high!, scale, minClients };
   if (options.maxClients !== undefined) {
-    if (!(isWhole(options.maxClients) && options.maxClients >= 1)) throw bad("maxClients", `expected a whole number >= 1, got ${String(options.maxClients)}`);
-    checkCapacity("secureSum", options.maxClients, dtype, attrs);
+    if (!(isWhole(options.maxClients) && options.maxClients >= minClients)) throw bad("maxClients", `expected a whole number >= minClients (${minClients}), got ${String(options.maxClients)}`);
+    checkFit("secureSum", options.maxClients, dtype, attrs);
   } else if (quantizedSpan(dtype, attrs) >= 2 ** bits) {
-    checkCapacity("secureSum", 1, dtype, attrs);
+    checkFit("secureSum", minClients, dtype, attrs);
   }
   return attrs;
 }
@@ -85,15 +93,17 @@ export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementC
   checkClientsArgument(op, leaves, paths);
   if (typeof options !== "object" || options === null) throw ftError("FT312", { what: "options", why: "expected { bits, key, range, scale? }" });
   const key = options.key as unknown as Tracer;
-  if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER or local (randomKey(seed), or an input)" });
+  if (!isTracer(key)) throw ftError("FT312", { what: "key", why: "expected a key, i32[2] at the SERVER (a program input, or split/foldIn of one)" });
   const graph = currentGraph(op);
-  return unflatten(
-    def,
-    leaves.map((leaf, i) => {
-      if (leaf.dtype !== "float32" && leaf.dtype !== "int32") throw ftError("FT205", { op, want: "f32 or i32", got: printType(leaf.type) });
-      // One independent key per leaf, so that no two leaves share masks.
-      const leafKey = leaves.length === 1 ? key : (foldIn(key as never, i) as unknown as Tracer);
-      return graph.emit("secure_sum", [leaf, leafKey], { ...attrsOf(options, leaf.dtype) }, op)[0]!;
-    }),
-  ) as never;
+  // The number useReleaseKey gives this release once the sums are recorded.
+  const release = graph.values.releases.size;
+  const sums = leaves.map((leaf, i) => {
+    if (leaf.dtype !== "float32" && leaf.dtype !== "int32") throw ftError("FT205", { op, want: "f32 or i32", got: printType(leaf.type) });
+    // One independent key per leaf, so that no two leaves share masks.
+    const leafKey = leaves.length === 1 ? key : (foldIn(key as never, i) as unknown as Tracer);
+    return graph.emit("secure_sum", [leaf, leafKey], { ...attrsOf(options, leaf.dtype), release }, op)[0]!;
+  });
+  // After the sums, whose rule says what a key must be (FT312): here, that it is secret and fresh.
+  useReleaseKey(op, key);
+  return unflatten(def, sums) as never;
 }

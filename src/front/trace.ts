@@ -14,9 +14,34 @@ import { taintOutputs } from "../ir/privacy.js";
 import type { Graph, Node, ValueType } from "../ir/types.js";
 import type { TypeInfo, staticType } from "../../types/tensor.js";
 
+/**
+ * The keys that a program's releases (dpSum, secureSum) have used, by derivation (see
+ * src/front/release-keys.ts), with the call that used each: a key feeds at most one release.
+ */
+export class ReleaseKeys {
+  private used = new Map<string, string>();
+  entries(): IterableIterator<[string, string]> {
+    return this.used.entries();
+  }
+  /** How many releases the program has so far: the number the next one gets. */
+  get size(): number {
+    return this.used.size;
+  }
+  add(derivation: string, by: string): void {
+    this.used.set(derivation, by);
+  }
+  snapshot(): ReadonlyMap<string, string> {
+    return new Map(this.used);
+  }
+  restore(snapshot: ReadonlyMap<string, string>): void {
+    this.used = new Map(snapshot);
+  }
+}
+
 /** The value table shared by every graph of one program. */
 export class ValueTable {
   readonly types: ValueType[] = [];
+  readonly releases = new ReleaseKeys();
   add(type: ValueType): number {
     this.types.push(type);
     return this.types.length - 1;
@@ -84,6 +109,13 @@ export class GraphBuilder {
    * IR (specialize, batch, MapReduce form) propagate the flag without checking again.
    */
   checksPrivacy: boolean;
+
+  /**
+   * Per input, the outer value it starts as, where the caller knows one (a loop's initial
+   * carry, a differentiated function's arguments): where a release's key comes from
+   * (src/front/release-keys.ts) is followed through it.
+   */
+  paramOrigins: readonly (Tracer | undefined)[] | undefined;
 
   addInput(type: ValueType): Tracer {
     const id = this.values.add(type);
@@ -181,10 +213,11 @@ export function traceBody(
   op: string,
   inputTypes: readonly ValueType[],
   fn: (inputs: Tracer[]) => readonly Tracer[],
-  options: { readonly perClient?: boolean; readonly inputVaries?: readonly boolean[] } = {},
+  options: { readonly perClient?: boolean; readonly inputVaries?: readonly boolean[]; readonly origins?: readonly (Tracer | undefined)[] } = {},
 ): ClosedBody {
   const parent = currentGraph(op);
   const graph = new GraphBuilder(parent.values, parent, options.perClient === true || parent.perClient, op, options.inputVaries);
+  graph.paramOrigins = options.origins;
   const outputs = recordInto(graph, () => fn(inputTypes.map((t) => graph.addInput(t))));
   const closed = graph.finish(outputs);
   const byOuterId = new Map<number, Tracer>();

@@ -9,9 +9,10 @@
  * 1. Quantize: q = floor((x - low) * scale + 0.5) for float32 (each operation rounded to
  *    float32), q = x - low for int32; x outside [low, high] (or NaN) is counted and makes the
  *    run fail with FT309: nothing is clipped silently. q lies in [0, span], span = q(high).
- * 2. Mask: client i adds, per ring distance d = 1..h, the words R(k(i, d)) and subtracts
- *    R(k((i - d) mod n, d)), where k(a, d) = foldIn(foldIn(key, a), d) is the key of the pair
- *    (a, a + d mod n) and R(k) its randomBits words reduced mod M. Every pair's words are added
+ * 2. Mask: the clients are placed on a ring by a secret random permutation L derived from
+ *    the key (ringLabels); client i adds, per ring distance d = 1..h, the words R(k(L_i, d))
+ *    and subtracts R(k((L_i - d) mod n, d)), where k(a, d) = foldIn(foldIn(key, a), d) is the
+ *    key of the labels' pair (a, a + d mod n) and R(k) its randomBits words reduced mod M. Every pair's words are added
  *    by one client and subtracted by the other, so they cancel in the modular sum, and each
  *    masked value y_i = (q_i + mask_i) mod M is uniform on [0, M) to whoever lacks the pair keys.
  *    h = floor(n / 2) pairs every client with every other (Bonawitz's complete graph, O(n^2)
@@ -37,7 +38,16 @@ export interface SecureSumAttrs {
   readonly low: number;
   readonly high: number;
   readonly scale: number;
+  /** The fewest clients a secure sum takes (FT112 below); absent in IR stored before it existed: the default. */
+  readonly minClients?: number;
 }
+
+/**
+ * The fewest clients a secure sum takes by default: with one client the sum is that client's
+ * value. 2 is a floor, not a strong threshold: with two clients each learns the other's value
+ * from the sum; raise it with secureSum's minClients option.
+ */
+export const DEFAULT_MIN_CLIENTS = 2;
 
 export type SecureDType = "float32" | "int32";
 
@@ -58,15 +68,37 @@ export function maskDistances(clients: number, neighbours: number | null): numbe
   return neighbours === null ? all : Math.min(neighbours / 2, all);
 }
 
-/** Pair keys k(a, d) = foldIn(foldIn(key, a), d) for every client a, as (k0, k1) words. */
+/** Pair keys k(a, d) = foldIn(foldIn(key, a), d) for every label a, as (k0, k1) words. */
 function pairKey(key: readonly [number, number], a: number, d: number): [number, number] {
   const [c0, c1] = threefry2x32(key[0], key[1], a, 1);
   return threefry2x32(c0, c1, d, 1);
 }
 
 /**
+ * The data foldIn takes for the ring's relabelling key, foldIn(key, RING_LABELS): above every
+ * label a < 2^23 (the most clients a sum takes), so no pair key is derived from it.
+ */
+export const RING_LABELS = 0x7fffffff;
+
+/**
+ * The clients' labels on the ring: a secret uniformly random permutation of 0..n-1 derived
+ * from the key (SecAgg+, Bell et al. 2020, relabel the clients at random so the server cannot
+ * choose who neighbours whom). Label of client i: the rank of word i among n words of
+ * randomBits(foldIn(key, RING_LABELS)), as unsigned 32-bit integers, ties by client order.
+ */
+export function ringLabels(key: readonly [number, number], clients: number): Int32Array {
+  const words = Uint32Array.from(randomBits(Int32Array.from(threefry2x32(key[0], key[1], RING_LABELS, 1)), clients));
+  return Int32Array.from(words, (w, i) => {
+    let rank = 0;
+    for (let j = 0; j < clients; j++) if (words[j]! < w || (words[j] === w && j < i)) rank++;
+    return rank;
+  });
+}
+
+/**
  * Each client's masked values y_i = (q_i + mask_i) mod 2^bits, from quantized values laid
- * out client-major (clients x size).
+ * out client-major (clients x size). Client i sits at label L_i = ringLabels(key)[i] and
+ * adds, per distance d, the words of k(L_i, d) and subtracts those of k((L_i - d) mod n, d).
  */
 export function maskedValues(quantized: ArrayLike<number>, clients: number, size: number, key: readonly [number, number], a: SecureSumAttrs): Int32Array {
   const low = 2 ** a.bits - 1;
@@ -74,21 +106,36 @@ export function maskedValues(quantized: ArrayLike<number>, clients: number, size
   // exact int32 whose two's-complement low bits are the floor remainder.
   const acc = Int32Array.from(quantized, (q) => q & low);
   const words = new Int32Array(clients * size);
-  for (let d = 1; d <= maskDistances(clients, a.neighbours); d++) {
-    for (let i = 0; i < clients; i++) {
-      const bits = randomBits(Int32Array.from(pairKey(key, i, d)), size);
-      for (let j = 0; j < size; j++) words[i * size + j] = bits[j]! & low;
+  const distances = maskDistances(clients, a.neighbours);
+  const labels = distances > 0 ? ringLabels(key, clients) : new Int32Array(0);
+  for (let d = 1; d <= distances; d++) {
+    for (let label = 0; label < clients; label++) {
+      const bits = randomBits(Int32Array.from(pairKey(key, label, d)), size);
+      for (let j = 0; j < size; j++) words[label * size + j] = bits[j]! & low;
     }
     for (let i = 0; i < clients; i++) {
-      const from = (((i - d) % clients) + clients) % clients;
-      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[i * size + j]! - words[from * size + j]!) & low;
+      const own = labels[i]!;
+      const from = (((own - d) % clients) + clients) % clients;
+      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[own * size + j]! - words[from * size + j]!) & low;
     }
   }
   return acc;
 }
 
-/** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */
+/**
+ * What every backend checks of a cohort before it sums: FT112 below the fewest clients the
+ * sum takes, FT311 unless the cohort's values sum exactly (checkFit).
+ */
 export function checkCapacity(op: string, clients: number, dtype: SecureDType, a: SecureSumAttrs): void {
+  const least = a.minClients ?? DEFAULT_MIN_CLIENTS;
+  if (clients < least) {
+    throw ftError("FT112", { op, least, clients, why: "a secure sum of fewer clients reveals too much of each one's value (minClients)" });
+  }
+  checkFit(op, clients, dtype, a);
+}
+
+/** FT311 unless n clients' values in the range sum exactly: n span < 2^bits (and, for int32, n low and n high fit int32). */
+export function checkFit(op: string, clients: number, dtype: SecureDType, a: SecureSumAttrs): void {
   const span = quantizedSpan(dtype, a);
   const fitsModulus = clients * span < 2 ** a.bits;
   const fitsInt32 = dtype === "float32" || Math.max(Math.abs(clients * a.low), Math.abs(clients * a.high)) < 2 ** 31;

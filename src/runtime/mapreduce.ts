@@ -7,6 +7,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../errors/error.js";
+import { checkReleaseInputs } from "../ir/privacy.js";
 import type { Graph, ProgramIR, TreeDef } from "../ir/types.js";
 import { mapReduceForm, type MapReduceForm, type Part } from "../transform/mapreduce.js";
 import { runProgram, type RunOptions } from "./run.js";
@@ -136,6 +137,8 @@ export interface StreamedRound {
  * the program's) are the caller's. FT313-FT315 when the program has no MapReduce form.
  */
 export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOptions = {}, fused = true, remote?: RemoteChunks<tf.Tensor>): Promise<unknown> {
+  // dpSum's options fed by inputs are > 0 (FT110), as program.run checks.
+  checkReleaseInputs(ir, round.inputs);
   // Parts without CLIENTS inputs run for one client: client_count() is already a constant in them.
   const runner: PartRunner<tf.Tensor> = {
     run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),

@@ -4,7 +4,8 @@
  * primitives apply themselves to the tangents; the others multiply by their local derivative.
  * The control primitives (map, scan, aggregate) are differentiated in jvp.ts.
  */
-import type { Tracer } from "../front/trace.js";
+import { currentGraph, type Tracer } from "../front/trace.js";
+import { declassifies, tangentOfRelease } from "../ir/privacy.js";
 import type { Node } from "../ir/types.js";
 import { add, div, fillLike, mul, neg, prim, reducedAxes, scalar, sub } from "./emit.js";
 
@@ -132,13 +133,23 @@ export const jvpRules: Record<string, JvpRule> = {
   max_pool_pick: (c, [, t]) => [t && windowOp(c, [x0(c), t])],
 
   federated_broadcast: linear,
-  federated_sum: linear,
+  federated_sum: (c, tangents) => (declassifies(c.node.op, c.node.attrs) ? releaseTangent(tangents) : linear(c, tangents)),
   // Straight through the quantization: the tangent of a sum is the sum of the tangents.
-  secure_sum: (_c, [t]) => [t && prim("federated_sum", [t])],
+  secure_sum: (_c, tangents) => releaseTangent(tangents),
   federated_mean: linear,
   federated_max: federatedExtremum,
   federated_min: federatedExtremum,
 };
+
+/**
+ * The tangent of a releasing aggregator (dpSum's sum, secureSum): the plain sum of the
+ * tangents, without the aggregator's mark. It is not protected by the mechanism (no noise is
+ * added to it, no mask hides it), so a tangent computed from private data stays private and
+ * reaching the SERVER is FT109 (src/ir/privacy.ts).
+ */
+function releaseTangent([t]: readonly (Tracer | undefined)[]): (Tracer | undefined)[] {
+  return [t && currentGraph(tangentOfRelease).emit("federated_sum", [t], {}, tangentOfRelease)[0]!];
+}
 
 /** max/min over axes: the tangent where the extremum is attained, averaged over ties (the transpose of vjp's rule). */
 function extremum(c: JvpContext, [t]: readonly (Tracer | undefined)[]): (Tracer | undefined)[] {

@@ -1,5 +1,6 @@
 /**
- * DP-FedAvg's aggregator against hand computations: with noise 0 the round is the clipped
+ * DP-FedAvg's aggregator against hand computations: with negligible noise (noiseMultiplier
+ * 1e-30: 0 is FT110, a release without noise) the round is the clipped
  * mean of the clients' updates (sum over the expected cohort size), an update longer than C is
  * scaled to norm C, adaptive clipping follows C exp(-eta (b - gamma)), and the server noise
  * has standard deviation z C (statistically, over many draws).
@@ -14,11 +15,13 @@ const lr = 0.5;
 /** The two clients' local updates in float64: about +0.18 and -0.09. */
 const deltas = twoClients.map((batches) => oneParamLocalSgd(w0, batches, lr) - w0);
 const key = [0, 7];
+/** A noise multiplier whose noise vanishes in float32 next to the updates (0 is refused, FT110). */
+const negligible = 1e-30;
 const round = (inputs: { clip: number; noiseMultiplier?: number; expectedClients?: number }) => ({
   params: { w: [w0] },
   ...batchInputs(pointCohort(twoClients)),
   lr,
-  noiseMultiplier: 0,
+  noiseMultiplier: negligible,
   expectedClients: 2,
   key,
   round: 1,
@@ -26,7 +29,7 @@ const round = (inputs: { clip: number; noiseMultiplier?: number; expectedClients
 });
 
 describe("DP-FedAvg", () => {
-  test("with noise 0 and a large clip it is the uniform mean of the clients' updates", async () => {
+  test("with negligible noise and a large clip it is the uniform mean of the clients' updates", async () => {
     const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip: 100 })));
     expect((out.params.w as number[])[0]).toBeCloseTo(w0 + (deltas[0]! + deltas[1]!) / 2, 6);
     expect(out.clip).toBeCloseTo(100, 5);
@@ -42,7 +45,7 @@ describe("DP-FedAvg", () => {
   test("the whole update tree is clipped by its global norm, leaf directions kept", async () => {
     const cohort = separableCohort([6], 3);
     const params = { w: host([2, 2], [0.3, -0.2, 0.1, 0.4]), b: host([2], [0.05, -0.05]) };
-    const inputs = { params, ...batchInputs(cohort), lr: 0.5, noiseMultiplier: 0, expectedClients: 1, key, round: 1 };
+    const inputs = { params, ...batchInputs(cohort), lr: 0.5, noiseMultiplier: negligible, expectedClients: 1, key, round: 1 };
     const free = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 1e6 }));
     const clipped = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 0.01 }));
     const update = (tree: typeof free) => [...(tree.params.w as number[][]).flat(), ...(tree.params.b as number[])].map((v, i) => v - [0.3, -0.2, 0.1, 0.4, 0.05, -0.05][i]!);

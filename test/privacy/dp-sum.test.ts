@@ -15,8 +15,9 @@ const dp = (z: number) => program(inputs, ({ u, clip, key }) => dpSum(u, { clip,
 const cohort = { u: { a: host([2, 2], [3, 4, 0.1, 0]), b: host([2, 1], [0, 0.2]) }, clip: 1, key: [0, 5] };
 
 describe("dpSum", () => {
-  test("with noise 0 it is the sum of the clients' trees clipped to global norm C", async () => {
-    const out = (await read(await dp(0).run(cohort))) as unknown as { a: number[]; b: number[] };
+  test("with negligible noise it is the sum of the clients' trees clipped to global norm C", async () => {
+    // noiseMultiplier 0 is FT110 (test/privacy/release-keys.test.ts); 1e-30 vanishes in float32 next to the sum.
+    const out = (await read(await dp(1e-30).run(cohort))) as unknown as { a: number[]; b: number[] };
     expect(out.a[0]).toBeCloseTo(0.7, 6);
     expect(out.a[1]).toBeCloseTo(0.8, 6);
     expect(out.b[0]).toBeCloseTo(0.2, 6);
@@ -40,12 +41,15 @@ describe("dpSum", () => {
   test("the IR names the aggregator on its sum and marks the private values; both survive JSON", () => {
     const p = dp(1);
     const sums = p.ir.graph.nodes.filter((n) => n.op === "federated_sum");
-    expect(sums.map((n) => n.attrs)).toEqual([{ aggregator: "dpSum" }, { aggregator: "dpSum" }]);
+    // Each sum records the release it belongs to: its number, its options (a constant, or the input that feeds it).
+    const release = { aggregator: "dpSum", release: 0, clip: null, clipInput: 2, noiseMultiplier: 1 };
+    expect(sums.map((n) => n.attrs)).toEqual([release, release]);
     expect(p.aggregators).toEqual(["dpSum"]);
     expect(p.signature).toBe("(<u={<a=f32[2],b=f32[1]>}@CLIENTS(private),clip=f32[]@SERVER,key=i32[2]@SERVER> -> <a=f32[2],b=f32[1]>@SERVER)");
     const reloaded = loadProgram(JSON.stringify(p.ir));
     expect(reloaded.signature).toBe(p.signature);
     expect(reloaded.aggregators).toEqual(["dpSum"]);
+    expect(reloaded.privacy).toEqual(["dpSum #0: Gaussian mechanism, clip input clip (checked > 0 when run), noise multiplier 1, rho = 0.5 zCDP per call, called once"]);
   });
 
   test("FT109 names the first private leaf; FT110 and FT302 for bad options", () => {
@@ -56,7 +60,7 @@ describe("dpSum", () => {
     );
     const loose = dpSum as (...args: unknown[]) => unknown;
     expect(() => program(inputs, ({ u, key }) => loose(u, { clip: -1, noiseMultiplier: 1, key }) as never)).toThrow("FT110: dpSum() clip must be a finite number > 0, got -1");
-    expect(() => program(inputs, ({ u, key }) => loose(u, { clip: 1, noiseMultiplier: Number.NaN, key }) as never)).toThrow("FT110: dpSum() noiseMultiplier must be a finite number >= 0, got NaN");
+    expect(() => program(inputs, ({ u, key }) => loose(u, { clip: 1, noiseMultiplier: Number.NaN, key }) as never)).toThrow("FT110: dpSum() noiseMultiplier must be a finite number > 0, got NaN");
     expect(() => program(inputs, ({ u }) => loose(u, { clip: 1, noiseMultiplier: 1 }) as never)).toThrow("FT110: dpSum() key must be a random key (i32[2]) at the SERVER, got a value that is no tensor");
     expect(() => program(inputs, ({ u }) => loose(u) as never)).toThrow(FedTensorError);
     const place = atClients as (...args: unknown[]) => unknown;
@@ -77,7 +81,7 @@ test("`fedtensor ir --signature` prints private inputs and the aggregators each 
     log.mockRestore();
   }
   expect(lines).toEqual([
-    "privateLabelHistogram: (<labels={i32[N]}@CLIENTS(private),mask={f32[N]}@CLIENTS(private),key=i32[2]@SERVER> -> f32[10]@SERVER)\n  federated_dp_sum: ({f32[10]}@CLIENTS(private) -> f32[10]@SERVER)",
+    "privateLabelHistogram: (<labels={i32[N]}@CLIENTS(private),mask={f32[N]}@CLIENTS(private),key=i32[2]@SERVER> -> f32[10]@SERVER)\n  federated_dp_sum: ({f32[10]}@CLIENTS(private) -> f32[10]@SERVER)\n  dpSum #0: Gaussian mechanism, clip 600, noise multiplier 1, rho = 0.5 zCDP per call, called once",
     "labelStatistics: (<pixels={f32[N,784]}@CLIENTS,labels={i32[N]}@CLIENTS,mask={f32[N]}@CLIENTS,count={f32[]}@CLIENTS> -> <brightness=f32[],histogram=f32[10]>@SERVER)\n  " +
       ["federated_sum: ({f32[]}@CLIENTS -> f32[]@SERVER)", "federated_sum: ({f32[]}@CLIENTS -> f32[]@SERVER)", "federated_sum: ({f32[10]}@CLIENTS -> f32[10]@SERVER)"].join("\n  "),
   ]);

@@ -4,9 +4,10 @@
  */
 import { describe, expect, test } from "vitest";
 import type * as FedTensor from "../../src/index.js";
-import { add, atClients, atServer, broadcast, f32, FedTensorError, fori, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
+import { add, atClients, atServer, broadcast, f32, FedTensorError, foldIn, fori, grad, i32, jvp, loadProgram, map, mul, program, reduceSum, secureSum, split, sum, type Tensor } from "../../src/index.js";
 import { primitives } from "../../src/ir/primitives.js";
-import { maskedValues, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
+import { maskedValues, ringLabels, type SecureSumAttrs } from "../../src/ir/secure-sum.js";
+import { randomBits, threefry2x32 } from "../../src/ir/threefry.js";
 import { ModelScope, OnnxGraph, valueInfo } from "../../src/lower/onnx/graph.js";
 import { modelBytes, onnxRules } from "../../src/lower/onnx/model.js";
 import { maskedValueNodes } from "../../src/lower/onnx/secure.js";
@@ -47,12 +48,15 @@ test("secure_sum has typing, batching, jvp and vjp rules; its batched form both 
 describe("the sum", () => {
   const clients = 9;
   const scale = 1000;
-  const p = program({ key: atServer(i32([2])), x: atClients(f32([2, 5])), n: atClients(i32([7])) }, ({ key, x, n }) => ({
-    floats: secureSum(x, { bits: 20, key, range: [-10, 10], scale }),
-    ints: secureSum(n, { bits: 24, key, range: [-1000, 1000] }),
-    ring: secureSum(n, { bits: 24, key, range: [-1000, 1000], neighbours: 2 }),
-    plain: reduceSum(n),
-  }));
+  const p = program({ key: atServer(i32([2])), x: atClients(f32([2, 5])), n: atClients(i32([7])) }, ({ key, x, n }) => {
+    const [floatKey, intKey, ringKey] = split(key, 3);
+    return {
+      floats: secureSum(x, { bits: 20, key: floatKey, range: [-10, 10], scale }),
+      ints: secureSum(n, { bits: 24, key: intKey, range: [-1000, 1000] }),
+      ring: secureSum(n, { bits: 24, key: ringKey, range: [-1000, 1000], neighbours: 2 }),
+      plain: reduceSum(n),
+    };
+  });
   const next = stream(7);
   const x = Array.from({ length: clients }, () => Array.from({ length: 2 }, () => Array.from({ length: 5 }, () => Math.fround(20 * next() - 10))));
   const n = Array.from({ length: clients }, () => Array.from({ length: 7 }, () => Math.floor(2001 * next()) - 1000));
@@ -76,14 +80,17 @@ describe("the sum", () => {
     for (const where of everywhere) expect(await runOn(where as never, p, inputs), where).toEqual(reference);
   });
 
-  test("one client, and an all-equal value (a broadcast), sum like reduceSum", async () => {
-    const q = program({ key: atServer(i32([2])), v: atServer(i32([3])), n: atClients(i32([3])) }, ({ key, v, n }) => ({
-      single: secureSum(n, { bits: 12, key, range: [0, 100] }),
-      shared: secureSum(broadcast(v), { bits: 12, key, range: [0, 100] }),
-    }));
+  test("an all-equal value (a broadcast) sums like reduceSum; one client is FT112 (its sum is its value), on every backend", async () => {
+    const q = program({ key: atServer(i32([2])), v: atServer(i32([3])), n: atClients(i32([3])) }, ({ key, v, n }) => {
+      const [own, shared] = split(key);
+      return { own: secureSum(n, { bits: 12, key: own, range: [0, 100] }), shared: secureSum(broadcast(v), { bits: 12, key: shared, range: [0, 100] }) };
+    });
+    const three = program({ key: atServer(i32([2])), n: atClients(i32([3])) }, ({ key, n }) => secureSum(n, { bits: 12, key, range: [0, 100], minClients: 3 }));
     for (const where of ["reference", ...everywhere] as const) {
-      expect(await runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6]] })).toEqual({ single: [4, 5, 6], shared: [1, 2, 3] });
-      expect((await runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6], [0, 1, 2]] })).shared).toEqual([2, 4, 6]);
+      expect(await runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6], [0, 1, 2]] }), where).toEqual({ own: [4, 6, 8], shared: [2, 4, 6] });
+      const single = "FT112: secureSum() needs at least 2 clients, got 1: a secure sum of fewer clients reveals too much of each one's value (minClients)";
+      expect(await ftMessage(() => runOn(where as never, q, { key: [1, 2], v: [1, 2, 3], n: [[4, 5, 6]] })), where).toBe(single);
+      expect(await ftMessage(() => runOn(where as never, three, { key: [1, 2], n: [[4, 5, 6], [0, 1, 2]] })), where).toMatch(/^FT112: secureSum\(\) needs at least 3 clients, got 2/);
     }
   });
 });
@@ -92,7 +99,7 @@ describe("programs with a secure sum", () => {
   test("reload from their JSON IR, which names the primitive secure_sum with its attributes", async () => {
     const p = program({ key: atServer(i32([2])), n: atClients(i32([2])) }, ({ key, n }) => ({ s: secureSum(n, { bits: 16, key, range: [0, 9], neighbours: 2 }) }));
     const node = p.ir.graph.nodes.find((n) => n.op === "secure_sum");
-    expect(node?.attrs).toEqual({ bits: 16, neighbours: 2, low: 0, high: 9, scale: 1 });
+    expect(node?.attrs).toEqual({ bits: 16, neighbours: 2, low: 0, high: 9, scale: 1, minClients: 2, release: 0 });
     const reloaded = loadProgram(JSON.stringify(p));
     const inputs = { key: [3, 1], n: [[1, 2], [3, 4], [5, 6]] };
     expect(await runOn("onnx", reloaded as never, inputs)).toEqual({ s: [9, 12] });
@@ -166,14 +173,38 @@ describe("what the server sees", () => {
     }
   });
 
-  test("with k neighbours a client's mask involves only its k ring neighbours", () => {
-    // With 2 neighbours client 1 pairs with clients 0 and 2 only, under pair keys that do not
-    // depend on the cohort's size: its masked values are the same in a cohort of 6 and of 8.
-    const ring = maskedValues(new Float64Array(clients * 4), clients, 4, [1, 1], attrs(2));
-    const larger = maskedValues(new Float64Array((clients + 2) * 4), clients + 2, 4, [1, 1], attrs(2));
-    expect(Array.from(larger.subarray(4, 8))).toEqual(Array.from(ring.subarray(4, 8)));
-    const all = maskedValues(new Float64Array(clients * 4), clients, 4, [1, 1], attrs(null));
+  test("with k neighbours a client's mask involves only its k neighbours on a secretly relabelled ring", () => {
+    // k = 2: client i at label L_i adds the words of the pair key k(L_i, 1) and subtracts those of k(L_i - 1, 1).
+    const key = [1, 1] as const;
+    const ring = maskedValues(new Float64Array(clients * 4), clients, 4, key, attrs(2));
+    const labels = ringLabels(key, clients);
+    const words = (label: number) => {
+      const [c0, c1] = threefry2x32(key[0], key[1], label, 1);
+      return Array.from(randomBits(Int32Array.from(threefry2x32(c0, c1, 1, 1)), 4), (w) => w & (2 ** bits - 1));
+    };
+    for (let i = 0; i < clients; i++) {
+      const [own, before] = [words(labels[i]!), words((labels[i]! + clients - 1) % clients)];
+      expect(Array.from(ring.subarray(4 * i, 4 * i + 4)), `client ${i}`).toEqual(own.map((w, j) => (w - before[j]! + 2 ** bits) % 2 ** bits));
+    }
+    const all = maskedValues(new Float64Array(clients * 4), clients, 4, key, attrs(null));
     expect(Array.from(all.subarray(4, 8))).not.toEqual(Array.from(ring.subarray(4, 8)));
+  });
+
+  test("the ring's labels are a secret uniform permutation, not the cohort's order: who neighbours whom depends on the key", () => {
+    const n = 6;
+    const counts = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+    const keys = 3000;
+    let identity = 0;
+    for (let k = 0; k < keys; k++) {
+      const labels = Array.from(ringLabels([k, 0x5bd1e995], n));
+      expect([...labels].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      if (labels.every((l, i) => l === i)) identity++;
+      labels.forEach((l, i) => counts[i]![l]!++);
+    }
+    // Each client's label is uniform: chi-square over 6 labels (5 degrees of freedom; 20.5 is p = 0.001), per client.
+    for (const row of counts) expect(row.reduce((chi, c) => chi + (c - keys / n) ** 2 / (keys / n), 0)).toBeLessThan(20.5);
+    // The identity (the sorted order) comes up about keys / 720 times, as any other permutation.
+    expect(identity).toBeLessThan(15);
   });
 });
 
@@ -222,7 +253,7 @@ describe("errors", () => {
     expect(await ftMessage(() => mapReduceForm(q.ir))).toMatch(/^FT315: secureSum: its pairwise masks cancel only over the whole cohort/);
     // Inside a loop body too: FT315 for the loop, not a misleading FT314 about its outputs.
     const looped = program({ key: atServer(i32([2])), w: atServer(f32([3])), x: atClients(f32([3])) }, ({ key, w, x }) =>
-      fori(2, w, (_i, v) => add(v, secureSum(x, { bits: 20, key, range: [0, 1], scale: 1 }))),
+      fori(2, w, (i, v) => add(v, secureSum(x, { bits: 20, key: foldIn(key, i), range: [0, 1], scale: 1 }))),
     );
     expect(await ftMessage(() => mapReduceForm(looped.ir))).toMatch(/^FT315: scan: its body broadcasts or aggregates/);
   });
@@ -230,9 +261,11 @@ describe("errors", () => {
 
 describe("derivatives treat it as a sum, straight through the quantization", () => {
   const p = program({ key: atServer(i32([2])), w: atServer(f32([3])), t: atServer(f32([3])), x: atClients(f32([3])) }, ({ key, w, t, x }) => {
-    const secure = (v: Tensor<[3], "float32", "server">) => sum(secureSum(map((vm, xm) => mul(vm, xm), broadcast(v), x), { bits: 24, key, range: [-100, 100], scale: 1000 }));
+    // The data is not private here: derivatives of a secure sum of private data are FT109 (test/privacy/derivatives.test.ts).
+    const [gradKey, jvpKey] = split(key);
+    const secure = (k: typeof key) => (v: Tensor<[3], "float32", "server">) => sum(secureSum(map((vm, xm) => mul(vm, xm), broadcast(v), x), { bits: 24, key: k, range: [-100, 100], scale: 1000 }));
     const plain = (v: Tensor<[3], "float32", "server">) => sum(reduceSum(map((vm, xm) => mul(vm, xm), broadcast(v), x)));
-    return { secureGrad: grad(secure)(w), plainGrad: grad(plain)(w), secureTangent: jvp(secure, [w], [t])[1], plainTangent: jvp(plain, [w], [t])[1] };
+    return { secureGrad: grad(secure(gradKey))(w), plainGrad: grad(plain)(w), secureTangent: jvp(secure(jvpKey), [w], [t])[1], plainTangent: jvp(plain, [w], [t])[1] };
   });
 
   test("grad and jvp equal those of reduceSum, on every backend", async () => {

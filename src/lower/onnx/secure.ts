@@ -6,7 +6,7 @@
  * operations, in the same order, as the definition's. The count of values outside the
  * declared range is an extra output of the model that the session checks (FT309).
  */
-import { checkCapacity, maskDistances, outOfRange, type SecureDType, type SecureSumAttrs } from "../../ir/secure-sum.js";
+import { checkCapacity, maskDistances, outOfRange, RING_LABELS, type SecureDType, type SecureSumAttrs } from "../../ir/secure-sum.js";
 import type { OnnxGraph } from "./graph.js";
 import { DataType } from "./proto.js";
 import { randomWords, threefryRounds, u32, word } from "./random.js";
@@ -16,24 +16,38 @@ const reshapeTo = (g: OnnxGraph, x: string, shape: readonly number[]): string =>
 
 /**
  * Each client's masked values (q_i + mask_i) mod 2^bits as int64 [C, m], from the quantized
- * values q (int64 [C, m]) and the key (int32 [2]): maskedValues of src/ir/secure-sum.ts.
+ * values q (int64 [C, m]) and the key (int32 [2]): maskedValues of src/ir/secure-sum.ts, the
+ * ring relabelled by ringLabels.
  */
 export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: number, size: number, a: Pick<SecureSumAttrs, "bits" | "neighbours">): string {
   const low = 2 ** a.bits - 1;
   let acc = q;
   const distances = maskDistances(clients, a.neighbours);
   if (distances > 0 && size > 0) {
+    const [k0, k1] = [word(g, key, 0), word(g, key, 1)];
+    const labels = ringLabelNodes(g, k0, k1, clients);
     const iota = g.model.constant("uint32", [clients], Array.from({ length: clients }, (_, i) => i));
-    // foldIn(key, a) for every client a, then foldIn(., d) per distance: the pair keys.
-    const [c0, c1] = threefryRounds(g, word(g, key, 0), word(g, key, 1), iota, u32(g, 1));
+    // foldIn(key, a) for every label a, then foldIn(., d) per distance: the pair keys.
+    const [c0, c1] = threefryRounds(g, k0, k1, iota, u32(g, 1));
     for (let d = 1; d <= distances; d++) {
       const [p0, p1] = threefryRounds(g, c0, c1, u32(g, d), u32(g, 1)).map((w) => reshapeTo(g, w, [clients, 1]));
       const words = g.op1("Cast", [g.op1("BitwiseAnd", [randomWords(g, p0!, p1!, [clients], size), u32(g, low)])], { to: DataType.INT64 });
-      const from = Array.from({ length: clients }, (_, i) => (((i - d) % clients) + clients) % clients);
-      acc = g.op1("Add", [acc, g.op1("Sub", [words, g.op1("Gather", [words, g.model.ints(from)], { axis: 0 })])]);
+      const from = g.op1("Mod", [g.op1("Add", [labels, g.model.scalar("int64", clients - d)]), g.model.scalar("int64", clients)]);
+      acc = g.op1("Add", [acc, g.op1("Sub", [g.op1("Gather", [words, labels], { axis: 0 }), g.op1("Gather", [words, from], { axis: 0 })])]);
     }
   }
   return g.op1("BitwiseAnd", [acc, g.model.scalar("int64", low)]);
+}
+
+/** ringLabels of src/ir/secure-sum.ts: the rank of each client's word (unsigned, ties by client order), int64 [C]. */
+function ringLabelNodes(g: OnnxGraph, k0: string, k1: string, clients: number): string {
+  const [r0, r1] = threefryRounds(g, k0, k1, u32(g, RING_LABELS), u32(g, 1)).map((w) => reshapeTo(g, w, [1, 1]));
+  const words = g.op1("Cast", [reshapeTo(g, randomWords(g, r0!, r1!, [1], clients), [clients])], { to: DataType.INT64 });
+  const mine = reshapeTo(g, words, [clients, 1]);
+  const others = reshapeTo(g, words, [1, clients]);
+  const earlier = g.model.constant("bool", [clients, clients], Array.from({ length: clients * clients }, (_, k) => (k % clients < Math.floor(k / clients) ? 1 : 0)));
+  const before = g.op1("Or", [g.op1("Less", [others, mine]), g.op1("And", [g.op1("Equal", [others, mine]), earlier])]);
+  return g.op1("ReduceSum", [g.op1("Cast", [before], { to: DataType.INT64 }), g.model.ints([1])], { keepdims: 0 });
 }
 
 /** The quantized values (int64 [C, m]) and the count of values outside [low, high] (int64 []). */
