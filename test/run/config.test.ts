@@ -158,6 +158,10 @@ describe("run config from flags", () => {
   it("writes the message from the catalogue", async () => {
     await expect(loadRunConfig(["--rounds", "0"])).rejects.toThrow("FT305: --rounds: expected integer >= 1, got 0");
   });
+
+  it("refuses a DP run without noise (z = 0 releases the clipped sum exactly: no finite epsilon)", async () => {
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-noise", "0"])).rejects.toThrow("FT305: --dp-noise: expected number > 0, got 0");
+  });
 });
 
 describe("run config from a file", () => {

@@ -61,7 +61,7 @@ const dp = { key: "aggregator", values: ["dp"] };
 const adaptiveClip = { key: "dpClip", values: ["adaptive"] };
 const privacyOptions = {
   dpClip: onlyWhen(dp, clipNormOrAdaptive),
-  dpNoise: onlyWhen(dp, real("DP noise multiplier z: the server adds N(0, (z C)^2) to the clipped sum", 1, { min: 0 })),
+  dpNoise: onlyWhen(dp, real("DP noise multiplier z: the server adds N(0, (z C)^2) to the clipped sum", 1, { min: 0, minExclusive: true })),
   dpDelta: onlyWhen(dp, real("The delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
   dpTargetEpsilon: onlyWhen(
     dp,
