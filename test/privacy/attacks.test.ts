@@ -12,7 +12,6 @@ import {
   broadcast,
   dpSum,
   f32,
-  FedTensorError,
   foldIn,
   fori,
   grad,
@@ -30,22 +29,13 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { host, read } from "../lib/helpers.js";
+import { failure } from "./failure.js";
 
 type Server3 = Tensor<[3], "float32", "server">;
 type Key = Tensor<[2], "int32", "server">;
 const inputs = { w: atServer(f32([3])), t: atServer(f32([3])), x: atClients(f32([3]), { private: true }), key: atServer(i32([2])) };
 const cohort = { w: [1, 2, 3], t: [1, 0, 0], x: host([2, 3], [0.5, -0.25, 0.1, 0.3, 0.2, -0.4]), key: [3, 9] };
 
-/** The FT message of a call that must fail. */
-function failure(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FedTensorError);
-    return (error as Error).message;
-  }
-  throw new Error("expected an FT error");
-}
 
 const released = "would release private client data";
 

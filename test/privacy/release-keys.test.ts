@@ -6,8 +6,9 @@
  * and what program.privacy and `fedtensor ir --signature` say of each release.
  */
 import { describe, expect, test, vi } from "vitest";
-import { atClients, atServer, broadcast, dpSum, f32, FedTensorError, foldIn, fori, grad, i32, map, mul, program, randomKey, secureSum, split, sub, sum } from "../../src/index.js";
+import { atClients, atServer, broadcast, dpSum, f32, foldIn, fori, grad, i32, map, mul, program, randomKey, secureSum, split, sub, sum } from "../../src/index.js";
 import { host, read } from "../lib/helpers.js";
+import { failure } from "./failure.js";
 
 const inputs = { x: atClients(f32([3]), { private: true }), key: atServer(i32([2])), localKey: i32([2]), z: atServer(f32([])) };
 const cohort = { x: host([2, 3], [0.5, -0.25, 0.1, 0.3, 0.2, -0.4]), key: [3, 9], localKey: [1, 2], z: 1 };
@@ -16,15 +17,6 @@ const looseDp = dpSum as unknown as Loose;
 const looseSecure = secureSum as unknown as Loose;
 const secure = { bits: 20, range: [-1, 1], scale: 1000 } as const;
 
-function failure(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FedTensorError);
-    return (error as Error).message;
-  }
-  throw new Error("expected an FT error");
-}
 
 describe("a release's key is secret: a SERVER program input, or split/foldIn of one (FT110)", () => {
   const secret = "key must be a secret key: a SERVER program input (atServer(i32([2])) fed from node:crypto), or split/foldIn of one, got";
