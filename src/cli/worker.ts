@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ftError } from "../errors/error.js";
+import { redisUrlProblem } from "../lib/run/engine/url.js";
 import { UsageError, type Command } from "./command.js";
 
 const positiveInteger = (option: string, text: string | undefined, fallback: number): number => {
@@ -43,7 +44,8 @@ export const workerCommand: Command = {
     }
     const url = values.redis;
     if (url === undefined) throw new UsageError("--redis redis://host:port is required");
-    if (!/^rediss?:\/\/[^/\s]+/.test(url)) throw ftError("FT305", { option: "--redis", why: `expected redis://host:port, got ${url}` });
+    const problem = redisUrlProblem(url);
+    if (problem !== undefined) throw ftError("FT305", { option: "--redis", why: `expected redis://host:port, got ${url}: ${problem}` });
     // Loaded here so that other commands start without TensorFlow.js and BullMQ.
     const { startWorker } = await import("../lib/run/engine/worker.js");
     const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);

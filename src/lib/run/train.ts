@@ -21,6 +21,7 @@ import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import { checkSameRun } from "./checkpoint-match.js";
+import { checkOptionsAgainstData } from "./data-limits.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
@@ -154,6 +155,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   await useBackend(config.backend);
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
+  checkOptionsAgainstData(config, data);
   const featureShape = featureShapeFor(model, data.train.featureShape);
   const runner = runnerFor(config, model, data);
   const learningRate = roundLearningRates(config);
