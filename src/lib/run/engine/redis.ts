@@ -13,8 +13,10 @@ export const roundQueue = "fedtensor-rounds";
 export const keys = {
   /** A round program's fused work+accumulate part and input tree (JSON), by content hash. */
   form: (hash: string) => `fedtensor:form:${hash}`,
-  /** The inputs every chunk of one attempt at a round shares (JSON of wire values). */
+  /** The inputs every chunk of one attempt at a round shares (binary record, wire.ts). */
   inputs: (session: string, round: number, attempt: number) => `fedtensor:inputs:${session}:${round}:${attempt}`,
+  /** A chunk's partial accumulator (binary record, wire.ts), read and deleted by the coordinator when the round's chunks are all done. */
+  result: (session: string, round: number, attempt: number, chunk: number) => `fedtensor:result:${session}:${round}:${attempt}:${chunk}`,
   /** Present while the coordinator of `session` is alive: workers skip the jobs of a dead one. */
   session: (session: string) => `fedtensor:session:${session}`,
 };
