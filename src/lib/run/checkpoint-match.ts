@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { listCheckpoints, readCheckpoint, type JsonValue, type LoadedCheckpoint } from "./checkpoint.js";
-import { flagName, runOptions, type OptionSpec, type RunOptionKey } from "./config.js";
+import { flagName, runOptions, validateRunConfig, type OptionSpec, type RunOptionKey } from "./config.js";
 import { metricsFiles, readMetrics } from "./metrics.js";
 
 type JsonRecord = { readonly [key: string]: JsonValue };
@@ -23,8 +23,22 @@ const isRecord = (value: JsonValue | undefined): value is JsonRecord => typeof v
 
 const show = (value: JsonValue | undefined): string => (value === undefined ? "not set" : JSON.stringify(value));
 
+/**
+ * A stored config with its defaults filled in, so that a checkpoint written before an option
+ * existed agrees with a later one of the same run that holds the option's default; as stored
+ * when it does not validate (the resume itself then says why).
+ */
+function withDefaults(config: JsonRecord): JsonRecord {
+  try {
+    return validateRunConfig(config, "a checkpoint") as unknown as JsonRecord;
+  } catch {
+    return config;
+  }
+}
+
 /** The first option that changes what a round computes and differs between two stored configs, in words. */
-function computingDifference(found: JsonRecord, other: JsonRecord): string | undefined {
+function computingDifference(storedFound: JsonRecord, storedOther: JsonRecord): string | undefined {
+  const [found, other] = [withDefaults(storedFound), withDefaults(storedOther)];
   for (const key of new Set([...Object.keys(found), ...Object.keys(other)])) {
     const spec = (runOptions as Readonly<Record<string, OptionSpec<unknown>>>)[key];
     if (spec?.mayChangeOnResume === true) continue;
