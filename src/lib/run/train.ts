@@ -192,7 +192,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
   if (metrics.setAside !== undefined) {
     const { path, rounds } = metrics.setAside;
-    progress.log(`the metrics rows of rounds ${rounds[0]}-${rounds.at(-1)}, after round ${firstRound}, are set aside in ${path}; the rounds are trained again`);
+    const which = rounds.length === 1 ? `row of round ${rounds[0]}, after round ${firstRound}, is` : `rows of rounds ${rounds[0]}-${rounds.at(-1)}, after round ${firstRound}, are`;
+    progress.log(`the metrics ${which} set aside in ${path}; the rounds are trained again`);
   }
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
