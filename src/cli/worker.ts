@@ -8,10 +8,13 @@ import { ftError } from "../errors/error.js";
 import { redisUrlProblem } from "../lib/run/engine/url.js";
 import { UsageError, type Command } from "./command.js";
 
+/** Timers take at most 2^31 - 1 ms (Node turns a longer delay into 1 ms): the bound of every option here. */
+const largest = 2 ** 31 - 1;
+
 const positiveInteger = (option: string, text: string | undefined, fallback: number): number => {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw ftError("FT305", { option: `--${option}`, why: `expected a whole number of at least 1, got ${text}` });
+  if (!Number.isSafeInteger(value) || value < 1 || value > largest) throw ftError("FT305", { option: `--${option}`, why: `expected a whole number from 1 to ${largest}, got ${text}` });
   return value;
 };
 

@@ -105,7 +105,9 @@ describe("fedtensor worker's usage", () => {
     expect(missing.stderr).toMatch(/--redis redis:\/\/host:port is required/);
     const bad = runCli(["worker", "--redis", "redis://127.0.0.1:1", "--concurrency", "0"]);
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/FT305: --concurrency: expected a whole number of at least 1, got 0/);
+    expect(bad.stderr).toMatch(/FT305: --concurrency: expected a whole number from 1 to 2147483647, got 0/);
+    const huge = runCli(["worker", "--redis", "redis://127.0.0.1:1", "--lock-duration", "1e12"]);
+    expect(huge.stderr).toMatch(/FT305: --lock-duration: expected a whole number from 1 to 2147483647, got 1e12/);
     const notRedis = runCli(["worker", "--redis", "http://127.0.0.1:1"]);
     expect(notRedis.stderr).toMatch(/FT305: --redis: expected redis:\/\/host:port, got http:/);
   });

@@ -44,6 +44,7 @@ export const timedOut = Symbol("timed out");
 /** `promise`, or `timedOut` after `ms` (a command that ioredis holds while Redis is down). */
 export function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), ms)));
+  // setTimeout takes at most 2^31 - 1 ms and turns a longer delay into 1 ms (--engine-timeout 1e9 would time out at once).
+  const timeout = new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), Math.min(ms, 2 ** 31 - 1))));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
