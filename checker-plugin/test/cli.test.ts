@@ -4,7 +4,7 @@
  * the installed bin to check that the status reaches the shell.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -155,7 +155,15 @@ describe("fedtensor check", () => {
     // Three checks of the declarations without skipLibCheck take half a minute on two cores.
   }, 180_000);
 
-  it.runIf(existsSync(join(repoRoot, "examples/tsconfig.json")))("checks examples/ with every FT error explained", async () => {
-    expectExplainedOutput(await check("-p", relative(process.cwd(), join(repoRoot, "examples"))));
+  it.runIf(existsSync(join(repoRoot, "examples/tsconfig.json")))("checks examples/ with every FT error explained: exactly the mistakes examples/mistakes.ts names", async () => {
+    const result = await check("-p", relative(process.cwd(), join(repoRoot, "examples")));
+    expectExplainedOutput(result);
+    // Each mistake's comment names its code, "(FT102)": those, in order, and nothing else; the other examples are clean.
+    const named = [...readFileSync(join(repoRoot, "examples/mistakes.ts"), "utf8").matchAll(/\((FT\d{3})/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThanOrEqual(10);
+    expect(result.status).toBe(1);
+    expect(result.stdout.match(/^\S+:\d+:\d+ - error FT\d{3}: /gm)?.map((line) => line.slice(line.indexOf("FT"), -2))).toEqual(named);
+    expect(result.stdout.match(/^(\S+):\d+:\d+ - error /gm)?.every((line) => line.startsWith("examples/mistakes.ts:"))).toBe(true);
+    expect(result.stdout).toMatch(new RegExp(`Found ${named.length} errors \\(${named.length} FedTensor, 0 TypeScript\\) in 1 file\\.$`));
   });
 });

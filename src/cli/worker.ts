@@ -5,12 +5,16 @@
  */
 import { parseArgs } from "node:util";
 import { ftError } from "../errors/error.js";
+import { redisUrlProblem } from "../lib/run/engine/url.js";
 import { UsageError, type Command } from "./command.js";
+
+/** Timers take at most 2^31 - 1 ms (Node turns a longer delay into 1 ms): the bound of every option here. */
+const largest = 2 ** 31 - 1;
 
 const positiveInteger = (option: string, text: string | undefined, fallback: number): number => {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw ftError("FT305", { option: `--${option}`, why: `expected a whole number of at least 1, got ${text}` });
+  if (!Number.isSafeInteger(value) || value < 1 || value > largest) throw ftError("FT305", { option: `--${option}`, why: `expected a whole number from 1 to ${largest}, got ${text}` });
   return value;
 };
 
@@ -43,7 +47,8 @@ export const workerCommand: Command = {
     }
     const url = values.redis;
     if (url === undefined) throw new UsageError("--redis redis://host:port is required");
-    if (!/^rediss?:\/\/[^/\s]+/.test(url)) throw ftError("FT305", { option: "--redis", why: `expected redis://host:port, got ${url}` });
+    const problem = redisUrlProblem(url);
+    if (problem !== undefined) throw ftError("FT305", { option: "--redis", why: `expected redis://host:port, got ${url}: ${problem}` });
     // Loaded here so that other commands start without TensorFlow.js and BullMQ.
     const { startWorker } = await import("../lib/run/engine/worker.js");
     const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);

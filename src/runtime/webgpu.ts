@@ -12,6 +12,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../errors/error.js";
+import { probeDawn } from "./dawn-probe.js";
 
 /** Where Dawn's create() options come from: space-separated, e.g. `backend=opengl adapter=NAME`. */
 export const DAWN_OPTIONS_VARIABLE = "FEDTENSOR_WEBGPU_DAWN";
@@ -89,6 +90,19 @@ function describe(adapter: DawnAdapter, featureLevel: WebGpuAdapter["featureLeve
   return { device: info.device, description: info.description, vendor: info.vendor, software: isSoftwareAdapter(info), featureLevel };
 }
 
+/** FT301 for a Dawn that finds no adapter; `said` is what Dawn printed meanwhile (dawn-probe.ts), if anything. */
+function noAdapter(chosen: boolean, said: string) {
+  return ftError("FT301", {
+    backend: "webgpu",
+    why:
+      (said === "" ? "Dawn finds no GPU adapter" : `Dawn finds no GPU adapter (Dawn says: ${said})`) +
+      ": on Linux it needs a Vulkan driver (the NVIDIA driver's Vulkan ICD, or Mesa's) and the Vulkan loader libvulkan1; `vulkaninfo --summary` lists what the loader sees" +
+      (chosen
+        ? ` (${DAWN_OPTIONS_VARIABLE}='${dawnOptions().join(" ")}'; Dawn's OpenGL backends without a display need EGL_PLATFORM=surfaceless)`
+        : `; to run on Mesa's CPU renderer instead, set ${DAWN_OPTIONS_VARIABLE}=backend=opengl and EGL_PLATFORM=surfaceless`),
+  });
+}
+
 /**
  * Dawn's adapter: WebGPU core first; compatibility mode (what Dawn's OpenGL backends give) only
  * when the user chose Dawn's options. FT301 when there is none, or only a software one unasked.
@@ -106,16 +120,7 @@ async function requestAdapter(gpu: DawnGpu, chosen: boolean): Promise<{ adapter:
   const core = await ask({ powerPreference: "high-performance" });
   const compatibility = core === null && chosen ? await ask({ featureLevel: "compatibility" }) : null;
   const adapter = core ?? compatibility;
-  if (adapter === null) {
-    throw ftError("FT301", {
-      backend: "webgpu",
-      why:
-        "Dawn finds no GPU adapter: on Linux it needs a Vulkan driver (the NVIDIA driver's Vulkan ICD, or Mesa's) and the Vulkan loader libvulkan1; `vulkaninfo --summary` lists what the loader sees" +
-        (chosen
-          ? ` (${DAWN_OPTIONS_VARIABLE}='${dawnOptions().join(" ")}'; Dawn's OpenGL backends without a display need EGL_PLATFORM=surfaceless)`
-          : `; to run on Mesa's CPU renderer instead, set ${DAWN_OPTIONS_VARIABLE}=backend=opengl and EGL_PLATFORM=surfaceless`),
-    });
-  }
+  if (adapter === null) throw noAdapter(chosen, "");
   const described = describe(adapter, core !== null ? "core" : "compatibility");
   if (described.software && !chosen) {
     throw ftError("FT301", {
@@ -156,6 +161,10 @@ export async function registerWebGpu(): Promise<void> {
   // Imported before navigator.gpu exists, so the package registers no factory of its own.
   const { WebGPUBackend } = await import("@tensorflow/tfjs-backend-webgpu");
   const options = dawnOptions();
+  // Looked for in a child first, whose stderr takes Dawn's native warnings: none reach the
+  // user's terminal when there is no adapter, and what Dawn said goes into FT301's text.
+  const probe = await probeDawn(DAWN_PACKAGE, options, options.length > 0);
+  if (probe !== undefined && !probe.found) throw noAdapter(options.length > 0, probe.said);
   let gpu: DawnGpu;
   try {
     Object.assign(globalThis, dawn.globals);

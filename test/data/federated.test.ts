@@ -20,7 +20,7 @@ const train = labelledDataset("toy train", {
   featureShape: [2],
   numClasses: 3,
 });
-const toy = federate(train, train, [Int32Array.of(0, 1, 2, 3, 4), Int32Array.of(5, 6), Int32Array.of()]);
+const toy = federate(train, train, [Int32Array.of(0, 1, 2, 3, 4), Int32Array.of(5, 6), Int32Array.of(7)]);
 
 /** Per client, the example in each slot (-1 for padding), read back from x and checked against y and mask. */
 function slotExamples(batches: CohortBatches): number[][] {
@@ -46,14 +46,14 @@ describe("cohort batches", () => {
     expect(batches.x.shape).toEqual([3, 3, 2, 2]);
     expect(batches.y.shape).toEqual([3, 3, 2]);
     expect(batches.mask.shape).toEqual([3, 3, 2]);
-    expect(batches.count).toEqual({ shape: [3], data: Float32Array.of(5, 2, 0) });
+    expect(batches.count).toEqual({ shape: [3], data: Float32Array.of(5, 2, 1) });
     expect(Array.from(batches.clients)).toEqual([0, 1, 2]);
     const slots = slotExamples(batches);
     expect(slots[0]!.slice(0, 5).sort()).toEqual([0, 1, 2, 3, 4]);
     expect(slots[0]!.slice(5)).toEqual([-1]);
     expect(slots[1]!.slice(0, 2).sort()).toEqual([5, 6]);
     expect(slots[1]!.slice(2)).toEqual([-1, -1, -1, -1]);
-    expect(slots[2]).toEqual([-1, -1, -1, -1, -1, -1]);
+    expect(slots[2]).toEqual([7, -1, -1, -1, -1, -1]);
   });
 
   it("reshuffles each client's examples once per local epoch and concatenates them", () => {
@@ -78,10 +78,14 @@ describe("cohort batches", () => {
     expect(shuffled(3, [0])).toEqual(shuffled(3, [0, 2]));
   });
 
-  it("gives a cohort of empty clients one fully masked batch", () => {
-    const batches = batchCohort(toy, [2], { batchSize: 4, rng: Rng.fromSeed(1) });
-    expect(batches.x.shape).toEqual([1, 1, 4, 2]);
-    expect(Array.from(batches.mask.data)).toEqual([0, 0, 0, 0]);
+  it("copies the partition: writing into the caller's arrays, or the dataset's, after federate reads no other example", () => {
+    const mine = [Int32Array.of(0, 1), Int32Array.of(2)];
+    const data = federate(train, train, mine);
+    mine[0]![0] = 9;
+    expect(slotExamples(batchCohort(data, [0], { batchSize: 2, rng: Rng.fromSeed(1) }))[0]!.sort()).toEqual([0, 1]);
+    expect(Object.isFrozen(data.clientIndices)).toBe(true);
+    (data.clientIndices[1] as Int32Array)[0] = 1e6;
+    expectFtError(() => batchCohort(data, [1], { batchSize: 2, rng: Rng.fromSeed(1) }), "FT302", "index 1000000 is outside the 10 examples (changed after federate?)");
   });
 
   it("rejects bad options and client positions", () => {
@@ -124,7 +128,11 @@ describe("client sampling and rounds", () => {
   });
 
   it("rejects partitions that point outside the train set, and repeated ids", () => {
-    expectFtError(() => federate(train, train, [Int32Array.of(0, 10)]), "FT302", "index 10 is outside");
+    expectFtError(() => federate(train, train, [Int32Array.of(0, 10)]), "FT302", "example index 10 is not a whole number in [0, 10)");
+    // What a JavaScript caller may pass where Int32Arrays are declared: each read as a wrong example before.
+    expectFtError(() => federate(train, train, [[0, Number.NaN]] as never), "FT302", "example index NaN is not a whole number");
+    expectFtError(() => federate(train, train, [[0, 1.5]] as never), "FT302", "example index 1.5 is not a whole number");
+    expectFtError(() => federate(train, train, [Int32Array.of(0), Int32Array.of()]), "FT302", "client client-001: holds no example");
     expectFtError(() => federate(train, train, [Int32Array.of(0), Int32Array.of(1)], ["a", "a"]), "FT302", "unique");
     const short = { x: new Float32Array(3), y: Int32Array.of(0, 1), featureShape: [2], numClasses: 2 };
     expectFtError(() => labelledDataset("bad", short), "FT302", "2 labels need 4 feature values, got 3");

@@ -61,8 +61,14 @@ export function differences(got: HostTree, want: HostTree | OutputTree, path = "
     return difference === undefined ? [] : [difference];
   }
   if (isLeaf(got)) return [`${path}: a tensor where the reference has a tree`];
-  return Object.entries(want).flatMap(([key, w]) => {
-    const g = (got as Record<string, HostTree>)[key];
-    return g === undefined ? [`${path}.${key}: missing`] : differences(g, w as HostTree, Array.isArray(want) ? `${path}[${key}]` : `${path}.${key}`);
-  });
+  if (Array.isArray(want) !== Array.isArray(got)) return [`${path}: ${Array.isArray(got) ? "an array" : "a record"} where the reference has ${Array.isArray(want) ? "an array" : "a record"}`];
+  // Outputs the reference does not have are differences too: a program that returns more than it should is wrong.
+  const extra = Object.keys(got).filter((key) => !(key in want)).map((key) => `${path}.${key}: not in the reference`);
+  return [
+    ...extra,
+    ...Object.entries(want).flatMap(([key, w]) => {
+      const g = (got as Record<string, HostTree>)[key];
+      return g === undefined ? [`${path}.${key}: missing`] : differences(g, w as HostTree, Array.isArray(want) ? `${path}[${key}]` : `${path}.${key}`);
+    }),
+  ];
 }

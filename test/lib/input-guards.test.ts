@@ -64,14 +64,22 @@ describe("the algorithm library's round inputs", () => {
     expect(message).toBe("FT302: evaluate_tiny input y: label 5 at flat index 1 is outside model tiny's classes [0, 2)");
   });
 
-  test("a data set's features are checked once where it is made, and its cohorts are not scanned again", () => {
+  test("a data set's features are checked where it is made, and its batches again each time, so an edit in place cannot slip by", async () => {
     const x = Float32Array.from([0, 1, 2, Number.NaN]);
     expect(() => labelledDataset("toy", { x, y: Int32Array.from([0, 1]), featureShape: [2], numClasses: 2 })).toThrow(
       "FT302: toy: feature value NaN of example 1 is not finite; training needs finite values",
     );
     const set = labelledDataset("toy", { x: Float32Array.from([0, 1, 2, 3]), y: Int32Array.from([0, 1]), featureShape: [2], numClasses: 2 });
     const batches = batchCohort(federate(set, set, partitionIid(2, 2, Rng.fromSeed(0))), [0, 1], { batchSize: 1, rng: Rng.fromSeed(0) });
-    expect(isVerified(batches.x.data) && isVerified(batches.y.data)).toBe(true);
+    expect(isVerified(batches.x.data) || isVerified(batches.y.data)).toBe(false);
+    const inputs = { params, lr: 0.1, x: batches.x, y: batches.y, mask: batches.mask, count: batches.count };
+    await fedavg.run(inputs as never);
+    // Written after the library made and checked them: each is caught, not trained on.
+    batches.y.data[1] = 7;
+    expect(await failure(() => fedavg.run(inputs as never))).toMatch(/input y: label 7 at flat index 1 is outside model tiny's classes \[0, 2\)/);
+    batches.y.data[1] = 1;
+    batches.x.data[0] = Number.NaN;
+    expect(await failure(() => fedavg.run(inputs as never))).toMatch(/input x: value NaN at flat index 0 is not finite/);
   });
 });
 

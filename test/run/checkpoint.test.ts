@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, truncateSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
@@ -191,21 +191,31 @@ describe("corrupt checkpoints", () => {
 });
 
 describe("a writer killed with SIGKILL", () => {
-  /** Starts the writer child, waits for `rounds` more checkpoints plus a random delay, and kills it. */
+  /**
+   * Starts the writer child, waits for `rounds` more checkpoints, then kills it as soon as the
+   * next one's temp file appears (inotify, through fs.watch): mid-write, on a loaded machine
+   * as on an idle one, rather than after a random delay that a slow write may outlast.
+   */
   function runAndKill(script: string, dir: string, rounds: number): Promise<number> {
     return new Promise((resolvePromise, reject) => {
       const child = spawn(process.execPath, [script, dir], { stdio: ["ignore", "pipe", "pipe"] });
       let lastReported = 0;
       let reports = 0;
       let stderr = "";
+      let watcher: FSWatcher | undefined;
       child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       child.stdout.on("data", (chunk: Buffer) => {
         for (const [, round] of chunk.toString().matchAll(/wrote (\d+)/g)) {
           lastReported = Number(round);
-          if (++reports === rounds) setTimeout(() => child.kill("SIGKILL"), Math.random() * 40);
+          if (++reports === rounds) {
+            watcher = watch(dir, (_event, name) => {
+              if (name?.includes(".tmp-")) child.kill("SIGKILL");
+            });
+          }
         }
       });
       child.on("close", (code, signal) => {
+        watcher?.close();
         if (signal === "SIGKILL") resolvePromise(lastReported);
         else reject(new Error(`writer exited with ${code}: ${stderr}`));
       });
@@ -216,7 +226,7 @@ describe("a writer killed with SIGKILL", () => {
     const script = transpileForNode(join(import.meta.dirname, "checkpoint-writer.ts"), checkpointDir());
     const dir = checkpointDir();
     let tempFilesLeft = 0;
-    // At least 3 kills, and more until one lands mid-write (each does with odds of about 2 in 3).
+    // At least 3 kills, and more until one lands mid-write (nearly each does: it follows the temp file's creation).
     for (let kill = 0; kill < 3 || (tempFilesLeft === 0 && kill < 12); kill++) {
       const reported = await runAndKill(script, dir, 2);
       tempFilesLeft += readdirSync(dir).filter((name) => name.includes(".tmp-")).length;

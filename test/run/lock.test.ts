@@ -71,24 +71,35 @@ describe("a second process in a run folder", () => {
 describe("two runs started together in one new folder", () => {
   test("one runs, the other gets FT308; the metrics are one run's rows, in order", async () => {
     const out = join(tempDir("ft-lock-race-"), "run");
-    const seeds = ["1", "2"];
-    const results = await Promise.all(
-      seeds.map(
-        (seed) =>
-          new Promise<{ code: number | null; stderr: string }>((resolve) => {
-            const child = startCli(smallRun(out, "--rounds", "20", "--eval-every", "20", "--seed", seed));
-            let stderr = "";
-            child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-            child.stdout!.resume();
-            child.on("exit", (code) => resolve({ code, stderr }));
-          }),
-      ),
-    );
-    expect(results.map((r) => r.code).sort()).toEqual([0, 1]);
-    const loser = results.find((r) => r.code === 1)!;
-    expect(loser.stderr).toContain(`FT308: ${out} is in use by process`);
-    expect(loser.stderr).not.toMatch(stackLine);
-    expect(metricsRows(out).map((row) => row.round)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    // Neither would end by itself: whichever is second meets the lock, however late it starts.
+    const children = ["1", "2"].map((seed) => startCli(smallRun(out, "--rounds", "100000", "--eval-every", "100000", "--seed", seed)));
+    const exits = children.map((child) => {
+      let stderr = "";
+      child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout!.resume();
+      return new Promise<{ child: typeof child; code: number | null; stderr: string }>((resolve) => child.on("exit", (code) => resolve({ child, code, stderr })));
+    });
+    const loser = await Promise.race(exits);
+    const winner = children.find((child) => child !== loser.child)!;
+    try {
+      expect(loser.code).toBe(1);
+      expect(loser.stderr).toContain(`FT308: ${out} is in use by process ${winner.pid}`);
+      expect(loser.stderr).not.toMatch(stackLine);
+      // The winner goes on: two more of its rows, and nothing from the loser.
+      await new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (metricsRows(out).length >= 2) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 50);
+      });
+    } finally {
+      winner.kill("SIGKILL");
+      await Promise.all(exits);
+    }
+    const rounds = metricsRows(out).map((row) => row.round);
+    expect(rounds).toEqual(rounds.map((_, i) => i + 1));
   }, 120_000);
 });
 

@@ -74,12 +74,21 @@ describe("resuming metrics", () => {
     writer.close();
   }
 
-  it("drops rows after the resumed round and continues both files", () => {
+  it("sets rows after the resumed round aside, never deleting them, and continues both files", () => {
     const dir = runDir();
     writeRounds(dir, 5);
+    const rows = read(dir, metricsFiles.jsonl).split("\n");
     const writer = MetricsWriter.resume(dir, 3);
+    expect(writer.setAside).toEqual({ path: join(dir, "metrics.jsonl.superseded-1"), rounds: [4, 5] });
+    expect(read(dir, "metrics.jsonl.superseded-1")).toBe(`${rows[3]}\n${rows[4]}\n`);
+    expect(writer.lastRow).toEqual({ round: 3, loss: 1 / 3, note: "r3" });
     writer.append({ round: 4, loss: 0.2, note: "again" });
     writer.close();
+    // A second resume before round 4 puts its row in a file of its own: none is overwritten.
+    const again = MetricsWriter.resume(dir, 3);
+    expect(again.setAside?.path).toBe(join(dir, "metrics.jsonl.superseded-2"));
+    again.append({ round: 4, loss: 0.2, note: "again" });
+    again.close();
     expect(readMetrics(join(dir, metricsFiles.jsonl)).map((row) => [row.round, row.note])).toEqual([
       [1, "r1"],
       [2, "r2"],

@@ -1,7 +1,16 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
 import { afterEach, describe, expect, test } from "vitest";
 import { atClients, atServer, broadcast, f32, FedTensorError, map, matmul, program, reduceMean, relu, sum } from "../../src/index.js";
 import { runFailure } from "../../src/runtime/backend.js";
+
+/** Whether onnxruntime-node's CUDA provider can start here: its library installed next to the binding, and an NVIDIA driver. */
+const cudaProviderUsable =
+  existsSync(join(dirname(createRequire(import.meta.url).resolve("onnxruntime-node")), `../bin/napi-v6/${process.platform}/${process.arch}/libonnxruntime_providers_cuda.so`)) &&
+  spawnSync("nvidia-smi", ["-L"]).status === 0;
 
 const p = program({ w: atServer(f32([3, 2])), x: atClients(f32(["B", 3])) }, ({ w, x }) =>
   reduceMean(map((wm, xm) => sum(relu(matmul(xm, wm))), broadcast(w), x)),
@@ -82,13 +91,21 @@ describe("the onnx backend", () => {
     out.dispose();
   });
 
-  // CI and these machines have no CUDA provider libraries: asking for cuda must fail, not run on the CPU.
-  test("an execution provider that cannot start is FT301, never a silent fallback to the CPU", async () => {
+  // Where the CUDA provider is not installed (CI, most machines), asking for cuda must fail, not run on the CPU.
+  test.runIf(!cudaProviderUsable)("an execution provider that cannot start is FT301, never a silent fallback to the CPU", async () => {
     const error = await failure(() => p.run(inputs, { backend: "onnx", executionProvider: "cuda" }));
     expect(error.code).toBe("FT301");
     expect(error.message).toMatch(/^FT301: backend onnx is not available: execution provider cuda does not start \(.+\); install its libraries with ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules\/onnxruntime-node\/script\/install/);
     process.env.FEDTENSOR_EXECUTION_PROVIDER = "cuda";
     expect((await failure(() => p.run(inputs, { backend: "onnx" }))).code).toBe("FT301");
+  });
+
+  // Where it is (its library next to the binding, and an NVIDIA driver), it runs, and agrees with the CPU's.
+  test.runIf(cudaProviderUsable)("the CUDA execution provider, where installed, runs the program and agrees with the CPU", async () => {
+    const [onCuda, onCpu] = [await p.run(inputs, { backend: "onnx", executionProvider: "cuda" }), await p.run(inputs, { backend: "onnx", executionProvider: "cpu" })];
+    const [a, b] = [Array.from(await onCuda.data()), Array.from(await onCpu.data())];
+    tf.dispose([onCuda, onCpu]);
+    a.forEach((value, i) => expect(value).toBeCloseTo(b[i]!, 4));
   });
 
   test("an unknown execution provider, or one for another backend, is FT305", async () => {

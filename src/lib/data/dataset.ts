@@ -5,7 +5,7 @@
  */
 import { ftError } from "../../errors/error.js";
 import { elementCount, type HostData } from "./host-tensor.js";
-import { firstNonFinite, markVerified } from "./verified.js";
+import { firstNonFinite } from "./verified.js";
 
 export interface LabelledDataset<X extends HostData = HostData> {
   /** Features, row-major [size, ...featureShape]: float32 pixels, or int32 token ids. */
@@ -38,12 +38,10 @@ export function labelledDataset<X extends HostData>(
       throw ftError("FT302", { what, why: `label ${label} of example ${i} is outside [0, ${numClasses})` });
     }
   }
-  // Checked once here, so the rounds that batch these examples need not check them again.
   const bad = x instanceof Float32Array ? firstNonFinite(x) : -1;
   if (bad >= 0) {
     throw ftError("FT302", { what, why: `feature value ${x[bad]} of example ${Math.floor(bad / featureSize)} is not finite; training needs finite values` });
   }
-  markVerified(x, y);
   return { x, y, featureShape: [...featureShape], numClasses };
 }
 

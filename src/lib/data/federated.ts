@@ -11,7 +11,6 @@
 import { ftError } from "../../errors/error.js";
 import type { Rng } from "../random.js";
 import { dropClients } from "./dropout.js";
-import { isVerified, markVerified } from "./verified.js";
 import { checkInteger } from "./options.js";
 import type { LabelledDataset } from "./dataset.js";
 import { allocateLike, elementCount, type HostData, type HostTensor } from "./host-tensor.js";
@@ -98,16 +97,16 @@ export function federate<X extends HostData>(
     throw ftError("FT302", { what: "test set", why });
   }
   const trainSize = train.y.length;
-  partition.forEach((indices, client) => {
-    const bad = indices.findIndex((index) => index < 0 || index >= trainSize);
-    if (bad >= 0) {
-      throw ftError("FT302", {
-        what: `client ${clientIds[client]}`,
-        why: `example index ${indices[bad]} is outside the train set of ${trainSize}`,
-      });
-    }
+  // Copied: the caller's arrays may be plain numbers (NaN, 1.5 would be read as 0 and 1) and
+  // may change after this check; the copies are the dataset's own.
+  const clientIndices = partition.map((indices, client) => {
+    const what = `client ${clientIds[client]}`;
+    if (indices.length === 0) throw ftError("FT302", { what, why: "holds no example; every client needs at least one (partitionIid makes none empty)" });
+    const bad = Array.prototype.findIndex.call(indices, (index: number) => !(Number.isInteger(index) && index >= 0 && index < trainSize));
+    if (bad >= 0) throw ftError("FT302", { what, why: `example index ${indices[bad]} is not a whole number in [0, ${trainSize}), the train set's` });
+    return Int32Array.from(indices);
   });
-  return { clientIds: [...clientIds], clientIndices: partition, train, test };
+  return { clientIds: Object.freeze([...clientIds]), clientIndices: Object.freeze(clientIndices), train, test };
 }
 
 /** `cohortSize` distinct client positions out of `numClients`, sorted ascending. */
@@ -170,8 +169,6 @@ export function batchCohort<X extends HostData>(
     gatherExamples(dataset.train, order, position * slotsPerClient, batches);
   });
   const count: HostTensor<Float32Array> = { shape: [cohort.length], data: Float32Array.from(sizes) };
-  // Copies of a checked data set's examples: the round programs need not check them again.
-  if (isVerified(dataset.train.x) && isVerified(dataset.train.y)) markVerified(batches.x.data, batches.y.data);
   return { ...batches, clients: cohort, count };
 }
 
@@ -185,7 +182,6 @@ export function batchEvaluation<X extends HostData>(dataset: LabelledDataset<X>,
   const nBatches = Math.max(1, Math.ceil(size / batchSize));
   const batches = allocateBatches(dataset, [nBatches, batchSize]);
   gatherExamples(dataset, Int32Array.from({ length: size }, (_, i) => i), 0, batches);
-  if (isVerified(dataset.x) && isVerified(dataset.y)) markVerified(batches.x.data, batches.y.data);
   return batches;
 }
 
@@ -256,8 +252,11 @@ function gatherExamples<X extends HostData>(
   target: PaddedBatches<X>,
 ): void {
   const featureSize = elementCount(source.featureShape);
+  const size = source.y.length;
   for (let i = 0; i < order.length; i++) {
     const example = order[i]!;
+    // An index array written into after federate checked it: one compare, never a silent zero example.
+    if (!(example >= 0 && example < size)) throw ftError("FT302", { what: "a client's example indices", why: `index ${example} is outside the ${size} examples (changed after federate?)` });
     const slot = firstSlot + i;
     target.x.data.set(source.x.subarray(example * featureSize, (example + 1) * featureSize), slot * featureSize);
     target.y.data[slot] = source.y[example]!;

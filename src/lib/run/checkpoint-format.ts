@@ -6,7 +6,8 @@
  *   numbers as in a PyTorch state dict: `params.w1`, `server.m.b2`, `clients.7.w1`.
  * - `__metadata__` holds strings: `format` ("fedtensor-checkpoint"), `format_version` ("1"),
  *   `round`, and as JSON `rng_state`, `config` and `tree` (the state's structure, so that
- *   empty records and arrays come back as they were), and `sha256`.
+ *   empty records and arrays come back as they were), `metrics_row` (the round's row of
+ *   metrics.jsonl, when there is one) and `sha256`.
  * - `sha256` is the hex SHA-256 of the other metadata (as JSON of its sorted entries), each
  *   tensor's name, dtype and shape (JSON, in tree order) and the data bytes: a truncated
  *   copy or a flipped bit anywhere is FT304, not a model quietly trained from damaged values.
@@ -65,6 +66,7 @@ export function encodeCheckpoint(checkpoint: Checkpoint): Buffer[] {
     rng_state: JSON.stringify(checkpoint.rngState),
     config: JSON.stringify(checkpoint.config),
     tree: JSON.stringify(def),
+    ...(checkpoint.metricsRow === undefined ? {} : { metrics_row: JSON.stringify(checkpoint.metricsRow) }),
   };
   metadata.sha256 = integrityDigest(metadata, tensors);
   return encodeSafetensors(new Map(tensors), metadata);
@@ -116,5 +118,6 @@ export function decodeCheckpoint(bytes: Buffer, path: string): Checkpoint {
     serverState: unflatten(tree, ordered.map(([, { shape, data }]) => ({ shape, data: data as Float32Array }))) as TensorTree,
     rngState: parseJson(metadata.rng_state, "rng_state", corrupt) as Checkpoint["rngState"],
     config: parseJson(metadata.config, "config", corrupt) as Checkpoint["config"],
+    ...(metadata.metrics_row === undefined ? {} : { metricsRow: parseJson(metadata.metrics_row, "metrics_row", corrupt) as Checkpoint["config"] }),
   };
 }

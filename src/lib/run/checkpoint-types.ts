@@ -22,4 +22,10 @@ export interface Checkpoint {
   /** Whatever the run's random generator needs to continue its sequence. */
   readonly rngState: JsonValue;
   readonly config: JsonValue;
+  /**
+   * The metrics row of the checkpoint's round as metrics.jsonl holds it, so that --resume can
+   * tell this run's checkpoint from another run's under the same name (checkpoint-match.ts);
+   * absent for round 0, library checkpoints and files of the first format.
+   */
+  readonly metricsRow?: JsonValue;
 }

@@ -97,7 +97,8 @@ export interface WriteCheckpointOptions {
 }
 
 /**
- * Writes a checkpoint atomically and prunes the folder: older checkpoints beyond `keep`,
+ * Writes a checkpoint atomically and prunes the folder: older checkpoints beyond `keep` (and
+ * round 0's, whatever `keep`),
  * checkpoints of later rounds (left by the run this one resumed, now superseded), and temp
  * files of writers that were killed. Returns the checkpoint's path.
  */
@@ -120,8 +121,11 @@ export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { kee
   }
 
   const existing = await listCheckpoints(dir);
-  const older = existing.filter((file) => file.round < round);
+  const older = existing.filter((file) => file.round < round && file.round > 0);
+  // Round 0's checkpoint (the state a run starts from, so that a run killed in its first
+  // rounds can be resumed) has served once a later one is there.
   const stale = [
+    ...existing.filter((file) => file.round === 0 && round > 0),
     ...older.slice(0, Math.max(0, older.length - (keep - 1))),
     ...existing.filter((file) => file.round > round),
   ].map((file) => file.path);
@@ -139,19 +143,28 @@ export interface LoadedCheckpoint {
 
 /**
  * The newest checkpoint in `dir` that verifies; undefined when there is none at all. When
- * every checkpoint is damaged, throws the FT304 error of the newest.
+ * every checkpoint is damaged, throws the FT304 error of the newest; FT304 too when the one
+ * found holds another round than its name says.
  */
 export async function loadLatestCheckpoint(dir: string): Promise<LoadedCheckpoint | undefined> {
   const files = (await listCheckpoints(dir)).reverse();
   const skipped: { path: string; why: string }[] = [];
   let firstError: unknown;
-  for (const { path } of files) {
+  for (const { path, round } of files) {
+    let checkpoint: Checkpoint;
     try {
-      return { checkpoint: await readCheckpoint(path), path, skipped };
+      checkpoint = await readCheckpoint(path);
     } catch (error) {
       firstError ??= error;
       skipped.push({ path, why: (error as Error).message });
+      continue;
     }
+    // Whole and verified, yet not what its name says: a file copied over this one, which no
+    // older checkpoint should quietly stand in for (the run would go on from the wrong place).
+    if (checkpoint.round !== round) {
+      throw ftError("FT304", { path, why: `holds the state after round ${checkpoint.round}, not round ${round} as its name says: a checkpoint of another round or run copied here; move it away, or start the run anew with --overwrite` });
+    }
+    return { checkpoint, path, skipped };
   }
   if (firstError !== undefined) throw firstError;
   return undefined;

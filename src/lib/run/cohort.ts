@@ -73,14 +73,14 @@ export interface CohortRunSettings {
   /** Clients per chunk. */
   readonly chunkClients: number;
   readonly options: RunOptions;
-  /** Where the chunks run when not in this process: then every round with a MapReduce form streams, even of one chunk. */
+  /** Where the chunks run when not in this process. */
   readonly engine?: ChunkEngine;
 }
 
 /**
- * Runs a round program on a cohort: streamed in bucketed chunks when the program has a
- * MapReduce form and the cohort is larger than a chunk or its clients differ in size; whole
- * otherwise (and always for programs without a MapReduce form, such as SCAFFOLD's).
+ * Runs a round program on a cohort: streamed in bucketed chunks whenever the program has a
+ * MapReduce form, in this process or through `settings.engine`, so both give the same bits;
+ * whole for programs without one (such as SCAFFOLD's).
  */
 export async function runOnCohort(
   program: { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> },
@@ -95,9 +95,9 @@ export async function runOnCohort(
     const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
-  if (chunks.length === 1 || !streams) {
-    return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)) } as never, settings.options as never);
-  }
+  // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
+  // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
+  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)) } as never, settings.options as never);
   const data = function* () {
     for (const chunk of chunks) yield cohortData(sample.batch(chunk.clients, chunk.steps));
   };

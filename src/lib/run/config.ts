@@ -34,6 +34,8 @@ export function flagName(key: RunOptionKey): string {
 const keyByFlag = new Map(optionEntries.map(([key]) => [flagName(key).slice(2), key]));
 
 function describeGiven(value: unknown): string {
+  // JSON writes Infinity and NaN as null, which is not what was given (--lr 1e400 is Infinity).
+  if (typeof value === "number" && !Number.isFinite(value)) return `${value} (not finite)`;
   return JSON.stringify(value) ?? String(value);
 }
 

@@ -3,7 +3,7 @@
  * reads back) and metrics.csv (the same rows for spreadsheets). Each row is written and
  * fsynced before append() returns, so a run killed at any point keeps every completed round.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { fileFault } from "./file-faults.js";
@@ -78,6 +78,9 @@ export class MetricsWriter {
   private constructor(
     private readonly dir: string,
     columns: readonly string[] | undefined,
+    private last: MetricsRow | undefined = undefined,
+    /** On resume: where the rows after the resumed round went, and their rounds. */
+    readonly setAside: { readonly path: string; readonly rounds: readonly number[] } | undefined = undefined,
   ) {
     this.jsonlFd = inFolder(dir, "open the metrics files", () => openSync(join(dir, metricsFiles.jsonl), "a"));
     this.csvFd = inFolder(dir, "open the metrics files", () => openSync(join(dir, metricsFiles.csv), "a"));
@@ -93,20 +96,34 @@ export class MetricsWriter {
   }
 
   /**
-   * Continues the metrics of a run resumed after `round`: rows of later rounds (written after
-   * the checkpoint being resumed) are dropped, and the CSV is rebuilt from metrics.jsonl.
+   * Continues the metrics of a run resumed after `round`, rebuilding the CSV from
+   * metrics.jsonl. Rows of later rounds (written after the checkpoint being resumed, and
+   * about to be computed again) are never deleted: they move to a file of their own,
+   * metrics.jsonl.superseded-<n> (`setAside` says which), so a wrong resume loses nothing.
    */
   static resume(dir: string, round: number): MetricsWriter {
     const jsonlPath = join(dir, metricsFiles.jsonl);
-    const kept = existsSync(jsonlPath) ? readMetrics(jsonlPath).filter((row) => row.round <= round) : [];
+    const rows = existsSync(jsonlPath) ? readMetrics(jsonlPath) : [];
+    const kept = rows.filter((row) => row.round <= round);
+    const later = rows.filter((row) => row.round > round);
     const columns = kept.length === 0 ? undefined : Object.keys(kept[0]!);
     const csv = columns === undefined ? "" : [columns, ...kept.map((row) => columns.map((c) => row[c] ?? null))].map(csvLine).join("");
-    // Replaced through a rename so a kill here leaves the old rows rather than none.
-    inFolder(dir, "rewrite the metrics files", () => {
-      replaceFile(jsonlPath, kept.map((row) => `${JSON.stringify(row)}\n`).join(""));
+    const lines = (some: readonly MetricsRow[]) => some.map((row) => `${JSON.stringify(row)}\n`).join("");
+    // Each file is replaced through a rename, and the later rows are put aside before they
+    // leave metrics.jsonl, so a kill here leaves every row in one file or two.
+    const setAside = inFolder(dir, "rewrite the metrics files", () => {
+      const aside = later.length === 0 ? undefined : join(dir, `${metricsFiles.jsonl}.superseded-${nextSupersededNumber(dir)}`);
+      if (aside !== undefined) replaceFile(aside, lines(later));
+      replaceFile(jsonlPath, lines(kept));
       replaceFile(join(dir, metricsFiles.csv), csv);
+      return aside === undefined ? undefined : { path: aside, rounds: later.map((row) => row.round) };
     });
-    return new MetricsWriter(dir, columns);
+    return new MetricsWriter(dir, columns, kept.at(-1), setAside);
+  }
+
+  /** The last row written (or kept on resume): a checkpoint of its round stores it (checkpoint-match.ts). */
+  get lastRow(): MetricsRow | undefined {
+    return this.last;
   }
 
   /** Whether the rows have column `name`; undefined before the first row (a resumed run's columns are its first rows'). */
@@ -124,10 +141,12 @@ export class MetricsWriter {
         this.columns = columns;
         writeAll(this.csvFd, csvLine(columns));
       }
-      writeAll(this.jsonlFd, `${JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))}\n`);
+      const written = Object.fromEntries(columns.map((c) => [c, row[c]])) as MetricsRow;
+      writeAll(this.jsonlFd, `${JSON.stringify(written)}\n`);
       writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
       fsyncSync(this.jsonlFd);
       fsyncSync(this.csvFd);
+      this.last = written;
     });
   }
 
@@ -151,6 +170,15 @@ function writeAll(fd: number, text: string): void {
   const bytes = Buffer.from(text, "utf8");
   let written = 0;
   while (written < bytes.length) written += writeSync(fd, bytes, written);
+}
+
+/** Superseded metrics files: the rows a resume took back out of metrics.jsonl. */
+export const supersededMetricsPattern = /^metrics\.jsonl\.superseded-(\d+)$/;
+
+/** One more than the highest n of a metrics.jsonl.superseded-<n> in `dir`. */
+function nextSupersededNumber(dir: string): number {
+  const numbers = readdirSync(dir).map((name) => Number(supersededMetricsPattern.exec(name)?.[1] ?? 0));
+  return Math.max(0, ...numbers) + 1;
 }
 
 function replaceFile(path: string, content: string): void {

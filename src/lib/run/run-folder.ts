@@ -11,6 +11,7 @@ import { isCheckpointArtifact } from "./checkpoint.js";
 import { evaluationFiles } from "./evaluation-files.js";
 import { SECRET_FILE } from "../privacy/secret.js";
 import { fileFault } from "./file-faults.js";
+import { supersededMetricsPattern } from "./metrics.js";
 
 /** Linux file systems that hold kernel state, not files (statfs magic numbers from linux/magic.h). */
 const virtualFileSystems: ReadonlyMap<number, string> = new Map([
@@ -73,7 +74,14 @@ const evaluationFileNames: ReadonlySet<string> = new Set(Object.values(evaluatio
 
 /** Files that `fedtensor run` writes into its folder (the lock aside). */
 function isRunFile(name: string): boolean {
-  return isCheckpointArtifact(name) || /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) || /^plot\.(svg|png)$/.test(name) || evaluationFileNames.has(name) || name === SECRET_FILE;
+  return (
+    isCheckpointArtifact(name) ||
+    /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) ||
+    supersededMetricsPattern.test(name) ||
+    /^plot\.(svg|png)$/.test(name) ||
+    evaluationFileNames.has(name) ||
+    name === SECRET_FILE
+  );
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { attacks, robustAggregators } from "../algorithms/robust-fedavg.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
+import { redisUrlProblem } from "./engine/url.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
 /** The models of character windows, which only the text set (sotu) feeds. */
@@ -162,7 +163,7 @@ export const runOptions = {
   engine: mayChangeOnResume({
     ...text("Where chunks of clients run: local, or redis://host:port for BullMQ workers (fedtensor worker; docs/distributed.md)", "local"),
     range: "local | redis://host:port",
-    accepts: (value): value is string => value === "local" || (typeof value === "string" && /^rediss?:\/\/[^/\s]+/.test(value)),
+    accepts: (value): value is string => value === "local" || (typeof value === "string" && redisUrlProblem(value) === undefined),
   }),
   engineTimeout: mayChangeOnResume(integer("Seconds a round waits for an unreachable Redis (with --engine) before it stops with FT319", 30, { min: 1 })),
   out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),

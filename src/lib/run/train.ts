@@ -22,6 +22,8 @@ import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
+import { checkSameRun } from "./checkpoint-match.js";
+import { checkOptionsAgainstData } from "./data-limits.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
@@ -141,7 +143,10 @@ async function checkpointToResume(out: string): Promise<LoadedCheckpoint> {
   } catch (error) {
     throw fileFault(error, out, "read the checkpoints");
   }
-  if (resumed === undefined) throw ftError("FT304", { path: out, why: "--resume found no checkpoint there" });
+  if (resumed === undefined) {
+    throw ftError("FT304", { path: out, why: "--resume found no checkpoint there; run without --resume to start it, adding --overwrite if the folder holds another run's files" });
+  }
+  await checkSameRun(out, resumed);
   return resumed;
 }
 
@@ -153,6 +158,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   await useBackend(config.backend);
   const model = modelFor(config);
   const data: FederatedDataset<HostData> = federatedData(config);
+  checkOptionsAgainstData(config, data);
   const featureShape = featureShapeFor(model, data.train.featureShape);
   const secret = await runSecret(config, resumed !== undefined);
   const runner = runnerFor(config, model, data, secret);
@@ -169,22 +175,34 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     const params = model.init(rng.fork("init"));
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
+  const writeState = async (round: number, saved: TrainingState, metricsRow: MetricsRow | undefined): Promise<string> => {
+    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: config as never, ...(metricsRow === undefined ? {} : { metricsRow: metricsRow as never }) };
+    return writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
+  };
+  // Round 0's state is saved before anything else of a new run: a run killed before its first
+  // checkpoint resumes from it (writeCheckpoint deletes it once a later one is there).
+  if (resumed === undefined) await writeState(0, state, undefined);
   const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
+  let savedRound = firstRound;
+  const saveCheckpoint = async (round: number, saved: TrainingState): Promise<string> => {
+    // The round's metrics row goes with it, linking the checkpoint to this run's metrics (checkpoint-match.ts).
+    const path = await writeState(round, saved, metrics.lastRow?.round === round ? metrics.lastRow : undefined);
+    savedRound = round;
+    return path;
+  };
   // The run's last round: --rounds, or the checkpoint's round when a finished run of more rounds was resumed.
   const finalRound = Math.max(config.rounds, firstRound);
   const notPrivate = notPrivateLabel(config);
   const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound, ...(notPrivate === undefined ? {} : { notice: notPrivate }) });
   if (config.aggregator === "secure") progress.log("secure aggregation is simulated in this process: the server holds the key every pair key derives from, so it could unmask any client (docs/algorithms.md)");
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
+  if (metrics.setAside !== undefined) {
+    const { path, rounds } = metrics.setAside;
+    const which = rounds.length === 1 ? `row of round ${rounds[0]}, after round ${firstRound}, is` : `rows of rounds ${rounds[0]}-${rounds.at(-1)}, after round ${firstRound}, are`;
+    progress.log(`the metrics ${which} set aside in ${path}; the rounds are trained again`);
+  }
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
-  let savedRound = firstRound;
-  const saveCheckpoint = async (round: number, saved: TrainingState): Promise<string> => {
-    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: config as never };
-    const path = await writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
-    savedRound = round;
-    return path;
-  };
   const algorithm = algorithmName(config);
   const leafSizes = leafSizesOf(state.params);
   const parameters = leafSizes.reduce((total, size) => total + size, 0);

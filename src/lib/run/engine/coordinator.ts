@@ -24,7 +24,7 @@ import type { MapReduceForm } from "../../../transform/mapreduce.js";
 import type { Chunk, ChunkEngine } from "../cohort.js";
 import type { RunConfig } from "../config.js";
 import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
-import { fromWire, recordToWire, type WireTensor, type WireValue } from "./wire.js";
+import { decodeRecord, encodeRecord, toTensor } from "./wire.js";
 
 /** What a chunk job carries: a reference to its clients' data, and where the program and shared inputs are. */
 export interface ChunkJobData {
@@ -35,12 +35,18 @@ export interface ChunkJobData {
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
+  /** The key the worker stores the chunk's partial accumulator at (a binary record, wire.ts). */
+  readonly result: string;
   readonly config: RunConfig;
   readonly featureShape: readonly number[];
 }
 
-/** A chunk job's result: the partial accumulator by output name, or that its coordinator was gone. */
-export type ChunkResult = { readonly acc: Record<string, WireValue> } | { readonly abandoned: true };
+/**
+ * A chunk job's return value: the size of the partial accumulator it stored at its `result`
+ * key, or that its coordinator was gone. The accumulator itself stays out of BullMQ, whose
+ * events stream would otherwise keep a copy of every one (megabytes each) after the run.
+ */
+export type ChunkResult = { readonly bytes: number } | { readonly abandoned: true };
 
 /**
  * The form as workers load it: the fused part's IR and names, the round program's input tree
@@ -54,7 +60,7 @@ export interface StoredForm {
   readonly zero: { readonly ir: unknown; readonly outputs: readonly string[] };
 }
 
-/** Bytes through Redis, as JSON text: to Redis (form, inputs, jobs) and back (chunk results). */
+/** Bytes through Redis: to Redis (form as JSON, inputs as a binary record, jobs) and back (chunks' binary records). */
 export interface EngineTraffic {
   rounds: number;
   sent: number;
@@ -64,6 +70,13 @@ export interface EngineTraffic {
 const sessionTtlMs = 10_000;
 const pollMs = 50;
 const hourMs = 3_600_000;
+/**
+ * BullMQ's events streams, trimmed to about this many events (the default is 10,000). Events
+ * are small here (a chunk's return value is its size), but a stream is never read by FedTensor.
+ */
+export const eventsKept = 1000;
+
+const queueOptions = (connection: Redis) => ({ connection, streams: { events: { maxLen: eventsKept } } });
 
 export class RedisEngine {
   readonly traffic: EngineTraffic = { rounds: 0, sent: 0, received: 0 };
@@ -91,7 +104,7 @@ export class RedisEngine {
     // ioredis reconnects by itself; a lasting outage surfaces as FT319 from the round's wait.
     redis.on("error", () => {});
     await redis.connect();
-    const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, { connection: redis }), new Queue(chunkQueue, { connection: redis }), log, timeoutMs);
+    const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, queueOptions(redis)), new Queue(chunkQueue, queueOptions(redis)), log, timeoutMs);
     await engine.beat();
     await engine.removeAbandonedRounds();
     return engine;
@@ -143,7 +156,7 @@ export class RedisEngine {
     const names = part.inputs.filter((name) => !form.clientInputs.includes(name) && !zero.outputs.includes(name));
     const missing = names.find((name) => shared.get(name) === undefined);
     if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
-    const inputs = JSON.stringify(await recordToWire(new Map(names.map((name) => [name, shared.get(name)]))));
+    const inputs = await encodeRecord(new Map(names.map((name) => [name, shared.get(name)])));
     const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree, zero: { ir: zero.ir, outputs: zero.outputs } };
     const formJson = JSON.stringify(stored);
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
@@ -151,7 +164,7 @@ export class RedisEngine {
     for (let attempt = 1; ; attempt++) {
       const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
       if (results !== undefined) {
-        for (const acc of results) yield new Map(part.outputs.map((name) => [name, fromWire(acc[name] as WireTensor)]));
+        for (const acc of results) yield new Map(part.outputs.map((name) => [name, toTensor(acc.get(name)!)]));
         return;
       }
       this.log(`round ${ctx.round}: Redis lost the round's jobs (restarted?); redoing the round`);
@@ -163,22 +176,26 @@ export class RedisEngine {
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     attempt: number,
     form: { hash: string; json: string },
-    inputs: string,
+    inputs: Buffer,
     chunks: readonly Chunk[],
-  ): Promise<Record<string, WireValue>[] | undefined> {
+  ): Promise<ReturnType<typeof decodeRecord>[] | undefined> {
     const formKey = keys.form(form.hash);
     const inputsKey = keys.inputs(this.session, ctx.round, attempt);
     const parentId = `${this.session}-${ctx.round}-${attempt}`;
     const childId = (k: number) => `${parentId}-${k}`;
+    const resultKeys = chunks.map((_, k) => keys.result(this.session, ctx.round, attempt, k));
     await this.command(async () => {
-      // After a Redis restart the form is gone too: stored again whenever it is missing.
-      if ((await this.redis.set(formKey, form.json, "PX", 24 * hourMs, "NX")) !== null) this.traffic.sent += form.json.length;
+      // After a Redis restart the form is gone too: stored again whenever it is missing. It
+      // lasts an hour past the last round that used it, so runs of one program share it and
+      // nothing of a finished run stays for long.
+      if ((await this.redis.set(formKey, form.json, "PX", hourMs, "NX")) !== null) this.traffic.sent += form.json.length;
+      else await this.redis.pexpire(formKey, hourMs);
       await this.redis.set(inputsKey, inputs, "PX", hourMs);
       await this.beat();
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
@@ -194,23 +211,28 @@ export class RedisEngine {
       if (state === "unknown") return undefined;
       if (state !== "waiting-children") break;
       if (!toldNoWorkers && Date.now() - started > 10_000 && (await this.command(() => this.chunks.getWorkersCount())) === 0) {
-        this.log(`round ${ctx.round}: ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
+        // The chunks not done yet: a worker that left may have done some.
+        const { unprocessed } = await this.command(() => job!.getDependenciesCount({ unprocessed: true }));
+        this.log(`round ${ctx.round}: ${unprocessed ?? chunks.length} of ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
         toldNoWorkers = true;
       }
     }
     // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
     const [failed] = Object.entries(await this.command(() => job!.getIgnoredChildrenFailures()));
+    // Whatever happens next, the round's keys are read at most once more: gone with the job.
+    const forget = () => this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey, ...resultKeys)])).catch(() => {});
     if (failed !== undefined) {
-      await this.command(() => job!.remove()).catch(() => {});
+      await forget();
       const chunk = chunks.findIndex((_, k) => failed[0].endsWith(`:${childId(k)}`));
       throw ftError("FT320", { chunk, round: ctx.round, why: failed[1] });
     }
     const values = await this.command(() => job!.getChildrenValues<ChunkResult>());
-    await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey)]));
-    const results = chunks.map((_, k) => values[`${this.chunks.qualifiedName}:${childId(k)}`]);
-    for (const result of results) this.traffic.received += result === undefined ? 0 : JSON.stringify(result).length;
+    const done = chunks.map((_, k) => values[`${this.chunks.qualifiedName}:${childId(k)}`]);
+    const records = done.every((r) => r !== undefined && "bytes" in r) ? await this.command(() => this.redis.mgetBuffer(...resultKeys)) : [];
+    await forget();
     // A chunk skipped as abandoned (the session key was lost with Redis's data) or lost: the round is redone.
-    if (results.some((r) => r === undefined || !("acc" in r))) return undefined;
-    return results.map((r) => (r as { acc: Record<string, WireValue> }).acc);
+    if (records.length !== chunks.length || records.some((r) => r === null)) return undefined;
+    for (const record of records) this.traffic.received += record!.length;
+    return records.map((record) => decodeRecord(record!));
   }
 }

@@ -13,8 +13,10 @@ export const roundQueue = "fedtensor-rounds";
 export const keys = {
   /** A round program's fused work+accumulate part and input tree (JSON), by content hash. */
   form: (hash: string) => `fedtensor:form:${hash}`,
-  /** The inputs every chunk of one attempt at a round shares (JSON of wire values). */
+  /** The inputs every chunk of one attempt at a round shares (binary record, wire.ts). */
   inputs: (session: string, round: number, attempt: number) => `fedtensor:inputs:${session}:${round}:${attempt}`,
+  /** A chunk's partial accumulator (binary record, wire.ts), read and deleted by the coordinator when the round's chunks are all done. */
+  result: (session: string, round: number, attempt: number, chunk: number) => `fedtensor:result:${session}:${round}:${attempt}:${chunk}`,
   /** Present while the coordinator of `session` is alive: workers skip the jobs of a dead one. */
   session: (session: string) => `fedtensor:session:${session}`,
 };
@@ -42,6 +44,7 @@ export const timedOut = Symbol("timed out");
 /** `promise`, or `timedOut` after `ms` (a command that ioredis holds while Redis is down). */
 export function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), ms)));
+  // setTimeout takes at most 2^31 - 1 ms and turns a longer delay into 1 ms (--engine-timeout 1e9 would time out at once).
+  const timeout = new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), Math.min(ms, 2 ** 31 - 1))));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -20,7 +20,7 @@ import { cohortData } from "../cohort.js";
 import { federatedData, roundSample } from "../setup.js";
 import type { ChunkJobData, ChunkResult, StoredForm } from "./coordinator.js";
 import { bullConnection, checkReachable, chunkQueue, keys, within } from "./redis.js";
-import { fromWireHost, recordToWire, type WireValue } from "./wire.js";
+import { decodeRecord, encodeRecord } from "./wire.js";
 
 export interface WorkerSettings {
   readonly url: string;
@@ -54,10 +54,10 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
   const formFor = lastOf<StoredForm & { program: ProgramIR; zeroProgram: ProgramIR }>();
   // Host data, not tensors: a job of another round may still read the inputs this cache replaces.
   const inputsFor = lastOf<Record<string, unknown>>();
-  const fetch = async (key: string, what: string): Promise<string> => {
-    const text = await redis.get(key);
-    if (text === null) throw new Error(`${what} ${key} is not in Redis (expired or deleted)`);
-    return text;
+  const fetch = async (key: string, what: string): Promise<Buffer> => {
+    const bytes = await redis.getBuffer(key);
+    if (bytes === null) throw new Error(`${what} ${key} is not in Redis (expired or deleted)`);
+    return bytes;
   };
   return async (job) => {
     const { session, round, chunk, clients, steps, config, featureShape } = job.data;
@@ -69,14 +69,11 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     const started = performance.now();
     log(`round ${round} chunk ${chunk}: ${clients.length} clients (job ${job.id}, attempt ${job.attemptsMade + 1})`);
     const form = await formFor(job.data.form, async () => {
-      const stored = JSON.parse(await fetch(job.data.form, "the program")) as StoredForm;
+      const stored = JSON.parse((await fetch(job.data.form, "the program")).toString("utf8")) as StoredForm;
       // Checked, not trusted: loadProgram re-types every node.
       return { ...stored, program: loadProgram(stored.ir).ir, zeroProgram: loadProgram(stored.zero.ir).ir };
     });
-    const shared = await inputsFor(job.data.inputs, async () => {
-      const wire = JSON.parse(await fetch(job.data.inputs, "the round's inputs")) as Record<string, WireValue>;
-      return Object.fromEntries(Object.entries(wire).map(([name, value]) => [name, fromWireHost(value)]));
-    });
+    const shared = await inputsFor(job.data.inputs, async () => Object.fromEntries(decodeRecord(await fetch(job.data.inputs, "the round's inputs"))));
     await useBackend(config.backend);
     const data = await dataFor(dataKey(config), async () => federatedData(config));
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
@@ -90,9 +87,11 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
       tf.dispose(Object.values(zero));
     }
     try {
-      const acc = await recordToWire(new Map(form.outputs.map((name) => [name, out[name]])));
+      const acc = await encodeRecord(new Map(form.outputs.map((name) => [name, out[name]])));
+      // Kept an hour at most: the coordinator deletes it once merged, and one that died never will.
+      await redis.set(job.data.result, acc, "PX", 3_600_000);
       log(`round ${round} chunk ${chunk}: done in ${((performance.now() - started) / 1000).toFixed(2)} s`);
-      return { acc };
+      return { bytes: acc.length };
     } finally {
       tf.dispose(Object.values(out));
     }

@@ -1,0 +1,64 @@
+/**
+ * What the coordinator says when its workers are gone mid-round (real processes, a real
+ * redis-server): the chunks that still wait, not the round's every chunk, since the workers
+ * that left may have done some.
+ */
+import { afterEach, describe, expect, test } from "vitest";
+import type { ChildProcess } from "node:child_process";
+import { redisBinary, startRedis } from "../../bench/redis-server.js";
+import { startCli } from "./cli.js";
+import { tempDir } from "./temp-dir.js";
+
+if (redisBinary === undefined) console.log("engine waiting test skipped: redis-server is not installed (apt-get install redis-server)");
+
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+/** A process and its output so far, with a wait for a line. */
+function launch(args: string[]) {
+  const child = startCli(args);
+  started.push(child);
+  const state = { output: "" };
+  child.stdout!.on("data", (chunk: Buffer) => (state.output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (state.output += chunk.toString()));
+  const waitFor = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (pattern.test(state.output)) {
+          child.stdout!.off("data", check);
+          resolve();
+        }
+      };
+      child.stdout!.on("data", check);
+      child.once("exit", () => reject(new Error(`exited before ${pattern}: ${state.output}`)));
+      check();
+    });
+  return { child, state, waitFor };
+}
+
+describe.skipIf(redisBinary === undefined)("a round whose workers left", () => {
+  test("'k of 8 chunks wait' counts only the chunks not done", async () => {
+    const redis = await startRedis();
+    try {
+      const worker = launch(["worker", "--redis", redis.url]);
+      await worker.waitFor(/waiting for chunks/);
+      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "8", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--out", tempDir("ft-engine-wait-")]);
+      // Killed once it has started its second chunk (with concurrency 1, only after the first
+      // was done in Redis): the rest of the round waits for a worker that never comes.
+      await worker.waitFor(/round 1 chunk \d: 1 clients[^]*round 1 chunk \d: 1 clients/);
+      worker.child.kill("SIGKILL");
+      await new Promise((resolve) => worker.child.once("exit", resolve));
+      // Each chunk it started before its last one is done in Redis; the last may or may not be.
+      const starts = worker.state.output.match(/round 1 chunk \d: 1 clients/g)!.length;
+      await run.waitFor(/chunks wait in Redis/);
+      const waiting = Number(/round 1: (\d+) of 8 chunks wait in Redis at .* and no worker is connected/.exec(run.state.output)![1]);
+      expect(starts).toBeGreaterThanOrEqual(2);
+      expect(waiting).toBeGreaterThanOrEqual(8 - starts);
+      expect(waiting).toBeLessThanOrEqual(8 - (starts - 1));
+    } finally {
+      redis.kill();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,36 @@
+/**
+ * Huge or malformed values of `fedtensor run` and `fedtensor worker`, run for real: each is
+ * FT305 (exit 2) naming the option and why, never an internal error (exit 70) with a stack
+ * trace. The ones that need the data are checked against it: a batch larger than any client
+ * holds, local epochs whose batches could not be allocated.
+ */
+import { describe, expect, test } from "vitest";
+import { runCli, stackLine } from "./cli.js";
+import { tempDir } from "./temp-dir.js";
+
+const cases: readonly [readonly string[], RegExp][] = [
+  [["--engine", "redis://:99999"], /FT305: --engine: expected local \| redis:\/\/host:port, got "redis:\/\/:99999"/],
+  [["--engine", "redis://127.0.0.1:6379 x"], /FT305: --engine: expected local \| redis:\/\/host:port, got "redis:\/\/127\.0\.0\.1:6379 x"/],
+  [["--batch-size", "1e9"], /FT305: --batch-size: 1000000000 is more than the 3000 training examples of the largest client: every batch would be mostly padding; give at most 3000/],
+  [["--local-epochs", "1e9"], /FT305: --local-epochs: 1000000000 passes over the largest client's 3000 examples make 9000000000000 examples for a chunk of 3 clients, .* GB of batches: more than a typed array holds/],
+  [["--lr", "1e400"], /FT305: --lr: expected number > 0, got Infinity \(not finite\)/],
+];
+
+describe("huge and malformed options", () => {
+  test.each(cases)("fedtensor run %j is FT305", (flags, message) => {
+    const run = runCli(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "3", "--rounds", "1", "--out", tempDir("ft-huge-"), ...flags], 60_000);
+    expect(run.stderr).toMatch(message);
+    expect(run.status).toBe(2);
+    expect(run.stderr).not.toMatch(stackLine);
+  }, 60_000);
+
+  test.each([
+    ["redis://:99999", "it is not a URL (a port must be a whole number from 1 to 65535)"],
+    ["redis://127.0.0.1:6379 x", "it holds a space or another blank"],
+    ["redis://", "it names no host"],
+  ])("fedtensor worker --redis %s is FT305", (url, why) => {
+    const worker = runCli(["worker", "--redis", url], 30_000);
+    expect(worker.stderr).toContain(`FT305: --redis: expected redis://host:port, got ${url}: ${why}`);
+    expect(worker.status).toBe(2);
+  });
+});
