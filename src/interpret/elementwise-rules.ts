@@ -45,7 +45,9 @@ function roundHalfToEven(x: number): number {
   const down = Math.floor(x);
   const diff = x - down;
   if (diff !== 0.5) return Math.round(x);
-  return down % 2 === 0 ? down : down + 1;
+  const even = down % 2 === 0 ? down : down + 1;
+  // -0.5 rounds to -0, as numpy's round does (x * 0 keeps x's sign).
+  return even === 0 ? x * 0 : even;
 }
 
 /**
