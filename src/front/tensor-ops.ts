@@ -175,10 +175,10 @@ export function argmin<X extends Tensor, const Axis extends number = -1>(
 }
 
 /** norm()'s options: the order (1, 2 or Infinity; default 2), the axes (all by default) and whether to keep them as unit dims. */
-export interface NormOptions<Axis extends Axes = Axes, K extends boolean = boolean> {
+export interface NormOptions {
   readonly ord?: number;
-  readonly axis?: Axis;
-  readonly keepDims?: K;
+  readonly axis?: number | readonly number[];
+  readonly keepDims?: boolean;
 }
 type AxisOf<O> = O extends { readonly axis: infer A } ? A : undefined;
 type KeepOf<O> = O extends { readonly keepDims: true } ? true : false;
