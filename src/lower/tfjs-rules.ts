@@ -161,7 +161,10 @@ export const tfjsRules: Record<string, LoweringRule> = {
   mul: binary("Multiply"),
   div: binary("RealDiv"),
   pow: binary("Pow"),
-  mod: (node, ctx) => (ctx.types[node.outputs[0]!]!.dtype === "int32" ? intModForm : binary("Mod")(node, ctx)),
+  mod: (node, ctx) =>
+    ctx.types[node.outputs[0]!]!.dtype === "int32"
+      ? withinKernelRank(intModForm, node.inputs.map((id) => shapeOf(ctx, id)), outShape(node, ctx), ctx.backend)
+      : binary("Mod")(node, ctx),
   maximum: binary("Maximum"),
   minimum: binary("Minimum"),
   less: binary("Less"),

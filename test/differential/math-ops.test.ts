@@ -94,6 +94,12 @@ describe("values on every path", () => {
     });
   });
 
+  // The int32 form under client batching, members of rank 6 (rank 7 with the clients), a zero divisor at one client.
+  test("i32 mod of rank-6 members inside map, by a per-client divisor", async () => {
+    const p = program({ k: atClients(i32([1, 1, 1, 1, 1, 2])), d: atClients(i32([])) }, ({ k, d }) => ({ out: map((m, q) => mod(m, q), k, d) }));
+    await expectAllPaths(p, { k: [[[[[[[7, -7]]]]]], [[[[[[5, 9]]]]]]], d: [3, 0] }, { out: [1, 2, 5, 9] }, 2);
+  });
+
   test("mod of f32 by 0 is NaN", async () => {
     const p = program({ a: atServer(f32([2])) }, ({ a }) => ({ out: mod(a, 0) }));
     await expectAllPaths(p, { a: [1, -2] }, { out: [NaN, NaN] });
