@@ -70,6 +70,9 @@ export {
   dropout,
   type WindowOptions,
 } from "./front/nn.js";
+export { mod, log1p, floor, round, square, softplus } from "./front/elementwise.js";
+export { argmin, norm, squaredDistance, type NormOptions } from "./front/tensor-ops.js";
+export { sigmoidCrossEntropy, binaryCrossEntropy } from "./front/nn.js";
 export { argsort, cumsum, gather, sort, take, topk, type CumsumOptions, type TopK } from "./front/sequence-ops.js";
 export { einsum } from "./front/einsum.js";
 export { fori, scan, type LoopIndex } from "./front/loops.js";

@@ -109,12 +109,14 @@ export function binaryOp<Op extends string, Class extends DTypeClass>(op: Op, pr
 }
 
 export function unaryOp<Op extends string, Class extends DTypeClass>(op: Op, primitive: string): UnaryFn<Op, Class> {
+  return unaryComposite(op, (x) => currentGraph(op).emit(primitive, [x], {}, op)[0]!);
+}
+
+/** A unary operation made of primitives, applied to every leaf of a tree (Class as unaryOp's). */
+function unaryComposite<Op extends string, Class extends DTypeClass>(op: Op, leaf: (x: Tracer) => Tracer): UnaryFn<Op, Class> {
   return ((a: unknown) => {
     const fa = flatten(a, isTracer, `${op}() operand`);
-    return unflatten(
-      fa.def,
-      fa.leaves.map((x) => currentGraph(op).emit(primitive, [x], {}, op)[0]!),
-    );
+    return unflatten(fa.def, fa.leaves.map(leaf));
   }) as never;
 }
 
@@ -127,6 +129,8 @@ export const minimum = binaryOp<"minimum", "numeric">("minimum", "minimum");
 // Float only
 export const div = binaryOp<"div", "float">("div", "div");
 export const pow = binaryOp<"pow", "float">("pow", "pow");
+/** a mod b with the sign of b (floored, as Python's %, numpy's and JAX's mod), f32 or i32; i32 a mod 0 is a. */
+export const mod = binaryOp<"mod", "numeric">("mod", "mod");
 // Comparisons, to bool
 export const less = binaryOp<"less", "compare">("less", "less");
 export const lessEqual = binaryOp<"lessEqual", "compare">("lessEqual", "less_equal");
@@ -150,3 +154,28 @@ export const tanh = unaryOp<"tanh", "float">("tanh", "tanh");
 export const sin = unaryOp<"sin", "float">("sin", "sin");
 export const cos = unaryOp<"cos", "float">("cos", "cos");
 export const stopGradient = unaryOp<"stopGradient", "any">("stopGradient", "stop_gradient");
+/** log(1 + x), accurate for small x (where log(add(1, x)) loses every digit). */
+export const log1p = unaryOp<"log1p", "float">("log1p", "log1p");
+/** The largest integer not above x (f32; gradient 0, as in JAX). */
+export const floor = unaryOp<"floor", "float">("floor", "floor");
+/** The nearest integer, halves to the even one (f32; gradient 0, as in JAX). */
+export const round = unaryOp<"round", "float">("round", "round");
+
+/** x * x, f32 or i32: a composite of mul, so its gradient is 2x. */
+export const square = unaryComposite<"square", "numeric">("square", (x) => emitBinary("mul", "square", x, x));
+
+/**
+ * log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(-|x|)): exp never overflows and
+ * the tail of either side keeps its digits. A composite whose gradient is sigmoid(x): max(x, 0)
+ * is written (x + |x|) / 2 (exact in float), whose derivative at 0 is 1/2 = sigmoid(0), where
+ * maximum's or relu's would give 1 or 0.
+ */
+export const softplus = unaryComposite<"softplus", "float">("softplus", (x) => softplusOf("softplus", x));
+
+/** softplus of one leaf, for the losses too. */
+export function softplusOf(op: string, x: Tracer): Tracer {
+  const g = currentGraph(op);
+  const magnitude = g.emit("abs", [x], {}, op)[0]!;
+  const tail = g.emit("log1p", [g.emit("exp", [g.emit("neg", [magnitude], {}, op)[0]!], {}, op)[0]!], {}, op)[0]!;
+  return emitBinary("add", op, emitBinary("mul", op, emitBinary("add", op, x, magnitude), 0.5), tail);
+}

@@ -14,7 +14,7 @@ import { printType } from "../ir/print.js";
 import { broadcastShapes } from "../ir/shapes.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { asTracer } from "./values.js";
-import { emitBinary } from "./elementwise.js";
+import { emitBinary, softplusOf } from "./elementwise.js";
 import { bernoulliMask, type KeyCheck } from "./random.js";
 import type { ReductionFn } from "./tensor-ops.js";
 
@@ -192,6 +192,49 @@ export function meanSquaredError<P extends Tensor, Y extends Tensor>(
   const diff = emitBinary("sub", op, asTracer(predictions, op), asTracer(targets, op));
   const sq = emitBinary("mul", op, diff, diff);
   return currentGraph(op).emit("reduce_mean", [sq], { axes: [-1], keepDims: false }, op)[0] as never;
+}
+
+/** The mean over the last axis of a per-entry loss: one value per example, as the losses above. */
+const meanOverLast = (op: string, x: Tracer): Tracer => currentGraph(op).emit("reduce_mean", [x], { axes: [-1], keepDims: false }, op)[0]!;
+
+/**
+ * Per-example binary cross-entropy of sigmoid(logits) against labels in [0, 1] (independent
+ * binary outputs, the last axis), from the logits: the mean over the last axis of
+ * softplus(x) - x z, the numerically stable form of -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))
+ * (TensorFlow's sigmoid_cross_entropy_with_logits). Its gradient is (sigmoid(x) - z) / n.
+ * For one output per example give logits and labels a last axis of 1 ([B, 1]).
+ */
+export function sigmoidCrossEntropy<L extends Tensor, Y extends Tensor>(
+  logits: L,
+  labels: Checked<Y, LossOutcome<"sigmoidCrossEntropy", L, Y>>,
+): Outcome<LossOutcome<"sigmoidCrossEntropy", L, Y>> {
+  const op = "sigmoidCrossEntropy";
+  const x = asTracer(logits, op);
+  const z = asTracer(labels, op);
+  return meanOverLast(op, emitBinary("sub", op, softplusOf(op, x), emitBinary("mul", op, x, z))) as never;
+}
+
+/** The smallest probability binaryCrossEntropy takes the log of (Keras's epsilon): log(1e-7) = -16.1 bounds each term. */
+const PROBABILITY_FLOOR = 1e-7;
+
+/**
+ * Per-example binary cross-entropy of probabilities p against labels z in [0, 1], the mean over
+ * the last axis of -(z log p + (1 - z) log(1 - p)), p clipped to [1e-7, 1 - 1e-7] first (as
+ * Keras does) so that a confident mistake costs 16.1, not infinity (and the gradient is 0
+ * beyond the clip). From logits, sigmoidCrossEntropy is exact where this one clips: prefer it.
+ */
+export function binaryCrossEntropy<P extends Tensor, Y extends Tensor>(
+  probabilities: P,
+  labels: Checked<Y, LossOutcome<"binaryCrossEntropy", P, Y>>,
+): Outcome<LossOutcome<"binaryCrossEntropy", P, Y>> {
+  const op = "binaryCrossEntropy";
+  const g = currentGraph(op);
+  const p = emitBinary("minimum", op, emitBinary("maximum", op, asTracer(probabilities, op), PROBABILITY_FLOOR), 1 - PROBABILITY_FLOOR);
+  const z = asTracer(labels, op);
+  const log = (t: Tracer) => g.emit("log", [t], {}, op)[0]!;
+  const hits = emitBinary("mul", op, z, log(p));
+  const misses = emitBinary("mul", op, emitBinary("sub", op, 1, z), log(emitBinary("sub", op, 1, p)));
+  return meanOverLast(op, g.emit("neg", [emitBinary("add", op, hits, misses)], {}, op)[0]!) as never;
 }
 
 export interface WindowOptions<Stride extends number = number> {

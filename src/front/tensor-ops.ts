@@ -11,6 +11,7 @@ import type { Reshape } from "../../types/reshape.js";
 import type { Broadcast, Concat, ExpandDims, MatMul, Reduce, Slice, Stack, Transpose } from "../../types/shape.js";
 import type { DType, DTypeOf, Dim, Placement, PlacementOf, ShapeOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
+import { requireDType } from "../ir/dtypes.js";
 import { printType } from "../ir/print.js";
 import * as shapes from "../ir/shapes.js";
 import { emitBinary } from "./elementwise.js";
@@ -156,6 +157,75 @@ export function argmax<X extends Tensor, const Axis extends number = -1>(
   axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, false, Ctx<"argmax", X>>>,
 ): Outcome<ReduceOutcome<"argmax", X, Axis, false, "int32">> {
   return graph("argmax").emit("argmax", [tracer(x, "argmax")], { axis: (axis as number | undefined) ?? -1 }, "argmax")[0] as never;
+}
+
+/**
+ * Index of the minimum along an axis (default the last), as int32; ties to the first, as
+ * argmax. A composite: argmax(-x) for f32 (negation is exact), argmax(-1 - x) for i32 (which,
+ * unlike -x, does not overflow at the smallest int32).
+ */
+export function argmin<X extends Tensor, const Axis extends number = -1>(
+  x: Validate<X, NumericCheck<"argmin", X>>,
+  axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, false, Ctx<"argmin", X>>>,
+): Outcome<ReduceOutcome<"argmin", X, Axis, false, "int32">> {
+  const op = "argmin";
+  const xt = tracer(x, op);
+  const flipped = xt.dtype === "int32" ? emitBinary("sub", op, -1, xt) : graph(op).emit("neg", [xt], {}, op)[0]!;
+  return graph(op).emit("argmax", [flipped], { axis: (axis as number | undefined) ?? -1 }, op)[0] as never;
+}
+
+/** norm()'s options: the order (1, 2 or Infinity; default 2), the axes (all by default) and whether to keep them as unit dims. */
+export interface NormOptions {
+  readonly ord?: number;
+  readonly axis?: number | readonly number[];
+  readonly keepDims?: boolean;
+}
+type AxisOf<O> = O extends { readonly axis: infer A } ? A : undefined;
+type KeepOf<O> = O extends { readonly keepDims: true } ? true : false;
+
+/**
+ * The vector norm over axes (all when omitted, the flattened tensor's), f32: ord 2 (default)
+ * sqrt(sum(x * x)), ord 1 sum(|x|), ord Infinity max(|x|). A composite: its gradient is
+ * x / norm for ord 2, NaN at x = 0 as in JAX (use square of it, or squaredDistance, near 0).
+ * For a whole tree's norm, globalNorm.
+ */
+export function norm<X extends Tensor, const O extends NormOptions = {}>(
+  x: Validate<X, FloatCheck<"norm", X>>,
+  options?: Checked<O, Reduce<ShapeOf<X>, AxisOf<O>, KeepOf<O>, Ctx<"norm", X>>>,
+): Outcome<ReduceOutcome<"norm", X, AxisOf<O>, KeepOf<O>, "float32">> {
+  const op = "norm";
+  const { ord = 2, axis, keepDims } = (options ?? {}) as NormOptions;
+  const xt = tracer(x, op);
+  requireDType(op, xt.dtype, "float32");
+  const magnitude = () => graph(op).emit("abs", [xt], {}, op)[0]!;
+  if (ord === 1) return reduceAxes(op, "reduce_sum", magnitude(), axis, keepDims) as never;
+  if (ord === Infinity) return reduceAxes(op, "reduce_max", magnitude(), axis, keepDims) as never;
+  if (ord !== 2) throw ftError("FT305", { option: "norm() ord", why: `must be 1, 2 or Infinity, got ${String(ord)}` });
+  return graph(op).emit("sqrt", [reduceAxes(op, "reduce_sum", emitBinary("mul", op, xt, xt), axis, keepDims)], {}, op)[0] as never;
+}
+
+type DistanceOutcome<A extends Tensor, B extends Tensor, Axis, K extends boolean> =
+  Binary<"squaredDistance", "float", A, B, Broadcast<ShapeOf<A>, ShapeOf<B>, Ctx<"squaredDistance", A, B>>> extends infer D
+    ? D extends Tensor
+      ? ReduceOutcome<"squaredDistance", D, Axis, K, "float32">
+      : D
+    : never;
+
+/**
+ * sum((a - b)^2) over axes (all when omitted) of a and b broadcast together, f32: the squared
+ * Euclidean distance (k-means, Krum). A composite of sub, mul and reduce_sum, so its gradient
+ * 2 (a - b) is defined everywhere, also where a = b.
+ */
+export function squaredDistance<A extends Tensor, B extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
+  a: A,
+  b: Checked<B, DistanceOutcome<A, B, Axis, K>>,
+  axis?: Axis,
+  keepDims?: K,
+): Outcome<DistanceOutcome<A, B, Axis, K>> {
+  const op = "squaredDistance";
+  const diff = emitBinary("sub", op, tracer(a, op), tracer(b, op));
+  requireDType(op, diff.dtype, "float32");
+  return reduceAxes(op, "reduce_sum", emitBinary("mul", op, diff, diff), axis, keepDims) as never;
 }
 
 /** Converts the dtype (the only way to mix float32, int32 and bool). */

@@ -40,6 +40,28 @@ const predicate =
   (inputs, cx) =>
     zipBroadcast(inputs, cx, "bool", (a, b) => (f(a, b) ? 1 : 0));
 
+/** The nearest integer, ties to the even one (IEEE roundTiesToEven: numpy, JAX, TensorFlow and ONNX round so). */
+function roundHalfToEven(x: number): number {
+  const down = Math.floor(x);
+  const diff = x - down;
+  if (diff !== 0.5) return Math.round(x);
+  const even = down % 2 === 0 ? down : down + 1;
+  // -0.5 rounds to -0, as numpy's round does (x * 0 keeps x's sign).
+  return even === 0 ? x * 0 : even;
+}
+
+/**
+ * a mod b with the sign of b (floored, as Python's %, numpy's and JAX's mod): the remainder
+ * of truncated division, plus b where it is non-zero and of the other sign.
+ */
+function floatMod(a: number, b: number): number {
+  const rem = a % b;
+  return rem !== 0 && rem < 0 !== b < 0 ? rem + b : rem;
+}
+
+/** int32 mod: as floatMod, and a mod 0 is a (XLA's remainder by zero, so JAX's jnp.mod). */
+const intMod = (a: number, b: number): number => (b === 0 ? a : floatMod(a, b));
+
 const truthy = (x: number): boolean => x !== 0;
 
 export const elementwiseRules: Record<string, TensorRule> = {
@@ -55,6 +77,9 @@ export const elementwiseRules: Record<string, TensorRule> = {
   tanh: unary(Math.tanh),
   sin: unary(Math.sin),
   cos: unary(Math.cos),
+  log1p: unary(Math.log1p),
+  floor: unary(Math.floor),
+  round: unary(roundHalfToEven),
   logical_not: unary((x) => (truthy(x) ? 0 : 1)),
   stop_gradient: ([x]) => x!,
   cast: ([x], cx) => toDType(x!, cx.attrs.dtype as DType),
@@ -64,6 +89,7 @@ export const elementwiseRules: Record<string, TensorRule> = {
   mul: arithmetic((a, b) => a * b),
   div: arithmetic((a, b) => a / b),
   pow: arithmetic(Math.pow),
+  mod: (inputs, cx) => zipBroadcast(inputs, cx, inputs[0]!.dtype, inputs[0]!.dtype === "int32" ? intMod : floatMod),
   // Math.max and Math.min propagate NaN, as numpy's maximum/minimum and TensorFlow's do.
   maximum: arithmetic(Math.max),
   minimum: arithmetic(Math.min),

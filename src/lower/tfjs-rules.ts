@@ -104,6 +104,33 @@ const constantOf = (attrs: Attrs): Kernel => {
   return () => [typeof attrs.value === "number" ? tf.fill(shape, attrs.value, dtype) : tf.tensor(attrs.value as tf.TensorLike, shape, dtype)];
 };
 
+/**
+ * log1p(x) where the backend's Log1p kernel is log(1 + x) (tfjs wasm's gives 0 for 1e-8):
+ * Goldberg's form log(u) * x / (u - 1) with u = 1 + x, exact to a few ulps because u - 1 is
+ * exact; x itself where u rounds to 1 (there log1p(x) = x to float32 precision) and where u
+ * is +inf. Computed on the flattened entries, so that Select's rank limit (webgpu) never bites.
+ */
+const log1pForm: Kernel = ([x]) => [
+  tf.tidy(() => {
+    const flat = x!.reshape([x!.size]);
+    const u = tf.add(flat, 1);
+    const ratio = tf.mul(tf.log(u), tf.div(flat, tf.sub(u, 1)));
+    const exact = tf.logicalOr(tf.equal(u, 1), tf.equal(u, Infinity));
+    return tf.where(exact, flat, ratio).reshape(x!.shape);
+  }),
+];
+
+/**
+ * int32 mod without dividing by zero (tfjs wasm traps on it): a mod b with every zero divisor
+ * replaced by 1 (giving 0 there), plus a where b is 0, since a mod 0 is a (as XLA and so JAX).
+ */
+const intModForm: Kernel = ([a, b]) => [
+  tf.tidy(() => {
+    const zero = tf.cast(tf.equal(b!, 0), "int32");
+    return tf.add(tf.mod(a!, tf.add(b!, zero)), tf.mul(a!, zero));
+  }),
+];
+
 export const tfjsRules: Record<string, LoweringRule> = {
   ...tfjsRandomRules,
   ...tfjsSecureRules,
@@ -119,6 +146,9 @@ export const tfjsRules: Record<string, LoweringRule> = {
   tanh: unary("Tanh"),
   sin: unary("Sin"),
   cos: unary("Cos"),
+  log1p: (node, ctx) => (ctx.backend === "cpu" ? unary("Log1p")(node, ctx) : log1pForm),
+  floor: unary("Floor"),
+  round: unary("Round"),
   logical_not: unary("LogicalNot"),
   stop_gradient: () => ([x]) => [x!.clone()],
   // tfjs wasm's Cast to bool truncates to a byte (255 for -1.5): bool is x != 0, on every backend.
@@ -131,6 +161,10 @@ export const tfjsRules: Record<string, LoweringRule> = {
   mul: binary("Multiply"),
   div: binary("RealDiv"),
   pow: binary("Pow"),
+  mod: (node, ctx) =>
+    ctx.types[node.outputs[0]!]!.dtype === "int32"
+      ? withinKernelRank(intModForm, node.inputs.map((id) => shapeOf(ctx, id)), outShape(node, ctx), ctx.backend)
+      : binary("Mod")(node, ctx),
   maximum: binary("Maximum"),
   minimum: binary("Minimum"),
   less: binary("Less"),

@@ -161,8 +161,8 @@ function foldIntoImages(imageInputs: readonly boolean[]): BatchRule {
 export const batchRules: Record<string, BatchRule> = {
   ...Object.fromEntries(
     [
-      "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "logical_not", "cast", "stop_gradient",
-      "add", "sub", "mul", "maximum", "minimum", "div", "pow", "less", "less_equal", "greater", "greater_equal",
+      "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "log1p", "floor", "round", "logical_not", "cast", "stop_gradient",
+      "add", "sub", "mul", "maximum", "minimum", "div", "pow", "mod", "less", "less_equal", "greater", "greater_equal",
       "equal", "not_equal", "logical_and", "logical_or", "where", "one_hot",
     ].map((op) => [op, elementwise]),
   ),

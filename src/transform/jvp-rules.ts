@@ -82,9 +82,12 @@ export const jvpRules: Record<string, JvpRule> = {
   tanh: chain((c) => sub(scalar(1, y0(c)), mul(y0(c), y0(c)))),
   sin: chain((c) => prim("cos", [x0(c)])),
   cos: chain((c) => neg(prim("sin", [x0(c)]))),
+  log1p: (c, [t]) => [t === undefined ? undefined : div(t, add(x0(c), scalar(1, x0(c))))],
+  // a mod b = a - b floor(a / b) between its jumps: d/da = 1, d/db = -floor(a / b), as in JAX (int32: no tangents).
+  mod: (c, [ta, tb]) => (y0(c).dtype !== "float32" ? [undefined] : sumOf(c, [ta, tb && neg(mul(tb, prim("floor", [div(x0(c), x1(c))])))])),
   cast: (c, [t]) => [t !== undefined && c.node.attrs.dtype === "float32" ? prim("cast", [t], c.node.attrs) : undefined],
   ...Object.fromEntries(
-    ["sign", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count",
+    ["sign", "floor", "round", "stop_gradient", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not", "argmax", "one_hot", "constant", "fill", "iota", "dim_size", "client_count",
       // Random draws are constants of the program: gradients do not flow into keys.
       "threefry2x32", "random_bits", "uniform_from_bits", "normal_from_bits", "client_iota",
       // The robust aggregators' selections are piecewise constant (src/ir/robust-primitives.ts).

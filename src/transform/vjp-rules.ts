@@ -139,6 +139,18 @@ export const vjpRules: Record<string, VjpRule> = {
   tanh: each((c, ct) => mul(ct, sub(scalar(1, ct), mul(y0(c), y0(c))))),
   sin: each((c, ct) => mul(ct, prim("cos", [x0(c)]))),
   cos: each((c, ct) => neg(mul(ct, prim("sin", [x0(c)])))),
+  log1p: each((c, ct) => div(ct, prim("add", [x0(c), scalar(1, x0(c))]))),
+  // Piecewise constant: zero almost everywhere, as JAX defines them (undefined at the jumps).
+  floor: noGradient,
+  round: noGradient,
+  // Between its jumps a mod b = a - b floor(a / b): d/da = 1, d/db = -floor(a / b), as JAX's jnp.mod.
+  mod: (ctx, [ct]) =>
+    y0(ctx).dtype !== "float32"
+      ? [undefined, undefined]
+      : [
+          ctx.active[0] ? unbroadcast(ct!, x0(ctx)) : undefined,
+          ctx.active[1] ? unbroadcast(neg(mul(ct!, prim("floor", [div(x0(ctx), x1(ctx))]))), x1(ctx)) : undefined,
+        ],
   where: (ctx, [ct]) => {
     const [cond, a, b] = ctx.inputs as [Tracer, Tracer, Tracer];
     const zero = fillLike(0, ct!);

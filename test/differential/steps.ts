@@ -7,7 +7,10 @@ import * as ft from "../../src/index.js";
 import { call, named, sideOf, withFunction, type Expr, type Scope, type Side, type Val } from "./expr.js";
 import type { Step } from "./recipe.js";
 import { broadcastShape, sameShape, variant } from "./shapes.js";
-import { tensorSteps } from "./tensor-steps.js";
+import { mathSteps } from "./math-steps.js";
+import { tensorSteps as shapeAndArithmeticSteps } from "./tensor-steps.js";
+
+const tensorSteps = { ...shapeAndArithmeticSteps, ...mathSteps };
 
 export function runSteps(scope: Scope, steps: readonly Step[]): void {
   for (const step of steps) runStep(scope, step);

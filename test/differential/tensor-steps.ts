@@ -7,7 +7,7 @@
  * only see x*x + c > 0.
  */
 import { call, fieldOf, sideOf, sizeOf, type Expr, type Scope, type Val } from "./expr.js";
-import type { Step, tensorOps } from "./recipe.js";
+import type { mathOps, Step, tensorOps } from "./recipe.js";
 import { broadcastShape, matmulShape, permutation, reshapeTargets, sameShape, variant } from "./shapes.js";
 
 export type TensorStep = (scope: Scope, x: Val, step: Step) => void;
@@ -17,11 +17,11 @@ const rankOf = (v: Val): number => v.value.shape.length;
 const MAX_RANK = 4;
 
 /** A value at x's side chosen by `pick` among those whose shape passes `fits`. */
-const partner = (scope: Scope, x: Val, pick: number, fits: (shape: readonly number[]) => boolean): Val | undefined =>
+export const partner = (scope: Scope, x: Val, pick: number, fits: (shape: readonly number[]) => boolean): Val | undefined =>
   scope.choose(pick, (v) => sideOf(v) === sideOf(x) && fits(shapeOf(v)));
 
 /** x's partner for an elementwise operation: any value at its side, averaged to a scalar when the shapes do not broadcast. */
-function elementwisePartner(scope: Scope, x: Val, pick: number, limit: number): { y: Expr; bound: number } {
+export function elementwisePartner(scope: Scope, x: Val, pick: number, limit: number): { y: Expr; bound: number } {
   const chosen = scope.tame(partner(scope, x, pick, () => true) ?? x, limit);
   const fits = broadcastShape(shapeOf(x), shapeOf(chosen)) !== undefined;
   return { y: fits ? chosen : call("mean", chosen), bound: chosen.bound };
@@ -53,7 +53,7 @@ function kinked(name: "relu" | "abs"): TensorStep {
 const squarePlus = (x: Val, c: number): Expr => call("add", call("mul", x, x), c);
 
 /** An axis of a rank-`rank` tensor, or undefined for the default: counted from either end. */
-function axisChoice(k: number, rank: number): number | undefined {
+export function axisChoice(k: number, rank: number): number | undefined {
   const choice = variant(k, 0, 2 * rank + 1);
   if (choice === 0) return undefined;
   return choice <= rank ? choice - 1 : choice - 1 - 2 * rank;
@@ -71,7 +71,7 @@ function softmaxLike(name: "softmax" | "logSoftmax", limit: number): TensorStep 
 }
 
 /** Axes of a reduction: all, one (as a number or a list, from either end) or two. */
-function reductionAxes(k: number, rank: number): number | number[] | undefined {
+export function reductionAxes(k: number, rank: number): number | number[] | undefined {
   if (rank === 0) return undefined;
   const first = variant(k, 1, rank);
   const signed = variant(k, 3, 2) === 1 ? first - rank : first;
@@ -263,7 +263,7 @@ const slice: TensorStep = (scope, x, step) => {
   scope.emit(call("slice", x, begin, size), x.bound);
 };
 
-export const tensorSteps: Record<(typeof tensorOps)[number], TensorStep> = {
+export const tensorSteps: Record<Exclude<(typeof tensorOps)[number], (typeof mathOps)[number]>, TensorStep> = {
   add: binary("add", 16, (a, b) => a + b),
   sub: binary("sub", 16, (a, b) => a + b),
   mul: binary("mul", 4, (a, b) => a * b),

@@ -2,7 +2,7 @@
  * Near ties: where a program compares two values (maximum, minimum, the comparisons, sort's
  * entries among themselves, and relu, abs or sign against zero) whose float64 values are within float32 rounding of each
  * other, float32 and float64 may decide differently, and a minimum's gradient, say, goes to
- * the other operand. Such a program has no single right float32 answer, so when the paths
+ * the other operand; likewise floor, round and mod of a value within rounding of a jump. Such a program has no single right float32 answer, so when the paths
  * disagree on one the tests discard it (and count it) instead of reporting a bug.
  */
 import { interpret } from "../../src/interpret/reference.js";
@@ -14,6 +14,18 @@ const NEAR = 1e-5;
 
 const BINARY = new Set(["maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal"]);
 const AGAINST_ZERO = new Set(["relu", "abs", "sign"]);
+
+/**
+ * The piecewise-constant primitives, each as values that jump where they cross an integer:
+ * floor's argument, round's argument + 1/2, and mod's a / b (broadcast over a's entries, the
+ * divisor being b's first entry or a's partner entry; all pairs are taken, to be safe).
+ */
+const JUMPS: Record<string, (inputs: readonly Tensor[]) => number[]> = {
+  floor: ([x]) => Array.from(x!.data),
+  round: ([x]) => Array.from(x!.data, (v) => v + 0.5),
+  mod: ([a, b]) => Array.from(a!.data).flatMap((v) => Array.from(b!.data, (d) => v / d)),
+};
+const nearInteger = (v: number): boolean => Number.isFinite(v) && Math.abs(v - Math.round(v)) <= NEAR * Math.max(1, Math.abs(v));
 
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= NEAR * Math.max(1, Math.abs(a), Math.abs(b));
 
@@ -42,7 +54,8 @@ export function nearTie(g: GeneratedProgram): string | undefined {
     observe: (op, inputs, output) => {
       if (found !== undefined) return;
       if (BINARY.has(op) && pairsNearlyTie(inputs[0]!, inputs[1]!, output.shape)) found = `${op} of operands within ${NEAR} of each other`;
-      if (op === "sort" && entriesNearlyTie(inputs[0]!)) found = `sort of entries within ${NEAR} of each other`;
+      if ((op === "sort" || op === "argmax") && entriesNearlyTie(inputs[0]!)) found = `${op} of entries within ${NEAR} of each other`;
+      if (JUMPS[op] !== undefined && JUMPS[op](inputs).some((v) => nearInteger(v))) found = `${op} of a value within ${NEAR} of a jump`;
       if (AGAINST_ZERO.has(op) && inputs[0]!.data.some((x) => Math.abs(x) <= NEAR)) found = `${op} of a value within ${NEAR} of 0`;
     },
   });

@@ -101,6 +101,33 @@ function whereOfBools(cx: OnnxContext, [c, a, b]: readonly string[]): string {
   return g.op1("Or", [g.op1("And", [c!, a!]), g.op1("And", [g.op1("Not", [c!]), b!])]);
 }
 
+/** log1p (ONNX has no op): Goldberg's log(u) * x / (u - 1) with u = 1 + x, x where u is 1 or +inf (see tfjs-rules.ts). */
+function log1p(cx: OnnxContext, x: string): string {
+  const { g } = cx;
+  const one = g.model.scalar("float32", 1);
+  const u = g.op1("Add", [x, one]);
+  const ratio = g.op1("Mul", [g.op1("Log", [u]), g.op1("Div", [x, g.op1("Sub", [u, one])])]);
+  const exact = g.op1("Or", [g.op1("Equal", [u, one]), g.op1("IsInf", [u], { detect_negative: 0 })]);
+  return g.op1("Where", [exact, x, ratio]);
+}
+
+/** Float a mod b with the sign of b: C's fmod (ONNX Mod takes floats only so), plus b where that is non-zero and of the other sign. */
+function floatMod(cx: OnnxContext, [a, b]: readonly [string, string]): string {
+  const { g } = cx;
+  const zero = g.model.scalar("float32", 0);
+  const rem = g.op1("Mod", [a, b], { fmod: 1 });
+  const otherSign = g.op1("Xor", [g.op1("Less", [rem, zero]), g.op1("Less", [b, zero])]);
+  const adjust = g.op1("And", [g.op1("Not", [g.op1("Equal", [rem, zero])]), otherSign]);
+  return g.op1("Where", [adjust, g.op1("Add", [rem, b]), rem]);
+}
+
+/** int32 a mod b (ONNX Mod's integer form has the sign of b), zero divisors replaced by 1 and a mod 0 = a (see tfjs-rules.ts). */
+function intMod(cx: OnnxContext, [a, b]: readonly [string, string]): string {
+  const { g } = cx;
+  const zero = g.op1("Cast", [g.op1("Equal", [b, g.model.scalar("int32", 0)])], { to: DataType.INT32 });
+  return g.op1("Add", [g.op1("Mod", [a, g.op1("Add", [b, zero])], { fmod: 0 }), g.op1("Mul", [a, zero])]);
+}
+
 /** Rules of the elementwise, array and reduction primitives. */
 export const tensorRules: Record<string, OnnxRule> = {
   neg: same("Neg"),
@@ -114,6 +141,9 @@ export const tensorRules: Record<string, OnnxRule> = {
   tanh: same("Tanh"),
   sin: same("Sin"),
   cos: same("Cos"),
+  log1p: (node, cx) => [log1p(cx, cx.name(node.inputs[0]!))],
+  floor: same("Floor"),
+  round: same("Round"),
   logical_not: same("Not"),
   stop_gradient: same("Identity"),
   cast: same("Cast", (node) => ({ to: onnxDataType[node.attrs.dtype as DType] })),
@@ -122,6 +152,7 @@ export const tensorRules: Record<string, OnnxRule> = {
   mul: same("Mul"),
   div: same("Div"),
   pow: same("Pow"),
+  mod: (node, cx) => [(cx.types[node.outputs[0]!]!.dtype === "int32" ? intMod : floatMod)(cx, inputs(node, cx) as [string, string])],
   maximum: same("Max"),
   minimum: same("Min"),
   less: same("Less"),
