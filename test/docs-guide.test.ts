@@ -10,7 +10,7 @@
  * Needs dist/ (`npm run build`), as `npm test` builds first.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
@@ -71,6 +71,8 @@ test("docs/guide.md's code blocks type-check under strict, run, and its error bl
   expect(runnable.length).toBeGreaterThanOrEqual(5);
   expect(mistakes.length).toBeGreaterThanOrEqual(1);
 
+  // The blocks import the package as a user does: its exports point at dist/.
+  expect(existsSync(join(root, "dist/src/index.d.ts")), "dist/ is missing: run `npm run build` first").toBe(true);
   const dir = userProject();
   // The runnable blocks are one module, in order: a later block continues an earlier one.
   const main = join(dir, "guide.ts");
