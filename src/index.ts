@@ -89,3 +89,5 @@ export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAbov
 export { quantizedBits, stochasticQuantize, type QuantizeOptions } from "./front/quantize.js";
 export { dpSum, type DpSumOptions } from "./front/privacy.js";
 export type { ClientsOptions } from "./front/specs.js";
+export { helper } from "./front/helper.js";
+export type { Float, Int, Bool, AtServer, AtClients, PrivateAtClients, Member, Helper } from "../types/helper.js";
