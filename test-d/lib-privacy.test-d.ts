@@ -58,8 +58,8 @@ expectType<F32<["B", 10], "clients-private">>(map((w, x) => logistic.logits(w, x
 // SERVER parameters with a member batch cannot meet (FT102, as the model's first operation would say).
 expectError(logistic.logits(serverParams, value<F32<["B", 784], "member">>()));
 expectType<
-  | "FT102: map() takes CLIENTS values, got f32[784,10]@SERVER: broadcast it outside and pass it to map() as an argument; a reduction belongs outside map() too"
-  | "FT102: map() takes CLIENTS values, got f32[10]@SERVER: broadcast it outside and pass it to map() as an argument; a reduction belongs outside map() too"
+  | "FT102: map() takes CLIENTS values, got f32[784,10]@SERVER: it is read inside map()'s function: broadcast it outside and pass it to map() as an argument (a reduction belongs outside map() too)"
+  | "FT102: map() takes CLIENTS values, got f32[10]@SERVER: it is read inside map()'s function: broadcast it outside and pass it to map() as an argument (a reduction belongs outside map() too)"
 >(
   value<Parameters<typeof logistic.logits<Logistic<"server">, F32<["B", 784], "member">>>[0]>(),
 );
