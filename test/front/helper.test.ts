@@ -3,6 +3,10 @@
  * its body, its arguments' placements are joined first with the texts tsc gives, and the
  * taint of private data flows through it as through the operations it calls.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import ts from "typescript";
 import { describe, expect, test } from "vitest";
 import {
   atClients,
@@ -79,4 +83,32 @@ describe("helper()", () => {
     expect(thrownBy(() => untyped("", () => 0))?.code).toBe("FT302");
     expect(thrownBy(() => untyped("loss", 3))?.code).toBe("FT302");
   });
+});
+
+describe('docs/language.md "Writing helpers"', () => {
+  const root = join(import.meta.dirname, "../..");
+
+  /** The section's TypeScript blocks as one module, importing the library from this checkout. */
+  function sectionCode(): string {
+    const doc = readFileSync(join(root, "docs/language.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Writing helpers"), doc.indexOf("\n## ", doc.indexOf("## Writing helpers") + 1));
+    const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    return `${blocks.join("\n").replaceAll('from "fedtensor"', `from "${join(root, "src/index.js")}"`)}\nexport { federatedLoss, clientScore };\n`;
+  }
+
+  test("its code compiles under the project's strict options", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ft-doc-helpers-"));
+    try {
+      // .mts: an ES module wherever it lies, as the docs' code is in a user's "type": "module" package.
+      const file = join(dir, "writing-helpers.mts");
+      writeFileSync(file, sectionCode());
+      const config = ts.getParsedCommandLineOfConfigFile(join(root, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+      const program = ts.createProgram([file], { ...config!.options, noEmit: true, rootDir: undefined });
+      const diagnostics = ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
