@@ -4,7 +4,7 @@
  * test/type-errors.test.ts).
  */
 import { expectError, expectType } from "tsd";
-import { bernoulli, broadcast, clientIndex, dropout, foldIn, map, normal, randomKey, randomPermutation, split, uniform, type Key } from "../dist/src/index.js";
+import { bernoulli, broadcast, clientIndex, dropout, foldIn, map, normal, randomKey, randomPermutation, split, uniform, type DrawnFrom, type Key } from "../dist/src/index.js";
 import type { Bool, F32, I32 } from "./helpers.js";
 
 declare const serverKey: I32<[2], "server">;
@@ -19,10 +19,11 @@ expectType<Key<"server">>(b);
 expectType<[Key<"server">, Key<"server">, Key<"server">]>(split(serverKey, 3));
 expectType<Key<"server">>(foldIn(serverKey, 7));
 
-expectType<F32<[3, 4], "server">>(uniform(serverKey, [3, 4]));
-expectType<F32<[5], "server">>(uniform(serverKey, [5], { min: -1, max: 1 }));
-expectType<F32<["B", 10], "server">>(normal(a, ["B", 10]));
-expectType<Bool<[8], "server">>(bernoulli(b, 0.5, [8]));
+// A draw from a SERVER key records the key, which FT102 names when the draw is read inside map().
+expectType<F32<[3, 4], "server"> & DrawnFrom<I32<[2], "server">>>(uniform(serverKey, [3, 4]));
+expectType<F32<[5], "server"> & DrawnFrom<I32<[2], "server">>>(uniform(serverKey, [5], { min: -1, max: 1 }));
+expectType<F32<["B", 10], "server"> & DrawnFrom<Key<"server">>>(normal(a, ["B", 10]));
+expectType<Bool<[8], "server"> & DrawnFrom<Key<"server">>>(bernoulli(b, 0.5, [8]));
 expectType<I32<[6], "server">>(randomPermutation(a, 6));
 expectType<F32<[10], "server">>(dropout(weights, 0.5, a));
 

@@ -8,6 +8,7 @@ export type { Presumed, Validate } from "./errors.js";
 import type { At, Print } from "./print.js";
 import type {
   AtClients,
+  DrawnFrom,
   DType,
   DTypeOf,
   LeafPaths,
@@ -72,13 +73,16 @@ export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, P
       ? J extends "mix"
         ? FailWith<"FT104", { op: Op; a: Print<A>; b: At<Print<B>, Path> }>
         : J extends "server-in-map"
-          ? FailWith<"FT102", { got: At<Print<PlacementOf<A> extends "server" ? A : B>, Path>; advice: MapAdvice["captured"] }>
+          ? FailWith<"FT102", { got: At<Print<ReadInMap<PlacementOf<A> extends "server" ? A : B>>, Path>; advice: MapAdvice["captured"] }>
           : J extends "clients-in-map"
             ? PlacementOf<A> | PlacementOf<B> extends Member | "clients-equal"
               ? FailWith<"FT105", { op: "broadcast" }>
               : FailWith<"FT106", { got: At<Print<PlacementOf<A> extends Member ? B : A>, Path>; outer: "a per-client function" }>
             : J
       : never;
+
+/** The SERVER value that was read inside map()'s function: a draw's key (DrawnFrom), else the value itself. */
+type ReadInMap<X> = X extends DrawnFrom<infer K> ? (unknown extends K ? X : K) : X;
 
 /** "T" or "T at path" for the message of a leaf found in a tree. */
 export type Got<Pair> = Pair extends [infer Path extends string, infer Leaf]

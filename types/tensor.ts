@@ -62,6 +62,16 @@ export interface TensorSpec<S extends Shape = Shape, D extends DType = DType, P 
   readonly placement: P;
 }
 
+/**
+ * The phantom key under which a draw from a SERVER key records that key (src/front/random.ts):
+ * when the draw meets a member inside map()'s function, FT102 names the key that was read
+ * there, not the draw made from it. Nothing is stored under it.
+ */
+export declare const drawnFrom: unique symbol;
+export interface DrawnFrom<K> {
+  readonly [drawnFrom]?: K;
+}
+
 /** Anything with a static type: a tensor or a spec. */
 export type Typed = { readonly [staticType]: TypeInfo };
 

@@ -24,6 +24,10 @@ export const irCommand: Command = {
     "  --mapreduce   print each program's MapReduce form: its parts (prepare, work, zero,",
     "                accumulate, merge, report, update) with their signatures, and the",
     "                accumulator's type; FT313-FT315 say why a program has none",
+    "",
+    "  The module is imported, so its top-level code runs: put a training loop in a main()",
+    "  called only when the module is the program started, as the examples do:",
+    "    if (import.meta.url === pathToFileURL(process.argv[1] ?? \"\").href) await main();",
   ].join("\n"),
   async run(args) {
     const flags = args.filter((a) => a.startsWith("--"));

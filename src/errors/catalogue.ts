@@ -265,6 +265,15 @@ export const catalogue = {
     message: "{option}: {why}",
     explanation: "An option, flag or config key is unknown or has a value outside its range.",
     fix: "See `fedtensor run --help` for the options and their ranges.",
+    /** Where one option's FT305 has its own reason, by the message's {option}: FedTensorError gives these instead. */
+    byOption: {
+      "--out": {
+        explanation:
+          "The output folder already holds another run's files (metrics, checkpoints, plot). A new " +
+          "run there would mix its files with that run's, or replace them, so it starts only when told which.",
+        fix: "Give --resume to continue that run, --overwrite to replace its files, or another folder with --out.",
+      },
+    },
   },
   FT306: {
     title: "Backend out of memory",

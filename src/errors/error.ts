@@ -28,6 +28,11 @@ export interface SourceLocation {
   readonly text: string;
 }
 
+interface Advice {
+  readonly explanation: string;
+  readonly fix: string;
+}
+
 export class FedTensorError extends Error {
   readonly code: ErrorCode;
   readonly params: MessageParams;
@@ -41,12 +46,20 @@ export class FedTensorError extends Error {
     this.params = params;
   }
 
-  /** The catalogue's explanation and fix, for people (the CLI and the plugin print these). */
+  /**
+   * The catalogue's explanation and fix, for people (the CLI and the plugin print these): the
+   * ones for this error's option where the catalogue has them (FT305 for a reused --out).
+   */
   get explanation(): string {
-    return catalogue[this.code].explanation;
+    return this.advice.explanation;
   }
   get fix(): string {
-    return catalogue[this.code].fix;
+    return this.advice.fix;
+  }
+  private get advice(): Advice {
+    const entry: Advice & { byOption?: Readonly<Record<string, Advice>> } = catalogue[this.code];
+    const option = this.params["option"];
+    return (typeof option === "string" ? entry.byOption?.[option] : undefined) ?? entry;
   }
 }
 

@@ -16,7 +16,7 @@
 import type { Failures, Message, Presumed, Validate } from "../../types/errors.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
-import type { DType, Dim, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
+import type { DType, Dim, DrawnFrom, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { NORMAL_WORDS_PER_VALUE } from "../ir/normal.js";
 import { printType } from "../ir/print.js";
@@ -178,7 +178,14 @@ export function clientIndex(): Tensor<[], "int32", "member"> {
   return mapGraph.clientIndex.member as never;
 }
 
-type Draw<K, S extends readonly Dim[], D extends "float32" | "int32" | "bool"> = Tensor<Mutable<S>, D, PlacementOf<K>>;
+/**
+ * A draw's type: at its key's placement. A draw from a SERVER key also records the key
+ * (DrawnFrom), so that reading it inside map()'s function is FT102 naming the key, the value
+ * that belongs broadcast and folded with clientIndex(), rather than the draw.
+ */
+type Draw<K, S extends readonly Dim[], D extends "float32" | "int32" | "bool"> = PlacementOf<K> extends "server"
+  ? Tensor<Mutable<S>, D, "server"> & DrawnFrom<K>
+  : Tensor<Mutable<S>, D, PlacementOf<K>>;
 
 /** Uniform float32 in [min, max) (default [0, 1)); [0, 1) values are multiples of 2^-23, as JAX's. */
 export function uniform<K extends Tensor, const S extends readonly Dim[]>(

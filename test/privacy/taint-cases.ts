@@ -77,6 +77,7 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   atServer: { notAnOp: "places an input spec; private data is declared with atClients only" },
   atClients: { notAnOp: "places an input spec (the source of private data)" },
   program: { notAnOp: "declares a program; its outputs are what every case here checks (OutputCheck)" },
+  helper: { notAnOp: "makes a user function placement-generic: its body's operations carry the taint (test/front/helper.test.ts, test-d/helpers.test-d.ts)" },
   Program: { notAnOp: "the class of traced programs" },
   signatureOf: { notAnOp: "prints a program's IR" },
   loadProgram: { notAnOp: "reads a program's IR from JSON" },

@@ -50,6 +50,10 @@ describe("a new run in a folder that holds another run", () => {
     const again = runCli(smallRun(out, "--rounds", "2", "--seed", "1"));
     expect(again.status).toBe(2);
     expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 5 more); give --resume to continue it or --overwrite to replace it`);
+    // Its own why and fix, not FT305's general ones about unknown options.
+    expect(again.stderr).toContain("why: The output folder already holds another run's files");
+    expect(again.stderr).toContain("fix: Give --resume to continue that run, --overwrite to replace its files, or another folder with --out.");
+    expect(again.stderr).not.toContain("unknown or has a value outside its range");
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3]);
 
     const both = runCli(smallRun(out, "--resume", "--overwrite"));
