@@ -51,6 +51,8 @@ const fontFamily = "DejaVu Sans";
 const roundAxis = { key: "round", title: "Round" };
 /** Beyond this many rounds, point markers crowd the lines and are left out. */
 const maxRoundsWithPoints = 50;
+/** Point markers' area in square pixels: large enough that a panel's one point (a short run's evaluation) is seen. */
+const pointSize = 50;
 
 /**
  * The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its
@@ -77,7 +79,7 @@ export function plotSpec(series: readonly PlotSeries[], { title, caption = [], m
   const plotted = withValues.length === 0 ? metrics : withValues;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: title, fontSize: 16, ...(caption.length === 0 ? {} : { subtitle: [...caption], subtitleFontSize: 12, subtitleColor: "#444", subtitlePadding: 6 }) },
+    title: { text: title, fontSize: 16, ...(caption.length === 0 ? {} : { subtitle: [...caption], subtitleFontSize: 12, subtitleColor: "#444", subtitlePadding: 6, offset: 12 }) },
     data: { values },
     config: { font: fontFamily, background: "white" },
     // One round axis for all panels, so a round lines up across them.
@@ -87,7 +89,7 @@ export function plotSpec(series: readonly PlotSeries[], { title, caption = [], m
       width: 560,
       height: 200,
       transform: [{ filter: { field: "metric", equal: key } }],
-      mark: { type: "line", point: rounds <= maxRoundsWithPoints },
+      mark: { type: "line", point: rounds <= maxRoundsWithPoints ? { filled: true, size: pointSize } : false },
       encoding: {
         x: { field: x.key, type: "quantitative", title: x.title, ...(x === roundAxis ? { axis: { tickMinStep: 1 } } : {}) },
         y: {

@@ -45,8 +45,9 @@ import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } 
 /** The plot's panels: the server model's test accuracy and loss, and the clients' training loss. */
 export const plottedMetrics = [
   { key: "test_accuracy", title: "Test accuracy", format: ".1%" },
-  { key: "test_loss", title: "Test loss" },
-  { key: "train_loss", title: "Training loss" },
+  // Three significant digits: a one-point panel's only tick is the value itself.
+  { key: "test_loss", title: "Test loss", format: ".3~r" },
+  { key: "train_loss", title: "Training loss", format: ".3~r" },
 ] as const;
 
 export interface TrainingResult {
