@@ -93,7 +93,7 @@ describe("fedtensor run --aggregator dp", () => {
     await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow(/^FT305: --aggregator: expected fedavg \| dp \| [a-z| -]+, got "secret"$/);
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "0"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got 0");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "big"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got \"big\"");
-    await expect(loadRunConfig(["--aggregator", "dp", "--dp-noise", "-1"])).rejects.toThrow("FT305: --dp-noise: expected number >= 0, got -1");
+    await expect(loadRunConfig(["--aggregator", "dp", "--dp-noise", "-1"])).rejects.toThrow("FT305: --dp-noise: expected number > 0, got -1");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-delta", "1"])).rejects.toThrow("FT305: --dp-delta: expected number 0 < x < 1, got 1");
     await expect(loadRunConfig(["--dp-noise", "1"])).rejects.toThrow("FT305: --dp-noise: applies only with --aggregator dp, not fedavg");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-target-quantile", "0.5"])).rejects.toThrow("FT305: --dp-target-quantile: applies only with --dp-clip adaptive, not 1");
