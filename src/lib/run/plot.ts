@@ -51,7 +51,7 @@ const fontFamily = "DejaVu Sans";
 const roundAxis = { key: "round", title: "Round" };
 /** Beyond this many rounds, point markers crowd the lines and are left out. */
 const maxRoundsWithPoints = 50;
-/** Point markers' area in square pixels: large enough that a panel's one point (a short run's evaluation) is seen. */
+/** Point markers' size (vega: the area of the square around each, in px²): large enough that a panel's one point (a short run's evaluation) is seen. */
 const pointSize = 50;
 
 /**
