@@ -45,8 +45,11 @@ describe("fedtensor run --aggregator dp", () => {
 
   test("--dp-target-epsilon stops the run before the round that would exceed it", async () => {
     const target = (sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 3 }, 1e-5).epsilon + sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 4 }, 1e-5).epsilon) / 2;
-    const { rows, log, result } = await dpRun({ rounds: 10, dpClip: 1, dpNoise: 1, dpTargetEpsilon: target });
+    const { rows, log, result } = await dpRun({ rounds: 10, dpClip: 1, dpNoise: 1, dpTargetEpsilon: target, evalEvery: 5 });
     expect(rows.map((row) => row.round)).toEqual([1, 2, 3]);
+    // Round 3 is the run's last: evaluated though --eval-every is 5.
+    expect(rows.map((row) => typeof row.test_accuracy)).toEqual(["object", "object", "number"]);
+    expect(result.accuracy).toBe(rows[2]!.test_accuracy);
     expect(result.rounds).toBe(3);
     expect(log).toMatch(/privacy budget reached: round 4 would bring epsilon to [\d.]+ > --dp-target-epsilon [\d.]+ \(delta 0.00001\); stopping: 3 rounds spent epsilon/);
   }, 120_000);

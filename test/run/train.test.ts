@@ -1,7 +1,8 @@
 /**
  * The training loop of `fedtensor run`: a round whose update is not finite is rejected with
  * FT303 before it replaces anything (metrics and the last checkpoint on disk are those of the
- * last good round), and every program of a run runs on the configured backend.
+ * last good round), the last round is evaluated whatever --eval-every, and every program of a
+ * run runs on the configured backend.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
@@ -60,6 +61,34 @@ describe("a metric that is not finite", () => {
     expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("<svg");
     expect(existsSync(`${out}/plot.png`)).toBe(true);
   }, 60_000);
+});
+
+describe("evaluation on a run shorter than --eval-every", () => {
+  test("the last round is evaluated and a line says so; the plot has test-loss and caption; a resumed run evaluates its new last round", async () => {
+    const config = smallConfig("ft-short-", { rounds: 3, evalEvery: 5, checkpointEvery: 0 });
+    const lines: string[] = [];
+    const result = await train(config, { write: (chunk: string) => lines.push(chunk) > 0, isTTY: false });
+    expect(lines.join("")).toContain("--eval-every 5 is more than the run's 3 rounds: the test set is evaluated at the last round only");
+    const rows = readMetrics(`${config.out}/metrics.jsonl`);
+    expect(Object.keys(rows[0]!)).toEqual(["round", "train_loss", "clients", "test_accuracy", "test_loss", "seconds"]);
+    expect(rows.map((row) => [row.test_accuracy === null, row.test_loss === null])).toEqual([[true, true], [true, true], [false, false]]);
+    expect(rows[2]!.test_accuracy).toBe(result.accuracy);
+    expect(rows[2]!.test_loss as number).toBeGreaterThan(0);
+    const svg = readFileSync(`${config.out}/plot.svg`, "utf8");
+    for (const text of ["Test accuracy", "Test loss", "Training loss"]) expect(svg).toContain(`>${text}</text>`);
+    // The caption, one tspan a line, under the title.
+    expect(svg).toContain(">3 of 20 clients per round · IID clients · 1 local epoch · batch 100 · lr 0.1</tspan>");
+    expect(svg).toContain(">weighted-mean aggregation · test set evaluated at the last round only (--eval-every 5)</tspan>");
+
+    // Resumed to round 7: rounds 5 and 7 (the new last) are evaluated, round 3's row stays as it was, and no short-run line.
+    const resumedLines: string[] = [];
+    await train({ ...config, rounds: 7, resume: true }, { write: (chunk: string) => resumedLines.push(chunk) > 0, isTTY: false });
+    expect(resumedLines.join("")).not.toContain("is more than the run's");
+    const resumed = readMetrics(`${config.out}/metrics.jsonl`);
+    expect(resumed.filter((row) => row.test_accuracy !== null).map((row) => row.round)).toEqual([3, 5, 7]);
+    expect(resumed[2]).toEqual(rows[2]);
+    expect(readFileSync(`${config.out}/plot.svg`, "utf8")).toContain("test set evaluated every 5 rounds and at the last");
+  }, 120_000);
 });
 
 describe("the run's backend", () => {

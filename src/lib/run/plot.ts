@@ -33,6 +33,8 @@ export interface PlotMetric {
 
 export interface PlotOptions {
   readonly title: string;
+  /** Lines under the title: the run's settings (plot-caption.ts). */
+  readonly caption?: readonly string[];
   readonly metrics?: readonly PlotMetric[];
   /** The column along the x axis: the round unless said (accuracy against a DP run's epsilon, say). */
   readonly x?: { readonly key: string; readonly title: string };
@@ -49,9 +51,15 @@ const fontFamily = "DejaVu Sans";
 const roundAxis = { key: "round", title: "Round" };
 /** Beyond this many rounds, point markers crowd the lines and are left out. */
 const maxRoundsWithPoints = 50;
+/** Point markers' size (vega: the area of the square around each, in px²): large enough that a panel's one point (a short run's evaluation) is seen. */
+const pointSize = 50;
 
-/** The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its line joins the rounds around it. */
-export function plotSpec(series: readonly PlotSeries[], { title, metrics = defaultPlotMetrics, x = roundAxis }: PlotOptions): TopLevelSpec {
+/**
+ * The Vega-Lite spec. A round whose metric is null or absent (not evaluated) is skipped; its
+ * line joins the rounds around it. A panel with no value at all (a DP run's training loss,
+ * which is private) is left out rather than drawn as an empty frame.
+ */
+export function plotSpec(series: readonly PlotSeries[], { title, caption = [], metrics = defaultPlotMetrics, x = roundAxis }: PlotOptions): TopLevelSpec {
   // A panel's lines: its series, or its one column; a value's `line` is what the legend shows.
   const panelLines = (metric: PlotMetric) => metric.series ?? [{ key: metric.key, title: "" }];
   const values = series.flatMap(({ name, rows }) =>
@@ -66,19 +74,22 @@ export function plotSpec(series: readonly PlotSeries[], { title, metrics = defau
     ),
   );
   const rounds = Math.max(0, ...series.map(({ rows }) => rows.length));
+  // With no value anywhere (a run stopped before any), the empty frames say what would be there.
+  const withValues = metrics.filter(({ key }) => values.some((v) => v.metric === key));
+  const plotted = withValues.length === 0 ? metrics : withValues;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: title, fontSize: 16 },
+    title: { text: title, fontSize: 16, ...(caption.length === 0 ? {} : { subtitle: [...caption], subtitleFontSize: 12, subtitleColor: "#444", subtitlePadding: 6, offset: 12 }) },
     data: { values },
     config: { font: fontFamily, background: "white" },
     // One round axis for all panels, so a round lines up across them.
     resolve: { scale: { x: "shared" } },
-    vconcat: metrics.map(({ key, title: metricTitle, format }) => ({
+    vconcat: plotted.map(({ key, title: metricTitle, format }) => ({
       title: metricTitle,
       width: 560,
       height: 200,
       transform: [{ filter: { field: "metric", equal: key } }],
-      mark: { type: "line", point: rounds <= maxRoundsWithPoints },
+      mark: { type: "line", point: rounds <= maxRoundsWithPoints ? { filled: true, size: pointSize } : false },
       encoding: {
         x: { field: x.key, type: "quantitative", title: x.title, ...(x === roundAxis ? { axis: { tickMinStep: 1 } } : {}) },
         y: {

@@ -95,6 +95,25 @@ export class RunEvaluation {
   }
 }
 
+/**
+ * Whether round `round` is evaluated on the test set: every --eval-every-th round, and the
+ * run's last (`last`: round --rounds, or the round after which --dp-target-epsilon stops the
+ * run), so the final accuracy is always measured. A resumed run that goes further evaluates
+ * its new last round; the rows of the rounds before the checkpoint are kept as they were.
+ */
+export const isEvaluatedRound = (config: Pick<RunConfig, "evalEvery">, round: number, last: boolean): boolean => last || round % config.evalEvery === 0;
+
+/**
+ * The line a run shorter than --eval-every prints before its first round: only its last round
+ * is evaluated, so the plot's test panels have one point. The interval stays as given (a
+ * large one is how a run turns evaluation off, and an evaluation costs a pass over the test
+ * set); the line says how to get a curve. Undefined for other runs, or when no round is left.
+ */
+export function shortRunNotice(config: Pick<RunConfig, "evalEvery" | "rounds">, firstRound: number): string | undefined {
+  if (config.rounds >= config.evalEvery || firstRound >= config.rounds) return undefined;
+  return `--eval-every ${config.evalEvery} is more than the run's ${config.rounds} rounds: the test set is evaluated at the last round only (one point in the plot's test panels); --eval-every 1 evaluates every round`;
+}
+
 /** The line the run prints after personalization evaluation. */
 export function personalizationLine({ epochs, before, after }: PersonalizationSummary): string {
   const pct = (x: number) => `${(100 * x).toFixed(2)}%`;

@@ -38,15 +38,18 @@ import { RunSecret } from "../privacy/secret.js";
 import type { PersonalizationSummary } from "./federated-eval.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
-import { personalizationLine, RunEvaluation } from "./run-evaluation.js";
+import { isEvaluatedRound, personalizationLine, RunEvaluation, shortRunNotice } from "./run-evaluation.js";
+import { plotCaption } from "./plot-caption.js";
 import { roundLearningRates } from "./optimizers.js";
 import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } from "./setup.js";
 
-/** The plot's panels: the server model's test accuracy, and the clients' training loss. */
+/** The plot's panels: the server model's test accuracy and loss, and the clients' training loss. */
 export const plottedMetrics = [
   { key: "test_accuracy", title: "Test accuracy", format: ".1%" },
-  { key: "train_loss", title: "Training loss" },
+  // Three significant digits: a one-point panel's only tick is the value itself.
+  { key: "test_loss", title: "Test loss", format: ".3~r" },
+  { key: "train_loss", title: "Training loss", format: ".3~r" },
 ] as const;
 
 export interface TrainingResult {
@@ -201,6 +204,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     const which = rounds.length === 1 ? `row of round ${rounds[0]}, after round ${firstRound}, is` : `rows of rounds ${rounds[0]}-${rounds.at(-1)}, after round ${firstRound}, are`;
     progress.log(`the metrics ${which} set aside in ${path}; the rounds are trained again`);
   }
+  const shortRun = shortRunNotice(config, firstRound);
+  if (shortRun !== undefined) progress.log(shortRun);
 
   let last = resumed === undefined ? {} : lastEvaluation(config.out);
   const algorithm = algorithmName(config);
@@ -213,6 +218,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const plotTitle = {
     name: `${algorithm} ${model.name}`,
     title: `${algorithm} on ${config.dataset} (${model.name})${notPrivate === undefined ? "" : `: ${notPrivate}`}`,
+    caption: plotCaption(config),
     metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
@@ -234,7 +240,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       const cohort = roundSample(data, config, rng, round, featureShape, secret !== undefined && config.aggregator === "dp" ? privateCohort(data, config, secret, round) : undefined);
       const survivors = cohort.clients.length;
       const clipUsed = config.aggregator === "dp" ? await readClip(state) : undefined;
-      const evaluated = round % config.evalEvery === 0 || round === config.rounds;
+      // The last round is evaluated whatever --eval-every: --rounds, or the last --dp-target-epsilon allows.
+      const evaluated = isEvaluatedRound(config, round, round === config.rounds || privacyBudget(config, round + 1, parameters).exceeded);
       let row: Record<string, number | null>;
       // A DP round runs whatever its cohort (an empty one releases noise): --min-clients is 1 there.
       if (survivors < config.minClients && config.aggregator !== "dp") {
@@ -359,12 +366,12 @@ function lastEvaluation(out: string): { accuracy?: number; loss?: number } {
   return row === undefined ? {} : { accuracy: row.test_accuracy as number, loss: row.test_loss as number };
 }
 
-type PlotTitle = { name: string; title: string; metrics: readonly PlotMetric[] };
+type PlotTitle = { name: string; title: string; caption: readonly string[]; metrics: readonly PlotMetric[] };
 
-async function writeRunPlots(out: string, { name, title, metrics }: PlotTitle): Promise<void> {
+async function writeRunPlots(out: string, { name, title, caption, metrics }: PlotTitle): Promise<void> {
   const rows = readMetrics(join(out, metricsFiles.jsonl));
   try {
-    await writePlots(out, [{ name, rows }], { title, metrics });
+    await writePlots(out, [{ name, rows }], { title, caption, metrics });
   } catch (error) {
     throw fileFault(error, out, "write the plot");
   }
