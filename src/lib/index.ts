@@ -125,6 +125,7 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
+export { RdpAccountant, type RdpAccountantOptions } from "./privacy/accountant.js";
 export {
   initialMimeState,
   mime,
