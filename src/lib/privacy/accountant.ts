@@ -61,9 +61,14 @@ export class RdpAccountant {
     return [...this.#rdp];
   }
 
-  /** The smallest epsilon for which the steps so far are (epsilon, delta)-DP, with the order that gives it. */
+  /**
+   * The smallest epsilon for which the steps so far are (epsilon, delta)-DP, with the order that
+   * gives it. Nothing spent yet (no step, or only steps of rate 0) is epsilon 0: the conversions
+   * would give a small positive bound for an RDP curve of zeros, which no release justifies.
+   */
   spent(delta: number): PrivacySpent {
-    return rdpToEpsilon(this.orders, this.#rdp, delta, this.conversion);
+    const spent = rdpToEpsilon(this.orders, this.#rdp, delta, this.conversion);
+    return this.#rdp.every((r) => r === 0) ? { epsilon: 0, order: spent.order } : spent;
   }
 
   /** The epsilon of `spent(delta)`. */
