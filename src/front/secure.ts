@@ -53,11 +53,8 @@ export interface SecureSumOptions {
  * has no quantization without it: FT312 while tracing otherwise), optional for int32 trees and
  * for trees whose dtypes are not known statically (checked while tracing).
  */
-export type SecureSumOptionsFor<T> = DType extends DTypeOf<Leaves<T>>
-  ? SecureSumOptions
-  : "float32" extends DTypeOf<Leaves<T>>
-    ? SecureSumOptions & { readonly scale: number }
-    : SecureSumOptions;
+export type SecureSumOptionsFor<T> = SecureSumOptions & ScaleRequirement<T>;
+type ScaleRequirement<T> = DType extends DTypeOf<Leaves<T>> ? unknown : "float32" extends DTypeOf<Leaves<T>> ? { readonly scale: number } : unknown;
 
 const isWhole = (n: unknown): n is number => Number.isInteger(n);
 
@@ -98,7 +95,7 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
  * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
  */
-export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptionsFor<T>): Presumed<Moved<T, "server">> {
+export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions & ScaleRequirement<T>): Presumed<Moved<T, "server">> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);
