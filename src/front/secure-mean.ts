@@ -59,6 +59,7 @@ export function secureMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"secur
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);
   for (const leaf of leaves) requireDType(op, leaf.dtype, "float32");
+  if (leaves.length === 0) throw bad("argument", "an empty tree has no mean");
   if (typeof options !== "object" || options === null) throw bad("options", "expected { bits, key, range, scale, weights?, maxWeight? }");
   const { weights, maxWeight, ...sumOptions } = options;
   if (weights === undefined) {

@@ -64,6 +64,7 @@ describe("secureMean", () => {
     expect((await bad(({ w }) => ({ weights: w }))).message).toMatch(/^FT312: secureSum maxWeight: expected a finite number > 0/);
     expect((await bad(({ s }) => ({ weights: s, maxWeight: 10 }))).message).toBe("FT312: secureSum weights: expected a CLIENTS scalar, f32[] or i32[], got f32[]@SERVER");
     expect((await bad(() => ({ maxWeight: 10 }))).message).toMatch(/^FT312: secureSum maxWeight: is the weights' bound/);
+    expect((await failure(() => program(inputs, ({ key }) => loose({}, { ...options, key })))).message).toBe("FT312: secureSum argument: an empty tree has no mean");
     const reused = await failure(() =>
       program(inputs, ({ x, key }) => ({ sum: secureSum(x, { bits: 20, key, range: [-1, 1], scale: 1000 }), mean: secureMean(x, { bits: 20, key, range: [-1, 1], scale: 1000 }) })),
     );
