@@ -38,7 +38,7 @@ export function addFedTensorHover(
 }
 
 /** FedTensor's aggregators by name: the reductions, aggregate() and the private ones (src/ir/privacy.ts). */
-const aggregatorNames = new Set(["reduceSum", "reduceMean", "reduceMax", "reduceMin", "reduceWeightedMean", "aggregate", "dpSum", "secureSum"]);
+const aggregatorNames = new Set(["reduceSum", "reduceMean", "reduceMax", "reduceMin", "reduceWeightedMean", "aggregate", "dpSum", "secureSum", "dpMean", "secureMean"]);
 
 /**
  * The FedTensor aggregators that the program declared at `node` (`const p = program(...)`)

@@ -128,9 +128,11 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
 /**
  * The aggregators that may take private client data to the SERVER (docs/language.md
  * "Privacy"); src/ir/privacy.ts lists the same at trace time. Allowing one more is adding
- * its name here and its primitive (or its sums' aggregator attribute) there.
+ * its name here and its primitive (or its sums' aggregator attribute) there. dpMean and
+ * secureMean are dpSum and secureSum followed by a division (src/front/privacy.ts,
+ * src/front/secure-mean.ts): tracing sees their inner primitives, so only the types list them.
  */
-export type DeclassifyingOp = "dpSum" | "secureSum";
+export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean";
 
 /**
  * FT109 for a reduction other than a declassifying aggregator of a tree with private leaves.

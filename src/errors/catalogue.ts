@@ -524,6 +524,15 @@ export const catalogue = {
       "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
       "0 evaluates all of them).",
   },
+  FT334: {
+    title: "A secret key written out",
+    message: "a secret key cannot be {what}: it is the secret of the releases it feeds",
+    explanation:
+      "secretKey() draws the key of a release (dpSum's noise, secureSum's masks) from node:crypto. " +
+      "Whoever reads the key regenerates the noise or masks, so a SecretKey refuses to be written " +
+      "to JSON (configs, metrics, checkpoints) and prints as SecretKey(<redacted>).",
+    fix: "Pass the key to program.run() only; draw a fresh one with secretKey() where a new run needs one.",
+  },
 } as const;
 
 /**

@@ -25,29 +25,36 @@ import { describeValue, unflatten } from "./tree.js";
 type ScalarOption = number | Tensor<[], "float32", "server" | "local">;
 /** A SERVER key: a local one is a constant (randomKey) or a local input, never secret (FT110; src/front/release-keys.ts checks the rest while tracing). */
 type KeyOption = Tensor<[2], "int32", "server">;
-type OptionCheck<Name extends string, V, Want, Text extends string> = V extends Want
+type OptionCheck<Name extends string, V, Want, Text extends string, Op extends string = "dpSum"> = V extends Want
   ? V extends number
-    ? PositiveCheck<Name, V>
+    ? PositiveCheck<Name, V, Op>
     : never
-  : Message<"FT110", { op: "dpSum"; option: Name; want: Text; got: V extends Typed ? Print<V> : "a value that is no tensor" }>;
+  : Message<"FT110", { op: Op; option: Name; want: Text; got: V extends Typed ? Print<V> : "a value that is no tensor" }>;
 /** FT110 for a numeric literal that is 0 or negative (a plain `number` is checked while tracing). */
-type PositiveCheck<Name extends string, V extends number> = number extends V
+type PositiveCheck<Name extends string, V extends number, Op extends string> = number extends V
   ? never
   : V extends 0 | -0
-    ? Message<"FT110", { op: "dpSum"; option: Name; want: Want["positive"]; got: "0" }>
+    ? Message<"FT110", { op: Op; option: Name; want: Want["positive"]; got: "0" }>
     : `${V}` extends `-${string}`
-      ? Message<"FT110", { op: "dpSum"; option: Name; want: Want["positive"]; got: `${V}` }>
+      ? Message<"FT110", { op: Op; option: Name; want: Want["positive"]; got: `${V}` }>
       : never;
 const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER", positive: positiveOption } as const;
 type Want = typeof want;
 
-export interface DpSumOptions<C, Z, K> {
+/** dpSum's options; `Op` is the aggregator that their FT110 messages name (dpSum, or dpMean for its own). */
+export interface DpSumOptions<C, Z, K, Op extends string = "dpSum"> {
   /** The clip norm C: each client's whole tree is scaled to global L2 norm at most C. */
-  readonly clip: Validate<C, OptionCheck<"clip", C, ScalarOption, Want["scalar"]>>;
+  readonly clip: Validate<C, OptionCheck<"clip", C, ScalarOption, Want["scalar"], Op>>;
   /** z: the sum gets N(0, (z C)^2) noise on every coordinate, at the SERVER. */
-  readonly noiseMultiplier: Validate<Z, OptionCheck<"noiseMultiplier", Z, ScalarOption, Want["scalar"]>>;
+  readonly noiseMultiplier: Validate<Z, OptionCheck<"noiseMultiplier", Z, ScalarOption, Want["scalar"], Op>>;
   /** The key the noise is drawn from (one independent key per leaf, split from it). */
-  readonly key: Validate<K, OptionCheck<"key", K, KeyOption, Want["key"]>>;
+  readonly key: Validate<K, OptionCheck<"key", K, KeyOption, Want["key"], Op>>;
+}
+
+/** dpMean's options: dpSum's, and the cohort size the noised sum is divided by. */
+export interface DpMeanOptions<C, Z, K, M> extends DpSumOptions<C, Z, K, "dpMean"> {
+  /** m, the expected number of clients in the cohort (a number or an f32[] at the SERVER, > 0): the result is the noised sum / m. */
+  readonly expectedClients: Validate<M, OptionCheck<"expectedClients", M, ScalarOption, Want["scalar"], "dpMean">>;
 }
 
 // The operations through loose signatures: their checks run while tracing, as in the library.
@@ -69,14 +76,39 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
   x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
   options: DpSumOptions<C, Z, K>,
 ): Presumed<Moved<T, "server">> {
-  const op = "dpSum";
-  const xs = flattenTracers(x, "dpSum() argument");
+  return gaussianSum("dpSum", x, options) as never;
+}
+
+/**
+ * The DP mean of TFF's DifferentiallyPrivateFactory with a fixed denominator: dpSum(x, options)
+ * divided by `expectedClients` (m), the expected cohort size, not the cohort's actual size, which
+ * would depend on who took part (McMahan et al. 2018's fixed-denominator estimator). Each leaf's
+ * noise has standard deviation z C / m. It is dpSum and a division, so the key rules, the
+ * release listed in program.privacy (as a dpSum) and its gradients are dpSum's.
+ */
+export function dpMean<T extends TreeLike, const C, const Z, K, const M>(
+  x: Validate<T, ReduceCheck<"dpMean", T, "float32">>,
+  options: DpMeanOptions<C, Z, K, M>,
+): Presumed<Moved<T, "server">> {
+  const op = "dpMean";
+  if (typeof options !== "object" || options === null) throw ftError("FT110", { op, option: "options", want: "{ clip, noiseMultiplier, key, expectedClients }", got: describeValue(options) });
+  const m = scalarOption(op, "expectedClients", options.expectedClients);
+  const { leaves, def } = flattenTracers(gaussianSum(op, x, options), "dpMean() sum");
+  return unflatten(
+    def,
+    leaves.map((sum) => ops.div(sum, m)),
+  ) as never;
+}
+
+/** dpSum, its messages naming `op` (the user's call); its sums are marked "dpSum" in the IR whatever op is. */
+function gaussianSum(op: string, x: unknown, options: { readonly clip: unknown; readonly noiseMultiplier: unknown; readonly key: unknown }): unknown {
+  const xs = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, xs.leaves, xs.paths);
   for (const leaf of xs.leaves) requireDType(op, leaf.dtype, "float32");
   if (typeof options !== "object" || options === null) throw ftError("FT110", { op, option: "options", want: "{ clip, noiseMultiplier, key }", got: describeValue(options) });
-  const clip = scalarOption("clip", options.clip);
-  const noiseMultiplier = scalarOption("noiseMultiplier", options.noiseMultiplier);
-  const key = keyOption(options.key);
+  const clip = scalarOption(op, "clip", options.clip);
+  const noiseMultiplier = scalarOption(op, "noiseMultiplier", options.noiseMultiplier);
+  const key = keyOption(op, options.key);
   const release = useReleaseKey(op, key);
 
   // Each client scales its whole tree by C / max(||x||, C), in the order of the library's
@@ -94,13 +126,13 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
 
   const graph = currentGraph(op);
   const recorded = releaseAttrs(release, clip, noiseMultiplier);
-  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: op, ...recorded }, op)[0]!);
+  const sums = clipped.map((leaf) => graph.emit("federated_sum", [leaf], { aggregator: "dpSum", ...recorded }, op)[0]!);
   const std = typeof noiseMultiplier === "number" && typeof clip === "number" ? noiseMultiplier * clip : ops.mul(noiseMultiplier, clip);
-  const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), "dpSum() noise").leaves;
+  const noise = flattenTracers(gaussianTreeNoise(unflatten(xs.def, sums), std, key), `${op}() noise`).leaves;
   return unflatten(
     xs.def,
     sums.map((sum, i) => ops.add(sum, noise[i])),
-  ) as never;
+  );
 }
 
 /** Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf split from `key`. */
@@ -113,20 +145,20 @@ export function gaussianTreeNoise(like: unknown, std: unknown, key: unknown): un
   );
 }
 
-function scalarOption(option: DpSumOption, value: unknown): Tracer | number {
+function scalarOption(op: string, option: DpSumOption | "expectedClients", value: unknown): Tracer | number {
   if (typeof value === "number") {
-    if (!(value > 0 && Number.isFinite(value))) throw ftError("FT110", { op: "dpSum", option, want: want.positive, got: String(value) });
+    if (!(value > 0 && Number.isFinite(value))) throw ftError("FT110", { op, option, want: want.positive, got: String(value) });
     return value;
   }
-  if (!isTracer(value)) throw ftError("FT110", { op: "dpSum", option, want: want.scalar, got: "a value that is no tensor" });
-  if (!isServerOrLocal(value) || value.dtype !== "float32" || value.shape.length !== 0) throw ftError("FT110", { op: "dpSum", option, want: want.scalar, got: printType(value.type) });
+  if (!isTracer(value)) throw ftError("FT110", { op, option, want: want.scalar, got: "a value that is no tensor" });
+  if (!isServerOrLocal(value) || value.dtype !== "float32" || value.shape.length !== 0) throw ftError("FT110", { op, option, want: want.scalar, got: printType(value.type) });
   return value;
 }
 
-function keyOption(value: unknown): Tracer {
-  if (!isTracer(value)) throw ftError("FT110", { op: "dpSum", option: "key", want: want.key, got: "a value that is no tensor" });
+function keyOption(op: string, value: unknown): Tracer {
+  if (!isTracer(value)) throw ftError("FT110", { op, option: "key", want: want.key, got: "a value that is no tensor" });
   if (!isServerOrLocal(value) || value.dtype !== "int32" || value.shape.length !== 1 || value.shape[0] !== 2) {
-    throw ftError("FT110", { op: "dpSum", option: "key", want: want.key, got: printType(value.type) });
+    throw ftError("FT110", { op, option: "key", want: want.key, got: printType(value.type) });
   }
   return value;
 }

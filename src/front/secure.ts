@@ -11,7 +11,7 @@
  */
 import type { Presumed, Validate } from "../../types/errors.js";
 import type { Moved, ReduceCheck } from "../../types/placement.js";
-import type { Tensor, TreeLike } from "../../types/tensor.js";
+import type { DType, DTypeOf, Leaves, Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { checkFit, DEFAULT_MIN_CLIENTS, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
@@ -47,6 +47,14 @@ export interface SecureSumOptions {
   /** The fewest clients the sum takes (a whole number >= 2, default 2): a smaller cohort fails the run with FT112. */
   readonly minClients?: number;
 }
+
+/**
+ * secureSum's options for the tree T: `scale` is required when a leaf of T is float32 (a float
+ * has no quantization without it: FT312 while tracing otherwise), optional for int32 trees and
+ * for trees whose dtypes are not known statically (checked while tracing).
+ */
+export type SecureSumOptionsFor<T> = SecureSumOptions & ScaleRequirement<T>;
+type ScaleRequirement<T> = DType extends DTypeOf<Leaves<T>> ? unknown : "float32" extends DTypeOf<Leaves<T>> ? { readonly scale: number } : unknown;
 
 const isWhole = (n: unknown): n is number => Number.isInteger(n);
 
@@ -87,7 +95,7 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
  * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
  */
-export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions): Presumed<Moved<T, "server">> {
+export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions & ScaleRequirement<T>): Presumed<Moved<T, "server">> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);

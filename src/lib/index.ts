@@ -125,8 +125,9 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
-export { dpFedAvgEpsilon, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/accountant.js";
+export { dpFedAvgEpsilon, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
 export { RunSecret, SECRET_FILE, type SecretPurpose, type UniformSource } from "./privacy/secret.js";
+export { RdpAccountant, type RdpAccountantOptions } from "./privacy/accountant.js";
 export {
   initialMimeState,
   mime,

@@ -24,7 +24,7 @@ import { describe, expect, test } from "vitest";
 import { atClients, atServer, dpSum, f32, foldIn, i32, interpret, program } from "../../src/index.js";
 import { dpFedAvgProgram } from "../../src/lib/algorithms/dp-fedavg.js";
 import { poissonCohort } from "../../src/lib/data/federated.js";
-import { dpFedAvgEpsilon } from "../../src/lib/privacy/accountant.js";
+import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";
 import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
 import { host, tiny } from "../lib/helpers.js";

@@ -86,6 +86,9 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   backendNames: { notAnOp: "lists the tfjs backends" },
   printType: { notAnOp: "prints an IR value type" },
   quantizedBits: { notAnOp: "arithmetic on JavaScript numbers (bit counts)" },
+  secretKey: { notAnOp: "draws a host key from node:crypto, to feed a SERVER input" },
+  SecretKey: { notAnOp: "the class of secretKey()'s host keys" },
+  RdpAccountant: { notAnOp: "host-side privacy accounting on JavaScript numbers" },
 
   // Placement primitives.
   broadcast: { slots: { x: "sx" }, call: (name, a) => fn(name, a.x!), expect: { x: both("FT101") } },
@@ -232,6 +235,23 @@ export const taintCases: Readonly<Record<string, Entry>> = {
     slots: { x: "v", "options.key": "skey" },
     call: (name, a) => fn(name, a.x!, `{ bits: 20, key: ${a["options.key"]}, range: [-1, 1], scale: 1000 }`),
     expect: { x: released, "options.key": { tsc: "TS2322", trace: "FT312" } },
+  },
+
+  // dpSum and secureSum followed by a division: they release what their inner aggregator does.
+  dpMean: {
+    slots: { x: "v", "options.clip": "ss", "options.noiseMultiplier": "ss", "options.key": "skey", "options.expectedClients": "ss" },
+    call: (name, a) =>
+      fn(
+        name,
+        a.x!,
+        `{ clip: ${a["options.clip"]}, noiseMultiplier: ${a["options.noiseMultiplier"]}, key: ${a["options.key"]}, expectedClients: ${a["options.expectedClients"]} }`,
+      ),
+    expect: { x: released, "options.clip": both("FT110"), "options.noiseMultiplier": both("FT110"), "options.key": both("FT110"), "options.expectedClients": both("FT110") },
+  },
+  secureMean: {
+    slots: { x: "v", "options.key": "skey", "options.weights": "s" },
+    call: (name, a) => fn(name, a.x!, `{ bits: 24, key: ${a["options.key"]}, range: [-1, 1], scale: 1000, weights: ${a["options.weights"]}, maxWeight: 10 }`),
+    expect: { x: released, "options.key": { tsc: "TS2322", trace: "FT312" }, "options.weights": released },
   },
 
   // Robust aggregation and norm bounds.

@@ -43,8 +43,9 @@ function parameterOperands(checker: ts.TypeChecker, parameter: ts.Symbol, name: 
   if (type.getCallSignatures().length > 0) return [name];
   if (mayHoldTensor(checker, type)) return [name];
   if (declaration !== undefined && ts.isPropertySignature(declaration)) return [];
-  if (!(type.flags & ts.TypeFlags.Object) || checker.getIndexTypeOfType(type, ts.IndexKind.Number) !== undefined) return [];
-  // An options object: its tensor-valued fields, and its functions (aggregate()'s), which may capture values.
+  if (!(type.flags & (ts.TypeFlags.Object | ts.TypeFlags.Intersection)) || checker.getIndexTypeOfType(type, ts.IndexKind.Number) !== undefined) return [];
+  // An options object (or an intersection, as secureSum's options and the scale float32 data requires): its
+  // tensor-valued fields, and its functions (aggregate()'s), which may capture values.
   return checker.getPropertiesOfType(checker.getNonNullableType(type)).flatMap((field) => {
     const fieldDeclaration = field.valueDeclaration as ts.PropertySignature | undefined;
     const fieldType = declaredOperandType(checker, field, fieldDeclaration);

@@ -12,7 +12,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
-import { dpFedAvgEpsilon } from "../../src/lib/privacy/accountant.js";
+import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { tempDir } from "./temp-dir.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, aggregator: "dp" } as const;

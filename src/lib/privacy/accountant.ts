@@ -1,56 +1,78 @@
 /**
- * The privacy spent by DP-FedAvg as `fedtensor run` executes it: `rounds` compositions of the
- * Poisson-sampled Gaussian mechanism (rdp.ts; each client joins a round independently with
- * probability q, add/remove neighbours, sensitivity C of the fixed-denominator sum), plus what
- * the noise sampler adds to delta.
+ * A stateful RDP accountant (docs/language.md "Privacy", "Accounting"): a training loop calls
+ * `step(q, z)` after each release of the sampled Gaussian mechanism (a DP round of dpSum or
+ * dpMean over a cohort sampled with rate q, noise multiplier z) and asks `epsilon(delta)` at
+ * any time. Rates and noise may change from step to step: RDP at each order adds up over
+ * steps (Mironov 2017, Proposition 1), so the accountant keeps one running total per order,
+ * computed by the functions of ./rdp.ts, as TF Privacy's RdpAccountant and Opacus's
+ * RDPAccountant do.
  *
- * The sampler is a finite-precision approximation of the Gaussian: each draw is within
- * `samplerDeltaPerDraw` of the exact normal in total variation (src/ir/normal.ts,
- * normalSamplerDeltaPerDraw = 2^-63). A run draws n = rounds x noiseDrawsPerRound normals (one
- * per model parameter a round, one more for adaptive clipping's count), so if the exact
- * mechanism is (eps, delta_rdp)-DP the sampled one is (eps, delta_rdp + (1 + e^eps) n d)-DP
- * (normal.ts's normalSamplerDelta). The RDP part is converted at the delta left over, and since
- * the sampler's share grows with eps, eps is found by a fixed-point iteration that only
- * stops where the share it assumed is at least the one of the eps it reports. Epsilon is
- * Infinity when the sampler alone would spend delta.
+ * It depends on ./rdp.ts and the error catalogue only (no runtime), so the language's main
+ * entry (src/index.ts) exports it without depending on the library's other layers.
  */
 import { ftError } from "../../errors/error.js";
-import { sampledGaussianEpsilon } from "./rdp.js";
+import { computeRdp, DEFAULT_RDP_ORDERS, rdpToEpsilon, type PrivacySpent, type RdpConversion } from "./rdp.js";
 
-export interface DpFedAvgMechanism {
-  /** q: each client's probability of joining a round (Poisson sampling). */
-  readonly samplingRate: number;
-  /** z of the whole round (adaptive clipping's split keeps the round at z: dpNoiseSplit). */
-  readonly noiseMultiplier: number;
-  /** Normal draws a round: one per noised coordinate. */
-  readonly noiseDrawsPerRound: number;
-  /** What one draw of the sampler adds to delta. */
-  readonly samplerDeltaPerDraw: number;
+export interface RdpAccountantOptions {
+  /** The RDP orders (each > 1) the curve is kept at; TF Privacy's and Opacus's defaults when absent. */
+  readonly orders?: readonly number[];
+  /** How RDP converts to (epsilon, delta): Balle et al. 2020 (default) or Mironov 2017's "classic". */
+  readonly conversion?: RdpConversion;
 }
 
-export interface DpFedAvgSpent {
-  readonly epsilon: number;
-  /** The delta of the RDP conversion. */
-  readonly rdpDelta: number;
-  /** The delta the sampler's draws add. */
-  readonly samplerDelta: number;
-}
+export class RdpAccountant {
+  readonly orders: readonly number[];
+  readonly conversion: RdpConversion;
+  readonly #rdp: number[];
+  #steps = 0;
 
-/** (epsilon, delta)-DP after `rounds` rounds: epsilon at `delta` in all, the sampler's share included. */
-export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number): DpFedAvgSpent {
-  const { noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
-  if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
-  if (!(perDraw >= 0 && perDraw < 1)) throw ftError("FT305", { option: "samplerDeltaPerDraw", why: `${perDraw} given; it is in [0, 1)` });
-  const rdpEpsilon = (rdpDelta: number) =>
-    rdpDelta > 0 ? sampledGaussianEpsilon({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, rdpDelta).epsilon : Infinity;
-  const share = (epsilon: number) => rounds * draws * perDraw * (1 + Math.exp(epsilon));
-  // The share assumed grows with each pass; the first pass whose epsilon is within it is valid.
-  let assumed = rdpEpsilon(delta);
-  for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {
-    const rdpDelta = delta - share(assumed);
-    const epsilon = rdpEpsilon(rdpDelta);
-    if (epsilon <= assumed) return { epsilon, rdpDelta, samplerDelta: share(epsilon) };
-    assumed = epsilon;
+  constructor(options: RdpAccountantOptions = {}) {
+    const orders = options.orders ?? DEFAULT_RDP_ORDERS;
+    if (!Array.isArray(orders) || orders.length === 0) throw ftError("FT305", { option: "orders", why: "give at least one RDP order (> 1)" });
+    // computeRdp checks each order (> 1); a step of rate 0 costs nothing and checks them here.
+    this.#rdp = computeRdp({ samplingRate: 0, noiseMultiplier: 1, steps: 0 }, orders);
+    this.orders = Object.freeze([...orders]);
+    const conversion = options.conversion ?? "balle2020";
+    if (conversion !== "balle2020" && conversion !== "classic") throw ftError("FT305", { option: "conversion", why: `${String(conversion)} given; "balle2020" or "classic"` });
+    this.conversion = conversion;
   }
-  return { epsilon: Infinity, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
+
+  /**
+   * Accounts `count` steps (rounds) of the sampled Gaussian mechanism with sampling rate q and
+   * noise multiplier z (FT305 for q outside [0, 1], z < 0 or not finite, count not a whole
+   * number >= 0). Returns the accountant, so that calls chain.
+   */
+  step(samplingRate: number, noiseMultiplier: number, count = 1): this {
+    const added = computeRdp({ samplingRate, noiseMultiplier, steps: count }, this.orders);
+    added.forEach((r, i) => {
+      this.#rdp[i]! += r;
+    });
+    this.#steps += count;
+    return this;
+  }
+
+  /** The steps accounted so far. */
+  get steps(): number {
+    return this.#steps;
+  }
+
+  /** The RDP spent so far at each of `orders` (a copy). */
+  rdp(): number[] {
+    return [...this.#rdp];
+  }
+
+  /**
+   * The smallest epsilon for which the steps so far are (epsilon, delta)-DP, with the order that
+   * gives it. Nothing spent yet (no step, or only steps of rate 0) is epsilon 0: the conversions
+   * would give a small positive bound for an RDP curve of zeros, which no release justifies.
+   */
+  spent(delta: number): PrivacySpent {
+    const spent = rdpToEpsilon(this.orders, this.#rdp, delta, this.conversion);
+    return this.#rdp.every((r) => r === 0) ? { epsilon: 0, order: spent.order } : spent;
+  }
+
+  /** The epsilon of `spent(delta)`. */
+  epsilon(delta: number): number {
+    return this.spent(delta).epsilon;
+  }
 }

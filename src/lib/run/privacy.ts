@@ -5,7 +5,7 @@
  * Accounting matches what runs: every client joins a round independently with probability
  * q = clientsPerRound / clients (Poisson sampling from the run's secret, src/lib/privacy/secret.ts),
  * the sum is divided by the expected cohort, and the accountant is the Poisson-sampled
- * Gaussian's RDP with add/remove neighbours (src/lib/privacy/accountant.ts), plus the noise
+ * Gaussian's RDP with add/remove neighbours (src/lib/privacy/dp-fedavg-epsilon.ts), plus the noise
  * sampler's share of delta. A round skipped for too few survivors is still counted
  * (conservative); DP runs skip none (run-options.ts). With adaptive clipping z is the whole
  * round's multiplier: Andrew et al.'s Theorem 1 split gives the update z_delta and the clipped
@@ -13,7 +13,7 @@
  */
 import { dpNoiseSplit } from "../algorithms/dp-fedavg.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
-import { dpFedAvgEpsilon } from "../privacy/accountant.js";
+import { dpFedAvgEpsilon } from "../privacy/dp-fedavg-epsilon.js";
 
 /** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
 export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;

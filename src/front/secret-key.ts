@@ -1,0 +1,45 @@
+/**
+ * secretKey(): the key of a release (dpSum's noise, secureSum's masks) as the host value that
+ * feeds a SERVER `atServer(i32([2]))` program input (docs/language.md "Privacy", "Secret
+ * keys"). Its 64 bits come from the operating system's CSPRNG (node:crypto), never from a seed.
+ *
+ * The value is for the program only: printing it (console.log, util.inspect, String) shows
+ * "SecretKey(<redacted>)", and JSON.stringify throws, so that it does not end in a log, a
+ * config or a checkpoint by accident. The runtime reads it as a host tensor ({ shape, data }).
+ */
+import { randomFillSync } from "node:crypto";
+import { inspect } from "node:util";
+import { ftError } from "../errors/error.js";
+
+const redacted = "SecretKey(<redacted>)";
+
+export class SecretKey {
+  readonly shape: readonly [2] = [2];
+  readonly #words: Int32Array;
+
+  constructor() {
+    this.#words = randomFillSync(new Int32Array(2));
+  }
+
+  /** The key's two int32 words (a copy), as the runtime reads a host tensor. */
+  get data(): Int32Array {
+    return Int32Array.from(this.#words);
+  }
+
+  toString(): string {
+    return redacted;
+  }
+
+  toJSON(): never {
+    throw ftError("FT334", { what: "written to JSON" });
+  }
+
+  [inspect.custom](): string {
+    return redacted;
+  }
+}
+
+/** A fresh random key (i32[2]) from node:crypto, for a SERVER key input: `program.run({ ..., key: secretKey() })`. */
+export function secretKey(): SecretKey {
+  return new SecretKey();
+}

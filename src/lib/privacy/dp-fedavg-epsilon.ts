@@ -1,0 +1,56 @@
+/**
+ * The privacy spent by DP-FedAvg as `fedtensor run` executes it: `rounds` compositions of the
+ * Poisson-sampled Gaussian mechanism (rdp.ts; each client joins a round independently with
+ * probability q, add/remove neighbours, sensitivity C of the fixed-denominator sum), plus what
+ * the noise sampler adds to delta.
+ *
+ * The sampler is a finite-precision approximation of the Gaussian: each draw is within
+ * `samplerDeltaPerDraw` of the exact normal in total variation (src/ir/normal.ts,
+ * normalSamplerDeltaPerDraw = 2^-63). A run draws n = rounds x noiseDrawsPerRound normals (one
+ * per model parameter a round, one more for adaptive clipping's count), so if the exact
+ * mechanism is (eps, delta_rdp)-DP the sampled one is (eps, delta_rdp + (1 + e^eps) n d)-DP
+ * (normal.ts's normalSamplerDelta). The RDP part is converted at the delta left over, and since
+ * the sampler's share grows with eps, eps is found by a fixed-point iteration that only
+ * stops where the share it assumed is at least the one of the eps it reports. Epsilon is
+ * Infinity when the sampler alone would spend delta.
+ */
+import { ftError } from "../../errors/error.js";
+import { sampledGaussianEpsilon } from "./rdp.js";
+
+export interface DpFedAvgMechanism {
+  /** q: each client's probability of joining a round (Poisson sampling). */
+  readonly samplingRate: number;
+  /** z of the whole round (adaptive clipping's split keeps the round at z: dpNoiseSplit). */
+  readonly noiseMultiplier: number;
+  /** Normal draws a round: one per noised coordinate. */
+  readonly noiseDrawsPerRound: number;
+  /** What one draw of the sampler adds to delta. */
+  readonly samplerDeltaPerDraw: number;
+}
+
+export interface DpFedAvgSpent {
+  readonly epsilon: number;
+  /** The delta of the RDP conversion. */
+  readonly rdpDelta: number;
+  /** The delta the sampler's draws add. */
+  readonly samplerDelta: number;
+}
+
+/** (epsilon, delta)-DP after `rounds` rounds: epsilon at `delta` in all, the sampler's share included. */
+export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number): DpFedAvgSpent {
+  const { noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
+  if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
+  if (!(perDraw >= 0 && perDraw < 1)) throw ftError("FT305", { option: "samplerDeltaPerDraw", why: `${perDraw} given; it is in [0, 1)` });
+  const rdpEpsilon = (rdpDelta: number) =>
+    rdpDelta > 0 ? sampledGaussianEpsilon({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, rdpDelta).epsilon : Infinity;
+  const share = (epsilon: number) => rounds * draws * perDraw * (1 + Math.exp(epsilon));
+  // The share assumed grows with each pass; the first pass whose epsilon is within it is valid.
+  let assumed = rdpEpsilon(delta);
+  for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {
+    const rdpDelta = delta - share(assumed);
+    const epsilon = rdpEpsilon(rdpDelta);
+    if (epsilon <= assumed) return { epsilon, rdpDelta, samplerDelta: share(epsilon) };
+    assumed = epsilon;
+  }
+  return { epsilon: Infinity, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
+}
