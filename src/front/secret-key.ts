@@ -8,7 +8,6 @@
  * config or a checkpoint by accident. The runtime reads it as a host tensor ({ shape, data }).
  */
 import { randomFillSync } from "node:crypto";
-import { inspect } from "node:util";
 import { ftError } from "../errors/error.js";
 
 const redacted = "SecretKey(<redacted>)";
@@ -33,11 +32,11 @@ export class SecretKey {
   toJSON(): never {
     throw ftError("FT334", { what: "written to JSON" });
   }
-
-  [inspect.custom](): string {
-    return redacted;
-  }
 }
+
+// util.inspect's hook, by its registered symbol name (the same as node:util's inspect.custom),
+// set on the prototype so that the public declarations do not need Node's types.
+Object.defineProperty(SecretKey.prototype, Symbol.for("nodejs.util.inspect.custom"), { value: () => redacted });
 
 /** A fresh random key (i32[2]) from node:crypto, for a SERVER key input: `program.run({ ..., key: secretKey() })`. */
 export function secretKey(): SecretKey {
