@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   const { rounds, epsilon } = await train(task, {
     onRound: (r) => console.log(`round ${r.round}: ${r.cohort} clients, test accuracy ${(100 * r.accuracy).toFixed(1)}%, epsilon ${r.epsilon.toFixed(2)}`),
   });
-  console.log(`stopped after ${rounds} rounds: (epsilon ${epsilon.toFixed(2)}, delta ${DELTA}), q = ${SAMPLING_RATE}, z = ${NOISE_MULTIPLIER}; one more would pass ${TARGET_EPSILON}`);
+  console.log(`stopped after ${rounds} rounds: (epsilon ${epsilon.toFixed(2)}, delta 1e-5), q = ${SAMPLING_RATE}, z = ${NOISE_MULTIPLIER}; one more would pass ${TARGET_EPSILON}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

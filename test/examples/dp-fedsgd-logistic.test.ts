@@ -70,4 +70,12 @@ describe("DP-FedSGD for logistic regression", () => {
       );
     expect(leak).toThrow(/^FT109: /);
   });
+
+  test("the loss helper with a SERVER value where a client's belongs: tracing says tsc's FT104 (test/fixtures/type-errors/ft104-logistic-helper.ts)", () => {
+    const inputs = { w: atServer(f32([FEATURES, 1])), heldX: atServer(f32(["N", FEATURES])), y: atClients(f32(["N", 1])), mask: atClients(f32(["N"])), count: atClients(f32([])) };
+    const misplaced = () => program(inputs, ({ w, heldX, y, mask, count }) => clientLoss(broadcast(w), heldX as never, y, mask, count));
+    expect(misplaced).toThrow(
+      "FT104: clientLoss() mixes f32[10,1]@CLIENTS with f32[N,10]@SERVER: broadcast the SERVER value or reduce the CLIENTS one",
+    );
+  });
 });
