@@ -4,22 +4,14 @@
  * dpSum's, by construction.
  */
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, broadcast, dpMean, dpSum, f32, FedTensorError, grad, i32, map, mul, program, split, sum, type Tensor } from "../../src/index.js";
+import { atClients, atServer, broadcast, dpMean, dpSum, f32, grad, i32, map, mul, program, split, sum, type Tensor } from "../../src/index.js";
 import { host, read } from "../lib/helpers.js";
+import { ftFailureAsync as failure } from "./failure.js";
 
 const inputs = { u: atClients({ a: f32([2]), b: f32([1]) }, { private: true }), m: atServer(f32([])), key: atServer(i32([2])) };
 // Client 0's tree (3, 4 | 0) has norm 5: clipped to C = 1 it is (0.6, 0.8 | 0); client 1's (0.1, 0 | 0.2) is within C.
 const cohort = { u: { a: host([2, 2], [3, 4, 0.1, 0]), b: host([2, 1], [0, 0.2]) }, m: 4, key: [0, 5] };
 
-async function failure(build: () => unknown): Promise<FedTensorError> {
-  try {
-    await build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FedTensorError);
-    return error as FedTensorError;
-  }
-  throw new Error("expected an FT error");
-}
 
 describe("dpMean", () => {
   test("is the clipped sum divided by the expected cohort size (an input here), not by the cohort's", async () => {

@@ -14,3 +14,14 @@ export function ftFailure(fn: () => unknown): FedTensorError {
 
 /** The FT message of a call that must fail. */
 export const failure = (fn: () => unknown): string => ftFailure(fn).message;
+
+/** The FT error of an async call that must fail. */
+export async function ftFailureAsync(build: () => unknown): Promise<FedTensorError> {
+  try {
+    await build();
+  } catch (error) {
+    expect(error).toBeInstanceOf(FedTensorError);
+    return error as FedTensorError;
+  }
+  throw new Error("expected an FT error");
+}

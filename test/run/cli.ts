@@ -29,6 +29,20 @@ export function startCli(args: readonly string[]): ChildProcess {
   return spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
 }
 
+/** A `fedtensor worker` on a Redis server, once it says it waits for chunks (an event, not a sleep). */
+export async function startWorker(redisUrl: string): Promise<ChildProcess> {
+  const worker = startCli(["worker", "--redis", redisUrl]);
+  await new Promise<void>((resolve, reject) => {
+    let output = "";
+    worker.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("waiting for chunks")) resolve();
+    });
+    worker.once("exit", (code) => reject(new Error(`the worker exited with ${code}: ${output}`)));
+  });
+  return worker;
+}
+
 export const metricsRows = (out: string): MetricsRow[] =>
   existsSync(join(out, "metrics.jsonl")) ? readMetrics(join(out, "metrics.jsonl")) : [];
 

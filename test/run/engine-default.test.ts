@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
-import { runCli, startCli } from "./cli.js";
+import { runCli, startWorker } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 
 if (redisBinary === undefined) console.log("engine default-options test skipped: redis-server is not installed (apt-get install redis-server)");
@@ -32,15 +32,7 @@ describe.skipIf(redisBinary === undefined)("the README's engine commands, defaul
 
   beforeAll(async () => {
     redis = await startRedis();
-    worker = startCli(["worker", "--redis", redis.url]);
-    await new Promise<void>((resolve, reject) => {
-      let output = "";
-      worker.stdout!.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes("waiting for chunks")) resolve();
-      });
-      worker.once("exit", (code) => reject(new Error(`the worker exited with ${code}: ${output}`)));
-    });
+    worker = await startWorker(redis.url);
   }, 60_000);
   afterAll(() => {
     worker?.kill("SIGKILL");

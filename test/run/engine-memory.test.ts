@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Redis } from "ioredis";
 import { redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
 import { eventsKept } from "../../src/lib/run/engine/coordinator.js";
-import { runCli, startCli } from "./cli.js";
+import { runCli, startWorker } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 
 if (redisBinary === undefined) console.log("engine memory test skipped: redis-server is not installed (apt-get install redis-server)");
@@ -36,15 +36,7 @@ describe.skipIf(redisBinary === undefined)("Redis after 20 engine runs", () => {
   beforeAll(async () => {
     redis = await startRedis();
     connection = new Redis(redis.url);
-    worker = startCli(["worker", "--redis", redis.url]);
-    await new Promise<void>((resolve, reject) => {
-      let output = "";
-      worker.stdout!.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes("waiting for chunks")) resolve();
-      });
-      worker.once("exit", (code) => reject(new Error(`the worker exited with ${code}: ${output}`)));
-    });
+    worker = await startWorker(redis.url);
   }, 60_000);
   afterAll(() => {
     worker?.kill("SIGKILL");

@@ -4,23 +4,15 @@
  * through secureSum only; bad weights are FT312, a reused key FT111.
  */
 import { describe, expect, test } from "vitest";
-import { atClients, atServer, f32, FedTensorError, i32, program, reduceWeightedMean, secureMean, secureSum } from "../../src/index.js";
+import { atClients, atServer, f32, i32, program, reduceWeightedMean, secureMean, secureSum } from "../../src/index.js";
 import { host, read } from "../lib/helpers.js";
+import { ftFailureAsync as failure } from "../privacy/failure.js";
 
 const values = [0.5, -0.25, 0.75, 0.1, -0.9, 0.3, 0.2, 0.6, -0.4];
 const rows = host([3, 3], values);
 const column = (j: number) => [0, 1, 2].map((i) => values[i * 3 + j]!);
 const meanOf = (xs: readonly number[]) => xs.reduce((s, v) => s + v, 0) / xs.length;
 
-async function failure(build: () => unknown): Promise<FedTensorError> {
-  try {
-    await build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FedTensorError);
-    return error as FedTensorError;
-  }
-  throw new Error("expected an FT error");
-}
 
 describe("secureMean", () => {
   test("uniform: equals the mean over the cohort, within the quantization 1 / (2 scale)", async () => {
