@@ -48,8 +48,8 @@ function asThunks(text: string, annotatedLines: readonly number[]): { source: st
   }
   let source = text;
   for (const edit of edits.sort((a, b) => b.at - a.at)) source = source.slice(0, edit.at) + edit.insert + source.slice(edit.at);
-  // The copy lives elsewhere: import the library by absolute path.
-  source = source.replaceAll('"../../../src/', `"${projectRoot}/src/`);
+  // The copy lives elsewhere: import the library (and the examples whose helpers a fixture misuses) by absolute path.
+  source = source.replaceAll('"../../../src/', `"${projectRoot}/src/`).replaceAll('"../../../examples/', `"${projectRoot}/examples/`);
   return { source, exports };
 }
 

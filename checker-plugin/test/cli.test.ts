@@ -33,7 +33,11 @@ function expectExplainedOutput({ status, stdout }: { status: number; stdout: str
   expect(blocks.at(-1)).toMatch(status === 0 ? /^No errors in \d+ files?\.$/ : /^Found \d+ errors? \(\d+ FedTensor, \d+ TypeScript\) in \d+ files?\.$/);
 }
 
-beforeAll(() => linkFedTensor());
+// Every fixture project this file checks resolves "fedtensor" through its own link (another
+// test file's beforeAll must not be what makes this one pass).
+beforeAll(() => {
+  for (const fixture of ["project", "editor", "options"]) linkFedTensor(join(repoRoot, "checker-plugin/test/fixtures", fixture));
+});
 afterEach(() => vi.restoreAllMocks());
 
 describe("fedtensor check", () => {
