@@ -232,7 +232,16 @@ export const tfjsRules: Record<string, LoweringRule> = {
   argmax: (node, ctx) => {
     const rank = inShape(node, ctx, 0).length;
     const axis = node.attrs.axis as number;
-    return reductionForm((x, [at]) => tf.argMax(x, at), [axis < 0 ? axis + rank : axis], rank, outShape(node, ctx), ctx.types[node.inputs[0]!]!.dtype, ctx.backend);
+    const out = outShape(node, ctx);
+    // tfjs-backend-webgpu's ArgMax of a rank-1 tensor returns shape [1], not the scalar [].
+    const argMax = (x: tf.Tensor, at: number): tf.Tensor => {
+      const index = tf.argMax(x, at);
+      if (index.rank === out.length) return index;
+      const scalar = index.reshape(out as number[]);
+      index.dispose();
+      return scalar;
+    };
+    return reductionForm((x, [at]) => argMax(x, at!), [axis < 0 ? axis + rank : axis], rank, out, ctx.types[node.inputs[0]!]!.dtype, ctx.backend);
   },
   softmax: (node, ctx) => softmaxAlong(tf.softmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
   log_softmax: (node, ctx) => softmaxAlong(tf.logSoftmax, node.attrs.axis as number, inShape(node, ctx, 0).length),
