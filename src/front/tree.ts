@@ -54,17 +54,7 @@ export function unflatten<Leaf>(def: TreeDef, leaves: readonly Leaf[]): AnyTree<
   return out;
 }
 
-/** The path of each leaf ("" for a lone leaf, "x", "params.w", "layers[0]"), in leaf order. */
-export function leafPaths(def: TreeDef): string[] {
-  const paths: string[] = [];
-  const walk = (d: TreeDef, path: string): void => {
-    if (typeof d === "number") paths[d] = path;
-    else if (Array.isArray(d)) d.forEach((child, i) => walk(child, `${path}[${i}]`));
-    else for (const [key, child] of Object.entries(d as Record<string, TreeDef>)) walk(child, path === "" ? key : `${path}.${key}`);
-  };
-  walk(def, "");
-  return paths;
-}
+export { leafPaths } from "../ir/tree-paths.js";
 
 /**
  * The leaves of `tree` in the order a tree definition numbers them: `tree` must have def's

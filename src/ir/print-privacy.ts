@@ -8,7 +8,8 @@
  * program's cost per run from these lines: the calls of a release inside loops are counted.
  * The sums record what they release as attributes (src/front/privacy.ts, src/front/secure.ts).
  */
-import type { Graph, Node, ProgramIR, TreeDef } from "./types.js";
+import type { Graph, Node, ProgramIR } from "./types.js";
+import { leafPaths } from "./tree-paths.js";
 
 /**
  * The note after the signature of a program with a secure sum: in one process its masks are
@@ -33,21 +34,9 @@ export const zcdpRho = (z: number): number => 1 / (2 * z * z);
 
 const significant = (x: number): string => String(Number(x.toPrecision(4)));
 
-/** Each input's name (its path in the program's input tree), by position. */
-function inputNames(def: TreeDef): string[] {
-  const names: string[] = [];
-  const walk = (d: TreeDef, path: string): void => {
-    if (typeof d === "number") names[d] = path;
-    else if (Array.isArray(d)) d.forEach((child, i) => walk(child, `${path}[${i}]`));
-    else for (const [key, child] of Object.entries(d as Record<string, TreeDef>)) walk(child, path === "" ? key : `${path}.${key}`);
-  };
-  walk(def, "");
-  return names;
-}
-
 /** One line per release, in the order the program calls them. */
 export function printReleases(ir: ProgramIR): string[] {
-  const names = inputNames(ir.inputTree);
+  const names = leafPaths(ir.inputTree);
   const option = (node: Node, name: "clip" | "noiseMultiplier"): string => {
     const value = node.attrs[name];
     if (typeof value === "number") return significant(value);
