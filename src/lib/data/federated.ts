@@ -15,6 +15,7 @@ import { checkInteger } from "./options.js";
 import type { LabelledDataset } from "./dataset.js";
 import { allocateLike, elementCount, type HostData, type HostTensor } from "./host-tensor.js";
 import type { Partition } from "./partition.js";
+import { poissonSample } from "./sampling.js";
 
 export interface FederatedDataset<X extends HostData = HostData> {
   /** A name per client, such as "client-007" or a president's name. */
@@ -126,9 +127,7 @@ export function sampleCohort(numClients: number, cohortSize: number, rng: Rng): 
 export function poissonCohort(numClients: number, rate: number, source: { float(): number }): Int32Array {
   checkInteger("clients", numClients, 1);
   if (!(rate >= 0 && rate <= 1)) throw ftError("FT305", { option: "samplingRate", why: `${rate} given; a sampling rate is in [0, 1]` });
-  const chosen: number[] = [];
-  for (let client = 0; client < numClients; client++) if (source.float() < rate) chosen.push(client);
-  return Int32Array.from(chosen);
+  return poissonSample(numClients, rate, source);
 }
 
 /**

@@ -67,9 +67,9 @@ const defaultSource = (): RandomSource => (sharedSecret ??= secretRandom());
  * accounting of a sampling rate q assumes exactly this, and a DP sum is divided by the
  * expected size q * clients, not the drawn one.
  */
-export function poissonSample(clients: number, q: number, random?: RandomSource): Int32Array;
-export function poissonSample<T>(clients: readonly T[], q: number, random?: RandomSource): T[];
-export function poissonSample<T>(clients: number | readonly T[], q: number, random: RandomSource = defaultSource()): Int32Array | T[] {
+export function poissonSample(clients: number, q: number, random?: Pick<RandomSource, "float">): Int32Array;
+export function poissonSample<T>(clients: readonly T[], q: number, random?: Pick<RandomSource, "float">): T[];
+export function poissonSample<T>(clients: number | readonly T[], q: number, random: Pick<RandomSource, "float"> = defaultSource()): Int32Array | T[] {
   const n = clientCount(clients);
   if (!(q >= 0 && q <= 1)) throw ftError("FT305", { option: "q", why: `a sampling probability is in [0, 1], got ${q}` });
   const positions: number[] = [];
