@@ -47,6 +47,15 @@ function literalOf(type: ts.Type | undefined, allowed: readonly string[]): strin
 }
 
 /**
+ * A placement's literal; a released SERVER value's placement is "server" & a phantom brand
+ * (types/tensor.ts ReleasedServer), shown as the SERVER value it is for every rule but derivatives.
+ */
+function placementOf(type: ts.Type | undefined): string | undefined {
+  const literal = type?.isIntersection() ? type.types.find((t) => t.isStringLiteral()) : type;
+  return literalOf(literal, placements);
+}
+
+/**
  * The one dim of a shape whose rank is known only at run time: types/print.ts prints such a
  * shape as `[...]`, and so does src/ir/print.ts with this dim.
  */
@@ -66,7 +75,7 @@ export function leafType(checker: ts.TypeChecker, type: ts.Type): ValueType | un
   const info = symbolKeyedType(checker, type, "staticType");
   if (info === undefined) return undefined;
   const dtype = literalOf(propertyType(checker, info, "dtype"), dtypes) as DType | undefined;
-  const placed = literalOf(propertyType(checker, info, "placement"), placements);
+  const placed = placementOf(propertyType(checker, info, "placement"));
   const shape = propertyType(checker, info, "shape");
   if (dtype === undefined || placed === undefined || shape === undefined) return undefined;
   const dims = checker.isTupleType(shape) ? checker.getTypeArguments(shape as ts.TypeReference).map(dimOf) : [unknownRankDim];

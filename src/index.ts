@@ -85,7 +85,7 @@ export { interpret } from "./interpret/reference.js";
 export type { RunOptions } from "./runtime/run.js";
 export { useBackend, backendNames, type BackendName } from "./runtime/backend.js";
 export type { HostTensor } from "./runtime/inputs.js";
-export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ValueOf, SpecOf, DrawnFrom } from "../types/tensor.js";
+export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ReleasedServer, ValueOf, SpecOf, DrawnFrom } from "../types/tensor.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
 export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAboveNorm, type KrumOptions, type TrimmedMeanOptions } from "./front/robust.js";

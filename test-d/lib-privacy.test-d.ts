@@ -7,7 +7,7 @@
  * and DP-FedAvg's, whose only release is dpSum, takes private data.
  */
 import { expectError, expectType } from "tsd";
-import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, sum, type Placement, type Tensor } from "../dist/src/index.js";
+import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, sum, type Placement, type ReleasedServer, type Tensor } from "../dist/src/index.js";
 import {
   adam,
   applyUpdates,
@@ -32,7 +32,7 @@ import {
 } from "../dist/src/lib/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
 
-type Logistic<P extends "server" | "clients" | "clients-private" | "member" | "member-private" | "local"> = { w: F32<[784, 10], P>; b: F32<[10], P> };
+type Logistic<P extends "server" | ReleasedServer | "clients" | "clients-private" | "member" | "member-private" | "local"> = { w: F32<[784, 10], P>; b: F32<[10], P> };
 type Data<P extends "clients" | "clients-private"> = {
   x: F32<["S", "B", 784], P>;
   y: I32<["S", "B"], P>;
@@ -175,14 +175,17 @@ expectError(
 );
 // Secure FedAvg releases only through secureSum (no loss): private data is its input too.
 const secure = secureFedAvg(logistic, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 });
-expectType<{ params: Logistic<"server"> }>(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "server">>() }));
+// From private data the result is the release (ReleasedServer): no gradient reaches back through it.
+expectType<{ params: Logistic<ReleasedServer> }>(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "server">>() }));
 expectType<{ params: Logistic<"server"> }>(secure(serverParams, publicData, { lr: 0.1, key: value<I32<[2], "server">>() }));
 expectError(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "clients">>() }));
 
 // DP-FedAvg releases only through dpSum: private data is its input.
 const dpRound = dpFedAvg(logistic);
 const dpHypers = { lr: 0.1, clip: value<F32<[], "server">>(), noiseMultiplier: 1, expectedClients: 10, key: value<I32<[2], "server">>(), round: 0 };
-expectType<{ params: Logistic<"server">; clip: F32<[], "server"> }>(dpRound(serverParams, privateData, dpHypers));
+expectType<{ params: Logistic<ReleasedServer>; clip: F32<[], ReleasedServer> }>(dpRound(serverParams, privateData, dpHypers));
+// The gradient of a DP round with respect to the SERVER model is FT109 (broadcast()'s transpose sums the clients' private cotangents).
+expectError(grad((w: Logistic<"server">) => sum(dpRound(w, privateData, dpHypers).params.b))(serverParams));
 // Its key is the SERVER's.
 expectError(dpRound(serverParams, privateData, { ...dpHypers, key: value<I32<[2], "clients">>() }));
 expectError(dpRound(privateData.x, privateData, dpHypers));

@@ -5,6 +5,7 @@
  */
 import { expectAssignable, expectError, expectType } from "tsd";
 import { dpMean, map, mean, RdpAccountant, reduceMean, secretKey, secureMean, secureSum, type HostTensor, type PrivacySpent } from "../dist/src/index.js";
+import type { ReleasedServer } from "../dist/src/index.js";
 import type { F32, I32 } from "./helpers.js";
 
 declare const readings: F32<["N", 3], "clients-private">;
@@ -20,9 +21,9 @@ const means = map((r) => mean(r, 0), readings);
 
 // ---- dpMean: private in, SERVER out ---------------------------------------------------------
 
-expectType<F32<[3], "server">>(dpMean(means, { clip: 1, noiseMultiplier: 1.1, key, expectedClients: 100 }));
-expectType<F32<[3], "server">>(dpMean(means, { clip: 1, noiseMultiplier: 1.1, key, expectedClients: cohort }));
-expectType<{ w: F32<[3], "server"> }>(dpMean({ w: means }, { clip: cohort, noiseMultiplier: 2, key, expectedClients: 40 }));
+expectType<F32<[3], ReleasedServer>>(dpMean(means, { clip: 1, noiseMultiplier: 1.1, key, expectedClients: 100 }));
+expectType<F32<[3], ReleasedServer>>(dpMean(means, { clip: 1, noiseMultiplier: 1.1, key, expectedClients: cohort }));
+expectType<{ w: F32<[3], ReleasedServer> }>(dpMean({ w: means }, { clip: cohort, noiseMultiplier: 2, key, expectedClients: 40 }));
 expectError(reduceMean(means));
 // FT110: the expected cohort is the SERVER's, > 0; FT103 for a SERVER argument; FT205 for i32 data.
 expectError(dpMean(means, { clip: 1, noiseMultiplier: 1, key, expectedClients: weights }));
@@ -35,8 +36,8 @@ expectError(map((m) => dpMean(m, { clip: 1, noiseMultiplier: 1, key, expectedCli
 
 // ---- secureMean: private in, SERVER out, uniform or weighted ---------------------------------
 
-expectType<F32<[3], "server">>(secureMean(means, { bits: 20, key, range: [-1, 1], scale: 1000 }));
-expectType<F32<[3], "server">>(secureMean(means, { bits: 24, key, range: [-1, 1], scale: 1000, weights: counts, maxWeight: 600 }));
+expectType<F32<[3], ReleasedServer>>(secureMean(means, { bits: 20, key, range: [-1, 1], scale: 1000 }));
+expectType<F32<[3], ReleasedServer>>(secureMean(means, { bits: 24, key, range: [-1, 1], scale: 1000, weights: counts, maxWeight: 600 }));
 expectType<F32<[3], "server">>(secureMean(updates, { bits: 24, key, range: [-1, 1], scale: 1000, weights, maxWeight: 1 }));
 // Weights are CLIENTS scalars; scale is required (x is float32); i32 data is FT205.
 expectError(secureMean(means, { bits: 24, key, range: [-1, 1], scale: 1000, weights: serverWeights, maxWeight: 1 }));
@@ -50,7 +51,7 @@ expectError(secureMean(cohort, { bits: 20, key, range: [-1, 1], scale: 1000 }));
 expectType<F32<[3], "server">>(secureSum(updates, { bits: 20, key, range: [-1, 1], scale: 1000 }));
 expectError(secureSum(updates, { bits: 20, key, range: [-1, 1] }));
 expectError(secureSum({ a: updates, n: counts }, { bits: 20, key, range: [-1, 1] }));
-expectType<I32<[], "server">>(secureSum(counts, { bits: 16, key, range: [0, 600] }));
+expectType<I32<[], ReleasedServer>>(secureSum(counts, { bits: 16, key, range: [0, 600] }));
 
 // ---- host helpers -----------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ import {
   zeroAboveNorm,
   type Tensor,
 } from "../dist/src/index.js";
+import type { ReleasedServer } from "../dist/src/index.js";
 import type { F32, I32 } from "./helpers.js";
 
 declare const x: F32<["N", 3], "clients">;
@@ -126,7 +127,7 @@ const updates = map(
   secret,
 );
 expectType<F32<[3], "clients-private">>(updates);
-expectType<F32<[3], "server">>(dpSum(updates, { clip: 1, noiseMultiplier: 1, key }));
+expectType<F32<[3], ReleasedServer>>(dpSum(updates, { clip: 1, noiseMultiplier: 1, key }));
 
 // ---- one mistake, one diagnostic ------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ import {
   zeros,
   type TensorSpec,
 } from "../dist/src/index.js";
+import type { ReleasedServer } from "../dist/src/index.js";
 import type { F32, I32 } from "./helpers.js";
 
 declare const weights: F32<[3], "server">;
@@ -93,11 +94,11 @@ expectError(program({ x: atClients(f32([3]), { private: true }) }, ({ x }) => ({
 
 // ---- allowed: dpSum, non-private inputs, per-client gradients -----------------------------
 
-expectType<F32<[3], "server">>(dpSum(means, { clip: 1, noiseMultiplier: 1.1, key }));
-expectType<F32<[3], "server">>(dpSum(means, { clip, noiseMultiplier: 1.1, key }));
-expectType<{ w: F32<[3], "server"> }>(dpSum({ w: means }, { clip, noiseMultiplier: 0.5, key }));
+expectType<F32<[3], ReleasedServer>>(dpSum(means, { clip: 1, noiseMultiplier: 1.1, key }));
+expectType<F32<[3], ReleasedServer>>(dpSum(means, { clip, noiseMultiplier: 1.1, key }));
+expectType<{ w: F32<[3], ReleasedServer> }>(dpSum({ w: means }, { clip, noiseMultiplier: 0.5, key }));
 expectType<F32<[], "server">>(reduceSum(counts));
-expectType<F32<[3], "server">>(
+expectType<F32<[3], ReleasedServer>>(
   dpSum(
     map((w, r) => grad((v: typeof w) => sum(mul(v, mean(r, 0))))(w), broadcast(weights), readings),
     { clip, noiseMultiplier: 1, key },
@@ -122,4 +123,4 @@ expectError(dpSum(weights, { clip, noiseMultiplier: 1, key }));
 
 // ---- secureSum declassifies too -------------------------------------------------------------
 
-expectType<F32<[3], "server">>(secureSum(means, { bits: 20, key, range: [-1, 1], scale: 1000 }));
+expectType<F32<[3], ReleasedServer>>(secureSum(means, { bits: 20, key, range: [-1, 1], scale: 1000 }));

@@ -6,7 +6,7 @@ import type { Fail, FailWith } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
 import type { At, Print } from "./print.js";
 import type { Broadcast, OpContext } from "./shape.js";
-import type { DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed } from "./tensor.js";
+import type { DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed, Unreleased } from "./tensor.js";
 
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 
@@ -132,7 +132,7 @@ export type Unary<Op extends string, Class extends DTypeClass, A> = IsAny<A> ext
   ? ElementwiseDType<Op, Class, DTypeOf<A>, DTypeOf<A>> extends infer D
     ? D extends Fail
       ? D
-      : Tensor<ShapeOf<A>, Class extends "compare" | "equality" ? "bool" : DTypeOf<A>, PlacementOf<A>>
+      : Tensor<ShapeOf<A>, Class extends "compare" | "equality" ? "bool" : DTypeOf<A>, Op extends "stopGradient" ? Unreleased<PlacementOf<A>> : PlacementOf<A>>
     : never
   : { -readonly [K in keyof A]: Unary<Op, Class, A[K]> };
 

@@ -21,9 +21,11 @@ import type {
   Place,
   PlaceKeepingPrivacy,
   PrivatePlacement,
+  ReleasedServer,
   Tensor,
   Typed,
   IsAny,
+  Unreleased,
 } from "./tensor.js";
 
 /**
@@ -69,7 +71,7 @@ export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, P
   ? PlacementOf<A> | PlacementOf<B>
   : Placement extends PlacementOf<B>
     ? PlacementOf<A> | PlacementOf<B>
-    : JoinTable[PlacementOf<A>][PlacementOf<B>] extends infer J
+    : JoinTable[Unreleased<PlacementOf<A>>][Unreleased<PlacementOf<B>>] extends infer J
       ? J extends "mix"
         ? FailWith<"FT104", { op: Op; a: Print<A>; b: At<Print<B>, Path> }>
         : J extends "server-in-map"
@@ -78,8 +80,13 @@ export type JoinPlacement<Op extends string, A extends Typed, B extends Typed, P
             ? PlacementOf<A> | PlacementOf<B> extends Member | "clients-equal"
               ? FailWith<"FT105", { op: "broadcast" }>
               : FailWith<"FT106", { got: At<Print<PlacementOf<A> extends Member ? B : A>, Path>; outer: "a per-client function" }>
-            : J
+            : J extends "server"
+              ? Releasing<PlacementOf<A> | PlacementOf<B>>
+              : J
       : never;
+
+/** A SERVER result of operands at these placements: released (types/tensor.ts ReleasedServer) when one of them is. */
+export type Releasing<Ps> = [Extract<Ps, ReleasedServer>] extends [never] ? "server" : ReleasedServer;
 
 /** The SERVER value that was read inside map()'s function: a draw's key (DrawnFrom), else the value itself. */
 type ReadInMap<X> = X extends DrawnFrom<infer K> ? (unknown extends K ? X : K) : X;
@@ -133,6 +140,12 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
  * src/front/secure-mean.ts): tracing sees their inner primitives, so only the types list them.
  */
 export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean";
+
+/**
+ * A declassifying aggregator's result: T at the SERVER, marked released (ReleasedServer) when
+ * T holds private data, so that no derivative reaches back through the release (src/front/grad.ts).
+ */
+export type Release<T> = [Extract<PlacementsOf<T>, PrivatePlacement>] extends [never] ? Moved<T, "server"> : Moved<T, ReleasedServer>;
 
 /**
  * FT109 for a reduction other than a declassifying aggregator of a tree with private leaves.

@@ -34,6 +34,21 @@ export type Unplaced = "local" | Member;
 /** One client's member inside a per-client function, private or not. */
 export type Member = "member" | "member-private";
 
+/**
+ * A SERVER value computed from a release of private client data (dpSum, secureSum and their
+ * means): "server" marked by a phantom brand, so that it is a SERVER value for every rule
+ * (it extends "server", prints as @SERVER and goes where "server" goes) while the derivative
+ * rules can tell it apart. Every operation's result carries the mark when an operand does
+ * (types/placement.ts JoinPlacement, and the rules that keep their operand's placement);
+ * stopGradient drops it, since no derivative passes there. A derivative of a released value
+ * with respect to a value the release was computed from is the mechanism's un-noised,
+ * unmasked input: FT109 (src/front/grad.ts).
+ */
+export type ReleasedServer = "server" & { readonly [releasedMark]: true };
+export declare const releasedMark: unique symbol;
+/** P without the release mark: what the placement tables are keyed by. */
+export type Unreleased<P> = P extends "server" ? ("server" extends P ? P : "server") : P;
+
 /** The phantom key that carries a value's static type; nothing is stored under it. */
 export declare const staticType: unique symbol;
 export type StaticType = typeof staticType;

@@ -407,12 +407,15 @@ export const catalogue = {
       "noised: differential privacy) or secureSum (masked: the server sees the sum only). A " +
       "plain reduction (reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean), " +
       "aggregate() (whose report could return one client's record as it is), a gradient that " +
-      "sums private cotangents over the clients (the transpose of broadcast), or returning the " +
+      "sums private cotangents over the clients (the transpose of broadcast), any derivative " +
+      "of a released value with respect to the model it was computed from (the noise and " +
+      "masks do not reach a derivative), or returning the " +
       "CLIENTS value itself would let the server see one client's data.",
     fix:
       "Aggregate with dpSum(x, { clip, noiseMultiplier, key }) or secureSum(x, ...) instead. " +
       "If the value is not derived from personal data, declare the input without { private: true }. " +
-      "Take gradients inside map() (per client) and aggregate the updates with dpSum.",
+      "Take gradients inside map() (per client) and aggregate the updates with dpSum; where a " +
+      "SERVER derivative only meets a released value, write stopGradient(released).",
   },
   FT110: {
     title: "A releasing aggregator (dpSum, secureSum) with a bad option or key",

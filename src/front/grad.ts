@@ -7,10 +7,10 @@
  */
 import type { Message, Validate } from "../../types/errors.js";
 import type { AsTensor, SubPath } from "../../types/ops.js";
-import type { PrivacyMessage, Tainted } from "../../types/placement.js";
+import type { Got, PrivacyMessage, Tainted } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DimsAgree } from "../../types/shape.js";
-import type { AtClients, DType, DTypeOf, IsAny, Member, Placement, PlacementOf, PlacementsOf, PrivatePlacement, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
+import type { AtClients, DType, DTypeOf, IsAny, LeafPaths, Member, Placement, PlacementOf, PlacementsOf, PrivatePlacement, ReleasedServer, Shape, ShapeOf, Tensor, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { fillLike, prim } from "../transform/emit.js";
@@ -40,13 +40,35 @@ type LossCheck<Op extends string, R> = IsAny<R> extends true
  * it goes back through broadcast()'s transpose, a sum of the clients' private cotangents, and
  * would be a SERVER value holding private data (tracing rejects the same transpose).
  */
-type ServerGradientCheck<Op extends string, A extends readonly unknown[], R> = "server" extends PlacementsOf<A[0]>
-  ? "clients-private" extends PlacementsOf<R>
-    ? Placement extends PlacementsOf<R>
+type ServerGradientCheck<Op extends string, A extends readonly unknown[], R> =
+  | ("server" extends PlacementsOf<A[0]>
+      ? "clients-private" extends PlacementsOf<R>
+        ? Placement extends PlacementsOf<R>
+          ? never
+          : PrivacyMessage<`${Op}()'s gradient with respect to a SERVER value`, R>
+        : never
+      : never)
+  | ReleaseDerivativeCheck<`${Op}()'s gradient`, A[0], R>;
+
+/**
+ * FT109 for a derivative of a released value R (types/tensor.ts ReleasedServer: computed by
+ * dpSum or secureSum from private data) with respect to a value X that is not itself released:
+ * X may be what the release was computed from (the model at the SERVER through broadcast()'s
+ * transpose, or its CLIENTS copy), and the derivative is then the mechanism's input without its
+ * noise or masks. The types cannot tell that path from another (a released value that X only
+ * meets at the SERVER), so they reject both; stopGradient(released) cuts the path and drops the
+ * mark. A derivative with respect to private X is private already (Tainted) and stays at the
+ * clients. Tracing, which sees the path, rejects only the leak (src/ir/privacy.ts).
+ */
+type ReleaseDerivativeCheck<What extends string, X, R> = [Extract<PlacementsOf<R>, ReleasedServer>] extends [never]
+  ? never
+  : Placement extends PlacementsOf<X>
+    ? never
+    : [Exclude<PlacementsOf<X>, ReleasedServer | PrivatePlacement>] extends [never]
       ? never
-      : PrivacyMessage<`${Op}()'s gradient with respect to a SERVER value`, R>
-    : never
-  : never;
+      : Message<"FT109", { what: `${What} through a release (dpSum, secureSum)`; got: ReleasedLeaves<R> }>;
+/** The released leaves of R as the message shows them: "f32[]@SERVER (released)", with their paths. */
+type ReleasedLeaves<R> = `${Got<LeafPaths<R, ReleasedServer>>} (released)`;
 
 /** The arguments of a function grad() returns: the first one checked by ServerGradientCheck, where it is reported. */
 type GradArgs<Op extends string, A extends readonly unknown[], R> = [ServerGradientCheck<Op, A, R>] extends [never]
@@ -186,13 +208,15 @@ type TaintTangent<T> = IsAny<T> extends true
  * is computed from them (through a reduction, or a DP or secure aggregator, whose noise or
  * masks do not reach a derivative).
  */
-type TangentReleaseCheck<R, T> = "server" extends PlacementsOf<R>
-  ? "clients-private" extends PlacementsOf<T>
-    ? Placement extends PlacementsOf<T>
-      ? never
-      : PrivacyMessage<"jvp()'s output tangent", T>
-    : never
-  : never;
+type TangentReleaseCheck<R, A, T> =
+  | ("server" extends PlacementsOf<R>
+      ? "clients-private" extends PlacementsOf<T>
+        ? Placement extends PlacementsOf<T>
+          ? never
+          : PrivacyMessage<"jvp()'s output tangent", T>
+        : never
+      : never)
+  | ReleaseDerivativeCheck<"jvp()'s output tangent", A, R>;
 
 /**
  * Forward mode: [f(...primals), the derivative of f at primals along tangents], as JAX's
@@ -205,7 +229,7 @@ type TangentReleaseCheck<R, T> = "server" extends PlacementsOf<R>
 export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
   f: (...args: A) => R,
   primals: readonly [...A],
-  tangents: Validate<T, TangentCheck<A, T, ""> | TangentReleaseCheck<R, T>>,
+  tangents: Validate<T, TangentCheck<A, T, ""> | TangentReleaseCheck<R, A, T>>,
 ): [R, TangentOf<R, A | T>] {
   const op = "jvp";
   expectFunction(f, "jvp() function");

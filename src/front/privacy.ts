@@ -5,7 +5,7 @@
  * placements of types/placement.ts (tsc).
  */
 import type { Message, Presumed, Validate } from "../../types/errors.js";
-import type { Moved, ReduceCheck } from "../../types/placement.js";
+import type { ReduceCheck, Release } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
@@ -75,7 +75,7 @@ const ops = { ...elementwise, ...tensorOps, ...random } as unknown as Record<
 export function dpSum<T extends TreeLike, const C, const Z, K>(
   x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
   options: DpSumOptions<C, Z, K>,
-): Presumed<Moved<T, "server">> {
+): Presumed<Release<T>> {
   return gaussianSum("dpSum", x, options) as never;
 }
 
@@ -89,7 +89,7 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
 export function dpMean<T extends TreeLike, const C, const Z, K, const M>(
   x: Validate<T, ReduceCheck<"dpMean", T, "float32">>,
   options: DpMeanOptions<C, Z, K, M>,
-): Presumed<Moved<T, "server">> {
+): Presumed<Release<T>> {
   const op = "dpMean";
   if (typeof options !== "object" || options === null) throw ftError("FT110", { op, option: "options", want: "{ clip, noiseMultiplier, key, expectedClients }", got: describeValue(options) });
   const m = scalarOption(op, "expectedClients", options.expectedClients);

@@ -14,7 +14,7 @@
  *   w x), float32 weights too.
  */
 import type { Presumed, Validate } from "../../types/errors.js";
-import type { Moved, ReduceCheck } from "../../types/placement.js";
+import type { ReduceCheck, Release } from "../../types/placement.js";
 import type { AtClients, Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
@@ -54,7 +54,7 @@ const bad = (what: string, why: string) => ftError("FT312", { what, why });
  * weighted, `{ ..., weights: count, maxWeight: 600 }`. Private data is accepted (secureSum
  * declassifies it: the exact mean, no DP).
  */
-export function secureMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"secureMean", T, "float32">>, options: SecureMeanOptions): Presumed<Moved<T, "server">> {
+export function secureMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"secureMean", T, "float32">>, options: SecureMeanOptions): Presumed<Release<T>> {
   const op = "secureMean";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);

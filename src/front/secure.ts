@@ -10,7 +10,7 @@
  * quantization, and a jvp's tangent is the plain sum of the tangents.
  */
 import type { Presumed, Validate } from "../../types/errors.js";
-import type { Moved, ReduceCheck } from "../../types/placement.js";
+import type { ReduceCheck, Release } from "../../types/placement.js";
 import type { DType, DTypeOf, Leaves, Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
@@ -95,7 +95,7 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
  * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
  */
-export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions & ScaleRequirement<T>): Presumed<Moved<T, "server">> {
+export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions & ScaleRequirement<T>): Presumed<Release<T>> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);

@@ -18,6 +18,7 @@ import {
   i32,
   jvp,
   map,
+  mean,
   mul,
   program,
   reduceSum,
@@ -77,6 +78,34 @@ describe("derivatives do not declassify", () => {
       expect(failure(() => program(inputs, ({ w, x, key }) => differentiate(noisyRound(key, x), w)))).toMatch(/^FT109: a gradient through broadcast\(\)/);
       expect(failure(() => program(inputs, ({ w, x, key }) => differentiate(masked(key, x), w)))).toMatch(/^FT109: a gradient through broadcast\(\)/);
     }
+  });
+
+  // The same leaks written with their types: tsc rejects each (a gradient of a released value
+  // with respect to what it was computed from, src/front/grad.ts), and tracing does too.
+  const typedInputs = { params: atServer(f32([3])), readings: atClients(f32(["N", 3]), { private: true }), key: atServer(i32([2])) };
+  const typedLeaks = {
+    "the gradient with respect to the SERVER model": () =>
+      program(typedInputs, ({ params, readings, key }) =>
+        // @ts-expect-error FT109: grad()'s gradient through a release (dpSum, secureSum)
+        grad((p: typeof params) => sum(dpSum(map((w, r) => mul(w, mean(r, 0)), broadcast(p), readings), { clip: 1, noiseMultiplier: 1, key })))(params),
+      ),
+    "the gradient with respect to the broadcast model copy": () =>
+      program(typedInputs, ({ params, readings, key }) => {
+        const copy = broadcast(params);
+        // @ts-expect-error FT109: each client's entry is the derivative through dpSum of that client's data
+        const g = grad((w: typeof copy) => sum(dpSum(map((m, r) => mul(m, mean(r, 0)), w, readings), { clip: 1, noiseMultiplier: 1, key })))(copy);
+        return reduceSum(g);
+      }),
+    "the same through secureSum": () =>
+      program(typedInputs, ({ params, readings, key }) => {
+        const copy = broadcast(params);
+        // @ts-expect-error FT109: the masks do not reach a derivative
+        const g = grad((w: typeof copy) => sum(secureSum(map((m, r) => mul(m, mean(r, 0)), w, readings), { bits: 20, key, range: [-1, 1], scale: 1000 })))(copy);
+        return reduceSum(g);
+      }),
+  };
+  test.each(Object.entries(typedLeaks))("typed: %s is FT109 in tsc and when traced", (_name, build) => {
+    expect(failure(build)).toMatch(/^FT109: /);
   });
 
   test("grad and jvp through a loop of DP rounds (reverse and forward over the loop): FT109", () => {

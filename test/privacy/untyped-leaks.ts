@@ -4,7 +4,7 @@
  * to FT109 for every one. docs/language.md ("Privacy", "Where tsc cannot know") lists the
  * same cases.
  */
-import { atClients, atServer, broadcast, dpSum, f32, grad, i32, map, mean, mul, program, reduceSum, secureSum, sum, type Tensor } from "../../src/index.js";
+import { atClients, atServer, f32, i32, mean, program, reduceSum, type Tensor } from "../../src/index.js";
 
 const inputs = { params: atServer(f32([3])), readings: atClients(f32(["N", 3]), { private: true }), key: atServer(i32([2])) };
 
@@ -27,32 +27,3 @@ export const throughUnplacedHelper = () => program(inputs, ({ readings }) => red
 /** A helper that returns `Tensor` (no type arguments). */
 const rows = (t: Tensor<["N", 3], "float32", "clients-private">): Tensor => t;
 export const throughBareTensor = () => program(inputs, ({ readings }) => reduceSum(rows(readings)));
-
-/**
- * The gradient of a DP round with respect to the SERVER model: broadcast()'s transpose sums
- * the clients' private cotangents. The types see a SERVER gradient.
- */
-export const gradientThroughBroadcast = () =>
-  program(inputs, ({ params, readings, key }) =>
-    grad((p: typeof params) => sum(dpSum(map((w, r) => mul(w, mean(r, 0)), broadcast(p), readings), { clip: 1, noiseMultiplier: 1, key })))(params),
-  );
-
-/**
- * The gradient of a DP round with respect to the broadcast model copy: each client's entry is
- * the derivative through dpSum, computed from that client's data (the noise does not reach it).
- * The types see the copy's placement, `clients-equal`, not private.
- */
-export const gradientAtTheModelCopy = () =>
-  program(inputs, ({ params, readings, key }) => {
-    const copy = broadcast(params);
-    const g = grad((w: typeof copy) => sum(dpSum(map((m, r) => mul(m, mean(r, 0)), w, readings), { clip: 1, noiseMultiplier: 1, key })))(copy);
-    return reduceSum(g);
-  });
-
-/** The same through secureSum. */
-export const gradientThroughSecureSum = () =>
-  program(inputs, ({ params, readings, key }) => {
-    const copy = broadcast(params);
-    const g = grad((w: typeof copy) => sum(secureSum(map((m, r) => mul(m, mean(r, 0)), w, readings), { bits: 20, key, range: [-1, 1], scale: 1000 })))(copy);
-    return reduceSum(g);
-  });

@@ -6,7 +6,7 @@
  */
 import type { Presumed, Validate } from "../../../types/errors.js";
 import type { BroadcastCheck, MapArgCheck, PrivacyMessage } from "../../../types/placement.js";
-import type { Place, Placement, PlacementsOf, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
+import type { Place, Placement, PlacementsOf, PrivatePlacement, ReleasedServer, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
 import type { Program } from "../../front/program.js";
 import type { InputDType, Model, ParamSpecs, ParamsLike } from "../models/model.js";
 import type { JoinedOf } from "./placements.js";
@@ -118,13 +118,14 @@ export type ReleaseCheck<What extends string, T> = Placement extends PlacementsO
 
 /**
  * A round function whose client data reaches the SERVER only through a releasing mechanism
- * (dpSum): the data may be private, and the result is the mechanism's release.
+ * (dpSum, secureSum): the data may be private, and the result is then the mechanism's release
+ * (ReleasedServer: no derivative reaches back through it, src/front/grad.ts).
  */
 export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = RoundData> = <P extends TreeLike, D extends Data>(
   params: Validate<P, BroadcastCheck<P>>,
   data: Validate<D, MapArgCheck<D>>,
   hypers: Hypers,
-) => Presumed<Result>;
+) => Presumed<[Extract<PlacementsOf<D>, PrivatePlacement>] extends [never] ? Result : Place<Result, ReleasedServer>>;
 
 /** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
