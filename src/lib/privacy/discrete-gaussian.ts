@@ -28,6 +28,13 @@ const TAIL_LOG2 = -96;
 /** The relative error of the float64 weights (see the header). */
 const FLOAT_RELATIVE_ERROR = 2 ** -44;
 
+/**
+ * What any table's draws are within, whatever sigma: the ratio error, and the total variation
+ * (the 2^-96 tail plus the lightest points, each of weight < 2^60 out of at least 2^128 and
+ * fewer than 2^21 of them: below 2^-100). The accounting uses these.
+ */
+export const DISCRETE_GAUSSIAN_SAMPLER_ERROR = { relativeError: FLOAT_RELATIVE_ERROR + 2 ** -60, totalVariation: 2 ** -95 } as const;
+
 export interface DiscreteGaussianTable {
   readonly sigma: number;
   /** Columns, a power of two. */
@@ -114,7 +121,7 @@ export function discreteGaussianTable(sigma: number): DiscreteGaussianTable {
     alias[i] = c.alias;
     for (let word = 0; word < 4; word++) threshold[4 * i + word] = Number((w >> BigInt(96 - 32 * word)) & 0xffffffffn) - 2 ** 31;
   });
-  return { sigma, size, value, alias, threshold, tailMass: tail, relativeError: FLOAT_RELATIVE_ERROR + 2 ** -60, totalVariation: tail + lightError };
+  return { sigma, size, value, alias, threshold, tailMass: tail, relativeError: DISCRETE_GAUSSIAN_SAMPLER_ERROR.relativeError, totalVariation: tail + lightError };
 }
 
 /** A draw from five words (signed int32, as random bits are), as the traced sampler computes it. */
