@@ -5,7 +5,7 @@
  * chi-square test of the histogram.
  */
 import { expect, test } from "vitest";
-import { DISCRETE_GAUSSIAN_SAMPLER_ERROR, discreteGaussianOfWords, discreteGaussianPmf, discreteGaussianTable, DISCRETE_GAUSSIAN_WORDS, tableProbabilities } from "../../src/lib/privacy/discrete-gaussian.js";
+import { DISCRETE_GAUSSIAN_SAMPLER_ERROR, discreteGaussianOfWords, discreteGaussianPmf, discreteGaussianTable, DISCRETE_GAUSSIAN_WORDS, tableProbabilities } from "../../src/ir/discrete-gaussian.js";
 import { randomBits } from "../../src/ir/threefry.js";
 
 test.each([0.5, 1, 3.7, 100, 2000])("the table's law is N_Z(0, %f^2) within its stated error", (sigma) => {

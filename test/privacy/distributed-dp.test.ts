@@ -10,7 +10,7 @@ import { describe, expect, test } from "vitest";
 import { randomBits } from "../../src/ir/threefry.js";
 import { distributedDpCodec, type RandomWords } from "../../src/lib/privacy/distributed-dp-codec.js";
 import { calibrateDistributedDp, distributedDpEpsilon, distributedDpRoundRdp, noiseMultiplierForEpsilon, roundedL2Bound, sumOfDiscreteGaussiansTau } from "../../src/lib/privacy/distributed-dp.js";
-import { discreteGaussianTable } from "../../src/lib/privacy/discrete-gaussian.js";
+import { discreteGaussianTable } from "../../src/ir/discrete-gaussian.js";
 import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
 import { auditLowerBound } from "./audit-bound.js";
 

@@ -18,8 +18,8 @@
  */
 import { ftError } from "../../errors/error.js";
 import { randomBits } from "../../ir/threefry.js";
-import { discreteGaussianOfWords, discreteGaussianTable, DISCRETE_GAUSSIAN_WORDS, type DiscreteGaussianTable } from "./discrete-gaussian.js";
-import { calibrateDistributedDp, type DistributedDpCalibration, type DistributedDpParameters } from "./distributed-dp.js";
+import { discreteGaussianOfWords, discreteGaussianTable, DISCRETE_GAUSSIAN_WORDS, type DiscreteGaussianTable } from "../../ir/discrete-gaussian.js";
+import { calibrateDistributedDp, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
 
 /** Fills `out` with random 32-bit words. */
 export type RandomWords = (out: Int32Array) => void;
