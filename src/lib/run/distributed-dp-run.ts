@@ -1,0 +1,50 @@
+/**
+ * `fedtensor run --aggregator distributed-dp`: FedAvg whose updates reach the server through
+ * distributedDpSum (src/lib/algorithms/distributed-dp-fedavg.ts), in one process. The noise is
+ * calibrated for --min-clients survivors (a round with fewer is skipped, as a SecAgg+ round
+ * below its threshold aborts) and the sum's modulus holds --clients-per-round clients. Each
+ * round's rotation key and each client's key come from the run's secret, never --seed.
+ *
+ * Accounting (src/lib/privacy/distributed-dp.ts): every round is a full release of the
+ * cohort's sum, with no amplification by sampling (the server of distributed DP sees who takes
+ * part), for the neighbouring relation in which one participant's update is replaced by zeros.
+ */
+import type { ProgramIR } from "../../ir/types.js";
+import { hadamardLength } from "../../front/rotation.js";
+import { distributedDpFedAvgProgram, type DistributedDpOptions } from "../algorithms/distributed-dp-fedavg.js";
+import type { AnyModel } from "../algorithms/types.js";
+import { calibrateDistributedDp, distributedDpEpsilon } from "../privacy/distributed-dp.js";
+import type { RunSecret } from "../privacy/secret.js";
+import { runOnCohort } from "./cohort.js";
+import type { RunConfig } from "./config.js";
+import { clientTraining } from "./optimizers.js";
+import type { DeviceTree, RoundRunner } from "./rounds.js";
+
+/** The mechanism's options from a run's config. */
+export function distributedDpOptionsOf(config: RunConfig): DistributedDpOptions {
+  return { clip: config.ddpClip ?? 1, noiseMultiplier: config.ddpNoise ?? 1, bits: config.ddpBits ?? 16, minClients: config.minClients, maxClients: config.clientsPerRound };
+}
+
+/** Epsilon at --ddp-delta after `rounds` rounds of a model with `parameters` parameters. */
+export function distributedDpEpsilonAfter(config: RunConfig, rounds: number, parameters: number): number {
+  const cal = calibrateDistributedDp({ ...distributedDpOptionsOf(config), dimension: hadamardLength(parameters) });
+  return distributedDpEpsilon(cal, rounds, config.ddpDelta ?? 1e-5).epsilon;
+}
+
+export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret): RoundRunner {
+  const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...distributedDpOptionsOf(config) });
+  const key = secret.key("distributed-dp");
+  return {
+    initialServerState: () => ({}),
+    async round(state, cohort, cfg, { round }) {
+      const clientKeys = (clients: Int32Array) => ({ clientKeys: { shape: [clients.length, 2], data: Int32Array.from([...clients].flatMap((c) => secret.clientKey(round, c))) } });
+      const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
+        chunkClients: cfg.chunkClients,
+        options: { backend: cfg.backend },
+        clientInputs: clientKeys,
+      })) as { params: DeviceTree };
+      // No loss: the clients' losses are private and reach the server through no release.
+      return { state: { ...state, params: out.params }, loss: undefined };
+    },
+  };
+}
