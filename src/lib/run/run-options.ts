@@ -285,7 +285,12 @@ export const crossChecks: readonly {
   {
     keys: ["aggregator", "algorithm"],
     problem: ({ aggregator, algorithm }) =>
-      (aggregator === "secure" || aggregator === "distributed-dp") && algorithm !== "fedavg" ? `--aggregator ${String(aggregator)} is FedAvg with a secure sum: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+      aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "distributed-dp" && algorithm !== "fedavg" ? `--aggregator distributed-dp is FedAvg with distributed DP: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
   },
   {
     keys: ["secureNeighbours"],

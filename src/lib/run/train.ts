@@ -272,7 +272,10 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       if (config.dropout > 0) counts.dropped = cohort.dropped.length;
       row = { round, train_loss: row.train_loss!, ...counts, ...row };
       if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
-      if (config.aggregator === "distributed-dp") row = { ...row, epsilon: distributedDpEpsilonAfter(config, round, parameters) };
+      if (config.aggregator === "distributed-dp") {
+        const epsilon = distributedDpEpsilonAfter(config, round, parameters);
+        row = { ...row, epsilon: Number.isFinite(epsilon) ? epsilon : null };
+      }
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
