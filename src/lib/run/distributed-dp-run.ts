@@ -18,7 +18,8 @@ import type { RunSecret } from "../privacy/secret.js";
 import { runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientTraining } from "./optimizers.js";
-import type { DeviceTree, RoundRunner } from "./rounds.js";
+import type { RoundSample } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
 
 /** The mechanism's options from a run's config. */
 export function distributedDpOptionsOf(config: RunConfig): DistributedDpOptions {
@@ -31,18 +32,22 @@ export function distributedDpEpsilonAfter(config: RunConfig, rounds: number, par
   return distributedDpEpsilon(cal, rounds, config.ddpDelta ?? 1e-5).epsilon;
 }
 
-export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret): RoundRunner {
+/**
+ * The round runner (rounds.ts's RoundRunner, typed structurally here: rounds.ts imports this
+ * file) of the run: no server state besides the model, no loss.
+ */
+export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret) {
   const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...distributedDpOptionsOf(config) });
   const key = secret.key("distributed-dp");
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, cfg, { round }) {
+    async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round }: { readonly round: number }): Promise<{ state: S; loss: undefined }> {
       const clientKeys = (clients: Int32Array) => ({ clientKeys: { shape: [clients.length, 2], data: Int32Array.from([...clients].flatMap((c) => secret.clientKey(round, c))) } });
       const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
         chunkClients: cfg.chunkClients,
         options: { backend: cfg.backend },
         clientInputs: clientKeys,
-      })) as { params: DeviceTree };
+      })) as { params: S["params"] };
       // No loss: the clients' losses are private and reach the server through no release.
       return { state: { ...state, params: out.params }, loss: undefined };
     },
