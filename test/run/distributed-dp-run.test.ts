@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { hadamardLength } from "../../src/front/rotation.js";
 import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { RunSecret } from "../../src/lib/privacy/secret.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { distributedDpEpsilonAfter } from "../../src/lib/run/distributed-dp-run.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
@@ -42,6 +43,14 @@ describe("fedtensor run --aggregator distributed-dp", () => {
     expect(hadamardLength(7850)).toBe(8192);
     for (const rounds of [1, 10]) expect(distributedDpEpsilonAfter(config, rounds, 7850)).toBe(distributedDpEpsilon(cal, rounds, 1e-6).epsilon);
     expect(distributedDpEpsilonAfter(config, 10, 7850)).toBeGreaterThan(distributedDpEpsilonAfter(config, 1, 7850));
+  });
+
+  test("the clients' keys: one per round and client, from the run's secret only", () => {
+    const secret = RunSecret.generate();
+    const keys = [1, 2].flatMap((round) => [0, 1, 2].map((client) => secret.clientKey(round, client).join()));
+    expect(new Set(keys).size).toBe(6);
+    expect(secret.clientKey(2, 1)).toEqual(secret.clientKey(2, 1));
+    expect(RunSecret.generate().clientKey(2, 1)).not.toEqual(secret.clientKey(2, 1));
   });
 
   test("bad options are FT305", () => {
