@@ -8,6 +8,7 @@
 import { expect, test } from "vitest";
 import * as ft from "../../src/index.js";
 import { interpret } from "../../src/interpret/reference.js";
+import { rotationSigns } from "../../src/lib/privacy/distributed-dp-codec.js";
 import { checkAgreement } from "../differential/harness.js";
 
 const { atClients, atServer, broadcast, f32, i32, map, program, randomHadamard, inverseRandomHadamard, reduceSum } = ft;
@@ -30,6 +31,8 @@ test("R e_j is column j of the Hadamard matrix times a random sign, over sqrt(d)
   }
   // The signs are random: 5 equal signs from a fair coin would happen with probability 1/16.
   expect(new Set(signs).size).toBe(2);
+  // And they are the host codec's (src/lib/privacy/distributed-dp-codec.ts), so a server decodes what traced clients encode.
+  expect(Array.from(rotationSigns([0, 3], d).slice(0, 5))).toEqual(signs);
 });
 
 test("the rotation keeps norms and inner products; the inverse gives x back; other keys rotate otherwise", () => {
