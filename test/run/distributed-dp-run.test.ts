@@ -10,7 +10,7 @@ import { hadamardLength } from "../../src/front/rotation.js";
 import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
-import { distributedDpEpsilonAfter } from "../../src/lib/run/distributed-dp-run.js";
+import { distributedDpEpsilonAfter, distributedDpOptionsOf } from "../../src/lib/run/distributed-dp-run.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
@@ -43,6 +43,10 @@ describe("fedtensor run --aggregator distributed-dp", () => {
     expect(hadamardLength(7850)).toBe(8192);
     for (const rounds of [1, 10]) expect(distributedDpEpsilonAfter(config, rounds, 7850)).toBe(distributedDpEpsilon(cal, rounds, 1e-6).epsilon);
     expect(distributedDpEpsilonAfter(config, 10, 7850)).toBeGreaterThan(distributedDpEpsilonAfter(config, 1, 7850));
+    // --ddp-target-epsilon: the noise that spends it in --rounds (3) rounds.
+    const targeted = validateRunConfig({ ...small, out: "unused", aggregator: "distributed-dp", ddpClip: 0.5, ddpBits: 18, minClients: 4, ddpTargetEpsilon: 6 }, "test");
+    expect(distributedDpEpsilonAfter(targeted, 3, 7850)).toBeCloseTo(6, 3);
+    expect(distributedDpOptionsOf(targeted, 7850).noiseMultiplier).toBeGreaterThan(0.5);
   });
 
   test("the clients' keys: one per round and client, from the run's secret only", () => {

@@ -13,7 +13,7 @@ import type { ProgramIR } from "../../ir/types.js";
 import { hadamardLength } from "../../front/rotation.js";
 import { distributedDpFedAvgProgram, type DistributedDpOptions } from "../algorithms/distributed-dp-fedavg.js";
 import type { AnyModel } from "../algorithms/types.js";
-import { calibrateDistributedDp, distributedDpEpsilon } from "../privacy/distributed-dp.js";
+import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../privacy/distributed-dp.js";
 import type { RunSecret } from "../privacy/secret.js";
 import { runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
@@ -21,23 +21,37 @@ import { clientTraining } from "./optimizers.js";
 import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 
-/** The mechanism's options from a run's config. */
-export function distributedDpOptionsOf(config: RunConfig): DistributedDpOptions {
-  return { clip: config.ddpClip ?? 1, noiseMultiplier: config.ddpNoise ?? 1, bits: config.ddpBits ?? 16, minClients: config.minClients, maxClients: config.clientsPerRound };
+/**
+ * The mechanism's options from a run's config, for a model of `parameters` parameters: with
+ * --ddp-target-epsilon, the noise multiplier that spends it in --rounds rounds.
+ */
+export function distributedDpOptionsOf(config: RunConfig, parameters: number): DistributedDpOptions {
+  const base = { clip: config.ddpClip ?? 1, bits: config.ddpBits ?? 16, minClients: config.minClients, maxClients: config.clientsPerRound };
+  const target = config.ddpTargetEpsilon ?? 0;
+  const noiseMultiplier = target > 0 ? noiseMultiplierForEpsilon({ ...base, dimension: hadamardLength(parameters) }, target, config.rounds, config.ddpDelta ?? 1e-5) : (config.ddpNoise ?? 1);
+  return { ...base, noiseMultiplier };
 }
 
 /** Epsilon at --ddp-delta after `rounds` rounds of a model with `parameters` parameters. */
 export function distributedDpEpsilonAfter(config: RunConfig, rounds: number, parameters: number): number {
-  const cal = calibrateDistributedDp({ ...distributedDpOptionsOf(config), dimension: hadamardLength(parameters) });
+  const cal = calibrateDistributedDp({ ...distributedDpOptionsOf(config, parameters), dimension: hadamardLength(parameters) });
   return distributedDpEpsilon(cal, rounds, config.ddpDelta ?? 1e-5).epsilon;
 }
+
+/** The number of parameters of a tree of parameter specs. */
+const parameterCount = (specs: unknown): number => {
+  const shape = (specs as { shape?: unknown }).shape;
+  if (Array.isArray(shape)) return (shape as number[]).reduce((a, b) => a * b, 1);
+  return Object.values(specs as object).reduce((n: number, spec) => n + parameterCount(spec), 0);
+};
 
 /**
  * The round runner (rounds.ts's RoundRunner, typed structurally here: rounds.ts imports this
  * file) of the run: no server state besides the model, no loss.
  */
 export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret) {
-  const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...distributedDpOptionsOf(config) });
+  const options = distributedDpOptionsOf(config, parameterCount(model.params));
+  const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...options });
   const key = secret.key("distributed-dp");
   return {
     initialServerState: () => ({}),

@@ -92,6 +92,7 @@ const distributedDpOptions = {
   ddpNoise: onlyWhen(distributedDp, real("Distributed DP noise multiplier z: with --min-clients survivors the sum carries about N(0, (z clip)^2), added by the clients", 1, { min: 0, minExclusive: true })),
   ddpBits: onlyWhen(distributedDp, integer("Distributed DP: the secure sum's modulus is 2^bits", 16, { min: 2, max: 30 })),
   ddpDelta: onlyWhen(distributedDp, real("Distributed DP: the delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
+  ddpTargetEpsilon: onlyWhen(distributedDp, real("Distributed DP: choose --ddp-noise so that --rounds rounds spend this epsilon at --ddp-delta; 0 to take --ddp-noise as given", 0, { min: 0 })),
 };
 
 // Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
