@@ -2,11 +2,13 @@
  * distributedDpSum (src/front/distributed-dp.ts), the language's distributed-DP aggregator:
  * it releases private client data (no FT109) and says so in program.privacy; the sum comes
  * back within the calibrated noise and the rounding error on the reference interpreter and on
- * the onnx backend; the decoded noise has the calibrated variance; bad options are refused.
+ * the onnx backend; the decoded noise has the calibrated variance; bad options are refused; and
+ * an empirical audit (test/privacy/audit.test.ts's bound) stays below the reported epsilon.
  */
 import { expect, test } from "vitest";
 import { atClients, atServer, distributedDpSum, f32, i32, interpret, program } from "../../src/index.js";
-import { calibrateDistributedDp } from "../../src/lib/privacy/distributed-dp.js";
+import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { auditLowerBound } from "./audit-bound.js";
 
 const clients = 4;
 const options = { clip: 2, noiseMultiplier: 0.05, bits: 20, minClients: clients, maxClients: clients };
@@ -79,3 +81,41 @@ test("bad options: FT110 for a key that is not one, FT346 for parameters that do
   expect(at({ bits: 3, maxClients: 1000 })).toThrow("FT346");
   expect(at({ clip: "1" })).toThrow("FT110: distributedDpSum() clip must be a finite number known when the program is traced");
 });
+
+test("audit of the traced aggregator (onnx): a canary client against zeros, the clients' keys fresh from the CSPRNG each release", async () => {
+  const n = 3;
+  const audited = program(
+    { u: atClients(f32([1]), { private: true }), rotationKey: atServer(i32([2])), clientKeys: atClients(i32([2])) },
+    ({ u, rotationKey, clientKeys }) => distributedDpSum(u, { clip: 1, noiseMultiplier: 1, bits: 12, minClients: n, maxClients: n, rotationKey, clientKeys }),
+  );
+  const reported = distributedDpEpsilon(calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 12, minClients: n, maxClients: n, dimension: 1 }), 1, 1e-5).epsilon;
+  const key = () => Array.from(crypto.getRandomValues(new Int32Array(2)));
+  const release = async (canary: number, keys = { rotationKey: key(), clientKeys: [key(), key(), key()] }) => {
+    const out = (await audited.run({ u: [[0.3], [-0.5], [canary]], ...keys } as never, { backend: "onnx" })) as unknown as { data(): Promise<Float32Array>; dispose(): void };
+    const value = (await out.data())[0]!;
+    out.dispose();
+    return value;
+  };
+  const trials = 3000;
+  const without: number[] = [];
+  const withCanary: number[] = [];
+  for (let t = 0; t < trials; t++) {
+    without.push(await release(0));
+    withCanary.push(await release(1));
+  }
+  expect(reported).toBeGreaterThan(1);
+  expect(reported).toBeLessThan(10);
+  expect(auditLowerBound(without, withCanary)).toBeLessThan(reported);
+  // Keys the adversary knows (a client seeding its noise from something public): it re-runs the release without the canary and subtracts; the bound then exceeds the reported epsilon.
+  const exposed = async (canary: number) => {
+    const keys = { rotationKey: key(), clientKeys: [key(), key(), key()] };
+    return (await release(canary, keys)) - (await release(0, keys));
+  };
+  const [zeros, canaries]: number[][] = [[], []];
+  for (let t = 0; t < 1000; t++) {
+    zeros.push(await exposed(0));
+    canaries.push(await exposed(1));
+  }
+  await audited.dispose();
+  expect(auditLowerBound(zeros, canaries)).toBeGreaterThan(reported);
+}, 300_000);
