@@ -111,7 +111,8 @@ test("audit of the traced aggregator (onnx): a canary client against zeros, the 
     const keys = { rotationKey: key(), clientKeys: [key(), key(), key()] };
     return (await release(canary, keys)) - (await release(0, keys));
   };
-  const [zeros, canaries]: number[][] = [[], []];
+  const zeros: number[] = [];
+  const canaries: number[] = [];
   for (let t = 0; t < 1000; t++) {
     zeros.push(await exposed(0));
     canaries.push(await exposed(1));
