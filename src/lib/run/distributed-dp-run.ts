@@ -38,6 +38,12 @@ export function distributedDpEpsilonAfter(config: RunConfig, rounds: number, par
   return distributedDpEpsilon(cal, rounds, config.ddpDelta ?? 1e-5).epsilon;
 }
 
+/** A round's metrics column: the epsilon after it (null when there is no finite one). */
+export function distributedDpColumns(config: RunConfig, round: number, parameters: number): { epsilon: number | null } {
+  const epsilon = distributedDpEpsilonAfter(config, round, parameters);
+  return { epsilon: Number.isFinite(epsilon) ? epsilon : null };
+}
+
 /** The number of parameters of a tree of parameter specs. */
 const parameterCount = (specs: unknown): number => {
   const shape = (specs as { shape?: unknown }).shape;

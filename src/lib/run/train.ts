@@ -35,7 +35,7 @@ import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./met
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
 import { RunSecret } from "../privacy/secret.js";
-import { distributedDpEpsilonAfter } from "./distributed-dp-run.js";
+import { distributedDpColumns, distributedDpEpsilonAfter } from "./distributed-dp-run.js";
 import type { PersonalizationSummary } from "./federated-eval.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
@@ -272,10 +272,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       if (config.dropout > 0) counts.dropped = cohort.dropped.length;
       row = { round, train_loss: row.train_loss!, ...counts, ...row };
       if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
-      if (config.aggregator === "distributed-dp") {
-        const epsilon = distributedDpEpsilonAfter(config, round, parameters);
-        row = { ...row, epsilon: Number.isFinite(epsilon) ? epsilon : null };
-      }
+      if (config.aggregator === "distributed-dp") row = { ...row, ...distributedDpColumns(config, round, parameters) };
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
