@@ -44,7 +44,7 @@ export interface DistributedDpCodecOptions extends Omit<DistributedDpParameters,
   readonly length: number;
   /** The shared rotation key (two int32 words): the same for every client of a round and the server. */
   readonly rotationKey: readonly [number, number];
-  /** Roundings a client tries before it sends zeros (default 8). */
+  /** Roundings a client tries before it sends zeros (default 4, as distributedDpSum). */
   readonly tries?: number;
 }
 
@@ -84,7 +84,7 @@ export function rotationSigns(key: readonly [number, number], d: number): Float6
 export function distributedDpCodec(options: DistributedDpCodecOptions): DistributedDpCodec {
   const n = options.length;
   if (!(Number.isInteger(n) && n >= 1)) throw ftError("FT346", { why: `the update's length must be a whole number >= 1, got ${n}` });
-  const tries = options.tries ?? 8;
+  const tries = options.tries ?? 4;
   if (!(Number.isInteger(tries) && tries >= 1)) throw ftError("FT346", { why: `tries must be a whole number >= 1, got ${tries}` });
   const d = paddedLength(n);
   const calibration = calibrateDistributedDp({ ...options, dimension: d });
