@@ -19,6 +19,7 @@
  * of P elsewhere; src/lib/privacy/distributed-dp.ts turns both into the accounted epsilon and
  * delta. Nothing here uses node:*: it runs in a browser too.
  */
+import { ftError } from "../errors/error.js";
 
 /** Random words one draw takes: one for the column, four for the 128-bit threshold. */
 export const DISCRETE_GAUSSIAN_WORDS = 5;
@@ -71,7 +72,7 @@ function truncation(sigma: number, z: number): { t: number; tail: number } {
 
 /** The alias table of N_Z(0, sigma^2), 1/2 <= sigma <= MAX_TABLE_SIGMA. */
 export function discreteGaussianTable(sigma: number): DiscreteGaussianTable {
-  if (!(sigma >= 0.5 && sigma <= MAX_TABLE_SIGMA)) throw new RangeError(`discrete Gaussian sigma ${sigma} is outside [0.5, ${MAX_TABLE_SIGMA}]`);
+  if (!(sigma >= 0.5 && sigma <= MAX_TABLE_SIGMA)) throw ftError("FT346", { why: `each client's discrete Gaussian would have sigma ${sigma}, outside the sampler's [0.5, ${MAX_TABLE_SIGMA}] integer steps: lower bits` });
   const s2 = 2 * sigma * sigma;
   // The normalizer over all integers, smallest terms first; far beyond T the terms are below float64's reach.
   const far = Math.ceil(sigma * 40) + 2;

@@ -29,6 +29,11 @@ test.each([0.5, 1, 3.7, 100, 2000])("the table's law is N_Z(0, %f^2) within its 
   expect(table.totalVariation).toBeLessThan(DISCRETE_GAUSSIAN_SAMPLER_ERROR.totalVariation);
 });
 
+test("sigma outside the sampler's range is FT346", () => {
+  expect(() => discreteGaussianTable(0.4)).toThrow("FT346");
+  expect(() => discreteGaussianTable(2 ** 17)).toThrow("FT346");
+});
+
 test("draws: mean 0, variance sigma^2, tails and a chi-square test of the histogram", () => {
   const sigma = 6.5;
   const table = discreteGaussianTable(sigma);
