@@ -139,7 +139,7 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
  * secureMean are dpSum and secureSum followed by a division (src/front/privacy.ts,
  * src/front/secure-mean.ts): tracing sees their inner primitives, so only the types list them.
  */
-export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean";
+export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean" | "distributedDpSum";
 
 /**
  * A declassifying aggregator's result: T at the SERVER, marked released (ReleasedServer) when

@@ -47,7 +47,7 @@ export const runCommand: Command = {
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
     const { notPrivateLabel } = await import("../lib/run/privacy.js");
     const notPrivate = notPrivateLabel(config);
-    const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta})${notPrivate === undefined ? "" : `, ${notPrivate.toUpperCase()}`}`;
+    const privacy = result.epsilon === undefined ? "" : ` at epsilon ${result.epsilon.toFixed(2)} (delta ${config.dpDelta ?? config.ddpDelta})${notPrivate === undefined ? "" : `, ${notPrivate.toUpperCase()}`}`;
     console.log(
       `final test accuracy: ${accuracy} after ${result.rounds} rounds of ${algorithmName(config)} (${config.model}, ${config.dataset})${privacy} in ${result.seconds.toFixed(1)} s`,
     );

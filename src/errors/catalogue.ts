@@ -536,6 +536,28 @@ export const catalogue = {
       "to JSON (configs, metrics, checkpoints) and prints as SecretKey(<redacted>).",
     fix: "Pass the key to program.run() only; draw a fresh one with secretKey() where a new run needs one.",
   },
+  FT346: {
+    title: "Distributed DP parameters that cannot be calibrated",
+    message: "distributed DP cannot be calibrated: {why}",
+    explanation:
+      "Distributed DP (distributedDpSum, --aggregator distributed-dp) scales each client's " +
+      "clipped, rotated vector to integers, adds discrete Gaussian noise and wraps it modulo " +
+      "2^bits. The scale is the largest with which the sum of maxClients clients, noise included, " +
+      "fits the modulus; with too few bits there is no room for the noise or the rounding, and " +
+      "each client's noise would fall below one integer step.",
+    fix: "Raise bits (up to 30), lower maxClients, or lower kStddevs; give clip, noiseMultiplier and minClients > 0.",
+  },
+  FT347: {
+    title: "A distributed-DP message that does not decode",
+    message: "distributed DP: {why}",
+    explanation:
+      "A client's encoded vector is d integers in [0, 2^bits), d the rotated length; the server's " +
+      "sum is taken modulo 2^bits and decoded with the same parameters and rotation key. A vector " +
+      "of another length, a value outside the modulus, NaN in a client's update, or a sum of fewer " +
+      "clients than the noise was calibrated for would decode to something else than the " +
+      "calibrated release.",
+    fix: "Encode and decode with the same parameters; send d values in [0, 2^bits); decode only sums of at least minClients clients.",
+  },
 } as const;
 
 /**

@@ -6,7 +6,9 @@
  * 2016, "Concentrated Differential Privacy: Simplifications, Extensions, and Lower Bounds",
  * Proposition 1.6). rho adds up over calls (their Lemma 2.3), so a reviewer reads the
  * program's cost per run from these lines: the calls of a release inside loops are counted.
- * The sums record what they release as attributes (src/front/privacy.ts, src/front/secure.ts).
+ * distributedDpSum's line gives its zCDP cost with the effective noise multiplier after rounding and
+ * the additive tau d of a sum of discrete Gaussians. The sums record what they release as
+ * attributes (src/front/privacy.ts, src/front/secure.ts, src/front/distributed-dp.ts).
  */
 import type { Graph, Node, ProgramIR } from "./types.js";
 import { leafPaths } from "./tree-paths.js";
@@ -53,6 +55,13 @@ export function printReleases(ir: ProgramIR): string[] {
           const z = node.attrs.noiseMultiplier;
           const cost = typeof z === "number" ? `rho = ${significant(zcdpRho(z))} zCDP per call` : "rho = 1/(2 z^2) zCDP per call";
           seen.set(release, `dpSum #${release}: Gaussian mechanism, clip ${option(node, "clip")}, noise multiplier ${option(node, "noiseMultiplier")}, ${cost}, ${times}`);
+        } else if (node.attrs.aggregator === "distributedDpSum") {
+          const a = node.attrs as Record<string, number>;
+          const z = a.effectiveNoiseMultiplier!;
+          seen.set(
+            release,
+            `distributedDpSum #${release}: distributed discrete Gaussian (client noise, ${a.bits}-bit modular sum), clip ${significant(a.clip!)}, noise multiplier ${significant(a.noiseMultiplier!)} at >= ${a.minClients} clients (${significant(z)} after rounding), at most ${a.maxClients} clients, rho = ${significant(zcdpRho(z))} zCDP per call plus tau d = ${significant(a.tauD!)} (Kairouz et al. 2021, Prop. 14), ${times}`,
+          );
         } else if (node.op === "secure_sum") {
           seen.set(release, `secureSum #${release}: exact sum, no DP (masks simulated in one process), at least ${String(node.attrs.minClients ?? 2)} clients, ${times}`);
         }

@@ -30,10 +30,11 @@ const declassifyingPrimitives: ReadonlySet<string> = new Set(["secure_sum"]);
 
 /**
  * Aggregators composed of other primitives: their reduction node carries the aggregator's
- * name in its `aggregator` attribute (dpSum's clipped sum, src/front/privacy.ts), so the IR
+ * name in its `aggregator` attribute (dpSum's clipped sum, src/front/privacy.ts; distributedDpSum's
+ * noised modular sums, src/front/distributed-dp.ts), so the IR
  * says which reduction releases what, and transformations that replay the node keep it.
  */
-const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum"]);
+const declassifyingAggregators: ReadonlySet<string> = new Set(["dpSum", "distributedDpSum"]);
 
 export const declassifies = (op: string, attrs: Attrs): boolean =>
   declassifyingPrimitives.has(op) || (typeof attrs.aggregator === "string" && declassifyingAggregators.has(attrs.aggregator));

@@ -28,34 +28,11 @@ import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";
 import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
 import { host, tiny } from "../lib/helpers.js";
-import { clopperPearson } from "./clopper-pearson.js";
+import { auditLowerBound } from "./audit-bound.js";
 
 const delta = 1e-5;
 /** The seed the adversary reads from the config. */
 const seed = 20_260_101;
-
-/** The bound from one threshold: canary declared present when the statistic exceeds it. */
-function boundAt(threshold: number, without: readonly number[], withCanary: readonly number[]): number {
-  const falsePositives = without.filter((s) => s > threshold).length;
-  const falseNegatives = withCanary.filter((s) => s <= threshold).length;
-  const fpr = clopperPearson(falsePositives, without.length).upper;
-  const fnr = clopperPearson(falseNegatives, withCanary.length).upper;
-  return Math.max(0, Math.log((1 - delta - fnr) / fpr), Math.log((1 - delta - fpr) / fnr));
-}
-
-/** Epsilon's lower bound: the threshold picked on the first half of each set's trials, the bound computed on the second. */
-export function auditLowerBound(without: readonly number[], withCanary: readonly number[]): number {
-  const half = (xs: readonly number[]) => [xs.slice(0, xs.length >> 1), xs.slice(xs.length >> 1)] as const;
-  const [pickWithout, countWithout] = half(without);
-  const [pickWith, countWith] = half(withCanary);
-  const candidates = [...new Set([...pickWithout, ...pickWith])].sort((a, b) => a - b);
-  let best = { threshold: candidates[0]! - 1, bound: -Infinity };
-  for (const threshold of candidates) {
-    const bound = boundAt(threshold, pickWithout, pickWith);
-    if (bound > best.bound) best = { threshold, bound };
-  }
-  return boundAt(best.threshold, countWithout, countWith);
-}
 
 /** The noise key of a run whose secret is the OS's (private) or the seed's (broken). */
 const noiseKey = (mode: "secret" | "seed") => (mode === "secret" ? RunSecret.generate() : RunSecret.fromInsecureSeed(seed)).key("dp-noise");

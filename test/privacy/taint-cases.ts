@@ -231,6 +231,12 @@ export const taintCases: Readonly<Record<string, Entry>> = {
     call: (name, a) => fn(name, a.x!, `{ clip: ${a["options.clip"]}, noiseMultiplier: ${a["options.noiseMultiplier"]}, key: ${a["options.key"]} }`),
     expect: { x: released, "options.clip": both("FT110"), "options.noiseMultiplier": both("FT110"), "options.key": both("FT110") },
   },
+  distributedDpSum: {
+    slots: { x: "v", "options.rotationKey": "skey", "options.clientKeys": "k" },
+    call: (name, a) => fn(name, a.x!, `{ clip: 1, noiseMultiplier: 1, bits: 20, minClients: 1, maxClients: 4, rotationKey: ${a["options.rotationKey"]}, clientKeys: ${a["options.clientKeys"]} }`),
+    // The clients' keys may be private: they feed only the released noise.
+    expect: { x: released, "options.rotationKey": { tsc: "TS2322", trace: "FT110" }, "options.clientKeys": released },
+  },
   secureSum: {
     slots: { x: "v", "options.key": "skey" },
     call: (name, a) => fn(name, a.x!, `{ bits: 20, key: ${a["options.key"]}, range: [-1, 1], scale: 1000 }`),
@@ -262,4 +268,6 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   clipByNorm: { slots: { x: "v", maxNorm: "s" }, call: (name, a) => fn(name, a.x!, a.maxNorm!) },
   zeroAboveNorm: { slots: { x: "v", maxNorm: "s" }, call: (name, a) => fn(name, a.x!, a.maxNorm!) },
   stochasticQuantize: { slots: { x: "v", key: "k" }, call: (name, a) => fn(name, a.x!, a.key!, "{ bits: 4 }") },
+  randomHadamard: { slots: { x: "x", key: "k" }, call: (name, a) => fn(name, a.x!, a.key!) },
+  inverseRandomHadamard: { slots: { y: "v", key: "k" }, call: (name, a) => fn(name, `ft.concat([${a.y!}, ft.zeros([1])])`, a.key!, "[2, 2]") },
 };

@@ -24,7 +24,7 @@ export const SECRET_FILE = "secret.key";
 const SECRET_BYTES = 32;
 
 /** What a secret key is for: each purpose derives its own key. */
-export type SecretPurpose = "dp-noise" | "secure-masks";
+export type SecretPurpose = "dp-noise" | "secure-masks" | "distributed-dp";
 
 /** Uniform numbers in [0, 1): what cohort sampling draws from (an Rng is one too). */
 export interface UniformSource {
@@ -77,6 +77,16 @@ export class RunSecret {
   /** A random key (two int32 words, the language's key) for `purpose`. */
   key(purpose: SecretPurpose): [number, number] {
     const digest = createHmac("sha256", this.bytes).update(`key:${purpose}`).digest();
+    return [digest.readInt32BE(0), digest.readInt32BE(4)];
+  }
+
+  /**
+   * Client `client`'s key for round `round`'s distributed-DP noise and rounding: in the
+   * simulation it stands for the key the client would draw from its own CSPRNG; no other
+   * client's and no round's key tells anything about it.
+   */
+  clientKey(round: number, client: number): [number, number] {
+    const digest = createHmac("sha256", this.bytes).update(`client-key:${round}:${client}`).digest();
     return [digest.readInt32BE(0), digest.readInt32BE(4)];
   }
 

@@ -75,6 +75,8 @@ export interface CohortRunSettings {
   readonly options: RunOptions;
   /** Where the chunks run when not in this process. */
   readonly engine?: ChunkEngine;
+  /** CLIENTS inputs besides the batches, for the given clients (distributed DP's client keys). */
+  readonly clientInputs?: (clients: Int32Array) => Record<string, unknown>;
 }
 
 /**
@@ -97,9 +99,10 @@ export async function runOnCohort(
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
-  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)) } as never, settings.options as never);
+  const extra = (clients: Int32Array) => settings.clientInputs?.(clients) ?? {};
+  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...extra(sample.clients) } as never, settings.options as never);
   const data = function* () {
-    for (const chunk of chunks) yield cohortData(sample.batch(chunk.clients, chunk.steps));
+    for (const chunk of chunks) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...extra(chunk.clients) };
   };
   return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data() }, settings.options);
 }

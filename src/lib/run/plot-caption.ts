@@ -43,6 +43,8 @@ function aggregationParts(config: RunConfig): string[] {
     }
     case "secure":
       return [`secure aggregation (simulated): ${config.secureBits}-bit sums, clip ${config.secureClip}`];
+    case "distributed-dp":
+      return [`distributed DP (discrete Gaussian from the clients, simulated secure sum): clip ${config.ddpClip}, ${(config.ddpTargetEpsilon ?? 0) > 0 ? `noise for epsilon ${config.ddpTargetEpsilon} in ${config.rounds} rounds` : `noise multiplier ${config.ddpNoise}`} at ${config.minClients} clients, ${config.ddpBits}-bit sums, delta ${config.ddpDelta}`];
     default:
       return [`${config.aggregator} aggregation`];
   }

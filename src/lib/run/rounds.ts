@@ -32,6 +32,7 @@ import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./opti
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier } from "./privacy.js";
 import { isRobustRun, robustRound } from "./robust.js";
 import { RunSecret } from "../privacy/secret.js";
+import { distributedDpRunner } from "./distributed-dp-run.js";
 
 export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
 type Params = HostParams<Record<string, unknown>>;
@@ -328,6 +329,7 @@ const runners: Readonly<Record<string, (model: AnyModel, config: RunConfig) => R
  */
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
   if (config.aggregator === "dp") return dpRunner(model, config, secret);
+  if (config.aggregator === "distributed-dp") return distributedDpRunner(model, config, secret);
   if (config.aggregator === "secure") return secureRunner(model, config, Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length)), secret);
   if (isRobustRun(config)) return robustRunner(model, config);
   const make = runners[config.algorithm];

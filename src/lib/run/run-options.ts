@@ -85,6 +85,16 @@ const secureOptions = {
   secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
 };
 
+// Distributed DP (src/lib/run/distributed-dp-run.ts; docs/language.md "Distributed DP").
+const distributedDp = { key: "aggregator", values: ["distributed-dp"] };
+const distributedDpOptions = {
+  ddpClip: onlyWhen(distributedDp, real("Distributed DP: each client's whole update is clipped to this L2 norm", 1, { min: 0, minExclusive: true })),
+  ddpNoise: onlyWhen(distributedDp, real("Distributed DP noise multiplier z: with --min-clients survivors the sum carries about N(0, (z clip)^2), added by the clients", 1, { min: 0, minExclusive: true })),
+  ddpBits: onlyWhen(distributedDp, integer("Distributed DP: the secure sum's modulus is 2^bits", 16, { min: 2, max: 30 })),
+  ddpDelta: onlyWhen(distributedDp, real("Distributed DP: the delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
+  ddpTargetEpsilon: onlyWhen(distributedDp, real("Distributed DP: choose --ddp-noise so that --rounds rounds spend this epsilon at --ddp-delta; 0 to take --ddp-noise as given", 0, { min: 0 })),
+};
+
 // Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
 const mimeFamily = { key: "algorithm", values: ["mime", "mimelite"] };
 const mimeAndFairnessOptions = {
@@ -218,10 +228,11 @@ export const runOptions = {
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
   aggregator: choice(
-    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (an in-process simulation: the server holds the pair keys), or a robust aggregator",
-    ["fedavg", "dp", "secure", ...robustAggregators],
+    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (an in-process simulation: the server holds the pair keys), distributed DP (clients noise their own updates), or a robust aggregator",
+    ["fedavg", "dp", "secure", "distributed-dp", ...robustAggregators],
   ),
   ...privacyOptions,
+  ...distributedDpOptions,
   ...secureOptions,
   ...robustOptions,
   ...clientOptions,
@@ -278,6 +289,11 @@ export const crossChecks: readonly {
       aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
   },
   {
+    keys: ["aggregator", "algorithm"],
+    problem: ({ aggregator, algorithm }) =>
+      aggregator === "distributed-dp" && algorithm !== "fedavg" ? `--aggregator distributed-dp is FedAvg with distributed DP: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+  },
+  {
     keys: ["secureNeighbours"],
     problem: ({ secureNeighbours }) =>
       typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
@@ -296,7 +312,7 @@ export const crossChecks: readonly {
     problem: ({ aggregator, attack, quantizeBits, algorithm }) =>
       algorithm !== "fedavg" && ((robustAggregators as readonly string[]).includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
         ? `robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not ${String(algorithm)}`
-        : (aggregator === "dp" || aggregator === "secure") && (attack !== "none" || quantizeBits !== 0)
+        : (aggregator === "dp" || aggregator === "secure" || aggregator === "distributed-dp") && (attack !== "none" || quantizeBits !== 0)
           ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`
           : undefined,
   },
@@ -310,7 +326,7 @@ export const crossChecks: readonly {
   {
     keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
     problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
-      (aggregator === "dp" || aggregator === "secure") && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
+      (aggregator === "dp" || aggregator === "secure" || aggregator === "distributed-dp") && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
         ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${aggregator === "dp" ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
         : undefined,
   },

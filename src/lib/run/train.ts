@@ -35,6 +35,7 @@ import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./met
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
 import { RunSecret } from "../privacy/secret.js";
+import { distributedDpColumns, distributedDpEpsilonAfter } from "./distributed-dp-run.js";
 import type { PersonalizationSummary } from "./federated-eval.js";
 import { RoundProgress, type ProgressStream } from "./progress.js";
 import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumns } from "./robust.js";
@@ -219,7 +220,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     name: `${algorithm} ${model.name}`,
     title: `${algorithm} on ${config.dataset} (${model.name})${notPrivate === undefined ? "" : `: ${notPrivate}`}`,
     caption: plotCaption(config),
-    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" ? privacyPlotMetrics : [])],
+    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" || config.aggregator === "distributed-dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
   let stoppedAfter: number | undefined;
@@ -271,6 +272,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       if (config.dropout > 0) counts.dropped = cohort.dropped.length;
       row = { round, train_loss: row.train_loss!, ...counts, ...row };
       if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
+      if (config.aggregator === "distributed-dp") row = { ...row, ...distributedDpColumns(config, round, parameters) };
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
@@ -300,7 +302,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? finalRound;
-  const privacy = config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds, parameters) } : {};
+  const privacy =
+    config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds, parameters) } : config.aggregator === "distributed-dp" ? { epsilon: distributedDpEpsilonAfter(config, rounds, parameters) } : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -313,7 +316,7 @@ const aggregated = (survivors: number, minClients: number, aggregator: string): 
  * back; --dp-insecure-seed derives it from that public number. None for other runs.
  */
 async function runSecret(config: RunConfig, resumed: boolean): Promise<RunSecret | undefined> {
-  if (config.aggregator !== "dp" && config.aggregator !== "secure") return undefined;
+  if (config.aggregator !== "dp" && config.aggregator !== "secure" && config.aggregator !== "distributed-dp") return undefined;
   if ((config.dpInsecureSeed ?? 0) > 0) return RunSecret.fromInsecureSeed(config.dpInsecureSeed!);
   if (resumed) return RunSecret.load(config.out);
   const secret = RunSecret.generate();

@@ -1,0 +1,127 @@
+/**
+ * Distributed DP with the distributed discrete Gaussian (Kairouz, Liu and Steinke 2021, "The
+ * Distributed Discrete Gaussian Mechanism for Federated Learning with Secure Aggregation";
+ * TFF's DistributedDpSumFactory): calibration and accounting, on the host.
+ *
+ * Each client clips its vector to L2 norm c, rotates it (randomized Hadamard, d = 2^m
+ * coordinates), scales it by gamma, rounds it to integers with conditional randomized rounding
+ * (norm at most B, else tries again, else sends zeros), adds N_Z(0, sigma^2) per coordinate and
+ * wraps mod 2^bits. The server sums mod 2^bits and sees x_1 + ... + x_n + Y_1 + ... + Y_n.
+ *
+ * Calibration (their section 4, TFF's heuristic scale): the per-client noise, in model units,
+ * is z c / sqrt(minClients), so that minClients survivors give the sum a noise of standard
+ * deviation z c; gamma is the largest scale with which kStddevs standard deviations of the
+ * scaled aggregate of maxClients clients (signal at most maxClients c spread evenly over d
+ * coordinates by the rotation, noise, and rounding) fit in 2^bits:
+ *   2^bits = 2 k sqrt((gamma maxClients c)^2 / d + maxClients (gamma^2 sigma_model^2 + 1/4)) .
+ * B, the rounded vector's norm bound, is min(gamma c + sqrt(d), sqrt((gamma c)^2 + d/4 +
+ * sqrt(2 ln(1/beta)) (gamma c + sqrt(d)/2))) (their Theorem 1 / Proposition 22); the L1 bound
+ * is B min(sqrt(d), B) (integer vectors: |v|_1 <= |v|_2^2).
+ *
+ * Accounting: the sum of n >= minClients clients' noise, each N_Z(0, sigma^2)^d, makes the
+ * released sum RDP at order alpha with (their Proposition 14 with Theorem 1's tau)
+ *   eps(alpha) = min(alpha/2 s2^2 + tau d, alpha/2 (s2^2 + 2 s1 tau + tau^2 d), alpha/2 (s2 + sqrt(d) tau)^2)
+ * where s2 = B / (sqrt(n) sigma), s1 = B1 / (sqrt(n) sigma), tau = 10 sum_{k=1}^{n-1} exp(-2 pi^2 sigma^2 k / (k+1)).
+ * Worst case over n in [minClients, maxClients]: s at minClients, tau at maxClients. The
+ * neighbouring relation is one participant's vector replaced by zeros (sensitivity B): the
+ * server of distributed DP sees who took part, so a client's participation is not hidden and no
+ * amplification by sampling is claimed (each round composes in full). RDP adds over rounds and
+ * converts to (epsilon, delta) as rdp.ts does. The sampler's own error (discrete-gaussian.ts)
+ * is added: a ratio within 1 +- eta per draw adds at most (2 alpha - 1) / (alpha - 1) eta per
+ * draw to the RDP at alpha, and its total variation goes into delta with the factor (1 + e^eps).
+ */
+import { ftError } from "../../errors/error.js";
+import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
+import { calibrateDistributedDp, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
+import { DEFAULT_RDP_ORDERS, rdpToEpsilon, type RdpConversion } from "./rdp.js";
+
+/** RDP of one round at each order (Proposition 14 with Theorem 1, worst case over the survivors), the sampler's error not included. */
+export function distributedDpRoundRdp(cal: DistributedDpCalibration, orders: readonly number[] = DEFAULT_RDP_ORDERS): number[] {
+  const noise = Math.sqrt(cal.minClients) * cal.localSigma;
+  const s2 = cal.l2Bound / noise;
+  const s1 = cal.l1Bound / noise;
+  const tau = sumOfDiscreteGaussiansTau(cal.localSigma, cal.maxClients);
+  const d = cal.dimension;
+  return orders.map((alpha) =>
+    Math.min((alpha / 2) * s2 * s2 + tau * d, (alpha / 2) * (s2 * s2 + 2 * s1 * tau + tau * tau * d), (alpha / 2) * (s2 + Math.sqrt(d) * tau) ** 2),
+  );
+}
+
+export interface SamplerError {
+  /** The sampler's P^/P within 1 +- this per draw (DiscreteGaussianTable.relativeError). */
+  readonly relativeError: number;
+  /** Its total variation per draw (DiscreteGaussianTable.totalVariation). */
+  readonly totalVariation: number;
+}
+
+export interface DistributedDpSpent {
+  readonly epsilon: number;
+  readonly order: number;
+  /** The delta the RDP conversion used. */
+  readonly rdpDelta: number;
+  /** The delta the sampler's total variation takes. */
+  readonly samplerDelta: number;
+}
+
+/**
+ * (epsilon, delta) after `rounds` rounds, each drawing maxClients d noise values: the RDP of
+ * the rounds plus the sampler's ratio error, converted at the delta left after the sampler's
+ * total variation (a fixed point as in dp-fedavg-epsilon.ts).
+ */
+export { calibrateDistributedDp, roundedL2Bound, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
+
+export function distributedDpEpsilon(
+  cal: DistributedDpCalibration,
+  rounds: number,
+  delta: number,
+  sampler: SamplerError = DISCRETE_GAUSSIAN_SAMPLER_ERROR,
+  options: { orders?: readonly number[]; conversion?: RdpConversion } = {},
+): DistributedDpSpent {
+  if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });
+  const orders = options.orders ?? DEFAULT_RDP_ORDERS;
+  const draws = rounds * cal.maxClients * cal.dimension;
+  const perRound = distributedDpRoundRdp(cal, orders);
+  const eta = sampler.relativeError;
+  const rdp = perRound.map((r, i) => rounds * r + (draws * eta * (2 * orders[i]! - 1)) / (orders[i]! - 1));
+  const share = (epsilon: number) => draws * sampler.totalVariation * (1 + Math.exp(epsilon));
+  const at = (rdpDelta: number) => (rdpDelta > 0 ? rdpToEpsilon(orders, rdp, rdpDelta, options.conversion) : { epsilon: Infinity, order: NaN });
+  let assumed = at(delta).epsilon;
+  for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {
+    const rdpDelta = delta - share(assumed);
+    const spent = at(rdpDelta);
+    if (spent.epsilon <= assumed) return { ...spent, rdpDelta, samplerDelta: share(spent.epsilon) };
+    assumed = spent.epsilon;
+  }
+  return { epsilon: Infinity, order: NaN, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
+}
+
+/**
+ * The noise multiplier z whose calibration spends `targetEpsilon` at `delta` after `rounds`
+ * rounds (bisection; epsilon falls as z grows): the `target` form of the options.
+ */
+export function noiseMultiplierForEpsilon(
+  parameters: Omit<DistributedDpParameters, "noiseMultiplier">,
+  targetEpsilon: number,
+  rounds: number,
+  delta: number,
+): number {
+  if (!(targetEpsilon > 0 && Number.isFinite(targetEpsilon))) throw ftError("FT346", { why: `the target epsilon must be a finite number > 0, got ${targetEpsilon}` });
+  const epsilonAt = (z: number) => {
+    const cal = calibrateDistributedDp({ ...parameters, noiseMultiplier: z });
+    return distributedDpEpsilon(cal, rounds, delta).epsilon;
+  };
+  let [lo, hi] = [1e-3, 1e3];
+  if (epsilonAt(hi) > targetEpsilon) throw ftError("FT346", { why: `no noise multiplier up to ${hi} reaches epsilon ${targetEpsilon} in ${rounds} rounds at ${parameters.bits} bits` });
+  for (let i = 0; i < 60; i++) {
+    const mid = Math.sqrt(lo * hi);
+    let spent: number;
+    try {
+      spent = epsilonAt(mid);
+    } catch {
+      spent = Infinity;
+    }
+    if (spent > targetEpsilon) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}

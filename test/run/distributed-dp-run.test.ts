@@ -1,0 +1,66 @@
+/**
+ * `fedtensor run --aggregator distributed-dp`: FedAvg through distributedDpSum. With little
+ * noise it trains as plain FedAvg does (the same cohorts; the sums differ by the clip, the
+ * rounding and the noise only); each row reports the epsilon the accountant computes for its
+ * round (none when the noise is too small for a finite one); the run's keys come from its secret (secret.key in the run folder); options are checked.
+ */
+import { existsSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { hadamardLength } from "../../src/front/rotation.js";
+import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { RunSecret } from "../../src/lib/privacy/secret.js";
+import { validateRunConfig } from "../../src/lib/run/config.js";
+import { distributedDpEpsilonAfter, distributedDpOptionsOf } from "../../src/lib/run/distributed-dp-run.js";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { train } from "../../src/lib/run/train.js";
+import { tempDir } from "./temp-dir.js";
+
+const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, rounds: 3 } as const;
+
+async function run(options: Record<string, unknown>) {
+  const out = tempDir("ft-ddp-");
+  await train(validateRunConfig({ ...small, out, ...options }, "test"), { write: () => true, isTTY: false });
+  return { rows: await readMetrics(`${out}/metrics.jsonl`), out };
+}
+
+describe("fedtensor run --aggregator distributed-dp", () => {
+  test("with little noise and a large clip it trains as plain FedAvg (epsilon: none finite)", async () => {
+    const plain = (await run({})).rows;
+    const options = { aggregator: "distributed-dp", ddpClip: 100, ddpNoise: 1e-4, ddpBits: 20, minClients: 5, chunkClients: 2 };
+    const { rows, out } = await run(options);
+    expect(existsSync(`${out}/secret.key`)).toBe(true);
+    expect(rows).toHaveLength(3);
+    rows.forEach((row, i) => {
+      expect(Math.abs((row.test_accuracy as number) - (plain[i]!.test_accuracy as number))).toBeLessThan(0.01);
+      expect(row.epsilon).toBeNull();
+      expect(row.train_loss).toBeNull();
+    });
+  }, 300_000);
+
+  test("a row's epsilon is the accountant's for the run's calibration: the model's parameters padded to a power of two", () => {
+    const config = validateRunConfig({ ...small, out: "unused", aggregator: "distributed-dp", ddpClip: 0.5, ddpNoise: 1.2, ddpBits: 18, minClients: 4, ddpDelta: 1e-6 }, "test");
+    const cal = calibrateDistributedDp({ clip: 0.5, noiseMultiplier: 1.2, bits: 18, minClients: 4, maxClients: 5, dimension: 8192 });
+    expect(hadamardLength(7850)).toBe(8192);
+    for (const rounds of [1, 10]) expect(distributedDpEpsilonAfter(config, rounds, 7850)).toBe(distributedDpEpsilon(cal, rounds, 1e-6).epsilon);
+    expect(distributedDpEpsilonAfter(config, 10, 7850)).toBeGreaterThan(distributedDpEpsilonAfter(config, 1, 7850));
+    // --ddp-target-epsilon: the noise that spends it in --rounds (3) rounds.
+    const targeted = validateRunConfig({ ...small, out: "unused", aggregator: "distributed-dp", ddpClip: 0.5, ddpBits: 18, minClients: 4, ddpTargetEpsilon: 6 }, "test");
+    expect(distributedDpEpsilonAfter(targeted, 3, 7850)).toBeCloseTo(6, 3);
+    expect(distributedDpOptionsOf(targeted, 7850).noiseMultiplier).toBeGreaterThan(0.5);
+  });
+
+  test("the clients' keys: one per round and client, from the run's secret only", () => {
+    const secret = RunSecret.generate();
+    const keys = [1, 2].flatMap((round) => [0, 1, 2].map((client) => secret.clientKey(round, client).join()));
+    expect(new Set(keys).size).toBe(6);
+    expect(secret.clientKey(2, 1)).toEqual(secret.clientKey(2, 1));
+    expect(RunSecret.generate().clientKey(2, 1)).not.toEqual(secret.clientKey(2, 1));
+  });
+
+  test("bad options are FT305", () => {
+    const invalid = (options: Record<string, unknown>) => () => validateRunConfig({ ...small, out: "unused", ...options }, "test");
+    expect(invalid({ aggregator: "distributed-dp", ddpBits: 31 })).toThrow(/^FT305: /);
+    expect(invalid({ aggregator: "distributed-dp", algorithm: "fedprox" })).toThrow(/--aggregator distributed-dp is FedAvg with distributed DP/);
+    expect(invalid({ ddpNoise: 2 })).toThrow(/^FT305: /);
+  });
+});
