@@ -99,3 +99,4 @@ export type { PrivacySpent, RdpConversion } from "./lib/privacy/rdp.js";
 export type { ClientsOptions } from "./front/specs.js";
 export { helper } from "./front/helper.js";
 export type { Float, Int, Bool, AtServer, AtClients, PrivateAtClients, Member, Helper } from "../types/helper.js";
+export { randomHadamard, inverseRandomHadamard } from "./front/rotation.js";

@@ -262,4 +262,6 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   clipByNorm: { slots: { x: "v", maxNorm: "s" }, call: (name, a) => fn(name, a.x!, a.maxNorm!) },
   zeroAboveNorm: { slots: { x: "v", maxNorm: "s" }, call: (name, a) => fn(name, a.x!, a.maxNorm!) },
   stochasticQuantize: { slots: { x: "v", key: "k" }, call: (name, a) => fn(name, a.x!, a.key!, "{ bits: 4 }") },
+  randomHadamard: { slots: { x: "x", key: "k" }, call: (name, a) => fn(name, a.x!, a.key!) },
+  inverseRandomHadamard: { slots: { y: "v", key: "k" }, call: (name, a) => fn(name, `ft.concat([${a.y!}, ft.zeros([1])])`, a.key!, "[2, 2]") },
 };
