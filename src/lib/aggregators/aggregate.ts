@@ -76,11 +76,14 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   const dp = stages.some((s) => s.kind === "dp");
   const secure = stageOf(stages, "secure");
   const adaptive = isAdaptive(stages);
-  const base = "key" in agg.inputs ? draw.foldIn(inputs.key, inputs.round) : undefined;
+  // A round function given the round's key (folded already) has no round input.
+  const base = !("key" in agg.inputs) ? undefined : inputs.round === undefined ? inputs.key : draw.foldIn(inputs.key, inputs.round);
   const call = base === undefined || slots === 1 ? base : draw.split(base, slots)[slot];
   const [attackKey, quantizeKey, rotationKey, noiseKey, maskKey] = call === undefined ? [] : draw.split(call, 5);
   const serverClip = dp ? inputs.clip : undefined;
 
+  const plainMean = stages.every((s) => s.kind === "mean");
+  if (plainMean) return { value: ops.reduceWeightedMean(updates, weights), state: {} };
   const members: Record<string, Value> = { update: updates, mask: data.mask, weight: weights };
   if (attackKey !== undefined && stageOf(stages, "attack")) Object.assign(members, { malicious: inputs.malicious, attackKey: ops.broadcast(attackKey) });
   if (quantizeKey !== undefined && stageOf(stages, "quantize")) Object.assign(members, { quantizeKey: ops.broadcast(quantizeKey), rotationKey: ops.broadcast(rotationKey) });
@@ -109,7 +112,7 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
       // One rotation for the whole cohort (a shared key), so the server's inverse of the sum is the sum of the inverses.
       const key = draw.foldIn(m.quantizeKey, draw.clientIndex());
       update = stage.rotation
-        ? unrotate(stochasticQuantize(rotate(update, m.rotationKey), key, { bits: stage.bits }), m.rotationKey)
+        ? unrotate(stochasticQuantize(rotate(update, m.rotationKey), key, { bits: stage.bits }), m.rotationKey, update)
         : stochasticQuantize(update, key, { bits: stage.bits });
     } else if (stage.kind === "zeroing") {
       update = robustOps.zeroAboveNorm(update, stage.bound);

@@ -47,7 +47,7 @@ export interface Aggregator<R extends boolean = boolean> {
   readonly releases: R;
   /** Whether it needs every client's update at once (a robust stage, or the per-client draws of attack and quantize): FT322 for chunks. */
   readonly wholeCohort: boolean;
-  /** The program inputs it reads besides its state. */
+  /** The program inputs it reads besides its state (which comes first among a program's inputs: DP-FedAvg's order). */
   readonly inputs: InputSpecs;
   /** Its server state, as program inputs (and outputs of the same names): { clip } with dp. */
   readonly state: InputSpecs;
@@ -84,9 +84,9 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
   const adaptive = clip?.bound === "adaptive";
   const inputs: Record<string, unknown> = {
     ...(kinds.has("dp") ? { noiseMultiplier: f32([]), expectedClients: f32([]) } : {}),
-    ...(adaptive ? { targetQuantile: f32([]), clipLr: f32([]), countStddev: f32([]) } : {}),
     ...(kinds.has("attack") ? { malicious: atClients(f32([])), attackScale: f32([]) } : {}),
     ...(keyed ? { key: atServer(i32([2])), round: i32([]) } : {}),
+    ...(adaptive ? { targetQuantile: f32([]), clipLr: f32([]), countStddev: f32([]) } : {}),
   };
   const first = clip === undefined ? undefined : adaptive ? (options.initialClip ?? 0.1) : (clip.bound as number);
   return {
@@ -96,7 +96,7 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
     wholeCohort: [...kinds].some((k) => robustKinds.has(k) || k === "attack" || k === "quantize"),
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
-    initialize: () => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
+    initialize: (): Record<string, HostScalar> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
   };
 }
 

@@ -224,3 +224,6 @@ export function checkChain(stages: readonly Stage[]): void {
   const why = chainProblem(stages);
   if (why !== undefined) throw ftError("FT326", { chain: Array.isArray(stages) ? stages.map((s) => String((s as Stage | undefined)?.kind)).join(",") : String(stages), why });
 }
+
+/** The stage constructors as one value: `aggregator(aggregationStages.clip(1), aggregationStages.dp())`. */
+export const aggregationStages = { attack, quantize, zeroing, clip, dp, secure, mean, median, trimmedMean, krum } as const;

@@ -10,9 +10,10 @@ import { adamw } from "../optimizers/optimizers.js";
 import { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMProgram } from "./fedavgm.js";
 import type { ClientOptimizer } from "./local.js";
 import type { Value } from "./loose.js";
+import type { AggregatorOptions } from "./aggregation.js";
 import type { AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
 
-export interface DiLoCoOptions {
+export interface DiLoCoOptions extends AggregatorOptions {
   /** The outer Nesterov momentum (default 0.9, as in the paper). */
   readonly momentum?: number;
   /** The inner (client) optimiser (default AdamW with weight decay 0.1). */
@@ -31,6 +32,7 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
   momentum: options.momentum ?? 0.9,
   nesterov: true,
   clientOptimizer: options.innerOptimizer ?? dilocoInnerOptimizer,
+  ...(options.aggregator === undefined ? {} : { aggregator: options.aggregator }),
 });
 
 /** The DiLoCo round as a typed function on traced values, for use inside a user's program. */
@@ -43,8 +45,8 @@ export function diloco<M extends AnyModel>(
 }
 
 /** One DiLoCo round on traced values. */
-export function dilocoRound(model: AnyModel, options: DiLoCoOptions, params: Value, data: RoundData, hypers: DiLoCoHypers<Value>): { params: Value; loss: Value; buffer: Value } {
-  return fedAvgMRound(model, asFedAvgM(options), params, data, hypers);
+export function dilocoRound(model: AnyModel, options: DiLoCoOptions, params: Value, data: RoundData, hypers: DiLoCoHypers<Value>, inputs: Value = {}): Record<string, Value> {
+  return fedAvgMRound(model, asFedAvgM(options), params, data, hypers, inputs);
 }
 
 /**

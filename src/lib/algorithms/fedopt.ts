@@ -5,12 +5,13 @@
  * FedAdagrad, whose moments live at the SERVER.
  */
 import { f32 } from "../../front/specs.js";
-import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
+import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
-export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions {
+export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
   readonly optimizer: AdaptiveOptimizer;
 }
@@ -33,7 +34,7 @@ export function fedOpt<M extends AnyModel>(
   model: M,
   options: FedOptOptions,
 ): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
-  return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers)) as never;
+  return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers, hypers)) as never;
 }
 
 /** One FedOpt round on traced values: local SGD, then the adaptive server step. */
@@ -43,10 +44,11 @@ export function fedOptRound(
   params: Value,
   data: RoundData,
   { lr, serverLr, state }: FedOptHypers<Value>,
-): { params: Value; loss: Value; state: AdaptiveState<Value> } {
-  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
+  inputs: Value = {},
+): Record<string, Value> & { state: AdaptiveState<Value> } {
+  const { delta, outputs } = meanClientDelta(model, params, data, lr, options, inputs);
   const step = adaptiveStep(options.optimizer, options, params, delta, state, serverLr);
-  return { params: step.params, loss, state: step.state };
+  return { params: step.params, ...outputs, state: step.state };
 }
 
 /**
@@ -55,7 +57,5 @@ export function fedOptRound(
  */
 export function fedOptProgram<M extends AnyModel>(model: M, options: FedOptOptions): FedOptProgram<M> {
   const moments = { m: serverParamSpecs(model), v: serverParamSpecs(model) };
-  return roundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, ({ params, lr, serverLr, state }, data) =>
-    fedOptRound(model, options, params, data, { lr, serverLr, state }),
-  ) as never;
+  return aggregatedRoundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, (all: Value, data) => fedOptRound(model, options, all.params, data, all, all), options) as never;
 }
