@@ -11,7 +11,7 @@
  * before the rest of the chain, as it always has.
  */
 import { ftError } from "../../errors/error.js";
-import { chainProblem, stageKinds, type Stage, type StageKind } from "../aggregators/stages.js";
+import { chainProblem, releasingKinds, stageKinds, type Stage, type StageKind } from "../aggregators/stages.js";
 import type { Condition, OptionSpec } from "./option-specs.js";
 
 /** The names --aggregator took before chains, and the chains they stand for. */
@@ -22,13 +22,11 @@ export const chainStageNames = stageKinds.filter((kind) => kind !== "attack");
 /** The stage kinds of an --aggregator value, single names expanded; undefined when it is no chain of known names. */
 export function chainKinds(value: unknown): StageKind[] | undefined {
   if (typeof value !== "string" || value === "") return undefined;
-  const kinds: StageKind[] = [];
-  for (const name of value.split(",").map((part) => part.trim())) {
-    const expanded = singleNames[name] ?? ((chainStageNames as readonly string[]).includes(name) ? [name as StageKind] : undefined);
-    if (expanded === undefined) return undefined;
-    kinds.push(...expanded);
-  }
-  return kinds;
+  // A single name keeps its old meaning (dp is clip,dp); inside a chain each name is one stage.
+  const single = singleNames[value.trim()];
+  if (single !== undefined) return [...single];
+  const names = value.split(",").map((part) => part.trim());
+  return names.every((name) => (chainStageNames as readonly string[]).includes(name)) ? (names as StageKind[]) : undefined;
 }
 
 /** Whether the chain of an --aggregator value holds the stage. */
@@ -55,6 +53,21 @@ export const aggregatorOption: OptionSpec<string> = {
     "How the server combines the clients' updates: a chain such as clip,dp,secure or quantize,secure (docs/algorithms.md \"Aggregators\"). Client stages: quantize, zeroing, clip; server stages: mean, dp (Gaussian noise on the clipped sum, needs clip before it), secure (masked sums; an in-process simulation: the server holds the pair keys), median, trimmed-mean, krum (these three need the whole cohort in one process, FT322)",
   accepts: (value): value is string => chainKinds(value) !== undefined,
 };
+
+/**
+ * The chains docs/algorithms.md's table runs every algorithm with, generated from the stages:
+ * each stage in the shortest chain that holds it (dp needs clip before it), quantize with each
+ * releasing stage, and every releasing stage together, in stage order. Each is a valid chain.
+ */
+export function representativeChains(): string[] {
+  const releasing = chainStageNames.filter((kind) => releasingKinds.has(kind));
+  const wanted: StageKind[][] = [...chainStageNames.map((kind) => [kind]), ...releasing.map((kind): StageKind[] => ["quantize", kind]), releasing];
+  const chains = wanted.map((kinds) => {
+    const withClip: StageKind[] = kinds.includes("dp") && !kinds.includes("clip") ? [...kinds, "clip"] : kinds;
+    return chainStageNames.filter((kind) => withClip.includes(kind)).join(",");
+  });
+  return [...new Set(chains)].filter((chain) => chainProblem(chainKinds(chain)!.map((kind) => ({ kind, bits: 4, bound: 1, trim: 0.1, byzantine: 0, select: 1, clip: 1, maxWeight: 1, maxClients: 2 }) as Stage)) === undefined);
+}
 
 /** The run options a chain's stages read (a RunConfig is one). */
 export interface ChainOptions {

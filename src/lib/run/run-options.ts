@@ -11,6 +11,9 @@ import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOp
 import { redisUrlProblem } from "./engine/url.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
+/** The algorithms of --algorithm. */
+export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl"] as const;
+
 /** The models of character windows, which only the text set (sotu) feeds. */
 const textModels = ["char", "transformer", "lstm"];
 
@@ -179,21 +182,7 @@ export const runOptions = {
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),
   resume: mayChangeOnResume(switchOption("Continue the run in --out from its latest checkpoint, with its config")),
   overwrite: mayChangeOnResume(switchOption("Delete the metrics, checkpoints and plot of a previous run in --out first")),
-  algorithm: choice("Federated algorithm", [
-    "fedavg",
-    "fedsgd",
-    "fedprox",
-    "fedadam",
-    "fedyogi",
-    "fedadagrad",
-    "scaffold",
-    "diloco",
-    "fedavgm",
-    "mime",
-    "mimelite",
-    "qffl",
-    "afl",
-  ]),
+  algorithm: choice("Federated algorithm", algorithmNames),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer", "lstm"]),
   dataset: choice("Data set; models char, transformer and lstm go with sotu, the others with the image sets", [
     "mnist",
