@@ -12,6 +12,7 @@ import { expect, test } from "vitest";
 import type { RoundSample } from "../../src/lib/data/federated.js";
 import type { HostData } from "../../src/lib/data/host-tensor.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";
+import { Rng } from "../../src/lib/random.js";
 import { representativeChains } from "../../src/lib/run/aggregator-chain.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { runnerFor, type DeviceTree, type TrainingState } from "../../src/lib/run/rounds.js";
@@ -61,7 +62,7 @@ async function cell(algorithm: string, aggregator: string): Promise<string> {
     return message.replace(/^FT305: aggregator \(in table\): /, "").replace(/^FT305: /, "");
   }
   const runner = runnerFor(config, tiny, { clientIndices }, secret);
-  const params = tiny.init();
+  const params = tiny.init(Rng.fromSeed(0));
   let state: TrainingState = { params: toDevice(params), server: toDevice(runner.initialServerState(params as never)), clients: {} };
   for (let round = 1; round <= 3; round++) {
     const next = await runner.round(state, sample, config, { round });

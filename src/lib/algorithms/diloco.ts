@@ -11,7 +11,7 @@ import { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgM
 import type { ClientOptimizer } from "./local.js";
 import type { Value } from "./loose.js";
 import type { AggregatorOptions } from "./aggregation.js";
-import type { AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
 
 export interface DiLoCoOptions extends AggregatorOptions {
   /** The outer Nesterov momentum (default 0.9, as in the paper). */
@@ -36,10 +36,10 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
 });
 
 /** The DiLoCo round as a typed function on traced values, for use inside a user's program. */
-export function diloco<M extends AnyModel>(
+export function diloco<M extends AnyModel, const O extends DiLoCoOptions = {}>(
   model: M,
-  options: DiLoCoOptions = {},
-): RoundFunction<DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
+  options: O = {} as O,
+): AggregatedRoundFunction<O, DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
   // FedAvgM's round under DiLoCo's name: only the name in its FT109 message differs.
   return fedAvgM(model, asFedAvgM(options)) as never;
 }

@@ -8,12 +8,12 @@
 import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
 import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundOutputs, RoundProgram } from "./types.js";
 
 export interface FedAvgOptions extends ClientTrainingOptions, AggregatorOptions {}
 
 /** FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvg<M extends AnyModel>(model: M, options: FedAvgOptions = {}): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
+export function fedAvg<M extends AnyModel, const O extends FedAvgOptions = {}>(model: M, options: O = {} as O): AggregatedRoundFunction<O, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 

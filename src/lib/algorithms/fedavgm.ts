@@ -11,7 +11,7 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimizers.js";
-import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions, AggregatorOptions {}
 
@@ -31,10 +31,10 @@ export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
 >;
 
 /** FedAvgM's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvgM<M extends AnyModel>(
+export function fedAvgM<M extends AnyModel, const O extends FedAvgMOptions = {}>(
   model: M,
-  options: FedAvgMOptions = {},
-): RoundFunction<FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
+  options: O = {} as O,
+): AggregatedRoundFunction<O, FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
   return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers, hypers)) as never;
 }
 

@@ -9,7 +9,7 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
-import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
@@ -30,10 +30,10 @@ export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M,
 export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
 
 /** FedOpt's round as a typed function on traced values, for use inside a user's program. */
-export function fedOpt<M extends AnyModel>(
+export function fedOpt<M extends AnyModel, const O extends FedOptOptions = FedOptOptions>(
   model: M,
-  options: FedOptOptions,
-): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
+  options: O,
+): AggregatedRoundFunction<O, FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
   return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers, hypers)) as never;
 }
 

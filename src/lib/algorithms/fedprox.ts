@@ -8,7 +8,7 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */
@@ -18,7 +18,10 @@ export interface FedProxHypers {
 }
 
 /** FedProx's round as a typed function on traced values, for use inside a user's program. */
-export function fedProx<M extends AnyModel>(model: M, options: ClientTrainingOptions & AggregatorOptions = {}): RoundFunction<FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
+export function fedProx<M extends AnyModel, const O extends ClientTrainingOptions & AggregatorOptions = {}>(
+  model: M,
+  options: O = {} as O,
+): AggregatedRoundFunction<O, FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
   return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers, options, hypers)) as never;
 }
 

@@ -9,10 +9,10 @@ import { aggregatedRoundProgram, aggregatorIn, reportedLoss, type AggregatorOpti
 import { maskedLossSum } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { zerosLikeTree } from "./trees.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
 
 /** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
-export function fedSgd<M extends AnyModel>(model: M, options: AggregatorOptions = {}): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
+export function fedSgd<M extends AnyModel, const O extends AggregatorOptions = {}>(model: M, options: O = {} as O): AggregatedRoundFunction<O, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 

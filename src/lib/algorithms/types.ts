@@ -126,6 +126,19 @@ export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = Round
   hypers: Hypers,
 ) => Presumed<Result>;
 
+/**
+ * The round function of an algorithm given the options O: with a releasing aggregator (one
+ * whose `releases` is statically true: a chain of literal stages with dp or secure), a
+ * ReleasingRoundFunction, which takes private data, whose hypers carry the aggregator's inputs
+ * (key, round, clip, ...) and whose result has no loss; a RoundFunction (FT109 on private
+ * data) otherwise.
+ */
+export type AggregatedRoundFunction<O, Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = O extends {
+  readonly aggregator: { readonly releases: true };
+}
+  ? ReleasingRoundFunction<Hypers & { readonly [input: string]: unknown }, Omit<Result, "loss">, Data>
+  : RoundFunction<Hypers, Result, Data, Name>;
+
 /** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
 

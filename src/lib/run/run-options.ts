@@ -262,6 +262,11 @@ export const crossChecks: readonly {
         : undefined,
   },
   {
+    keys: ["secureNeighbours"],
+    problem: ({ secureNeighbours }) =>
+      typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
+  },
+  {
     keys: ["aggregator", "quantizeBits", "attack"],
     problem: (config) => {
       const why = runChainProblem(config as unknown as ChainOptions);
@@ -275,11 +280,6 @@ export const crossChecks: readonly {
       const why = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
       return why === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${why}`;
     },
-  },
-  {
-    keys: ["secureNeighbours"],
-    problem: ({ secureNeighbours }) =>
-      typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
