@@ -53,7 +53,7 @@ async function cell(algorithm: string, aggregator: string): Promise<string> {
   let config;
   try {
     config = validateRunConfig(
-      { algorithm, aggregator, model: "logistic", clients: examples.length, clientsPerRound: examples.length, backend: "cpu", lr: 0.1, ...(aggregator.includes("quantize") ? { quantizeBits: 4 } : {}) },
+      { algorithm, aggregator, model: "logistic", clients: examples.length, clientsPerRound: examples.length, backend: "cpu", lr: 0.1, ...(aggregator.includes("quantize") ? { quantizeBits: 4, quantizeRotation: true } : {}) },
       "table",
     );
   } catch (error) {

@@ -24,7 +24,7 @@ import { flatten, unflatten } from "../../front/tree.js";
 import { ops, type Value } from "../algorithms/loose.js";
 import type { RoundData } from "../algorithms/types.js";
 import { isAdaptive, type Aggregator } from "./aggregator.js";
-import { rotate, unrotate } from "./rotation.js";
+import { rotate, rotationKeys, unrotate } from "./rotation.js";
 import type { Attack, SecureStage, Stage } from "./stages.js";
 
 // Through loose signatures, as loose.ts gives the other operations: checked while tracing.
@@ -86,7 +86,9 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   if (plainMean) return { value: ops.reduceWeightedMean(updates, weights), state: {} };
   const members: Record<string, Value> = { update: updates, mask: data.mask, weight: weights };
   if (attackKey !== undefined && stageOf(stages, "attack")) Object.assign(members, { malicious: inputs.malicious, attackKey: ops.broadcast(attackKey) });
-  if (quantizeKey !== undefined && stageOf(stages, "quantize")) Object.assign(members, { quantizeKey: ops.broadcast(quantizeKey), rotationKey: ops.broadcast(rotationKey) });
+  const quantizing = stageOf(stages, "quantize");
+  if (quantizeKey !== undefined && quantizing) members.quantizeKey = ops.broadcast(quantizeKey);
+  if (quantizing?.rotation) members.rotationKeys = rotationKeys(rotationKey, updates).map((key) => ops.broadcast(key));
   if (serverClip !== undefined) members.clip = ops.broadcast(serverClip);
   const local = ops.map((m: Value) => clientSide(stages, m, inputs, secure, adaptive), members);
 
@@ -112,7 +114,7 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
       // One rotation for the whole cohort (a shared key), so the server's inverse of the sum is the sum of the inverses.
       const key = draw.foldIn(m.quantizeKey, draw.clientIndex());
       update = stage.rotation
-        ? unrotate(stochasticQuantize(rotate(update, m.rotationKey), key, { bits: stage.bits }), m.rotationKey, update)
+        ? unrotate(stochasticQuantize(rotate(update, m.rotationKeys), key, { bits: stage.bits }), m.rotationKeys, update)
         : stochasticQuantize(update, key, { bits: stage.bits });
     } else if (stage.kind === "zeroing") {
       update = robustOps.zeroAboveNorm(update, stage.bound);
