@@ -2,7 +2,7 @@
  * Every algorithm of --algorithm against every representative aggregator chain
  * (representativeChains(), generated from the stages), each for 3 rounds through the runner
  * `fedtensor run` uses (rounds.ts: keys, state, whole-cohort and streamed paths) on a tiny
- * softmax regression and 5 clients: each cell runs, with finite parameters, or is refused by
+ * softmax regression and 5 clients (quantize with the Hadamard rotation): each cell runs, with finite parameters, or is refused by
  * the run's options with an FT305 and its reason. The result is docs/algorithms.md's table
  * (FEDTENSOR_UPDATE_DOCS=1 rewrites it; otherwise it must match).
  */

@@ -22,7 +22,7 @@ import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
 import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
-import type { DeviceTree, RoundContext, RoundRunner, TrainingState } from "./rounds.js";
+import type { DeviceTree, RoundContext, RoundRunner, TrainingState } from "./round-types.js";
 
 type Params = Parameters<RoundRunner["initialServerState"]>[0];
 type RoundProgramLike = { readonly ir: unknown; run(inputs: never, options: never): Promise<unknown> };

@@ -21,46 +21,18 @@ import { initialMimeState, mimeProgram, type MimeVariant } from "../algorithms/m
 import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
-import type { RoundSample } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import { aggregatedRunner, type AlgorithmRound } from "./aggregated-runner.js";
 import { runStages } from "./aggregator-chain.js";
 import type { TensorTree } from "./checkpoint.js";
-import { cohortData, type ChunkEngine } from "./cohort.js";
+import { cohortData } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
 import { RunSecret } from "../privacy/secret.js";
 
-export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+export type { DeviceTree, RoundContext, RoundResult, RoundRunner, TrainingState } from "./round-types.js";
+import type { DeviceTree, RoundRunner, TrainingState } from "./round-types.js";
 type Params = HostParams<Record<string, unknown>>;
-
-export interface TrainingState {
-  readonly params: DeviceTree;
-  /** Algorithm state at the server besides the parameters ({} when there is none). */
-  readonly server: DeviceTree;
-  /** Per-client state on the host, by client position ({} when the algorithm keeps none). */
-  readonly clients: { readonly [client: string]: TensorTree };
-}
-
-export interface RoundResult {
-  readonly state: TrainingState;
-  /** The cohort's mean training loss; none from DP-FedAvg, whose clients' losses are private. */
-  readonly loss: TfTensor | undefined;
-}
-
-/** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
-export interface RoundContext {
-  readonly round: number;
-  readonly engine?: ChunkEngine;
-}
-
-export interface RoundRunner {
-  /** The algorithm's server state for a fresh run, from the initial parameters. */
-  initialServerState(params: Params): TensorTree;
-  /** One round (`at.round`, from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams, through `at.engine` when workers run the chunks). */
-  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, at: RoundContext): Promise<RoundResult>;
-}
 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
