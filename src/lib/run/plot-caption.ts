@@ -39,7 +39,7 @@ function aggregationParts(config: RunConfig): string[] {
   const parts: string[] = [];
   if (chainHas(config.aggregator, "dp")) {
     const clip = config.dpClip === "adaptive" ? `adaptive clip from ${config.dpInitialClip}` : `clip ${config.dpClip}`;
-    parts.push(`DP: ${clip}, noise multiplier ${config.dpNoise}, delta ${config.dpDelta}`);
+    parts.push(`${config.algorithm === "fedavg" ? "DP-FedAvg" : "DP"}: ${clip}, noise multiplier ${config.dpNoise}, delta ${config.dpDelta}`);
   }
   if (chainHas(config.aggregator, "secure")) parts.push(`secure aggregation (simulated): ${config.secureBits}-bit sums, clip ${config.secureClip}`);
   return parts.length > 0 && config.aggregator.split(",").every((name) => ["dp", "clip", "secure"].includes(name)) ? parts : [...parts, `${config.aggregator} aggregation`];
