@@ -3,9 +3,14 @@
  * from flags, a config file's list of stage objects, the single names that keep their
  * meaning, and the errors for chains and lists that cannot work.
  */
+import { rmSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { chainKinds, runStages } from "../../src/lib/run/aggregator-chain.js";
+import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { train } from "../../src/lib/run/train.js";
+import { tempDir } from "./temp-dir.js";
 
 const config = (options: Record<string, unknown>) => validateRunConfig({ out: "unused", ...options }, "run.json");
 
@@ -49,3 +54,23 @@ describe("--aggregator chains", () => {
     await expect(loadRunConfig(["--quantize-rotation"])).rejects.toThrow("FT305: --quantize-rotation: applies only with --quantize-bits 1 to 16, not 0");
   });
 });
+
+describe("a run with an algorithm's state and the aggregator's", () => {
+  test("FedAdam with clip,dp (adaptive) keeps both states: epsilon in every row, and a resumed run repeats an uninterrupted one", async () => {
+    const options = { model: "logistic", clients: 20, clientsPerRound: 10, batchSize: 100, algorithm: "fedadam", aggregator: "clip,dp", dpClip: "adaptive", dpNoise: 0.8, rounds: 3, checkpointEvery: 1, keepCheckpoints: 3 };
+    const stream = { write: () => true, isTTY: false };
+    const out = tempDir("ft-chain-resume-");
+    await train(validateRunConfig({ ...options, out }, "test"), stream);
+    const straight = readMetrics(`${out}/metrics.jsonl`);
+    expect(straight.map((row) => [row.round, row.train_loss])).toEqual([[1, null], [2, null], [3, null]]);
+    const epsilons = straight.map((row) => row.epsilon as number);
+    expect(epsilons[0]).toBeGreaterThan(0);
+    expect(epsilons[1]).toBeGreaterThan(epsilons[0]!);
+    expect(new Set(straight.map((row) => row.dp_clip)).size).toBe(3);
+    rmSync(`${out}/${checkpointFileName(3)}`);
+    await train(validateRunConfig({ ...options, out, resume: true }, "test"), stream, { given: ["resume"] });
+    const resumed = readMetrics(`${out}/metrics.jsonl`);
+    expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
+  }, 180_000);
+});
+
