@@ -5,7 +5,8 @@
  * one private data stays FT109.
  */
 import { expectAssignable, expectError, expectType } from "tsd";
-import { aggregationStages as s, aggregator, fedAvg, fedProx, logistic, type Aggregator, type ChainCheck } from "../dist/src/lib/index.js";
+import type { Program } from "../dist/src/index.js";
+import { aggregationStages as s, aggregator, fedAvg, fedAvgProgram, fedProx, fedProxProgram, logistic, type ChainCheck } from "../dist/src/lib/index.js";
 import { value, type F32, type I32 } from "./helpers.js";
 
 type Logistic<P extends "server" | "clients-private"> = { w: F32<[784, 10], P>; b: F32<[10], P> };
@@ -14,11 +15,11 @@ declare const serverParams: Logistic<"server">;
 declare const privateData: Data<"clients-private">;
 
 const secureStage = s.secure({ bits: 30, clip: 1, maxWeight: 600, maxClients: 100 });
-expectType<Aggregator<true>>(aggregator(s.clip(1), s.dp()));
-expectType<Aggregator<true>>(aggregator(s.quantize(4, { rotation: true }), secureStage));
-expectType<Aggregator<true>>(aggregator(s.clip(1), s.dp(), secureStage));
-expectType<Aggregator<false>>(aggregator(s.zeroing(2), s.median()));
-expectType<Aggregator<false>>(aggregator(s.clip(1), s.mean()));
+expectType<true>(aggregator(s.clip(1), s.dp()).releases);
+expectType<true>(aggregator(s.quantize(4, { rotation: true }), secureStage).releases);
+expectType<true>(aggregator(s.clip(1), s.dp(), secureStage).releases);
+expectType<false>(aggregator(s.zeroing(2), s.median()).releases);
+expectType<false>(aggregator(s.clip(1), s.mean()).releases);
 
 // A median over masked values, noise before clipping, dp without a clip, two dp stages: FT114.
 expectError(aggregator(secureStage, s.median()));
@@ -35,3 +36,18 @@ const privateRound = fedProx(logistic, { aggregator: aggregator(s.clip(1), s.dp(
 expectAssignable<{ params: Logistic<"server"> }>(privateRound(serverParams, privateData, { ...dpHypers, mu: 0.01 }));
 expectError(fedAvg(logistic)(serverParams, privateData, { lr: 0.1 }));
 expectError(fedAvg(logistic, { aggregator: aggregator(s.median()) })(serverParams, privateData, { lr: 0.1 }));
+
+// A program given a chain of literal stages takes the chain's inputs and, when it releases, private data and no loss.
+type InputsOf<P> = P extends Program<infer I, unknown> ? I : never;
+type OutputsOf<P> = P extends Program<infer _I, infer O> ? O : never;
+const dpProgram = fedProxProgram(logistic, { aggregator: aggregator(s.clip(1), s.dp()) });
+expectType<"params" | "lr" | "x" | "y" | "mask" | "count" | "mu" | "clip" | "noiseMultiplier" | "expectedClients" | "targetQuantile" | "clipLr" | "countStddev" | "key" | "round">(
+  value<keyof InputsOf<typeof dpProgram>>(),
+);
+expectType<"params" | "clip">(value<keyof OutputsOf<typeof dpProgram>>());
+expectType<"clients-private">(value<InputsOf<typeof dpProgram>["x"]["placement"]>());
+const robustProgram = fedAvgProgram(logistic, { aggregator: aggregator(s.quantize(2, { rotation: true }), s.median()) });
+expectType<"params" | "loss">(value<keyof OutputsOf<typeof robustProgram>>());
+expectType<"clients">(value<InputsOf<typeof robustProgram>["x"]["placement"]>());
+// Without a chain, the program is the algorithm's as before.
+expectType<"params" | "loss">(value<keyof OutputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>>());

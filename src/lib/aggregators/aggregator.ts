@@ -7,7 +7,7 @@
  * declare its client data private.
  */
 import type { Validate } from "../../../types/errors.js";
-import type { TensorSpec } from "../../../types/tensor.js";
+import type { Tensor, TensorSpec } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import { checkChain, chainName, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
@@ -38,7 +38,24 @@ export interface HostScalar {
   readonly data: Float32Array;
 }
 
-export interface Aggregator<R extends boolean = boolean> {
+/**
+ * The program inputs a chain of literal stages adds to a round (its state `clip` included):
+ * the dp stage's, the key and round of the stages that draw or mask, the attack's.
+ */
+export type ChainInputs<S extends readonly Stage[]> = ("dp" extends S[number]["kind"] ? { readonly clip: TensorSpec<[], "float32", "server"> } & DpInputSpecs : unknown) &
+  ("attack" extends S[number]["kind"] ? AttackInputSpecs : unknown) &
+  (Extract<S[number]["kind"], "dp" | "secure" | "attack" | "quantize"> extends never ? unknown : KeyInputSpecs);
+
+/** The outputs a chain adds to a round: the dp stage's next clip. */
+export type ChainOutputs<I> = I extends { readonly clip: unknown } ? { clip: Tensor<[], "float32", "server"> } : unknown;
+
+/**
+ * An aggregator; R says whether it releases private data, I the program inputs it adds (known
+ * for chains of literal stages; any for chains built at run time).
+ */
+export interface Aggregator<R extends boolean = boolean, I = unknown> {
+  /** Its inputs' types (a phantom: no value at run time). */
+  readonly inputTypes?: I;
   /** The chain, from the clients to the server. */
   readonly stages: readonly Stage[];
   /** The chain as --aggregator writes it, e.g. "clip,dp,secure". */
@@ -69,7 +86,7 @@ export const isAdaptive = (stages: readonly Stage[]): boolean => dpClip(stages)?
  * chain without a server stage ends with the weighted mean. With adaptive clipping give the
  * first round's clip as `initialClip` (default 0.1, as --dp-initial-clip).
  */
-export function aggregator<const S extends readonly Stage[]>(...stages: Validate<S, ChainCheck<S>> & S): Aggregator<Releases<S>>;
+export function aggregator<const S extends readonly Stage[]>(...stages: Validate<S, ChainCheck<S>> & S): Aggregator<Releases<S>, ChainInputs<S>>;
 export function aggregator(...stages: Stage[]): Aggregator {
   return aggregatorOf(stages);
 }
@@ -101,4 +118,4 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
 }
 
 /** FedAvg's aggregator: the example-weighted mean. */
-export const meanAggregator: Aggregator<false> = aggregatorOf([{ kind: "mean" }]) as Aggregator<false>;
+export const meanAggregator: Aggregator<false, unknown> = aggregatorOf([{ kind: "mean" }]) as Aggregator<false>;

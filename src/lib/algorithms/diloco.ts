@@ -11,6 +11,7 @@ import { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgM
 import type { ClientOptimizer } from "./local.js";
 import type { Value } from "./loose.js";
 import type { AggregatorOptions } from "./aggregation.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
 
 export interface DiLoCoOptions extends AggregatorOptions {
@@ -36,10 +37,10 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
 });
 
 /** The DiLoCo round as a typed function on traced values, for use inside a user's program. */
-export function diloco<M extends AnyModel, const O extends DiLoCoOptions = {}>(
+export function diloco<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: O = {} as O,
-): AggregatedRoundFunction<O, DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
+  options: DiLoCoOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
   // FedAvgM's round under DiLoCo's name: only the name in its FT109 message differs.
   return fedAvgM(model, asFedAvgM(options)) as never;
 }

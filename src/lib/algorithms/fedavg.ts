@@ -8,12 +8,13 @@
 import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
 import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundOutputs, RoundProgram } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs } from "./types.js";
 
 export interface FedAvgOptions extends ClientTrainingOptions, AggregatorOptions {}
 
 /** FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvg<M extends AnyModel, const O extends FedAvgOptions = {}>(model: M, options: O = {} as O): AggregatedRoundFunction<O, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
+export function fedAvg<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: FedAvgOptions & { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 
@@ -28,6 +29,9 @@ export function fedAvgRound(model: AnyModel, params: Value, data: RoundData, lr:
 }
 
 /** FedAvg's round as a program: (server params, cohort batches, lr, the aggregator's inputs) -> (params, loss, its state). */
-export function fedAvgProgram<M extends AnyModel>(model: M, options: FedAvgOptions & { readonly name?: string } = {}): RoundProgram<M> {
+export function fedAvgProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedAvgOptions & { readonly aggregator?: A; readonly name?: string } = {},
+): AggregatedRoundProgram<M, A> {
   return aggregatedRoundProgram(model, "fedavg", {}, (all: Value, data) => fedAvgRound(model, all.params, data, all.lr, options, all), options) as never;
 }

@@ -11,7 +11,8 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimizers.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions, AggregatorOptions {}
 
@@ -31,10 +32,10 @@ export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
 >;
 
 /** FedAvgM's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvgM<M extends AnyModel, const O extends FedAvgMOptions = {}>(
+export function fedAvgM<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: O = {} as O,
-): AggregatedRoundFunction<O, FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
+  options: FedAvgMOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
   return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers, hypers)) as never;
 }
 
@@ -56,6 +57,10 @@ export function fedAvgMRound(
  * FedAvgM's round as a program: (server params, cohort batches, lr, serverLr, buffer) ->
  * (params, loss, buffer). The buffer starts at zero. `name` names the program (DiLoCo's is its own).
  */
-export function fedAvgMProgram<M extends AnyModel>(model: M, options: FedAvgMOptions = {}, name = "fedavgm"): FedAvgMProgram<M> {
+export function fedAvgMProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedAvgMOptions & { readonly aggregator?: A } = {},
+  name = "fedavgm",
+): AggregatedRoundProgram<M, A, { readonly serverLr: ScalarSpec; readonly buffer: ParamSpecsAt<M, "server"> }, { buffer: ParamsAt<M, "server"> }> {
   return aggregatedRoundProgram(model, name, { serverLr: f32([]), buffer: serverParamSpecs(model) }, (all: Value, data) => fedAvgMRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -9,7 +9,8 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
@@ -30,10 +31,10 @@ export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M,
 export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
 
 /** FedOpt's round as a typed function on traced values, for use inside a user's program. */
-export function fedOpt<M extends AnyModel, const O extends FedOptOptions = FedOptOptions>(
+export function fedOpt<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: O,
-): AggregatedRoundFunction<O, FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
+  options: FedOptOptions & { readonly aggregator?: A },
+): AggregatedRoundFunction<A, FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
   return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers, hypers)) as never;
 }
 
@@ -55,7 +56,10 @@ export function fedOptRound(
  * FedOpt's round as a program: (server params, cohort batches, lr, serverLr, state) ->
  * (params, loss, state). initialAdaptiveState makes the first round's state.
  */
-export function fedOptProgram<M extends AnyModel>(model: M, options: FedOptOptions): FedOptProgram<M> {
+export function fedOptProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedOptOptions & { readonly aggregator?: A },
+): AggregatedRoundProgram<M, A, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }> {
   const moments = { m: serverParamSpecs(model), v: serverParamSpecs(model) };
   return aggregatedRoundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, (all: Value, data) => fedOptRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -8,7 +8,8 @@ import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js
 import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */
@@ -18,10 +19,10 @@ export interface FedProxHypers {
 }
 
 /** FedProx's round as a typed function on traced values, for use inside a user's program. */
-export function fedProx<M extends AnyModel, const O extends ClientTrainingOptions & AggregatorOptions = {}>(
+export function fedProx<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: O = {} as O,
-): AggregatedRoundFunction<O, FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
+  options: ClientTrainingOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
   return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers, options, hypers)) as never;
 }
 
@@ -40,6 +41,9 @@ export function fedProxRound(
 }
 
 /** FedProx's round as a program: (server params, cohort batches, lr, mu) -> (params, loss). */
-export function fedProxProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions & AggregatorOptions = {}): RoundProgram<M, { readonly mu: ScalarSpec }> {
+export function fedProxProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: ClientTrainingOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundProgram<M, A, { readonly mu: ScalarSpec }> {
   return aggregatedRoundProgram(model, "fedprox", { mu: f32([]) }, (all: Value, data) => fedProxRound(model, all.params, data, all, options, all), options) as never;
 }

@@ -9,10 +9,11 @@ import { aggregatedRoundProgram, aggregatorIn, reportedLoss, type AggregatorOpti
 import { maskedLossSum } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { zerosLikeTree } from "./trees.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
 
 /** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
-export function fedSgd<M extends AnyModel, const O extends AggregatorOptions = {}>(model: M, options: O = {} as O): AggregatedRoundFunction<O, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
+export function fedSgd<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 
@@ -37,6 +38,6 @@ export function fedSgdRound(model: AnyModel, params: Value, data: RoundData, lr:
 }
 
 /** FedSGD's round as a program: (server params, cohort batches, server lr) -> (params, loss). */
-export function fedSgdProgram<M extends AnyModel>(model: M, options: AggregatorOptions = {}): RoundProgram<M> {
+export function fedSgdProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundProgram<M, A> {
   return aggregatedRoundProgram(model, "fedsgd", {}, (all: Value, data) => fedSgdRound(model, all.params, data, all.lr, options, all), options) as never;
 }

@@ -33,6 +33,7 @@ import { aggregate } from "../aggregators/aggregate.js";
 import { aggregatedRoundProgram, aggregatorIn, reportedLoss, requireAggregator, type AggregatorOptions } from "./aggregation.js";
 import { clientDelta, serverParamSpecs, type ClientOptimizer } from "./local.js";
 import { ops, type Value } from "./loose.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export type MimeVariant = "mime" | "mimelite";
@@ -83,11 +84,11 @@ function frozen(base: (lr: Value) => LooseTransformation, state: Value) {
 }
 
 /** Mime's or MimeLite's round as a typed function on traced values, for use inside a user's program. */
-export function mime<M extends AnyModel, K extends StateKind = "trace", const O extends MimeOptions<K> = MimeOptions<K>>(
+export function mime<M extends AnyModel, K extends StateKind = "trace", A extends Aggregator = Aggregator<false>>(
   model: M,
   variant: MimeVariant,
-  options: O = {} as O,
-): AggregatedRoundFunction<O, MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
+  options: MimeOptions<K> & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
   return ((params: Value, data: RoundData, hypers: MimeHypers<Value>) => mimeRound(model, variant, options, params, data, hypers, hypers)) as never;
 }
 
