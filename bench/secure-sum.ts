@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
 import { atClients, atServer, f32, i32, program, reduceSum, secureSum } from "../src/index.js";
 import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
-import { secureFedAvgProgram } from "../src/lib/algorithms/secure-fedavg.js";
+import { secureFedAvgProgram } from "../src/lib/algorithms/private-fedavg.js";
 import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend } from "../src/runtime/backend.js";

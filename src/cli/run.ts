@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { algorithmName, loadRunArguments } from "../lib/run/config.js";
+import { stagesHelp } from "../lib/run/aggregator-chain.js";
 import { formatRunOptionsHelp } from "../lib/run/options-help.js";
 import type { Command } from "./command.js";
 
@@ -35,6 +36,8 @@ export const runCommand: Command = {
       `Examples: ${exampleNames().join(", ")} (from examples/*.json).`,
       "",
       formatRunOptionsHelp(),
+      "",
+      stagesHelp,
     ].join("\n");
   },
   async run(args) {

@@ -458,6 +458,19 @@ export const catalogue = {
       "(default 2).",
     fix: "Sample larger cohorts, or raise the clients per round; set minClients higher for a stronger threshold.",
   },
+  FT114: {
+    title: "An aggregator chain that cannot work",
+    message: "aggregator {chain}: {why}",
+    explanation:
+      "An aggregator is a chain of stages from the clients to the server: client stages " +
+      "(attack, quantize, zeroing, clip) that each client applies to its update, then server " +
+      "stages (mean, median, trimmed-mean, krum, dp, secure) that combine the updates. Some " +
+      "chains cannot work: a median, trimmed mean or Krum needs each client's value, which a " +
+      "secure sum hides; dp's noise is calibrated to the clip norm, so a clip must come before " +
+      "it and nothing may change the clipped updates in between; a round is one Gaussian " +
+      "mechanism, so a chain has one dp stage. The types find these where the stages are literal.",
+    fix: "Reorder or drop the stage the message names, e.g. clip,dp,secure or quantize,clip,dp; docs/algorithms.md lists the stages.",
+  },
   FT309: {
     title: "Secure sum input outside its declared range",
     message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",
@@ -526,6 +539,17 @@ export const catalogue = {
     fix:
       "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
       "0 evaluates all of them).",
+  },
+  FT326: {
+    title: "An aggregator chain that cannot work",
+    message: "aggregator {chain}: {why}",
+    explanation:
+      "The chain of aggregator stages was checked when it was built (aggregator(...), " +
+      "--aggregator, a config file's aggregator list): a stage's options are out of range, or " +
+      "the stages do not compose, for the reasons FT114 gives at type level: a robust " +
+      "aggregator over a secure sum, noise before clipping, a stage between clip and dp, two " +
+      "dp stages, a client stage after a server stage.",
+    fix: "Reorder or drop the stage the message names; `fedtensor run --help` and docs/algorithms.md list the stages and their options.",
   },
   FT334: {
     title: "A secret key written out",

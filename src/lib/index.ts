@@ -68,15 +68,23 @@ export {
   type LocalHooks,
   type LocalTraining,
 } from "./algorithms/local.js";
-export { fedAvg, fedAvgProgram } from "./algorithms/fedavg.js";
-export { dpFedAvg, secureFedAvg } from "./algorithms/mechanism-rounds.js";
-export { dpFedAvgProgram, dpNoiseSplit, gaussianTreeNoise, type DpFedAvgOptions, type DpFedAvgProgram } from "./algorithms/dp-fedavg.js";
+export { fedAvg, fedAvgProgram, type FedAvgOptions } from "./algorithms/fedavg.js";
+export type { AggregatorOptions } from "./algorithms/aggregation.js";
 export {
+  dpFedAvg,
+  dpFedAvgProgram,
+  dpNoiseSplit,
+  gaussianTreeNoise,
+  secureFedAvg,
   secureFedAvgProgram,
   secureUpdateScale,
+  type DpFedAvgOptions,
+  type DpFedAvgProgram,
   type SecureAggregationOptions,
   type SecureFedAvgProgram,
-} from "./algorithms/secure-fedavg.js";
+} from "./algorithms/private-fedavg.js";
+export { aggregator, aggregatorOf, meanAggregator, type Aggregator } from "./aggregators/aggregator.js";
+export { aggregationStages, chainProblem, stageKinds, type ChainCheck, type Releases, type Stage, type StageKind } from "./aggregators/stages.js";
 export { fedAvgM, fedAvgMProgram, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram } from "./algorithms/fedsgd.js";
 export { fedProx, fedProxProgram, type FedProxHypers } from "./algorithms/fedprox.js";

@@ -1,5 +1,5 @@
 /**
- * The typed round functions of the releasing rounds (src/lib/algorithms/mechanism-rounds.ts)
+ * The typed round functions of the releasing rounds (src/lib/algorithms/private-fedavg.ts: FedAvg with clip,dp and with secure)
  * inside a user's program: dpFedAvg(model) takes private client data and computes exactly
  * dpFedAvgProgram's round; secureFedAvg(model) takes private client data and computes
  * secureFedAvgProgram's; and a round whose plain means would release private data is refused

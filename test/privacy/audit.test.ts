@@ -22,7 +22,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { atClients, atServer, dpSum, f32, foldIn, i32, interpret, program } from "../../src/index.js";
-import { dpFedAvgProgram } from "../../src/lib/algorithms/dp-fedavg.js";
+import { dpFedAvgProgram } from "../../src/lib/algorithms/private-fedavg.js";
 import { poissonCohort } from "../../src/lib/data/federated.js";
 import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";

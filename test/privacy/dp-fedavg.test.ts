@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { atServer, f32, i32, program } from "../../src/index.js";
-import { dpFedAvgProgram, dpNoiseSplit, gaussianTreeNoise } from "../../src/lib/algorithms/dp-fedavg.js";
+import { dpFedAvgProgram, dpNoiseSplit, gaussianTreeNoise } from "../../src/lib/algorithms/private-fedavg.js";
 import { batchInputs, host, oneParam, oneParamLocalSgd, pointCohort, read, tiny, separableCohort, twoClients } from "../lib/helpers.js";
 
 const w0 = 0.4;

@@ -107,6 +107,6 @@ describe("a private run's secret", () => {
     await expect(loadRunConfig(["--aggregator", "dp", "--min-clients", "2"])).rejects.toThrow(
       "FT305: --min-clients: a DP round runs whatever its Poisson cohort's size (skipping one would release that size outside the accountant)",
     );
-    await expect(loadRunConfig(["--dp-insecure-seed", "4"])).rejects.toThrow("FT305: --dp-insecure-seed: applies only with --aggregator dp, not fedavg");
+    await expect(loadRunConfig(["--dp-insecure-seed", "4"])).rejects.toThrow("FT305: --dp-insecure-seed: applies only with --aggregator a chain with dp, not fedavg");
   });
 });

@@ -97,17 +97,20 @@ describe("fedtensor run --aggregator dp", () => {
   }, 120_000);
 
   test("bad DP options are FT305", async () => {
-    await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow(/^FT305: --aggregator: expected fedavg \| dp \| [a-z| -]+, got "secret"$/);
+    await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow(/^FT305: --aggregator: expected stages separated by commas, [^"]+, got "secret"$/);
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "0"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got 0");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "big"])).rejects.toThrow("FT305: --dp-clip: expected number > 0 | adaptive, got \"big\"");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-noise", "-1"])).rejects.toThrow("FT305: --dp-noise: expected number > 0, got -1");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-delta", "1"])).rejects.toThrow("FT305: --dp-delta: expected number 0 < x < 1, got 1");
-    await expect(loadRunConfig(["--dp-noise", "1"])).rejects.toThrow("FT305: --dp-noise: applies only with --aggregator dp, not fedavg");
+    await expect(loadRunConfig(["--dp-noise", "1"])).rejects.toThrow("FT305: --dp-noise: applies only with --aggregator a chain with dp, not fedavg");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-target-quantile", "0.5"])).rejects.toThrow("FT305: --dp-target-quantile: applies only with --dp-clip adaptive, not 1");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive", "--dp-target-quantile", "2"])).rejects.toThrow(
       "FT305: --dp-target-quantile: expected number 0 <= x <= 1, got 2",
     );
-    await expect(loadRunConfig(["--aggregator", "dp", "--algorithm", "fedprox"])).rejects.toThrow("FT305: --aggregator: --aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not fedprox");
+    // Any algorithm takes the dp stage now (docs/algorithms.md "Aggregator chains"); those that cannot say why.
+    expect((await loadRunConfig(["--aggregator", "dp", "--algorithm", "fedprox"])).algorithm).toBe("fedprox");
+    await expect(loadRunConfig(["--aggregator", "clip,dp", "--algorithm", "afl"])).rejects.toThrow(/^FT305: --aggregator: --algorithm afl cannot take --aggregator clip,dp: AFL's ascent on lambda/);
+    await expect(loadRunConfig(["--aggregator", "dp,clip"])).rejects.toThrow("FT305: --aggregator: aggregator dp,clip: noise before clipping");
     await expect(loadRunConfig(["--aggregator", "dp", "--dp-clip", "adaptive", "--dp-noise", "2"])).rejects.toThrow(
       "FT305: --dp-noise: adaptive clipping spends part of the noise on the clipped count (std 0.5 for 10 expected clients); --dp-noise 2 leaves none for the update",
     );

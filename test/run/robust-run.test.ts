@@ -7,9 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
-import { maliciousClients, robustRound } from "../../src/lib/run/robust.js";
-import { modelFor } from "../../src/lib/run/setup.js";
-import type { RoundSample } from "../../src/lib/data/federated.js";
+import { maliciousClients, requireWholeCohort } from "../../src/lib/run/robust.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -63,20 +61,21 @@ describe("fedtensor run with robust aggregation", () => {
     );
   }, 60_000);
 
-  test("a round given to workers (--engine) is FT322: each worker would see one chunk", async () => {
+  test("a round given to workers (--engine) is FT322: each worker would see one chunk", () => {
     const cfg = config({ aggregator: "krum", engine: "redis://127.0.0.1:1" });
-    const cohort = { clients: Int32Array.of(3, 1, 4, 5, 9) } as unknown as RoundSample;
-    await expect(robustRound(modelFor(cfg), cfg, {}).run({}, cohort, cfg, 1, true)).rejects.toThrow(
+    expect(() => requireWholeCohort(cfg, 5, true)).toThrow(
       "FT322: --aggregator krum needs every client's update at once: --engine redis://127.0.0.1:1 gives each worker a chunk of the cohort; run without --engine",
     );
   });
 
-  test("options that do not go together are FT305", () => {
-    expect(() => config({ aggregator: "median", algorithm: "fedprox" })).toThrow(/FT305.*robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not fedprox/);
+  test("options that do not go together are FT305; chains that cannot work say why (FT326)", () => {
+    // Composition made the old "goes with --algorithm fedavg" rules obsolete: these run now.
+    expect(config({ aggregator: "median", algorithm: "fedprox" }).aggregator).toBe("median");
+    expect(config({ aggregator: "dp", quantizeBits: 8 }).quantizeBits).toBe(8);
     expect(() => config({ byzantine: 0.1 })).toThrow(/FT305.*applies only with --attack sign-flip \| scale \| noise, not none/);
-    expect(() => config({ aggregator: "median", trimFraction: 0.2 })).toThrow(/FT305.*applies only with --aggregator trimmed-mean/);
-    expect(() => config({ aggregator: "dp", quantizeBits: 8 })).toThrow(/FT305.*do not go with --aggregator dp/);
-    expect(() => config({ aggregator: "secure", attack: "sign-flip" })).toThrow(/FT305.*do not go with --aggregator secure/);
+    expect(() => config({ aggregator: "median", trimFraction: 0.2 })).toThrow(/FT305.*applies only with --aggregator a chain with trimmed-mean/);
+    expect(() => config({ aggregator: "secure,median" })).toThrow(/FT305.*median needs each client's value, and secure aggregation shows the server only the sum of masked values \(FT326\)/);
+    expect(() => config({ aggregator: "clip,quantize,dp", quantizeBits: 8 })).toThrow(/FT305.*quantize after clip changes the clipped norm dp's noise is calibrated to/);
   });
 
   test("Krum with more Byzantine clients than the cohort tolerates is FT321", async () => {

@@ -43,7 +43,9 @@ describe("fedtensor run --aggregator secure", () => {
     };
     expect(invalid({ aggregator: "secure", secureBits: 31 })).toMatch(/^FT305: /);
     expect(invalid({ aggregator: "secure", secureNeighbours: 3 })).toMatch(/give an even number, not 3/);
-    expect(invalid({ aggregator: "secure", algorithm: "fedprox" })).toMatch(/--aggregator secure is FedAvg with secure aggregation/);
+    // Any algorithm takes the secure stage now; q-FFL's loss-derived weights cannot go through it.
+    expect(validateRunConfig({ ...small, out: "unused", aggregator: "secure", algorithm: "fedprox" }, "test").algorithm).toBe("fedprox");
+    expect(invalid({ aggregator: "secure", algorithm: "qffl" })).toMatch(/--algorithm qffl cannot take --aggregator secure: q-FFL weighs each client's step/);
     expect(invalid({ secureClip: 2 })).toMatch(/^FT305: /);
   });
 });

@@ -20,11 +20,13 @@ import { cumsum, sort } from "../../front/sequence-ops.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { Placement, Tensor, TensorSpec } from "../../../types/tensor.js";
 import { CheckedProgram, valuesOf } from "./checked-inputs.js";
-import { clientDelta, clientLoss, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { aggregatedRoundProgram, aggregatorIn, requireAggregator, type AggregatorOptions } from "./aggregation.js";
+import { clientDelta, clientLoss, realSteps, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
 
-export interface AflOptions extends ClientTrainingOptions {
+export interface AflOptions extends ClientTrainingOptions, AggregatorOptions {
   /** N: the number of clients (domains) lambda weighs; the `client` input names them 0..N-1. */
   readonly clients: number;
 }
@@ -70,11 +72,12 @@ export function afl<M extends AnyModel, const N extends number>(
   model: M,
   options: AflOptions & { readonly clients: N },
 ): RoundFunction<AflHypers<AflLambda<N>>, RoundOutputs<M> & { lambda: AflLambda<N>; worstLoss: ServerScalar }, AflClientData, "afl"> {
-  return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers)) as never;
+  return ((params: Value, data: AflClientData, hypers: AflHypers<Value>) => aflRound(model, options, params, data, hypers, hypers)) as never;
 }
 
 /** One AFL round on traced values. */
-export function aflRound(model: AnyModel, options: AflOptions, params: Value, data: AflClientData, hypers: AflHypers<Value>): { params: Value; loss: Value; lambda: Value; worstLoss: Value } {
+export function aflRound(model: AnyModel, options: AflOptions, params: Value, data: AflClientData, hypers: AflHypers<Value>, inputs: Value = {}): Record<string, Value> {
+  requireAggregator("afl", options);
   const { lr, aflLr, lambda } = hypers;
   const n = options.clients;
   const local = ops.map(
@@ -94,13 +97,17 @@ export function aflRound(model: AnyModel, options: AflOptions, params: Value, da
     data.mask,
   );
   const scale = ops.div(n, ops.reduceSum(local.trains));
+  // (N / m) sum_k lambda_k delta_k is N times the mean of lambda_k delta_k over the m clients that trained.
+  const { value, state } = aggregate(aggregatorIn(options), { updates: local.weighted, data, weights: local.trains }, inputs);
   return {
-    params: ops.add(params, ops.mul(ops.reduceSum(local.weighted), scale)),
+    params: ops.add(params, ops.mul(value, n)),
+    ...state,
     loss: ops.reduceWeightedMean(local.loss, data.count),
     lambda: projectToSimplex(ops.add(lambda, ops.mul(ops.reduceSum(local.ascent), ops.mul(scale, aflLr))), n),
     worstLoss: ops.reduceMax(local.before),
   };
 }
+
 
 /** FT302 unless every client position is an integer in [0, N): one outside would get no weight, silently. */
 async function checkClients(client: unknown, n: number, what: string): Promise<void> {
@@ -121,9 +128,8 @@ export function aflProgram<M extends AnyModel, const N extends number>(model: M,
   const n = options.clients;
   if (!(Number.isSafeInteger(n) && n >= 1)) throw ftError("FT302", { what: "aflProgram clients", why: `must be a whole number of clients >= 1, got ${n}` });
   const extra = { aflLr: f32([]), lambda: atServer(f32([n])), client: atClients(i32([])) };
-  const traced = roundProgram(model, "afl", extra, ({ params, lr, aflLr, lambda, client }, data) =>
-    aflRound(model, options, params, { ...data, client }, { lr, aflLr, lambda }),
-  );
+  requireAggregator("afl", options);
+  const traced = aggregatedRoundProgram(model, "afl", extra, (all: Value, data) => aflRound(model, options, all.params, { ...data, client: all.client }, all, all), options);
   // The client positions are checked as well as the data before it runs.
   const check = (inputs: unknown, name: string) => checkClients((inputs as { client?: unknown } | null)?.client, n, `${name} input client`);
   return new CheckedProgram(traced as CheckedProgram<unknown, unknown>, model, check) as never;

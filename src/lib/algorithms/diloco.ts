@@ -10,9 +10,11 @@ import { adamw } from "../optimizers/optimizers.js";
 import { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMProgram } from "./fedavgm.js";
 import type { ClientOptimizer } from "./local.js";
 import type { Value } from "./loose.js";
-import type { AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
+import type { AggregatorOptions } from "./aggregation.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
 
-export interface DiLoCoOptions {
+export interface DiLoCoOptions extends AggregatorOptions {
   /** The outer Nesterov momentum (default 0.9, as in the paper). */
   readonly momentum?: number;
   /** The inner (client) optimiser (default AdamW with weight decay 0.1). */
@@ -31,20 +33,21 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
   momentum: options.momentum ?? 0.9,
   nesterov: true,
   clientOptimizer: options.innerOptimizer ?? dilocoInnerOptimizer,
+  ...(options.aggregator === undefined ? {} : { aggregator: options.aggregator }),
 });
 
 /** The DiLoCo round as a typed function on traced values, for use inside a user's program. */
-export function diloco<M extends AnyModel>(
+export function diloco<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: DiLoCoOptions = {},
-): RoundFunction<DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
+  options: DiLoCoOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
   // FedAvgM's round under DiLoCo's name: only the name in its FT109 message differs.
   return fedAvgM(model, asFedAvgM(options)) as never;
 }
 
 /** One DiLoCo round on traced values. */
-export function dilocoRound(model: AnyModel, options: DiLoCoOptions, params: Value, data: RoundData, hypers: DiLoCoHypers<Value>): { params: Value; loss: Value; buffer: Value } {
-  return fedAvgMRound(model, asFedAvgM(options), params, data, hypers);
+export function dilocoRound(model: AnyModel, options: DiLoCoOptions, params: Value, data: RoundData, hypers: DiLoCoHypers<Value>, inputs: Value = {}): Record<string, Value> {
+  return fedAvgMRound(model, asFedAvgM(options), params, data, hypers, inputs);
 }
 
 /**

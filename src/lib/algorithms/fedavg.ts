@@ -1,24 +1,37 @@
 /**
  * FedAvg (McMahan et al. 2017): every client of the cohort starts from the server model,
  * trains locally over its batches (SGD unless the options give another client optimiser),
- * and the server averages the resulting models weighted by the clients' example counts.
+ * and the server combines the resulting deltas with the options' aggregator: the example-
+ * weighted mean by default, or any chain of src/lib/aggregators (DP-FedAvg is FedAvg with
+ * clip,dp; secure FedAvg with secure; robust FedAvg with median, krum, ...).
  */
-import { meanClientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
+import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs } from "./types.js";
+
+export interface FedAvgOptions extends ClientTrainingOptions, AggregatorOptions {}
 
 /** FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvg<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
-  return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr, options)) as never;
+export function fedAvg<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: FedAvgOptions & { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedAvg"> {
+  return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedAvgRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 
-/** One FedAvg round on traced values: the new server parameters and the cohort's training loss. */
-export function fedAvgRound(model: AnyModel, params: Value, data: RoundData, lr: Value, options: ClientTrainingOptions = {}): { params: Value; loss: Value } {
-  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
-  return { params: ops.add(params, delta), loss };
+/**
+ * One FedAvg round on traced values: the new server parameters, the cohort's training loss
+ * (none under a releasing aggregator) and the aggregator's state; `inputs` hold the
+ * aggregator's inputs.
+ */
+export function fedAvgRound(model: AnyModel, params: Value, data: RoundData, lr: Value, options: FedAvgOptions = {}, inputs: Value = {}): Record<string, Value> {
+  const { delta, outputs } = meanClientDelta(model, params, data, lr, options, inputs);
+  return { params: ops.add(params, delta), ...outputs };
 }
 
-/** FedAvg's round as a program: (server params, cohort batches, lr) -> (params, loss). */
-export function fedAvgProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundProgram<M> {
-  return roundProgram(model, "fedavg", {}, ({ params, lr }, data) => fedAvgRound(model, params, data, lr, options)) as never;
+/** FedAvg's round as a program: (server params, cohort batches, lr, the aggregator's inputs) -> (params, loss, its state). */
+export function fedAvgProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedAvgOptions & { readonly aggregator?: A; readonly name?: string } = {},
+): AggregatedRoundProgram<M, A> {
+  return aggregatedRoundProgram(model, "fedavg", {}, (all: Value, data) => fedAvgRound(model, all.params, data, all.lr, options, all), options) as never;
 }

@@ -7,12 +7,14 @@
  * With momentum 0 and serverLr 1 it is FedAvg.
  */
 import { f32 } from "../../front/specs.js";
-import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
+import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimizers.js";
-import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
-export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions {}
+export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions, AggregatorOptions {}
 
 export interface FedAvgMHypers<Buffer> {
   /** The clients' learning rate. */
@@ -30,11 +32,11 @@ export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
 >;
 
 /** FedAvgM's round as a typed function on traced values, for use inside a user's program. */
-export function fedAvgM<M extends AnyModel>(
+export function fedAvgM<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: FedAvgMOptions = {},
-): RoundFunction<FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
-  return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers)) as never;
+  options: FedAvgMOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, FedAvgMHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "fedAvgM"> {
+  return ((params: Value, data: RoundData, hypers: FedAvgMHypers<Value>) => fedAvgMRound(model, options, params, data, hypers, hypers)) as never;
 }
 
 /** One FedAvgM round on traced values: local training, then the server momentum step. */
@@ -44,18 +46,21 @@ export function fedAvgMRound(
   params: Value,
   data: RoundData,
   { lr, serverLr, buffer }: FedAvgMHypers<Value>,
-): { params: Value; loss: Value; buffer: Value } {
-  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
+  inputs: Value = {},
+): Record<string, Value> {
+  const { delta, outputs } = meanClientDelta(model, params, data, lr, options, inputs);
   const step = serverMomentumStep(params, delta, buffer, serverLr, options);
-  return { params: step.params, loss, buffer: step.buffer };
+  return { params: step.params, ...outputs, buffer: step.buffer };
 }
 
 /**
  * FedAvgM's round as a program: (server params, cohort batches, lr, serverLr, buffer) ->
  * (params, loss, buffer). The buffer starts at zero. `name` names the program (DiLoCo's is its own).
  */
-export function fedAvgMProgram<M extends AnyModel>(model: M, options: FedAvgMOptions = {}, name = "fedavgm"): FedAvgMProgram<M> {
-  return roundProgram(model, name, { serverLr: f32([]), buffer: serverParamSpecs(model) }, ({ params, lr, serverLr, buffer }, data) =>
-    fedAvgMRound(model, options, params, data, { lr, serverLr, buffer }),
-  ) as never;
+export function fedAvgMProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedAvgMOptions & { readonly aggregator?: A } = {},
+  name = "fedavgm",
+): AggregatedRoundProgram<M, A, { readonly serverLr: ScalarSpec; readonly buffer: ParamSpecsAt<M, "server"> }, { buffer: ParamsAt<M, "server"> }> {
+  return aggregatedRoundProgram(model, name, { serverLr: f32([]), buffer: serverParamSpecs(model) }, (all: Value, data) => fedAvgMRound(model, options, all.params, data, all, all), options) as never;
 }

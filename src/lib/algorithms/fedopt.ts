@@ -5,12 +5,14 @@
  * FedAdagrad, whose moments live at the SERVER.
  */
 import { f32 } from "../../front/specs.js";
-import { meanClientDelta, roundProgram, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
+import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
+import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from "./local.js";
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
-import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
-export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions {
+export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
   readonly optimizer: AdaptiveOptimizer;
 }
@@ -29,11 +31,11 @@ export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M,
 export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
 
 /** FedOpt's round as a typed function on traced values, for use inside a user's program. */
-export function fedOpt<M extends AnyModel>(
+export function fedOpt<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: FedOptOptions,
-): RoundFunction<FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
-  return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers)) as never;
+  options: FedOptOptions & { readonly aggregator?: A },
+): AggregatedRoundFunction<A, FedOptHypers<FedOptState<M>>, RoundOutputs<M> & { state: FedOptState<M> }, RoundData, "fedOpt"> {
+  return ((params: Value, data: RoundData, hypers: FedOptHypers<Value>) => fedOptRound(model, options, params, data, hypers, hypers)) as never;
 }
 
 /** One FedOpt round on traced values: local SGD, then the adaptive server step. */
@@ -43,19 +45,21 @@ export function fedOptRound(
   params: Value,
   data: RoundData,
   { lr, serverLr, state }: FedOptHypers<Value>,
-): { params: Value; loss: Value; state: AdaptiveState<Value> } {
-  const { delta, loss } = meanClientDelta(model, params, data, lr, options);
+  inputs: Value = {},
+): Record<string, Value> & { state: AdaptiveState<Value> } {
+  const { delta, outputs } = meanClientDelta(model, params, data, lr, options, inputs);
   const step = adaptiveStep(options.optimizer, options, params, delta, state, serverLr);
-  return { params: step.params, loss, state: step.state };
+  return { params: step.params, ...outputs, state: step.state };
 }
 
 /**
  * FedOpt's round as a program: (server params, cohort batches, lr, serverLr, state) ->
  * (params, loss, state). initialAdaptiveState makes the first round's state.
  */
-export function fedOptProgram<M extends AnyModel>(model: M, options: FedOptOptions): FedOptProgram<M> {
+export function fedOptProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: FedOptOptions & { readonly aggregator?: A },
+): AggregatedRoundProgram<M, A, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }> {
   const moments = { m: serverParamSpecs(model), v: serverParamSpecs(model) };
-  return roundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, ({ params, lr, serverLr, state }, data) =>
-    fedOptRound(model, options, params, data, { lr, serverLr, state }),
-  ) as never;
+  return aggregatedRoundProgram(model, `fed${options.optimizer}`, { serverLr: f32([]), state: moments }, (all: Value, data) => fedOptRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -4,10 +4,12 @@
  * mu = 0 it is FedAvg.
  */
 import { f32 } from "../../front/specs.js";
-import { meanClientDelta, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { aggregatedRoundProgram, type AggregatorOptions } from "./aggregation.js";
+import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */
@@ -17,8 +19,11 @@ export interface FedProxHypers {
 }
 
 /** FedProx's round as a typed function on traced values, for use inside a user's program. */
-export function fedProx<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
-  return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers, options)) as never;
+export function fedProx<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: ClientTrainingOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, FedProxHypers, RoundOutputs<M>, RoundData, "fedProx"> {
+  return ((params: Value, data: RoundData, hypers: FedProxHypers) => fedProxRound(model, params, data, hypers, options, hypers)) as never;
 }
 
 /** One FedProx round on traced values: FedAvg with the proximal term in every local step. */
@@ -27,14 +32,18 @@ export function fedProxRound(
   params: Value,
   data: RoundData,
   { lr, mu }: { lr: Value; mu: Value },
-  options: ClientTrainingOptions = {},
-): { params: Value; loss: Value } {
+  options: ClientTrainingOptions & AggregatorOptions = {},
+  inputs: Value = {},
+): Record<string, Value> {
   const proximal = (global: Value) => ({ extra: (w: Value) => ops.mul(squaredNorm(ops.sub(w, global)), ops.mul(mu, 0.5)) });
-  const { delta, loss } = meanClientDelta(model, params, data, lr, { ...options, hooks: proximal });
-  return { params: ops.add(params, delta), loss };
+  const { delta, outputs } = meanClientDelta(model, params, data, lr, { ...options, hooks: proximal }, inputs);
+  return { params: ops.add(params, delta), ...outputs };
 }
 
 /** FedProx's round as a program: (server params, cohort batches, lr, mu) -> (params, loss). */
-export function fedProxProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundProgram<M, { readonly mu: ScalarSpec }> {
-  return roundProgram(model, "fedprox", { mu: f32([]) }, ({ params, lr, mu }, data) => fedProxRound(model, params, data, { lr, mu }, options)) as never;
+export function fedProxProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
+  model: M,
+  options: ClientTrainingOptions & { readonly aggregator?: A } = {},
+): AggregatedRoundProgram<M, A, { readonly mu: ScalarSpec }> {
+  return aggregatedRoundProgram(model, "fedprox", { mu: f32([]) }, (all: Value, data) => fedProxRound(model, all.params, data, all, options, all), options) as never;
 }

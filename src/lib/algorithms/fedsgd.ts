@@ -4,14 +4,17 @@
  * example-weighted mean of those gradients, which is the gradient of the mean loss over all the
  * cohort's examples: one full-batch gradient step.
  */
-import { maskedLossSum, roundProgram } from "./local.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { aggregatedRoundProgram, aggregatorIn, reportedLoss, type AggregatorOptions } from "./aggregation.js";
+import { maskedLossSum } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { zerosLikeTree } from "./trees.js";
-import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
 
 /** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
-export function fedSgd<M extends AnyModel>(model: M): RoundFunction<{ lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
-  return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr)) as never;
+export function fedSgd<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
+  return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
 
 /**
@@ -28,15 +31,13 @@ export function clientGradient(model: AnyModel, w: Value, x: Value, y: Value, ma
 }
 
 /** One FedSGD round on traced values: params - lr * (weighted mean of client gradients). */
-export function fedSgdRound(model: AnyModel, params: Value, data: RoundData, lr: Value): { params: Value; loss: Value } {
+export function fedSgdRound(model: AnyModel, params: Value, data: RoundData, lr: Value, options: AggregatorOptions = {}, inputs: Value = {}): Record<string, Value> {
   const local = ops.map((w: Value, x: Value, y: Value, mask: Value) => clientGradient(model, w, x, y, mask), ops.broadcast(params), data.x, data.y, data.mask);
-  return {
-    params: ops.sub(params, ops.mul(ops.reduceWeightedMean(local.grad, data.count), lr)),
-    loss: ops.reduceWeightedMean(local.loss, data.count),
-  };
+  const { value, state } = aggregate(aggregatorIn(options), { updates: local.grad, data }, inputs);
+  return { params: ops.sub(params, ops.mul(value, lr)), ...reportedLoss(options, local.loss, data), ...state };
 }
 
 /** FedSGD's round as a program: (server params, cohort batches, server lr) -> (params, loss). */
-export function fedSgdProgram<M extends AnyModel>(model: M): RoundProgram<M> {
-  return roundProgram(model, "fedsgd", {}, ({ params, lr }, data) => fedSgdRound(model, params, data, lr)) as never;
+export function fedSgdProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundProgram<M, A> {
+  return aggregatedRoundProgram(model, "fedsgd", {}, (all: Value, data) => fedSgdRound(model, all.params, data, all.lr, options, all), options) as never;
 }

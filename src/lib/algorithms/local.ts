@@ -7,6 +7,8 @@ import { program, type InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
 import { applyUpdates, type GradientTransformation, type LooseTransformation, type StateKind } from "../optimizers/transform.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { meanAggregator, type Aggregator } from "../aggregators/aggregator.js";
 import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
@@ -192,18 +194,21 @@ export function clientDelta(
 /**
  * The round skeleton of FedAvg and its relatives: every client starts from the server
  * parameters and trains locally (localTrain with the optimiser `clientOptimizer(lr)`); the
- * result, at the SERVER, is the example-weighted mean of the clients' deltas (trained -
- * params: a step direction, minus Reddi et al.'s pseudo-gradient) and of their training
- * losses. `hooks(global)` makes each client's local hooks from its copy of the server
- * parameters (FedProx's anchor).
+ * clients' deltas (trained - params: a step direction, minus Reddi et al.'s pseudo-gradient)
+ * go through the aggregator (the example-weighted mean by default) to the SERVER, with the
+ * aggregator's next state. `outputs` holds that state and, unless the aggregator releases
+ * private data, the cohort's example-weighted mean training loss. `hooks(global)` makes each
+ * client's local hooks from its copy of the server parameters (FedProx's anchor); `inputs`
+ * are the program's inputs, where the aggregator finds its own.
  */
 export function meanClientDelta(
   model: AnyModel,
   params: Value,
   data: RoundData,
   lr: Value,
-  { clientOptimizer = plainSgd, hooks = () => ({}) }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks<Value> } = {},
-): { delta: Value; loss: Value } {
+  { clientOptimizer = plainSgd, hooks = () => ({}), aggregator = meanAggregator }: { clientOptimizer?: ClientOptimizer; hooks?: (global: Value) => LocalHooks<Value>; aggregator?: Aggregator } = {},
+  inputs: Value = {},
+): { delta: Value; outputs: Record<string, Value> } {
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value) => clientDelta(model, w, { x, y, mask }, lr, { clientOptimizer }, hooks(w)),
     ops.broadcast(params),
@@ -211,10 +216,8 @@ export function meanClientDelta(
     data.y,
     data.mask,
   );
-  return {
-    delta: ops.reduceWeightedMean(local.delta, data.count),
-    loss: ops.reduceWeightedMean(local.loss, data.count),
-  };
+  const { value, state } = aggregate(aggregator, { updates: local.delta, data }, inputs);
+  return { delta: value, outputs: { ...(aggregator.releases ? {} : { loss: ops.reduceWeightedMean(local.loss, data.count) }), ...state } };
 }
 
 /**

@@ -29,13 +29,16 @@ import { sgd } from "../optimizers/optimizers.js";
 import { typed, type GradientTransformation, type LooseTransformation, type StateKind, type OptimizerState } from "../optimizers/transform.js";
 import type { SpecOf, Tensor } from "../../../types/tensor.js";
 import { clientGradient } from "./fedsgd.js";
-import { clientDelta, roundProgram, serverParamSpecs, type ClientOptimizer } from "./local.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { aggregatedRoundProgram, aggregatorIn, reportedLoss, requireAggregator, type AggregatorOptions } from "./aggregation.js";
+import { clientDelta, serverParamSpecs, type ClientOptimizer } from "./local.js";
 import { ops, type Value } from "./loose.js";
-import type { AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export type MimeVariant = "mime" | "mimelite";
 
-export interface MimeOptions<K extends StateKind = "trace"> {
+export interface MimeOptions<K extends StateKind = "trace"> extends AggregatorOptions {
   /**
    * The base optimiser B made from the round's learning rate (default SGD with momentum 0.9,
    * the paper's MimeMom): its state lives at the server, clients apply it frozen.
@@ -65,7 +68,7 @@ export type MimeProgram<M extends AnyModel, K extends StateKind = "trace"> = Rou
 export const mimeMomentum = (learningRate: Tensor<[], "float32", "local">) => sgd(learningRate, { momentum: 0.9 });
 
 /** Mime's options whatever the base optimiser's kind: what the round's body needs. */
-interface AnyMimeOptions {
+interface AnyMimeOptions extends AggregatorOptions {
   readonly baseOptimizer?: ClientOptimizer;
 }
 
@@ -81,12 +84,12 @@ function frozen(base: (lr: Value) => LooseTransformation, state: Value) {
 }
 
 /** Mime's or MimeLite's round as a typed function on traced values, for use inside a user's program. */
-export function mime<M extends AnyModel, K extends StateKind = "trace">(
+export function mime<M extends AnyModel, K extends StateKind = "trace", A extends Aggregator = Aggregator<false>>(
   model: M,
   variant: MimeVariant,
-  options: MimeOptions<K> = {},
-): RoundFunction<MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
-  return ((params: Value, data: RoundData, hypers: MimeHypers<Value>) => mimeRound(model, variant, options, params, data, hypers)) as never;
+  options: MimeOptions<K> & { readonly aggregator?: A } = {},
+): AggregatedRoundFunction<A, MimeHypers<MimeState<M, K>>, RoundOutputs<M> & { state: MimeState<M, K> }, RoundData, "mime"> {
+  return ((params: Value, data: RoundData, hypers: MimeHypers<Value>) => mimeRound(model, variant, options, params, data, hypers, hypers)) as never;
 }
 
 /** One Mime or MimeLite round on traced values. */
@@ -97,13 +100,18 @@ export function mimeRound(
   params: Value,
   data: RoundData,
   { lr, serverLr, state }: MimeHypers<Value>,
-): { params: Value; loss: Value; state: Value } {
+  inputs: Value = {},
+): Record<string, Value> {
+  requireAggregator(variant, options);
+  const agg = aggregatorIn(options);
   const base = baseOf(options);
   let fullGradient: Value;
   let local: Value;
+  let meanDelta: Value;
+  let aggregatorState: Record<string, Value>;
   if (variant === "mime") {
     const atServer = ops.map((w: Value, x: Value, y: Value, mask: Value) => clientGradient(model, w, x, y, mask).grad, ops.broadcast(params), data.x, data.y, data.mask);
-    fullGradient = ops.reduceWeightedMean(atServer, data.count);
+    fullGradient = aggregate(agg, { updates: atServer, data }, inputs, 0, 2).value;
     local = ops.map(
       (w: Value, c: Value, s: Value, x: Value, y: Value, mask: Value) => {
         // The step's gradient at y minus the same batch's at x, plus the cohort's full gradient at x.
@@ -117,6 +125,7 @@ export function mimeRound(
       data.y,
       data.mask,
     );
+    ({ value: meanDelta, state: aggregatorState } = aggregate(agg, { updates: local.delta, data }, inputs, 1, 2));
   } else {
     local = ops.map(
       (w: Value, s: Value, x: Value, y: Value, mask: Value) => {
@@ -129,15 +138,20 @@ export function mimeRound(
       data.y,
       data.mask,
     );
-    fullGradient = ops.reduceWeightedMean(local.grad, data.count);
+    // One exchange: the delta and the gradient go through the aggregator as one tree (under dp, one Gaussian mechanism).
+    const joint = aggregate(agg, { updates: { delta: local.delta, grad: local.grad }, data }, inputs);
+    ({ delta: meanDelta, grad: fullGradient } = joint.value);
+    aggregatorState = joint.state;
   }
   const [, nextState] = base(lr).update(fullGradient, state, params);
   return {
-    params: ops.add(params, ops.mul(ops.reduceWeightedMean(local.delta, data.count), serverLr)),
-    loss: ops.reduceWeightedMean(local.loss, data.count),
+    params: ops.add(params, ops.mul(meanDelta, serverLr)),
+    ...reportedLoss(options, local.loss, data),
     state: nextState,
+    ...aggregatorState,
   };
 }
+
 
 /** B's initial state for the model's parameters, traced once: (params@SERVER) -> state@SERVER. */
 function initProgram(model: AnyModel, options: AnyMimeOptions) {
@@ -160,9 +174,8 @@ function outputSpecs(ir: ProgramIR, tree: TreeDef): unknown {
 export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(model: M, variant: MimeVariant, options: MimeOptions<K> = {}): MimeProgram<M, K> {
   const init = initProgram(model, options).ir;
   const stateSpecs = outputSpecs(init, (init.outputTree as { state: TreeDef }).state);
-  return roundProgram(model, variant, { serverLr: f32([]), state: stateSpecs as never }, ({ params, lr, serverLr, state }, data) =>
-    mimeRound(model, variant, options, params, data, { lr, serverLr, state }),
-  ) as never;
+  requireAggregator(variant, options);
+  return aggregatedRoundProgram(model, variant, { serverLr: f32([]), state: stateSpecs as never }, (all: Value, data) => mimeRound(model, variant, options, all.params, data, all, all), options) as never;
 }
 
 /** A tree of float32 host tensors, as the parameters' (HostParams) and the checkpoints' are. */

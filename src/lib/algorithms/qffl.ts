@@ -12,7 +12,9 @@
  * the step is the plain mean of the clients' deltas: FedAvg with every client weighted alike.
  */
 import { f32 } from "../../front/specs.js";
-import { clientLoss, localTrain, plainSgd, realSteps, roundProgram, type ClientTrainingOptions } from "./local.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { aggregatedRoundProgram, aggregatorIn, requireAggregator, type AggregatorOptions } from "./aggregation.js";
+import { clientLoss, localTrain, plainSgd, realSteps, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
@@ -30,12 +32,13 @@ export type QfflProgram<M extends AnyModel> = RoundProgram<M, { readonly q: Scal
 const LOSS_FLOOR = 1e-10;
 
 /** q-FedAvg's round as a typed function on traced values, for use inside a user's program. */
-export function qffl<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>, RoundData, "qffl"> {
-  return ((params: Value, data: RoundData, hypers: QfflHypers) => qfflRound(model, options, params, data, hypers)) as never;
+export function qffl<M extends AnyModel>(model: M, options: QfflOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>, RoundData, "qffl"> {
+  return ((params: Value, data: RoundData, hypers: QfflHypers) => qfflRound(model, options, params, data, hypers, hypers)) as never;
 }
 
 /** One q-FedAvg round on traced values. */
-export function qfflRound(model: AnyModel, options: ClientTrainingOptions, params: Value, data: RoundData, { lr, q }: QfflHypers): { params: Value; loss: Value } {
+export function qfflRound(model: AnyModel, options: QfflOptions, params: Value, data: RoundData, { lr, q }: QfflHypers, inputs: Value = {}): Record<string, Value> {
+  requireAggregator("qffl", options);
   const lipschitz = ops.div(1, lr);
   const local = ops.map(
     (w: Value, x: Value, y: Value, mask: Value) => {
@@ -46,20 +49,24 @@ export function qfflRound(model: AnyModel, options: ClientTrainingOptions, param
       const h = ops.add(ops.mul(ops.mul(ops.pow(before, ops.sub(q, 1)), q), squaredNorm(step)), ops.mul(powered, lipschitz));
       // A where, not a product: 0 * F^(q-1) is NaN where an empty client's F^(q-1) overflows.
       const trains = ops.greater(realSteps(mask), 0);
-      return { weighted: ops.mul(step, ops.where(trains, powered, 0)), h: ops.where(trains, h, 0), loss: trained.loss };
+      // The server's step sum_k D_k / sum_k h_k is the mean of the clients' steps D_k / h_k weighted by h_k.
+      const safeH = ops.where(trains, h, 1);
+      return { update: ops.neg(ops.div(ops.mul(step, ops.where(trains, powered, 0)), safeH)), h: ops.where(trains, h, 0), loss: trained.loss };
     },
     ops.broadcast(params),
     data.x,
     data.y,
     data.mask,
   );
-  return {
-    params: ops.sub(params, ops.div(ops.reduceSum(local.weighted), ops.reduceSum(local.h))),
-    loss: ops.reduceWeightedMean(local.loss, data.count),
-  };
+  const { value, state } = aggregate(aggregatorIn(options), { updates: local.update, data, weights: local.h }, inputs);
+  return { params: ops.add(params, value), loss: ops.reduceWeightedMean(local.loss, data.count), ...state };
 }
 
+export interface QfflOptions extends ClientTrainingOptions, AggregatorOptions {}
+
+
 /** q-FedAvg's round as a program: (server params, cohort batches, lr, q) -> (params, loss). */
-export function qfflProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions = {}): QfflProgram<M> {
-  return roundProgram(model, "qffl", { q: f32([]) }, ({ params, lr, q }, data) => qfflRound(model, options, params, data, { lr, q })) as never;
+export function qfflProgram<M extends AnyModel>(model: M, options: QfflOptions = {}): QfflProgram<M> {
+  requireAggregator("qffl", options);
+  return aggregatedRoundProgram(model, "qffl", { q: f32([]) }, (all: Value, data) => qfflRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -15,12 +15,13 @@
  * so a round with dropped clients computes what a round of only its survivors would.
  */
 import { f32 } from "../../front/specs.js";
+import { requireAggregator, type AggregatorOptions } from "./aggregation.js";
 import { clientParamSpecs, localTrain, plainSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
-export interface ScaffoldOptions {
+export interface ScaffoldOptions extends AggregatorOptions {
   /** |S| / N: the cohort's share of all clients, which scales the server control's update (default 1). */
   readonly participation?: number;
   /**
@@ -108,6 +109,7 @@ export function scaffoldRound(
  * clientControls) -> (params, loss, control, clientControls). All control variates start at zero.
  */
 export function scaffoldProgram<M extends AnyModel>(model: M, options: ScaffoldOptions = {}): ScaffoldProgram<M> {
+  requireAggregator("scaffold", options);
   const extra = { serverLr: f32([]), control: serverParamSpecs(model), clientControls: clientParamSpecs(model) };
   return roundProgram(model, "scaffold", extra, ({ params, lr, serverLr, control, clientControls }, data) =>
     scaffoldRound(model, options, params, { ...data, clientControls }, { lr, serverLr, control }),

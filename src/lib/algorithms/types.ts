@@ -127,6 +127,32 @@ export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = Round
   hypers: Hypers,
 ) => Presumed<[Extract<PlacementsOf<D>, PrivatePlacement>] extends [never] ? Result : Place<Result, ReleasedServer>>;
 
+/**
+ * The round function of an algorithm given the aggregator A: with a releasing one (one
+ * whose `releases` is statically true: a chain of literal stages with dp or secure), a
+ * ReleasingRoundFunction, which takes private data, whose hypers carry the aggregator's inputs
+ * (key, round, clip, ...) and whose result has no loss; a RoundFunction (FT109 on private
+ * data) otherwise.
+ */
+export type AggregatedRoundFunction<A, Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = A extends { readonly releases: true }
+  ? ReleasingRoundFunction<Hypers & { readonly [input: string]: unknown }, Omit<Result, "loss">, Data>
+  : RoundFunction<Hypers, Result, Data, Name>;
+
+/**
+ * The round program of an algorithm given the aggregator A: with a chain of literal stages,
+ * its inputs (private client data when it releases) and outputs (no loss when it releases, its
+ * next clip with dp); RoundProgram otherwise.
+ */
+export type AggregatedRoundProgram<M extends AnyModel, A, ExtraInputs = unknown, ExtraOutputs = unknown> = A extends { readonly releases: infer R; readonly inputTypes?: infer Given }
+  ? AggregatedProgram<M, R, Exclude<Given, undefined>, ExtraInputs, ExtraOutputs>
+  : RoundProgram<M, ExtraInputs, ExtraOutputs>;
+type AggregatedProgram<M extends AnyModel, R, I, ExtraInputs, ExtraOutputs> = unknown extends I
+    ? RoundProgram<M, ExtraInputs, ExtraOutputs>
+    : Program<
+        (true extends R ? PrivateRoundInputs<M> : RoundInputs<M>) & ExtraInputs & I,
+        { params: ParamsAt<M, "server"> } & (true extends R ? unknown : { loss: ServerScalar }) & ExtraOutputs & (I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown)
+      >;
+
 /** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
 

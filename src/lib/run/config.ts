@@ -9,6 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { ftError } from "../../errors/error.js";
+import { expandAggregatorList } from "./aggregator-chain.js";
 import type { Condition, OptionSpec } from "./option-specs.js";
 import { crossChecks, runOptions, type RunOptionKey, type RunConfig } from "./run-options.js";
 
@@ -130,7 +131,9 @@ function knownKeys(object: Readonly<Record<string, unknown>>, source: string): P
  * Validates explicitly given values over the defaults. Options that only apply to other
  * algorithms or partitions are errors when given, and absent from the result when not.
  */
-function validate(given: Partial<Record<RunOptionKey, unknown>>, sourceOf: Source): RunConfig {
+function validate(listed: Partial<Record<RunOptionKey, unknown>>, sourceOf: Source): RunConfig {
+  // A config file's aggregator list sets the chain and its stages' options.
+  const given = expandAggregatorList(listed, sourceOf("aggregator")) as Partial<Record<RunOptionKey, unknown>>;
   const merged: Record<string, unknown> = {};
   const chosen = (key: string): unknown => (key in given ? given[key as RunOptionKey] : runOptions[key as RunOptionKey].default);
   for (const [key, spec] of optionEntries) {
@@ -143,8 +146,8 @@ function validate(given: Partial<Record<RunOptionKey, unknown>>, sourceOf: Sourc
   }
   for (const [key, spec] of optionEntries) {
     if (spec.onlyWhen === undefined) continue;
-    const { key: on, values } = spec.onlyWhen;
-    if (values.includes(merged[on] as string)) continue;
+    const { key: on, values, holds } = spec.onlyWhen;
+    if (holds === undefined ? values.includes(merged[on] as string) : holds(merged[on])) continue;
     if (key in given) {
       const onFlag = flagName(on as RunOptionKey);
       throw ftError("FT305", {
@@ -166,7 +169,7 @@ export function validateRunConfig(object: Readonly<Record<string, unknown>>, sou
   return validate(knownKeys(object, source), (key) => `${key} (in ${source})`);
 }
 
-/** The run's algorithm as the plot and the final line name it: the algorithm, prefixed by a non-fedavg aggregator (dp-fedavg, median-fedavg). */
+/** The run's algorithm as the plot and the final line name it: the algorithm, prefixed by a non-fedavg aggregator chain (dp-fedavg, clip,dp-fedprox, median-fedavg). */
 export const algorithmName = (config: Pick<RunConfig, "aggregator" | "algorithm">): string =>
   config.aggregator === "fedavg" ? config.algorithm : `${config.aggregator}-${config.algorithm}`;
 

@@ -6,7 +6,10 @@
 /** An option that only means something for some values of a choice option, such as --mu for fedprox. */
 export interface Condition {
   readonly key: string;
+  /** The values it holds for, or (with `holds`) their description. */
   readonly values: readonly string[];
+  /** Whether it holds for the key's value, when not one of `values` (an --aggregator chain with dp, say). */
+  readonly holds?: (value: unknown) => boolean;
 }
 
 export interface OptionSpec<T> {

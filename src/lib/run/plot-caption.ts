@@ -6,6 +6,7 @@
  * test panel reads as intended. Only settings, never a run's secret.
  */
 import type { RunConfig } from "./config.js";
+import { chainHas } from "./aggregator-chain.js";
 
 /** The longest caption line, in characters: about the width of a panel at the caption's font size. */
 const maxLineChars = 95;
@@ -20,7 +21,7 @@ function partitionPart(config: RunConfig): string {
 
 function samplingParts(config: RunConfig): string[] {
   // DP cohorts are Poisson: each client joins with probability clientsPerRound / clients.
-  const cohort = config.aggregator === "dp" ? `about ${config.clientsPerRound} of ${config.clients} clients per round (Poisson)` : `${config.clientsPerRound} of ${config.clients} clients per round`;
+  const cohort = chainHas(config.aggregator, "dp") ? `about ${config.clientsPerRound} of ${config.clients} clients per round (Poisson)` : `${config.clientsPerRound} of ${config.clients} clients per round`;
   return [cohort, partitionPart(config), ...(config.dropout > 0 ? [`dropout ${config.dropout}`] : [])];
 }
 
@@ -34,25 +35,24 @@ function localTrainingParts(config: RunConfig): string[] {
 }
 
 function aggregationParts(config: RunConfig): string[] {
-  switch (config.aggregator) {
-    case "fedavg":
-      return ["weighted-mean aggregation"];
-    case "dp": {
-      const clip = config.dpClip === "adaptive" ? `adaptive clip from ${config.dpInitialClip}` : `clip ${config.dpClip}`;
-      return [`DP-FedAvg: ${clip}, noise multiplier ${config.dpNoise}, delta ${config.dpDelta}`];
-    }
-    case "secure":
-      return [`secure aggregation (simulated): ${config.secureBits}-bit sums, clip ${config.secureClip}`];
-    case "distributed-dp":
-      return [`distributed DP (discrete Gaussian from the clients, simulated secure sum): clip ${config.ddpClip}, ${(config.ddpTargetEpsilon ?? 0) > 0 ? `noise for epsilon ${config.ddpTargetEpsilon} in ${config.rounds} rounds` : `noise multiplier ${config.ddpNoise}`} at ${config.minClients} clients, ${config.ddpBits}-bit sums, delta ${config.ddpDelta}`];
-    default:
-      return [`${config.aggregator} aggregation`];
+  if (config.aggregator === "fedavg" || config.aggregator === "mean") return ["weighted-mean aggregation"];
+  if (config.aggregator === "distributed-dp") {
+    const noise = (config.ddpTargetEpsilon ?? 0) > 0 ? `noise for epsilon ${config.ddpTargetEpsilon} in ${config.rounds} rounds` : `noise multiplier ${config.ddpNoise}`;
+    return [`distributed DP (discrete Gaussian from the clients, simulated secure sum): clip ${config.ddpClip}, ${noise} at ${config.minClients} clients, ${config.ddpBits}-bit sums, delta ${config.ddpDelta}`];
   }
+  const parts: string[] = [];
+  if (chainHas(config.aggregator, "dp")) {
+    const clip = config.dpClip === "adaptive" ? `adaptive clip from ${config.dpInitialClip}` : `clip ${config.dpClip}`;
+    parts.push(`${config.algorithm === "fedavg" ? "DP-FedAvg" : "DP"}: ${clip}, noise multiplier ${config.dpNoise}, delta ${config.dpDelta}`);
+  }
+  if (chainHas(config.aggregator, "secure")) parts.push(`secure aggregation (simulated): ${config.secureBits}-bit sums, clip ${config.secureClip}`);
+  return parts.length > 0 && config.aggregator.split(",").every((name) => ["dp", "clip", "secure"].includes(name)) ? parts : [...parts, `${config.aggregator} aggregation`];
 }
 
 function robustnessParts(config: RunConfig): string[] {
   const attack = config.attack === "none" ? [] : [`${config.attack} attack (scale ${config.attackScale}) by ${config.byzantine} of each cohort`];
-  return [...attack, ...(config.quantizeBits > 0 ? [`updates quantized to ${config.quantizeBits} bits`] : [])];
+  const rotated = config.quantizeRotation ? " after a random Hadamard rotation" : "";
+  return [...attack, ...(config.quantizeBits > 0 ? [`updates quantized to ${config.quantizeBits} bits${rotated}`] : [])];
 }
 
 /** Which rounds have test metrics: every --eval-every-th and the last (train.ts, isEvaluatedRound). */

@@ -1,6 +1,9 @@
 /**
- * The privacy side of `fedtensor run --aggregator dp`: the DP-FedAvg round's inputs that
- * follow from the options, and the epsilon spent after each round.
+ * The privacy side of `fedtensor run` with a dp stage in --aggregator (clip,dp; clip,dp,secure;
+ * with any algorithm that takes it): the dp stage's inputs that follow from the options, and
+ * the epsilon spent after each round. Every algorithm releases one Gaussian mechanism a round
+ * through its chain (MimeLite's delta and gradient as one clipped tree; Mime is refused), so
+ * the same accountant applies.
  *
  * Accounting matches what runs: every client joins a round independently with probability
  * q = clientsPerRound / clients (Poisson sampling from the run's secret, src/lib/privacy/secret.ts),
@@ -11,7 +14,8 @@
  * round's multiplier: Andrew et al.'s Theorem 1 split gives the update z_delta and the clipped
  * count sigma_b = m / 20 (TFF's default), so the same accountant applies unchanged.
  */
-import { dpNoiseSplit } from "../algorithms/dp-fedavg.js";
+import { dpNoiseSplit } from "../algorithms/private-fedavg.js";
+import { chainHas } from "./aggregator-chain.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
 import { dpFedAvgEpsilon } from "../privacy/dp-fedavg-epsilon.js";
 
@@ -24,6 +28,8 @@ export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
  */
 export interface PrivacyOptions {
   readonly aggregator: string;
+  /** The algorithm: MimeLite's noise covers its gradient tree as well as its delta. */
+  readonly algorithm?: string;
   readonly clients: number;
   readonly clientsPerRound: number;
   readonly dropout: number;
@@ -34,12 +40,15 @@ export interface PrivacyOptions {
   readonly dpInsecureSeed?: number;
 }
 
+/** Whether the run's chain has a dp stage: it is accounted, and its cohorts are Poisson samples from the run's secret. */
+export const isDpRun = (config: Pick<PrivacyOptions, "aggregator">): boolean => chainHas(config.aggregator, "dp");
+
 /** q: each client's probability of joining a DP round. */
 export const samplingRateOf = (config: PrivacyOptions): number => Math.min(1, config.clientsPerRound / config.clients);
 
 /** What every progress line, metrics row and plot title of a --dp-insecure-seed run says; undefined for a private run. */
 export const notPrivateLabel = (config: PrivacyOptions): string | undefined =>
-  config.aggregator === "dp" && (config.dpInsecureSeed ?? 0) > 0 ? "not private (--dp-insecure-seed)" : undefined;
+  isDpRun(config) && (config.dpInsecureSeed ?? 0) > 0 ? "not private (--dp-insecure-seed)" : undefined;
 
 /** The denominator of DP-FedAvg's estimator: the clients expected to report in a round. */
 export const expectedClientsOf = (config: PrivacyOptions): number => config.clientsPerRound * (1 - config.dropout);
@@ -53,8 +62,9 @@ export function updateNoiseMultiplier(config: PrivacyOptions): number | undefine
   return config.dpClip === "adaptive" ? dpNoiseSplit(z, countStddevOf(config)) : z;
 }
 
-/** Normal draws a DP round makes: one per parameter, one more for adaptive clipping's count. */
-export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number => parameters + (config.dpClip === "adaptive" ? 1 : 0);
+/** Normal draws a DP round makes: one per released coordinate (MimeLite releases two trees of the parameters' size), one more for adaptive clipping's count. */
+export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number =>
+  parameters * (config.algorithm === "mimelite" ? 2 : 1) + (config.dpClip === "adaptive" ? 1 : 0);
 
 /** The epsilon at --dp-delta after `rounds` rounds of a model of `parameters` parameters; Infinity without noise. */
 export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters: number): number {
@@ -80,7 +90,7 @@ export function privacyColumns(config: PrivacyOptions, round: number, clip: numb
  */
 export function privacyBudget(config: PrivacyOptions, round: number, parameters: number): { exceeded: false } | { exceeded: true; message: string } {
   const target = config.dpTargetEpsilon ?? 0;
-  if (config.aggregator !== "dp" || target === 0) return { exceeded: false };
+  if (!isDpRun(config) || target === 0) return { exceeded: false };
   const next = epsilonAfter(config, round, parameters);
   if (next <= target) return { exceeded: false };
   const spent = round > 1 ? `${round - 1} rounds spent epsilon ${epsilonAfter(config, round - 1, parameters).toFixed(3)}` : "no round fits";

@@ -1,7 +1,7 @@
 /**
- * `fedtensor run` with a robust aggregator, simulated attackers or quantized updates
- * (src/lib/algorithms/robust-fedavg.ts): the round's inputs that follow from the options,
- * which clients attack, and the metrics columns these runs add.
+ * `fedtensor run` with an aggregator chain whose stages need each client's update at once
+ * (src/lib/aggregators: median, trimmed-mean, krum, and the per-client draws of attack and
+ * quantize): which clients attack, the FT322 check, and the metrics columns these runs add.
  *
  * These rounds run on the whole cohort in this process: the robust aggregators compare the
  * clients with each other (no MapReduce form), and the attackers and quantization keys are
@@ -9,34 +9,29 @@
  * cohort, or for workers (--engine), is FT322 rather than silently holding the whole cohort.
  */
 import * as tf from "@tensorflow/tfjs";
-import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import { ftError } from "../../errors/error.js";
 import { quantizedBits } from "../../front/quantize.js";
-import { robustAggregators as aggregatorNames, robustFedAvgProgram, type Attack, type RobustAggregator } from "../algorithms/robust-fedavg.js";
-import type { AnyModel } from "../algorithms/types.js";
-import type { RoundSample } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
+import { hadamardLength } from "../../front/rotation.js";
+import { robustKinds } from "../aggregators/stages.js";
 import { Rng } from "../random.js";
-import { cohortData } from "./cohort.js";
-import type { RunConfig } from "./config.js";
+import { chainHas, chainKinds } from "./aggregator-chain.js";
 
 /** The options these functions read (a RunConfig is one). */
 export interface RobustRunOptions {
   readonly aggregator: string;
-  readonly algorithm: string;
   readonly seed: number;
   readonly attack: string;
   readonly byzantine?: number;
   readonly attackScale?: number;
   readonly quantizeBits: number;
+  readonly quantizeRotation?: boolean;
   readonly chunkClients: number;
   readonly engine: string;
 }
 
-const robustAggregators: ReadonlySet<string> = new Set(aggregatorNames);
-
-/** Whether a run goes through the robust round: a robust aggregator, attackers or quantization. */
-export const isRobustRun = (config: RobustRunOptions): boolean => robustAggregators.has(config.aggregator) || config.attack !== "none" || config.quantizeBits > 0;
+/** Whether a run's chain has a robust stage, an attack or quantization: its metrics rows say so. */
+export const isRobustRun = (config: RobustRunOptions): boolean =>
+  (chainKinds(config.aggregator) ?? []).some((kind) => robustKinds.has(kind)) || config.attack !== "none" || config.quantizeBits > 0;
 
 /** How many of a cohort of `clients` attack: round(F C), chosen by the seed and the round alone (so a resumed run picks the same). */
 export function maliciousClients(config: RobustRunOptions, round: number, cohort: Int32Array): Set<number> {
@@ -46,22 +41,27 @@ export function maliciousClients(config: RobustRunOptions, round: number, cohort
   return new Set(Array.from(picked, (position) => cohort[position]!));
 }
 
-/** Bits a client sends per round: quantized (b per entry, two float32 bounds per leaf) or 32 per entry. */
-export function bitsPerClient(leafSizes: readonly number[], quantizeBits: number): number {
-  return quantizeBits > 0 ? quantizedBits(leafSizes, quantizeBits) : 32 * leafSizes.reduce((a, b) => a + b, 0);
+/**
+ * Bits a client sends per round: quantized (b per entry, two float32 bounds per leaf; a rotated
+ * leaf is zero-padded to a power of two) or 32 per entry.
+ */
+export function bitsPerClient(leafSizes: readonly number[], quantizeBits: number, rotation = false): number {
+  if (quantizeBits === 0) return 32 * leafSizes.reduce((a, b) => a + b, 0);
+  return quantizedBits(rotation ? leafSizes.map(hadamardLength) : leafSizes, quantizeBits);
 }
 
 /** The metrics columns of a robust run's round: its attackers, and the communication of a quantized one. */
 export function robustColumns(config: RobustRunOptions, malicious: number, leafSizes: readonly number[]): Record<string, number> {
   const attackers: Record<string, number> = config.attack === "none" ? {} : { byzantine_clients: malicious };
   if (config.quantizeBits === 0) return attackers;
-  const bits = bitsPerClient(leafSizes, config.quantizeBits);
+  const bits = bitsPerClient(leafSizes, config.quantizeBits, config.quantizeRotation ?? false);
   return { ...attackers, bits_per_client: bits, compression: bitsPerClient(leafSizes, 0) / bits };
 }
 
 /** FT322 unless the round can hold its whole cohort in this process. */
-function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: boolean): void {
-  const what = robustAggregators.has(config.aggregator) ? `--aggregator ${config.aggregator}` : config.attack !== "none" ? `--attack ${config.attack}` : "--quantize-bits";
+export function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: boolean): void {
+  const robust = (chainKinds(config.aggregator) ?? []).some((kind) => robustKinds.has(kind));
+  const what = robust ? `--aggregator ${config.aggregator}` : config.attack !== "none" ? `--attack ${config.attack}` : chainHas(config.aggregator, "quantize") ? `--aggregator ${config.aggregator}` : "--quantize-bits";
   if (remote) throw ftError("FT322", { what, why: `--engine ${config.engine} gives each worker a chunk of the cohort; run without --engine` });
   if (cohort > config.chunkClients) {
     throw ftError("FT322", { what, why: `--chunk-clients ${config.chunkClients} is smaller than the cohort of ${cohort}; give --chunk-clients ${cohort} or more` });
@@ -70,34 +70,6 @@ function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: bo
 
 /** The run's seed as randomKey(seed) makes it: the words (floor(seed / 2^32), seed mod 2^32). */
 export const seedKey = (seed: number): number[] => [Math.floor(seed / 2 ** 32) | 0, seed % 2 ** 32 | 0];
-
-type ProgramRun = { run(inputs: never, options: never): Promise<unknown> };
-
-/** The round program and a function that runs one round of it on a cohort. */
-export function robustRound(model: AnyModel, config: RunConfig, clientOptimizer: object) {
-  const program = robustFedAvgProgram(model, {
-    aggregator: config.aggregator as RobustAggregator,
-    ...(config.trimFraction === undefined ? {} : { trim: config.trimFraction }),
-    ...(config.krumByzantine === undefined ? {} : { krumByzantine: config.krumByzantine }),
-    ...(config.krumSelect === undefined ? {} : { krumSelect: config.krumSelect }),
-    ...(config.normBound === undefined ? {} : { normBound: config.normBound }),
-    ...(config.attack === "none" ? {} : { attack: config.attack as Attack }),
-    ...(config.quantizeBits === 0 ? {} : { quantizeBits: config.quantizeBits }),
-    ...clientOptimizer,
-  });
-  const key = seedKey(config.seed);
-  return {
-    program,
-    async run(params: unknown, cohort: RoundSample<HostData>, cfg: RunConfig, round: number, remote: boolean): Promise<{ params: unknown; loss: TfTensor }> {
-      requireWholeCohort(cfg, cohort.clients.length, remote);
-      const batches = cohort.batch(cohort.clients);
-      const attackers = maliciousClients(cfg, round, cohort.clients);
-      const malicious = { shape: [batches.clients.length], data: Float32Array.from(batches.clients, (client) => (attackers.has(client) ? 1 : 0)) };
-      const inputs = { params, ...cohortData(batches), lr: cfg.lr, malicious, attackScale: cfg.attackScale ?? 1, key, round };
-      return (await (program as unknown as ProgramRun).run(inputs as never, { backend: cfg.backend } as never)) as { params: unknown; loss: TfTensor };
-    },
-  };
-}
 
 /** The sizes of a model's parameter leaves, for the bit counts. */
 export const leafSizesOf = (params: unknown): number[] =>

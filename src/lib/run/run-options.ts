@@ -3,10 +3,16 @@
  * involve several of them. Adding an option is one entry here; its flag, validation, config
  * key and help row (options-help.ts) follow from it (config.ts).
  */
-import { attacks, robustAggregators } from "../algorithms/robust-fedavg.js";
+import { aggregatorRefusal } from "../algorithms/aggregation.js";
+import { aggregatorOf } from "../aggregators/aggregator.js";
+import { attacks } from "../aggregators/stages.js";
+import { aggregatorOption, chainHas, distributedDp, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { redisUrlProblem } from "./engine/url.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
+
+/** The algorithms of --algorithm. */
+export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl"] as const;
 
 /** The models of character windows, which only the text set (sotu) feeds. */
 const textModels = ["char", "transformer", "lstm"];
@@ -57,8 +63,8 @@ const clipNormOrAdaptive: OptionSpec<number | "adaptive"> = {
   accepts: (value): value is number | "adaptive" => value === "adaptive" || (typeof value === "number" && Number.isFinite(value) && value > 0),
 };
 
-// Differential privacy (src/lib/algorithms/dp-fedavg.ts; docs/algorithms.md "DP-FedAvg").
-const dp = { key: "aggregator", values: ["dp"] };
+// Differential privacy: the dp stage (src/lib/aggregators; docs/algorithms.md "DP-FedAvg").
+const dp = withStage("dp");
 const adaptiveClip = { key: "dpClip", values: ["adaptive"] };
 const privacyOptions = {
   dpClip: onlyWhen(dp, clipNormOrAdaptive),
@@ -77,8 +83,8 @@ const privacyOptions = {
   ),
 };
 
-// Secure aggregation (src/lib/algorithms/secure-fedavg.ts; docs/language.md "Secure aggregation").
-const secure = { key: "aggregator", values: ["secure"] };
+// Secure aggregation: the secure stage (src/lib/aggregators; docs/language.md "Secure aggregation").
+const secure = withStage("secure");
 const secureOptions = {
   secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
   secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
@@ -86,13 +92,13 @@ const secureOptions = {
 };
 
 // Distributed DP (src/lib/run/distributed-dp-run.ts; docs/language.md "Distributed DP").
-const distributedDp = { key: "aggregator", values: ["distributed-dp"] };
+const distributedDpRun = { key: "aggregator", values: ["distributed-dp"] };
 const distributedDpOptions = {
-  ddpClip: onlyWhen(distributedDp, real("Distributed DP: each client's whole update is clipped to this L2 norm", 1, { min: 0, minExclusive: true })),
-  ddpNoise: onlyWhen(distributedDp, real("Distributed DP noise multiplier z: with --min-clients survivors the sum carries about N(0, (z clip)^2), added by the clients", 1, { min: 0, minExclusive: true })),
-  ddpBits: onlyWhen(distributedDp, integer("Distributed DP: the secure sum's modulus is 2^bits", 16, { min: 2, max: 30 })),
-  ddpDelta: onlyWhen(distributedDp, real("Distributed DP: the delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
-  ddpTargetEpsilon: onlyWhen(distributedDp, real("Distributed DP: choose --ddp-noise so that --rounds rounds spend this epsilon at --ddp-delta; 0 to take --ddp-noise as given", 0, { min: 0 })),
+  ddpClip: onlyWhen(distributedDpRun, real("Distributed DP: each client's whole update is clipped to this L2 norm", 1, { min: 0, minExclusive: true })),
+  ddpNoise: onlyWhen(distributedDpRun, real("Distributed DP noise multiplier z: with --min-clients survivors the sum carries about N(0, (z clip)^2), added by the clients", 1, { min: 0, minExclusive: true })),
+  ddpBits: onlyWhen(distributedDpRun, integer("Distributed DP: the secure sum's modulus is 2^bits", 16, { min: 2, max: 30 })),
+  ddpDelta: onlyWhen(distributedDpRun, real("Distributed DP: the delta at which each round's epsilon is reported", 1e-5, { min: 0, minExclusive: true, max: 1, maxExclusive: true })),
+  ddpTargetEpsilon: onlyWhen(distributedDpRun, real("Distributed DP: choose --ddp-noise so that --rounds rounds spend this epsilon at --ddp-delta; 0 to take --ddp-noise as given", 0, { min: 0 })),
 };
 
 // Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).
@@ -126,16 +132,21 @@ const mimeAndFairnessOptions = {
 const attacking = { key: "attack", values: attacks };
 const robustOptions = {
   trimFraction: onlyWhen(
-    { key: "aggregator", values: ["trimmed-mean"] },
+    withStage("trimmed-mean"),
     real("Trimmed mean: fraction of clients dropped from each end of every coordinate", 0.1, { min: 0, max: 0.5, maxExclusive: true }),
   ),
-  krumByzantine: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: Byzantine clients f tolerated (needs more than 2f + 2 per round)", 1, { min: 0 })),
-  krumSelect: onlyWhen({ key: "aggregator", values: ["krum"] }, integer("Krum: clients of lowest score averaged (1: Krum, more: multi-Krum)", 1, { min: 1 })),
-  normBound: onlyWhen({ key: "aggregator", values: ["norm-clip"] }, real("norm-clip: L2 bound of each client's whole update", 1, { min: 0, minExclusive: true })),
+  krumByzantine: onlyWhen(withStage("krum"), integer("Krum: Byzantine clients f tolerated (needs more than 2f + 2 per round)", 1, { min: 0 })),
+  krumSelect: onlyWhen(withStage("krum"), integer("Krum: clients of lowest score averaged (1: Krum, more: multi-Krum)", 1, { min: 1 })),
+  normBound: onlyWhen(withStage("clip", "dp"), real("The clip stage without dp (norm-clip): L2 bound of each client's whole update", 1, { min: 0, minExclusive: true })),
+  zeroingBound: onlyWhen(withStage("zeroing"), real("The zeroing stage: a client's update of L2 norm above this is zeroed", 1, { min: 0, minExclusive: true })),
   attack: choice("Simulated attack of --byzantine clients: none, or what they send instead of their update", ["none", ...attacks]),
   byzantine: onlyWhen(attacking, real("Fraction of each cohort that attacks (chosen by the seed)", 0.1, { min: 0, max: 1 })),
   attackScale: onlyWhen(attacking, real("s of the attack: sign-flip sends -s x update, scale s x update, noise N(0, s^2)", 10, { min: 0 })),
-  quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding); 0 for none", 0, { min: 0, max: 16 }),
+  quantizeBits: integer("Quantize each client's update to this many bits per coordinate (unbiased stochastic rounding): the quantize stage, put first in the chain when --aggregator names none; 0 for none", 0, { min: 0, max: 16 }),
+  quantizeRotation: onlyWhen(
+    { key: "quantizeBits", values: ["1 to 16"], holds: (bits) => Number(bits) > 0 },
+    switchOption("Quantize after a random Hadamard rotation shared by the cohort (Suresh et al. 2017): few bits lose less"),
+  ),
 };
 
 // Federated and personalization evaluation on the clients' held-out data (src/lib/run/federated-eval.ts; docs/algorithms.md).
@@ -181,21 +192,7 @@ export const runOptions = {
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),
   resume: mayChangeOnResume(switchOption("Continue the run in --out from its latest checkpoint, with its config")),
   overwrite: mayChangeOnResume(switchOption("Delete the metrics, checkpoints and plot of a previous run in --out first")),
-  algorithm: choice("Federated algorithm", [
-    "fedavg",
-    "fedsgd",
-    "fedprox",
-    "fedadam",
-    "fedyogi",
-    "fedadagrad",
-    "scaffold",
-    "diloco",
-    "fedavgm",
-    "mime",
-    "mimelite",
-    "qffl",
-    "afl",
-  ]),
+  algorithm: choice("Federated algorithm", algorithmNames),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer", "lstm"]),
   dataset: choice("Data set; models char, transformer and lstm go with sotu, the others with the image sets", [
     "mnist",
@@ -227,10 +224,7 @@ export const runOptions = {
     { key: "algorithm", values: ["fedavgm"] },
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
-  aggregator: choice(
-    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (an in-process simulation: the server holds the pair keys), distributed DP (clients noise their own updates), or a robust aggregator",
-    ["fedavg", "dp", "secure", "distributed-dp", ...robustAggregators],
-  ),
+  aggregator: aggregatorOption,
   ...privacyOptions,
   ...distributedDpOptions,
   ...secureOptions,
@@ -281,22 +275,27 @@ export const crossChecks: readonly {
   {
     keys: ["aggregator", "algorithm"],
     problem: ({ aggregator, algorithm }) =>
-      aggregator === "dp" && algorithm !== "fedavg" ? `--aggregator dp is DP-FedAvg: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
-  },
-  {
-    keys: ["aggregator", "algorithm"],
-    problem: ({ aggregator, algorithm }) =>
-      aggregator === "secure" && algorithm !== "fedavg" ? `--aggregator secure is FedAvg with secure aggregation: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
-  },
-  {
-    keys: ["aggregator", "algorithm"],
-    problem: ({ aggregator, algorithm }) =>
-      aggregator === "distributed-dp" && algorithm !== "fedavg" ? `--aggregator distributed-dp is FedAvg with distributed DP: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
+      aggregator === distributedDp && algorithm !== "fedavg" ? `--aggregator distributed-dp is FedAvg with distributed DP: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
   },
   {
     keys: ["secureNeighbours"],
     problem: ({ secureNeighbours }) =>
       typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
+  },
+  {
+    keys: ["aggregator", "quantizeBits", "attack"],
+    problem: (config) => {
+      const why = runChainProblem(config as unknown as ChainOptions);
+      return why === undefined ? undefined : `aggregator ${String(config.aggregator)}: ${why} (FT326)`;
+    },
+  },
+  {
+    keys: ["aggregator", "algorithm"],
+    problem: (config) => {
+      if (config.aggregator === distributedDp || runChainProblem(config as unknown as ChainOptions) !== undefined) return undefined;
+      const why = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
+      return why === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${why}`;
+    },
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
@@ -308,13 +307,9 @@ export const crossChecks: readonly {
     },
   },
   {
-    keys: ["aggregator", "attack", "quantizeBits", "algorithm"],
-    problem: ({ aggregator, attack, quantizeBits, algorithm }) =>
-      algorithm !== "fedavg" && ((robustAggregators as readonly string[]).includes(String(aggregator)) || attack !== "none" || quantizeBits !== 0)
-        ? `robust aggregators, --attack and --quantize-bits go with --algorithm fedavg, not ${String(algorithm)}`
-        : (aggregator === "dp" || aggregator === "secure" || aggregator === "distributed-dp") && (attack !== "none" || quantizeBits !== 0)
-          ? `--attack and --quantize-bits do not go with --aggregator ${String(aggregator)}`
-          : undefined,
+    keys: ["aggregator", "attack", "quantizeBits"],
+    problem: ({ aggregator, attack, quantizeBits }) =>
+      aggregator === distributedDp && (attack !== "none" || quantizeBits !== 0) ? `--attack and --quantize-bits do not go with --aggregator distributed-dp (its clients round their own updates)` : undefined,
   },
   {
     keys: ["evalClients", "personalizeEpochs", "clientHoldout"],
@@ -326,14 +321,14 @@ export const crossChecks: readonly {
   {
     keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
     problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
-      (aggregator === "dp" || aggregator === "secure" || aggregator === "distributed-dp") && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
-        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${aggregator === "dp" ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
+      releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
+        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${chainHas(aggregator, "dp") || aggregator === distributedDp ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
         : undefined,
   },
   {
     keys: ["minClients", "aggregator"],
     problem: ({ aggregator, minClients }) =>
-      aggregator === "dp" && Number(minClients) > 1
+      chainHas(aggregator, "dp") && Number(minClients) > 1
         ? `a DP round runs whatever its Poisson cohort's size (skipping one would release that size outside the accountant): --min-clients does not go with --aggregator dp`
         : undefined,
   },

@@ -33,7 +33,9 @@ import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
-import { epsilonAfter, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { clipOf } from "./aggregated-runner.js";
+import { chainHas, releasesPrivateData } from "./aggregator-chain.js";
 import { RunSecret } from "../privacy/secret.js";
 import { distributedDpColumns, distributedDpEpsilonAfter } from "./distributed-dp-run.js";
 import type { PersonalizationSummary } from "./federated-eval.js";
@@ -198,7 +200,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const finalRound = Math.max(config.rounds, firstRound);
   const notPrivate = notPrivateLabel(config);
   const progress = new RoundProgress({ stream, totalRounds: finalRound, startRound: firstRound, ...(notPrivate === undefined ? {} : { notice: notPrivate }) });
-  if (config.aggregator === "secure") progress.log("secure aggregation is simulated in this process: the server holds the key every pair key derives from, so it could unmask any client (docs/algorithms.md)");
+  if (chainHas(config.aggregator, "secure")) progress.log("secure aggregation is simulated in this process: the server holds the key every pair key derives from, so it could unmask any client (docs/algorithms.md)");
   if (resumed !== undefined) reportResume(progress, resumed, config.rounds);
   if (metrics.setAside !== undefined) {
     const { path, rounds } = metrics.setAside;
@@ -213,14 +215,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const leafSizes = leafSizesOf(state.params);
   const parameters = leafSizes.reduce((total, size) => total + size, 0);
   if (config.quantizeBits > 0) {
-    const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits), bitsPerClient(leafSizes, 0)];
+    const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits, config.quantizeRotation ?? false), bitsPerClient(leafSizes, 0)];
     progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
   }
   const plotTitle = {
     name: `${algorithm} ${model.name}`,
     title: `${algorithm} on ${config.dataset} (${model.name})${notPrivate === undefined ? "" : `: ${notPrivate}`}`,
     caption: plotCaption(config),
-    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(config.aggregator === "dp" || config.aggregator === "distributed-dp" ? privacyPlotMetrics : [])],
+    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(isDpRun(config) || config.aggregator === "distributed-dp" ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
   let stoppedAfter: number | undefined;
@@ -238,14 +240,14 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         stoppedAfter = round - 1;
         break;
       }
-      const cohort = roundSample(data, config, rng, round, featureShape, secret !== undefined && config.aggregator === "dp" ? privateCohort(data, config, secret, round) : undefined);
+      const cohort = roundSample(data, config, rng, round, featureShape, secret !== undefined && isDpRun(config) ? privateCohort(data, config, secret, round) : undefined);
       const survivors = cohort.clients.length;
-      const clipUsed = config.aggregator === "dp" ? await readClip(state) : undefined;
+      const clipUsed = isDpRun(config) ? await readClip(state) : undefined;
       // The last round is evaluated whatever --eval-every: --rounds, or the last --dp-target-epsilon allows.
       const evaluated = isEvaluatedRound(config, round, round === config.rounds || privacyBudget(config, round + 1, parameters).exceeded);
       let row: Record<string, number | null>;
       // A DP round runs whatever its cohort (an empty one releases noise): --min-clients is 1 there.
-      if (survivors < config.minClients && config.aggregator !== "dp") {
+      if (survivors < config.minClients && !isDpRun(config)) {
         progress.log(`round ${round} skipped: ${survivors} of ${config.clientsPerRound} clients reported, fewer than --min-clients ${config.minClients}`);
         const test = evaluated ? await evaluation.test(state.params) : undefined;
         row = { ...(await roundMetrics(round, undefined, test)), ...(await evaluation.columns(state.params, round, evaluated)) };
@@ -268,10 +270,10 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         state = next.state;
       }
       // Every row says how many clients' updates were aggregated (0 for a skipped round); who dropped only in runs with dropout.
-      const counts: Record<string, number> = metrics.hasColumn("clients") === false ? {} : { clients: aggregated(survivors, config.minClients, config.aggregator) };
+      const counts: Record<string, number> = metrics.hasColumn("clients") === false ? {} : { clients: aggregated(survivors, config.minClients, isDpRun(config)) };
       if (config.dropout > 0) counts.dropped = cohort.dropped.length;
       row = { round, train_loss: row.train_loss!, ...counts, ...row };
-      if (config.aggregator === "dp") row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
+      if (isDpRun(config)) row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
       if (config.aggregator === "distributed-dp") row = { ...row, ...distributedDpColumns(config, round, parameters) };
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
@@ -302,13 +304,16 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? finalRound;
-  const privacy =
-    config.aggregator === "dp" ? { epsilon: epsilonAfter(config, rounds, parameters) } : config.aggregator === "distributed-dp" ? { epsilon: distributedDpEpsilonAfter(config, rounds, parameters) } : {};
+  const privacy = isDpRun(config)
+    ? { epsilon: epsilonAfter(config, rounds, parameters) }
+    : config.aggregator === "distributed-dp"
+      ? { epsilon: distributedDpEpsilonAfter(config, rounds, parameters) }
+      : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The clients whose updates a round aggregated: its survivors, or none when it was skipped. */
-const aggregated = (survivors: number, minClients: number, aggregator: string): number => (survivors < minClients && aggregator !== "dp" ? 0 : survivors);
+const aggregated = (survivors: number, minClients: number, dp: boolean): number => (survivors < minClients && !dp ? 0 : survivors);
 
 /**
  * A private run's secret (src/lib/privacy/secret.ts): a new run's comes from the OS and is
@@ -316,7 +321,7 @@ const aggregated = (survivors: number, minClients: number, aggregator: string): 
  * back; --dp-insecure-seed derives it from that public number. None for other runs.
  */
 async function runSecret(config: RunConfig, resumed: boolean): Promise<RunSecret | undefined> {
-  if (config.aggregator !== "dp" && config.aggregator !== "secure" && config.aggregator !== "distributed-dp") return undefined;
+  if (!releasesPrivateData(config.aggregator)) return undefined;
   if ((config.dpInsecureSeed ?? 0) > 0) return RunSecret.fromInsecureSeed(config.dpInsecureSeed!);
   if (resumed) return RunSecret.load(config.out);
   const secret = RunSecret.generate();
@@ -326,7 +331,7 @@ async function runSecret(config: RunConfig, resumed: boolean): Promise<RunSecret
 
 /** The clip norm a DP-FedAvg round is about to use: server state. */
 async function readClip(state: TrainingState): Promise<number> {
-  return (await (state.server as { clip: tf.Tensor }).clip.data())[0]!;
+  return (await clipOf(state.server).data())[0]!;
 }
 
 /**

@@ -1,0 +1,121 @@
+/**
+ * An aggregator as a value (TFF's AggregationProcess: `initialize` and `next`): a checked
+ * chain of stages (stages.ts) that takes the clients' updates {T}@CLIENTS, with their weights,
+ * to one T@SERVER, and the server state it carries from round to round (adaptive clipping's
+ * clip norm). A round program that uses it takes `inputs` and `state` as program inputs and
+ * returns the next state under the same names; `releases` says whether the program may
+ * declare its client data private.
+ */
+import type { Validate } from "../../../types/errors.js";
+import type { Tensor, TensorSpec } from "../../../types/tensor.js";
+import type { InputSpecs } from "../../front/program.js";
+import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import { checkChain, chainName, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
+
+type Scalar = TensorSpec<[], "float32", "local">;
+/** The program inputs of a dp stage: DP-FedAvg's, as dpFedAvgProgram has always taken them. */
+export interface DpInputSpecs {
+  readonly noiseMultiplier: Scalar;
+  readonly expectedClients: Scalar;
+  readonly targetQuantile?: Scalar;
+  readonly clipLr?: Scalar;
+  readonly countStddev?: Scalar;
+}
+/** The key every random or masking stage draws from, folded with the round inside the program. */
+export interface KeyInputSpecs {
+  readonly key: TensorSpec<[2], "int32", "server">;
+  readonly round: TensorSpec<[], "int32", "local">;
+}
+/** The simulated attack's inputs: which clients attack (1s and 0s) and the attack's scale. */
+export interface AttackInputSpecs {
+  readonly malicious: TensorSpec<[], "float32", "clients">;
+  readonly attackScale: Scalar;
+}
+
+/** A host tensor of the state's initial value. */
+export interface HostScalar {
+  readonly shape: number[];
+  readonly data: Float32Array;
+}
+
+/**
+ * The program inputs a chain of literal stages adds to a round (its state `clip` included):
+ * the dp stage's, the key and round of the stages that draw or mask, the attack's.
+ */
+export type ChainInputs<S extends readonly Stage[]> = ("dp" extends S[number]["kind"] ? { readonly clip: TensorSpec<[], "float32", "server"> } & DpInputSpecs : unknown) &
+  ("attack" extends S[number]["kind"] ? AttackInputSpecs : unknown) &
+  (Extract<S[number]["kind"], "dp" | "secure" | "attack" | "quantize"> extends never ? unknown : KeyInputSpecs);
+
+/** The outputs a chain adds to a round: the dp stage's next clip. */
+export type ChainOutputs<I> = I extends { readonly clip: unknown } ? { clip: Tensor<[], "float32", "server"> } : unknown;
+
+/**
+ * An aggregator; R says whether it releases private data, I the program inputs it adds (known
+ * for chains of literal stages; any for chains built at run time).
+ */
+export interface Aggregator<R extends boolean = boolean, I = unknown> {
+  /** Its inputs' types (a phantom: no value at run time). */
+  readonly inputTypes?: I;
+  /** The chain, from the clients to the server. */
+  readonly stages: readonly Stage[];
+  /** The chain as --aggregator writes it, e.g. "clip,dp,secure". */
+  readonly name: string;
+  /** Whether it takes private client data to the SERVER (it holds dp or secure). */
+  readonly releases: R;
+  /** Whether it needs every client's update at once (a robust stage, or the per-client draws of attack and quantize): FT322 for chunks. */
+  readonly wholeCohort: boolean;
+  /** The program inputs it reads besides its state (which comes first among a program's inputs: DP-FedAvg's order). */
+  readonly inputs: InputSpecs;
+  /** Its server state, as program inputs (and outputs of the same names): { clip } with dp. */
+  readonly state: InputSpecs;
+  /** The state of the first round (TFF's initialize). */
+  initialize(): Record<string, HostScalar>;
+}
+
+/** The clip stage of a chain with dp: its bound is the server state `clip`. */
+const dpClip = (stages: readonly Stage[]): ClipStage | undefined =>
+  stages.some((s) => s.kind === "dp") ? (stages.find((s) => s.kind === "clip") as ClipStage | undefined) : undefined;
+
+/** Whether a chain with dp clips adaptively (Andrew et al. 2021). */
+export const isAdaptive = (stages: readonly Stage[]): boolean => dpClip(stages)?.bound === "adaptive";
+
+/**
+ * An aggregator from its stages, read from the clients to the server:
+ * `aggregator(clip(1), dp(), secure({ bits: 30, clip: 1, maxWeight: 600, maxClients: 100 }))`.
+ * The composition is checked here (FT326) and, for literal stages, in the types (FT114). A
+ * chain without a server stage ends with the weighted mean. With adaptive clipping give the
+ * first round's clip as `initialClip` (default 0.1, as --dp-initial-clip).
+ */
+export function aggregator<const S extends readonly Stage[]>(...stages: Validate<S, ChainCheck<S>> & S): Aggregator<Releases<S>, ChainInputs<S>>;
+export function aggregator(...stages: Stage[]): Aggregator {
+  return aggregatorOf(stages);
+}
+
+/** aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip. */
+export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): Aggregator {
+  checkChain(given);
+  const stages = given.every((s) => s.kind === "attack" || s.kind === "quantize" || s.kind === "zeroing" || s.kind === "clip") ? [...given, { kind: "mean" } as const] : [...given];
+  const kinds = new Set(stages.map((s) => s.kind));
+  const clip = dpClip(stages);
+  const keyed = kinds.has("dp") || kinds.has("secure") || kinds.has("attack") || kinds.has("quantize");
+  const adaptive = clip?.bound === "adaptive";
+  const inputs: Record<string, unknown> = {
+    ...(kinds.has("dp") ? { noiseMultiplier: f32([]), expectedClients: f32([]) } : {}),
+    ...(kinds.has("attack") ? { malicious: atClients(f32([])), attackScale: f32([]) } : {}),
+    ...(keyed ? { key: atServer(i32([2])), round: i32([]) } : {}),
+    ...(adaptive ? { targetQuantile: f32([]), clipLr: f32([]), countStddev: f32([]) } : {}),
+  };
+  const first = clip === undefined ? undefined : adaptive ? (options.initialClip ?? 0.1) : (clip.bound as number);
+  return {
+    stages,
+    name: chainName(given),
+    releases: kinds.has("dp") || kinds.has("secure"),
+    wholeCohort: [...kinds].some((k) => robustKinds.has(k) || k === "attack" || k === "quantize"),
+    inputs: inputs as InputSpecs,
+    state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
+    initialize: (): Record<string, HostScalar> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
+  };
+}
+
+/** FedAvg's aggregator: the example-weighted mean. */
+export const meanAggregator: Aggregator<false, unknown> = aggregatorOf([{ kind: "mean" }]) as Aggregator<false>;

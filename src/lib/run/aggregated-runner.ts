@@ -1,0 +1,152 @@
+/**
+ * One runner for every algorithm that takes an aggregator (src/lib/aggregators): it feeds the
+ * round program the algorithm's server inputs and the aggregator's (its state, the dp stage's
+ * noise multiplier and expected cohort, the key and round, the attackers), and keeps both
+ * states at the server.
+ *
+ * The aggregator's key is the run's secret's (src/lib/privacy/secret.ts) when the chain
+ * releases (dp's noise, secure's masks; never the seed's), the seed's otherwise (simulated
+ * attacks, quantization); it is folded with the round inside the program, so a resumed run
+ * draws what an uninterrupted one does. Rounds whose chain needs each client's update at once
+ * (robust stages, attack, quantize) run the whole cohort in this process (FT322 otherwise);
+ * the others stream (src/lib/run/cohort.ts).
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
+import type { Aggregator } from "../aggregators/aggregator.js";
+import type { RoundSample } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
+import type { RunSecret } from "../privacy/secret.js";
+import type { TensorTree } from "./checkpoint.js";
+import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
+import type { RunConfig } from "./config.js";
+import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
+import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
+import type { DeviceTree, RoundContext, RoundRunner, TrainingState } from "./round-types.js";
+
+type Params = Parameters<RoundRunner["initialServerState"]>[0];
+type RoundProgramLike = { readonly ir: unknown; run(inputs: never, options: never): Promise<unknown> };
+type Outputs = Record<string, unknown> & { params: unknown; loss?: TfTensor };
+
+/** What an algorithm adds to the aggregated runner. */
+export interface AlgorithmRound {
+  readonly program: RoundProgramLike;
+  /** The algorithm's own server state for a fresh run; none when absent. */
+  readonly initialState?: (params: Params) => TensorTree;
+  /** Its server inputs besides params and lr, from its state. */
+  readonly serverInputs?: (config: RunConfig, state: DeviceTree) => Record<string, unknown>;
+  /** Its next state from the program's outputs (and their names it consumes, disposed otherwise). */
+  readonly nextState?: (out: Outputs) => DeviceTree;
+  /** Outputs the runner disposes (AFL's worst loss). */
+  readonly unused?: readonly string[];
+  /** CLIENTS inputs besides the data, from the cohort's clients: then the cohort always runs whole (AFL's positions). */
+  readonly clientInputs?: (clients: Int32Array) => Record<string, unknown>;
+  /** Whether --server-lr scales the program's step here (for programs without a serverLr input). */
+  readonly scalesByServerLr: boolean;
+}
+
+/**
+ * The server learning rate for algorithms whose program has none (FedAvg, FedProx, FedSGD):
+ * the aggregated update scaled, params + serverLr (new - params). At 1 (the default) it is
+ * the program's result as it is.
+ */
+export function withServerLr(old: DeviceTree, next: DeviceTree, serverLr: number): DeviceTree {
+  if (serverLr === 1) return next;
+  const scaled = tf.tidy(() => mapTrees(old, next, (o, n) => tf.add(o, tf.mul(tf.sub(n, o), serverLr))) as never) as DeviceTree;
+  tf.dispose(next as never);
+  return scaled;
+}
+
+function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: TfTensor, y: TfTensor) => TfTensor): DeviceTree {
+  if (a instanceof tf.Tensor) return f(a, b as TfTensor);
+  if (Array.isArray(a)) return a.map((x, i) => mapTrees(x, (b as DeviceTree[])[i]!, f));
+  const out: Record<string, DeviceTree> = {};
+  for (const [k, x] of Object.entries(a)) out[k] = mapTrees(x, (b as Record<string, DeviceTree>)[k]!, f);
+  return out;
+}
+
+/**
+ * The server state as the run keeps it: the algorithm's alone, or the aggregator's alone
+ * (DP-FedAvg's { clip }, as it has always been), or both as { algorithm, aggregator }.
+ */
+function joined(algorithm: DeviceTree | TensorTree | undefined, aggregator: Record<string, unknown>): DeviceTree {
+  if (Object.keys(aggregator).length === 0) return (algorithm ?? {}) as DeviceTree;
+  if (algorithm === undefined) return aggregator as DeviceTree;
+  return { algorithm, aggregator } as DeviceTree;
+}
+
+/** The clip norm of a run's dp stage, from the server state. */
+export function clipOf(server: DeviceTree): TfTensor {
+  const tree = server as { clip?: TfTensor; aggregator?: { clip: TfTensor } };
+  return tree.clip ?? tree.aggregator!.clip;
+}
+
+/**
+ * The cohort an empty DP round runs on: one member without examples (all its batch slots
+ * masked out, shaped as client 0's), which the dp stage multiplies out. Its count is 1 only
+ * so that the round's input check sees a member; the dp stage does not read counts.
+ */
+function standInCohort(empty: RoundSample<HostData>): RoundSample<HostData> {
+  const batch = () => {
+    const like = empty.batch([0], 1);
+    for (const t of [like.x, like.y, like.mask]) t.data.fill(0);
+    return { ...like, count: { shape: [1], data: Float32Array.of(1) } };
+  };
+  return { clients: Int32Array.of(0), dropped: empty.dropped, steps: () => 1, batch };
+}
+
+/** The aggregator's server inputs for a round besides its state: the dp stage's hypers, the key and round, the attack's scale. */
+function aggregatorInputs(aggregator: Aggregator, config: RunConfig, round: number, key: readonly number[] | Int32Array): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  const wants = (name: string) => name in aggregator.inputs;
+  if (wants("noiseMultiplier")) Object.assign(inputs, { noiseMultiplier: updateNoiseMultiplier(config), expectedClients: expectedClientsOf(config) });
+  if (wants("attackScale")) inputs.attackScale = config.attackScale ?? 1;
+  if (wants("key")) Object.assign(inputs, { key, round });
+  if (wants("targetQuantile")) Object.assign(inputs, { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) });
+  return inputs;
+}
+
+/** The runner of an algorithm's round program with the run's aggregator. */
+export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregator, config: RunConfig, secret: RunSecret): RoundRunner {
+  const dp = isDpRun(config);
+  const key = aggregator.releases ? secret.key(dp ? "dp-noise" : "secure-masks") : seedKey(config.seed);
+  const stateNames = Object.keys(aggregator.state);
+  return {
+    initialServerState: (params) => joined(algorithm.initialState?.(params), aggregator.initialize() as never) as unknown as TensorTree,
+    async round(state, cohort, cfg, at: RoundContext) {
+      const server = state.server as Record<string, DeviceTree>;
+      const both = algorithm.initialState !== undefined && stateNames.length > 0;
+      const algorithmState = both ? server.algorithm! : (state.server as DeviceTree);
+      const aggregatorState = Object.fromEntries(stateNames.map((name) => [name, both ? (server.aggregator as Record<string, DeviceTree>)[name] : server[name]]));
+      const serverInputs = {
+        params: state.params,
+        lr: cfg.lr,
+        ...algorithm.serverInputs?.(cfg, algorithmState),
+        ...aggregatorState,
+        ...aggregatorInputs(aggregator, cfg, at.round, key),
+      };
+      const out = (await runRound(algorithm, aggregator, serverInputs, cohort, cfg, at, dp)) as Outputs;
+      for (const name of algorithm.unused ?? []) tf.dispose(out[name] as never);
+      const params = algorithm.scalesByServerLr ? withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) : (out.params as DeviceTree);
+      const nextAggregator = Object.fromEntries(stateNames.map((name) => [name, out[name]]));
+      return { state: { ...state, params, server: joined(algorithm.nextState?.(out), nextAggregator) }, loss: out.loss };
+    },
+  };
+}
+
+/** The round on the cohort: whole when the chain or the algorithm needs it, streamed otherwise. */
+async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, dp: boolean): Promise<unknown> {
+  // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
+  const sample = dp && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
+  const options = { backend: cfg.backend };
+  if (!aggregator.wholeCohort && algorithm.clientInputs === undefined) {
+    const engine: ChunkEngine | undefined = sample === cohort ? at.engine : undefined;
+    return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options, ...(engine === undefined ? {} : { engine }) });
+  }
+  if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
+  const batches = sample.batch(sample.clients);
+  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
+  const malicious = attackers === undefined ? {} : { malicious: { shape: [batches.clients.length], data: Float32Array.from(batches.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
+  const inputs = { ...serverInputs, ...cohortData(batches), ...algorithm.clientInputs?.(batches.clients), ...malicious };
+  return algorithm.program.run(inputs as never, options as never);
+}

@@ -1,0 +1,197 @@
+/**
+ * `fedtensor run --aggregator` as a chain of stages (src/lib/aggregators): the flag's text
+ * (`clip,dp,secure`, or one of the single names it has always taken), a config file's list of
+ * stage objects, and the stages a run's options make of them.
+ *
+ * Each stage reads its options from the run's flags: clip --dp-clip with dp (a number or
+ * adaptive) and --norm-bound without; dp --dp-noise and the other --dp-*; secure --secure-bits,
+ * --secure-clip, --secure-neighbours; quantize --quantize-bits and --quantize-rotation;
+ * zeroing --zeroing-bound; trimmed-mean --trim-fraction; krum --krum-byzantine, --krum-select.
+ * --attack puts the simulated attack first; --quantize-bits without a quantize stage quantizes
+ * before the rest of the chain, as it always has.
+ */
+import { ftError } from "../../errors/error.js";
+import { chainProblem, releasingKinds, stageKinds, type Stage, type StageKind } from "../aggregators/stages.js";
+import type { Condition, OptionSpec } from "./option-specs.js";
+
+/** The names --aggregator took before chains, and the chains they stand for. */
+const singleNames: Readonly<Record<string, readonly StageKind[]>> = { fedavg: ["mean"], dp: ["clip", "dp"], "norm-clip": ["clip"] };
+/** The stages --aggregator names (the attack comes from --attack). */
+export const chainStageNames = stageKinds.filter((kind) => kind !== "attack");
+
+/** The stage kinds of an --aggregator value, single names expanded; undefined when it is no chain of known names. */
+export function chainKinds(value: unknown): StageKind[] | undefined {
+  if (typeof value !== "string" || value === "") return undefined;
+  // A single name keeps its old meaning (dp is clip,dp); inside a chain each name is one stage.
+  const single = singleNames[value.trim()];
+  if (single !== undefined) return [...single];
+  const names = value.split(",").map((part) => part.trim());
+  return names.every((name) => (chainStageNames as readonly string[]).includes(name)) ? (names as StageKind[]) : undefined;
+}
+
+/** Whether the chain of an --aggregator value holds the stage. */
+export const chainHas = (value: unknown, kind: StageKind): boolean => chainKinds(value)?.includes(kind) ?? false;
+
+/**
+ * Distributed DP (src/lib/run/distributed-dp-run.ts) is its own aggregator, not a stage: the
+ * clients clip, rotate, round and noise their own updates, so no other stage can sit between
+ * them and the modular sum. It goes with --algorithm fedavg.
+ */
+export const distributedDp = "distributed-dp";
+
+/** Whether the chain releases private client data (holds dp or secure, or is distributed DP): the run's data is then private. */
+export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || chainHas(value, "dp") || chainHas(value, "secure");
+
+/** Options that apply when the chain holds `kind` (and, with `without`, lacks that one). */
+export function withStage(kind: StageKind, without?: StageKind): Condition {
+  return {
+    key: "aggregator",
+    values: [`a chain with ${kind}${without === undefined ? "" : ` and without ${without}`}`],
+    holds: (value) => chainHas(value, kind) && (without === undefined || !chainHas(value, without)),
+  };
+}
+
+/** The --aggregator option: a chain of stages separated by commas. */
+export const aggregatorOption: OptionSpec<string> = {
+  type: "text",
+  default: "fedavg",
+  range: `stages separated by commas, from the clients to the server (${chainStageNames.join(", ")}); or fedavg (mean), dp (clip,dp), norm-clip (clip); or ${distributedDp} alone`,
+  description:
+    "How the server combines the clients' updates: a chain such as clip,dp,secure or quantize,secure (docs/algorithms.md \"Aggregators\"). Client stages: quantize, zeroing, clip; server stages: mean, dp (Gaussian noise on the clipped sum, needs clip before it), secure (masked sums; an in-process simulation: the server holds the pair keys), median, trimmed-mean, krum (these three need the whole cohort in one process, FT322); distributed-dp alone (FedAvg whose clients noise their own updates: docs/language.md \"Distributed DP\")",
+  accepts: (value): value is string => value === distributedDp || chainKinds(value) !== undefined,
+};
+
+/**
+ * The chains docs/algorithms.md's table runs every algorithm with, generated from the stages:
+ * each stage in the shortest chain that holds it (dp needs clip before it), quantize with each
+ * releasing stage, and every releasing stage together, in stage order. Each is a valid chain.
+ */
+export function representativeChains(): string[] {
+  const releasing = chainStageNames.filter((kind) => releasingKinds.has(kind));
+  const wanted: StageKind[][] = [...chainStageNames.map((kind) => [kind]), ...releasing.map((kind): StageKind[] => ["quantize", kind]), releasing];
+  const chains = wanted.map((kinds) => {
+    const withClip: StageKind[] = kinds.includes("dp") && !kinds.includes("clip") ? [...kinds, "clip"] : kinds;
+    return chainStageNames.filter((kind) => withClip.includes(kind)).join(",");
+  });
+  return [...new Set(chains)].filter((chain) => chainProblem(chainKinds(chain)!.map((kind) => ({ kind, bits: 4, bound: 1, trim: 0.1, byzantine: 0, select: 1, clip: 1, maxWeight: 1, maxClients: 2 }) as Stage)) === undefined);
+}
+
+/** The run options a chain's stages read (a RunConfig is one). */
+export interface ChainOptions {
+  readonly aggregator: string;
+  readonly attack: string;
+  readonly quantizeBits: number;
+  readonly clientsPerRound: number;
+  readonly clients: number;
+  readonly quantizeRotation?: boolean;
+  readonly dpClip?: number | "adaptive";
+  readonly normBound?: number;
+  readonly zeroingBound?: number;
+  readonly secureBits?: number;
+  readonly secureClip?: number;
+  readonly secureNeighbours?: number;
+  readonly trimFraction?: number;
+  readonly krumByzantine?: number;
+  readonly krumSelect?: number;
+}
+
+/**
+ * The most clients a DP round's Poisson cohort has, for the secure sum's scale: the mean plus
+ * eight standard deviations (a larger cohort, probability below 1e-15, fails with FT311), at
+ * most every client.
+ */
+export const poissonCohortBound = (config: Pick<ChainOptions, "clientsPerRound" | "clients">): number =>
+  Math.min(config.clients, Math.ceil(config.clientsPerRound + 8 * Math.sqrt(config.clientsPerRound) + 8));
+
+/** The run's chain of stages, with their options; `largestClient` is the most examples a client has (secure's weights' range). */
+export function runStages(config: ChainOptions, largestClient: number): Stage[] {
+  const kinds = chainKinds(config.aggregator) ?? [];
+  const dp = kinds.includes("dp");
+  const stages: Stage[] = kinds.map((kind): Stage => {
+    switch (kind) {
+      case "quantize":
+        return { kind, bits: config.quantizeBits, rotation: config.quantizeRotation ?? false };
+      case "zeroing":
+        return { kind, bound: config.zeroingBound ?? 1 };
+      case "clip":
+        return { kind, bound: dp ? (config.dpClip ?? 1) : (config.normBound ?? 1) };
+      case "secure":
+        return {
+          kind,
+          bits: config.secureBits ?? 30,
+          clip: config.secureClip ?? 1,
+          maxWeight: Math.max(1, largestClient),
+          maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
+          ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+        };
+      case "trimmed-mean":
+        return { kind, trim: config.trimFraction ?? 0.1 };
+      case "krum":
+        return { kind, byzantine: config.krumByzantine ?? 1, select: config.krumSelect ?? 1 };
+      default:
+        return { kind } as Stage;
+    }
+  });
+  if (config.quantizeBits > 0 && !kinds.includes("quantize")) stages.unshift({ kind: "quantize", bits: config.quantizeBits, rotation: config.quantizeRotation ?? false });
+  if (config.attack !== "none") stages.unshift({ kind: "attack", attack: config.attack as never });
+  return stages;
+}
+
+/** Why the run's chain cannot work, or undefined (a quantize stage without --quantize-bits included). */
+export function runChainProblem(config: ChainOptions): string | undefined {
+  if (config.aggregator === distributedDp) return undefined;
+  if (chainHas(config.aggregator, "quantize") && config.quantizeBits === 0) return "the quantize stage needs --quantize-bits 1 to 16";
+  return chainProblem(runStages(config, 1));
+}
+
+/** The short names a config file's stage objects may use, by stage, for the run options they set. */
+const stageObjectKeys: Readonly<Record<string, Readonly<Record<string, string | ((dp: boolean) => string)>>>> = {
+  quantize: { bits: "quantizeBits", rotation: "quantizeRotation" },
+  zeroing: { bound: "zeroingBound" },
+  clip: { bound: (dp) => (dp ? "dpClip" : "normBound"), initialClip: "dpInitialClip", targetQuantile: "dpTargetQuantile", clipLr: "dpClipLr" },
+  dp: { noise: "dpNoise", delta: "dpDelta", targetEpsilon: "dpTargetEpsilon" },
+  secure: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours" },
+  "trimmed-mean": { trim: "trimFraction" },
+  krum: { byzantine: "krumByzantine", select: "krumSelect" },
+  mean: {},
+  median: {},
+};
+
+/**
+ * A config file's `aggregator` given as a list of stage objects, such as
+ * `[{ "stage": "clip", "bound": 1 }, { "stage": "dp", "noise": 1.1 }, { "stage": "secure", "bits": 30 }]`,
+ * as the chain's text and the run options its objects set; other values as they are.
+ */
+export function expandAggregatorList(given: Readonly<Record<string, unknown>>, source: string): Record<string, unknown> {
+  const list = given.aggregator;
+  if (!Array.isArray(list)) return { ...given };
+  const bad = (why: string) => ftError("FT305", { option: source, why });
+  const names = list.map((item) => (typeof item === "object" && item !== null && typeof (item as { stage?: unknown }).stage === "string" ? (item as { stage: string }).stage : undefined));
+  const missing = names.findIndex((name) => name === undefined || stageObjectKeys[name] === undefined);
+  if (list.length === 0 || missing >= 0) throw bad(`a list of stage objects such as { "stage": "clip", "bound": 1 }; stages: ${Object.keys(stageObjectKeys).join(", ")}${missing >= 0 ? ` (item ${missing + 1} is not one)` : ""}`);
+  const dp = names.includes("dp");
+  const out: Record<string, unknown> = { ...given, aggregator: names.join(",") };
+  list.forEach((item: Record<string, unknown>, i) => {
+    for (const [field, value] of Object.entries(item)) {
+      if (field === "stage") continue;
+      const target = stageObjectKeys[names[i]!]![field];
+      if (target === undefined) throw bad(`stage ${names[i]} has no option '${field}'; it takes ${Object.keys(stageObjectKeys[names[i]!]!).join(", ") || "none"}`);
+      const key = typeof target === "function" ? target(dp) : target;
+      if (key in out && out[key] !== value) throw bad(`${names[i]}'s ${field} sets ${key}, which is given as ${JSON.stringify(out[key])} too`);
+      out[key] = value;
+    }
+  });
+  return out;
+}
+
+/** The stages as `fedtensor run --help` lists them. */
+export const stagesHelp = [
+  "Aggregator stages (--aggregator a,b,c, from the clients to the server; a config file may give a list of { \"stage\": ..., options } objects):",
+  "  quantize      each client quantizes its update to --quantize-bits bits (unbiased), after a shared random Hadamard rotation with --quantize-rotation",
+  "  zeroing       a client's update whose L2 norm exceeds --zeroing-bound is zeroed",
+  "  clip          each client's update is scaled to L2 norm --dp-clip (with dp; or adaptive) or --norm-bound (without)",
+  "  mean          the example-weighted mean (the default)",
+  "  dp            N(0, (z C)^2) added to the sum of the clipped updates, over the expected cohort; needs clip before it; epsilon reported",
+  "  secure        masked sums (SecAgg, --secure-bits, --secure-clip, --secure-neighbours); after dp, the noise goes on the secure sum",
+  "  median, trimmed-mean, krum   robust aggregators: they need every client's update at once, in one process (FT322: no --engine, --chunk-clients at least the cohort)",
+].join("\n");

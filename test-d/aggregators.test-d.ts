@@ -1,0 +1,53 @@
+/**
+ * Aggregator chains in the types: a chain of literal stages releases (Releases) exactly when it
+ * holds dp or secure; chains that cannot work are FT114 with the reason; an algorithm's round
+ * function given a releasing chain takes private client data and returns no loss, and without
+ * one private data stays FT109.
+ */
+import { expectAssignable, expectError, expectType } from "tsd";
+import type { Program } from "../dist/src/index.js";
+import { aggregationStages as s, aggregator, fedAvg, fedAvgProgram, fedProx, fedProxProgram, logistic, type ChainCheck } from "../dist/src/lib/index.js";
+import { value, type F32, type I32 } from "./helpers.js";
+
+type Logistic<P extends "server" | "clients-private"> = { w: F32<[784, 10], P>; b: F32<[10], P> };
+type Data<P extends "clients" | "clients-private"> = { x: F32<["S", "B", 784], P>; y: I32<["S", "B"], P>; mask: F32<["S", "B"], P>; count: F32<[], P> };
+declare const serverParams: Logistic<"server">;
+declare const privateData: Data<"clients-private">;
+
+const secureStage = s.secure({ bits: 30, clip: 1, maxWeight: 600, maxClients: 100 });
+expectType<true>(aggregator(s.clip(1), s.dp()).releases);
+expectType<true>(aggregator(s.quantize(4, { rotation: true }), secureStage).releases);
+expectType<true>(aggregator(s.clip(1), s.dp(), secureStage).releases);
+expectType<false>(aggregator(s.zeroing(2), s.median()).releases);
+expectType<false>(aggregator(s.clip(1), s.mean()).releases);
+
+// A median over masked values, noise before clipping, dp without a clip, two dp stages: FT114.
+expectError(aggregator(secureStage, s.median()));
+expectError(aggregator(s.dp(), s.clip(1)));
+expectError(aggregator(s.dp()));
+expectError(aggregator(s.clip(1), s.dp(), s.dp()));
+expectType<"FT114: aggregator secure,krum: krum needs each client's value, and secure aggregation shows the server only the sum of masked values">(
+  value<ChainCheck<[ReturnType<typeof s.secure>, ReturnType<typeof s.krum>]>>(),
+);
+
+// With a releasing chain the round takes private data and reports no loss; without, FT109.
+const dpHypers = { lr: 0.1, clip: value<F32<[], "server">>(), noiseMultiplier: 1, expectedClients: 10, key: value<I32<[2], "server">>(), round: 0 };
+const privateRound = fedProx(logistic, { aggregator: aggregator(s.clip(1), s.dp()) });
+expectAssignable<{ params: Logistic<"server"> }>(privateRound(serverParams, privateData, { ...dpHypers, mu: 0.01 }));
+expectError(fedAvg(logistic)(serverParams, privateData, { lr: 0.1 }));
+expectError(fedAvg(logistic, { aggregator: aggregator(s.median()) })(serverParams, privateData, { lr: 0.1 }));
+
+// A program given a chain of literal stages takes the chain's inputs and, when it releases, private data and no loss.
+type InputsOf<P> = P extends Program<infer I, unknown> ? I : never;
+type OutputsOf<P> = P extends Program<infer _I, infer O> ? O : never;
+const dpProgram = fedProxProgram(logistic, { aggregator: aggregator(s.clip(1), s.dp()) });
+expectType<"params" | "lr" | "x" | "y" | "mask" | "count" | "mu" | "clip" | "noiseMultiplier" | "expectedClients" | "targetQuantile" | "clipLr" | "countStddev" | "key" | "round">(
+  value<keyof InputsOf<typeof dpProgram>>(),
+);
+expectType<"params" | "clip">(value<keyof OutputsOf<typeof dpProgram>>());
+expectType<"clients-private">(value<InputsOf<typeof dpProgram>["x"]["placement"]>());
+const robustProgram = fedAvgProgram(logistic, { aggregator: aggregator(s.quantize(2, { rotation: true }), s.median()) });
+expectType<"params" | "loss">(value<keyof OutputsOf<typeof robustProgram>>());
+expectType<"clients">(value<InputsOf<typeof robustProgram>["x"]["placement"]>());
+// Without a chain, the program is the algorithm's as before.
+expectType<"params" | "loss">(value<keyof OutputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>>());
