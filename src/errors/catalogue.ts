@@ -524,6 +524,16 @@ export const catalogue = {
       "Give --client-holdout a larger share, or evaluate more clients (--eval-clients " +
       "0 evaluates all of them).",
   },
+  FT329: {
+    title: "Secure groups larger than a chunk",
+    message: "a streamed secure sum needs groups of at least {least} clients, but a chunk holds at most {chunk}",
+    explanation:
+      "A round with a secureSum streams in groups (docs/distributed.md): each chunk of clients, in " +
+      "this process or on a worker, is one SecAgg+ group whose masks cancel within it, and the " +
+      "server learns each group's sum. No group may be smaller than the sum's minClients " +
+      "(--secure-group-min), so a chunk must be able to hold that many clients.",
+    fix: "Give --chunk-clients at least --secure-group-min, or lower --secure-group-min (a smaller group reveals more of each member's value).",
+  },
   FT334: {
     title: "A secret key written out",
     message: "a secret key cannot be {what}: it is the secret of the releases it feeds",

@@ -129,7 +129,7 @@ const consecutive = (from: number, count: number): Int32Array => Int32Array.from
  * clients' places in the cohort for clientIndex(), and one key per secure sum, drawn here from
  * the CSPRNG (Web Crypto: node's and a browser's), seen by nothing but this chunk's masking.
  */
-export function chunkInputs(form: MapReduceForm, positions: ArrayLike<number>): Map<string, unknown> {
+export function chunkInputs(form: Pick<MapReduceForm, "clientIndexInputs" | "groupKeyInputs">, positions: ArrayLike<number>): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const name of form.clientIndexInputs) out.set(name, { shape: [positions.length], data: Int32Array.from(positions) });
   for (const name of form.groupKeyInputs) out.set(name, { shape: [2], data: globalThis.crypto.getRandomValues(new Int32Array(2)) });

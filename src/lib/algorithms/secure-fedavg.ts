@@ -41,8 +41,10 @@ export interface SecureAggregationOptions {
   readonly maxWeight: number;
   /** The most clients a round sums: fixes the quantization scale (and checks overflow while tracing). */
   readonly maxClients: number;
-  /** Neighbours per client in the mask graph (SecAgg+); every other client when absent. */
+  /** Neighbours per client in the mask graph; SecAgg+'s O(log n) in each streamed group when absent. */
   readonly neighbours?: number;
+  /** The fewest clients of a secure group (secureSum's minClients; a streamed chunk is one group). */
+  readonly minClients?: number;
 }
 
 export type SecureFedAvgProgram<M extends AnyModel> = Program<
@@ -73,7 +75,12 @@ export function secureFedAvgRound(model: AnyModel, options: ClientTrainingOption
     data.count,
   );
   const [updateKey, weightKey] = loose.split(key, 2);
-  const common = { bits: options.bits, maxClients: options.maxClients, ...(options.neighbours === undefined ? {} : { neighbours: options.neighbours }) };
+  const common = {
+    bits: options.bits,
+    maxClients: options.maxClients,
+    ...(options.neighbours === undefined ? {} : { neighbours: options.neighbours }),
+    ...(options.minClients === undefined ? {} : { minClients: options.minClients }),
+  };
   const bound = options.clip * options.maxWeight;
   const weightedSum = loose.secureSum(local.weighted, { ...common, key: updateKey, range: [-bound, bound], scale: secureUpdateScale(options) });
   const totalWeight = loose.secureSum(local.weight, { ...common, key: weightKey, range: [0, options.maxWeight] });

@@ -49,6 +49,26 @@ export function cohortChunks(clients: Int32Array, stepsOf: (client: number) => n
   return chunks;
 }
 
+/**
+ * The cohort cut into secure groups (src/transform/mapreduce.ts: a chunk is one SecAgg+ group),
+ * none smaller than `least` clients: in bucket order, as few groups as chunks of `chunkClients`
+ * would need, fewer when that would leave one below `least`, their sizes differing by one at
+ * most. A group may then hold up to twice `chunkClients`; each is padded to its largest client's
+ * bucket. FT329 when a chunk could never hold a group (`chunkClients` below `least`); a cohort
+ * smaller than `least` is one group, which its secure sum refuses (FT112).
+ */
+export function secureGroups(clients: Int32Array, stepsOf: (client: number) => number, chunkClients: number, least: number): Chunk[] {
+  if (chunkClients < least) throw ftError("FT329", { least, chunk: chunkClients });
+  const ordered = cohortChunks(clients, stepsOf, clients.length).flatMap((c) => Array.from(c.clients, (client) => ({ client, steps: c.steps })));
+  const count = Math.max(1, Math.min(Math.ceil(ordered.length / chunkClients), Math.floor(ordered.length / least)));
+  const groups: Chunk[] = [];
+  for (let g = 0, start = 0; g < count; g++) {
+    const members = ordered.slice(start, (start += Math.floor(ordered.length / count) + (g < ordered.length % count ? 1 : 0)));
+    groups.push({ clients: Int32Array.from(members, (m) => m.client), steps: Math.max(...members.map((m) => m.steps)) });
+  }
+  return groups;
+}
+
 /** What a round program takes from a cohort: its CLIENTS inputs. */
 export const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
@@ -65,8 +85,11 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
 
 /** Runs a round's chunks elsewhere (src/lib/run/engine: BullMQ workers) from references to their clients. */
 export interface ChunkEngine {
-  /** The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid out as `inputTree`. */
-  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[]): RemoteChunks<tf.Tensor>;
+  /**
+   * The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid
+   * out as `inputTree`; `positions[k]` are chunk k's clients' places in the cohort (clientIndex()).
+   */
+  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[], positions: readonly Int32Array[]): RemoteChunks<tf.Tensor>;
 }
 
 export interface CohortRunSettings {
@@ -89,10 +112,15 @@ export async function runOnCohort(
   settings: CohortRunSettings,
 ): Promise<unknown> {
   if (!Number.isInteger(settings.chunkClients) || settings.chunkClients < 1) throw ftError("FT305", { option: "chunkClients", why: `expected a whole number of clients of at least 1, got ${settings.chunkClients}` });
-  const chunks = cohortChunks(sample.clients, (c) => sample.steps(c), settings.chunkClients);
   const streams = streamable(program.ir, sample.clients.length);
+  const least = streams ? cachedForm(program.ir, sample.clients.length).secureGroupMin : 0;
+  const stepsOf = (client: number) => sample.steps(client);
+  // A round with a secure sum is cut into groups of at least its minClients; the others into bucketed chunks.
+  const chunks = least > 0 ? secureGroups(sample.clients, stepsOf, settings.chunkClients, least) : cohortChunks(sample.clients, stepsOf, settings.chunkClients);
+  const place = new Map(Array.from(sample.clients, (client, i) => [client, i]));
+  const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
   if (streams && settings.engine !== undefined) {
-    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks);
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks, positions);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
@@ -101,5 +129,5 @@ export async function runOnCohort(
   const data = function* () {
     for (const chunk of chunks) yield cohortData(sample.batch(chunk.clients, chunk.steps));
   };
-  return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data() }, settings.options);
+  return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data(), positions: (k) => positions[k]! }, settings.options);
 }

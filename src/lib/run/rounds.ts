@@ -279,13 +279,15 @@ function secureRunner(model: AnyModel, config: RunConfig, largestClient: number,
     maxWeight: Math.max(1, largestClient),
     maxClients: config.clientsPerRound,
     ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+    minClients: config.secureGroupMin,
   });
   const key = secret.key("secure-masks");
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, cfg, { round }) {
+    async round(state, cohort, cfg, { round, engine }) {
       // No loss: the clients' losses are private and reach the server through no secure sum.
-      const out = await onCohort<{ params: unknown }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, undefined);
+      // Streamed in groups, through workers with --engine (docs/distributed.md).
+      const out = await onCohort<{ params: unknown }>(program, { params: state.params, lr: cfg.lr, key, round }, cohort, cfg, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: undefined };
     },
   };

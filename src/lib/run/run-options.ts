@@ -82,7 +82,8 @@ const secure = { key: "aggregator", values: ["secure"] };
 const secureOptions = {
   secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
   secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
-  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
+  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even), 0 for SecAgg+'s 2 ceil(log2 n) in each group of n", 0, { min: 0 })),
+  secureGroupMin: onlyWhen(secure, integer("Secure aggregation: the fewest clients of a group; each streamed chunk is one group, and the server learns each group's sum (docs/distributed.md)", 2, { min: 2 })),
 };
 
 // Mime and MimeLite, q-FFL and agnostic FL (src/lib/algorithms/mime.ts, qffl.ts, afl.ts; docs/algorithms.md).

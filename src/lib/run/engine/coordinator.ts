@@ -32,6 +32,8 @@ export interface ChunkJobData {
   readonly round: number;
   readonly chunk: number;
   readonly clients: readonly number[];
+  /** The clients' places in the round's cohort (clientIndex()). */
+  readonly positions: readonly number[];
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
@@ -58,6 +60,9 @@ export interface StoredForm {
   readonly outputs: readonly string[];
   readonly inputTree: TreeDef;
   readonly zero: { readonly ir: unknown; readonly outputs: readonly string[] };
+  /** The inputs the worker fills per chunk (src/runtime/mapreduce.ts chunkInputs): places in the cohort, fresh group keys. */
+  readonly clientIndexInputs: readonly string[];
+  readonly groupKeyInputs: readonly string[];
 }
 
 /** Bytes through Redis: to Redis (form as JSON, inputs as a binary record, jobs) and back (chunks' binary records). */
@@ -122,7 +127,7 @@ export class RedisEngine {
 
   /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */
   forRound(config: RunConfig, round: number, featureShape: readonly number[]): ChunkEngine {
-    return { partials: (form, inputTree, chunks) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, chunks, shared) };
+    return { partials: (form, inputTree, chunks, positions) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, { chunks, positions }, shared) };
   }
 
   /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
@@ -147,22 +152,32 @@ export class RedisEngine {
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     form: MapReduceForm,
     inputTree: TreeDef,
-    chunks: readonly Chunk[],
+    { chunks, positions }: { chunks: readonly Chunk[]; positions: readonly Int32Array[] },
     shared: ReadonlyMap<string, unknown>,
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const part = form.workAndAccumulate;
     const zero = form.parts.zero;
     // Workers run zero themselves: its accumulator is as large as the model, and the same everywhere.
-    const names = part.inputs.filter((name) => !form.clientInputs.includes(name) && !zero.outputs.includes(name));
+    // They fill the chunk's places and draw its group keys (a secure sum's) themselves too.
+    const perChunk = new Set([...form.clientInputs, ...zero.outputs, ...form.clientIndexInputs, ...form.groupKeyInputs]);
+    const names = part.inputs.filter((name) => !perChunk.has(name));
     const missing = names.find((name) => shared.get(name) === undefined);
     if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
     const inputs = await encodeRecord(new Map(names.map((name) => [name, shared.get(name)])));
-    const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree, zero: { ir: zero.ir, outputs: zero.outputs } };
+    const stored: StoredForm = {
+      ir: part.ir,
+      inputs: part.inputs,
+      outputs: part.outputs,
+      inputTree,
+      zero: { ir: zero.ir, outputs: zero.outputs },
+      clientIndexInputs: form.clientIndexInputs,
+      groupKeyInputs: form.groupKeyInputs,
+    };
     const formJson = JSON.stringify(stored);
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
     this.traffic.rounds++;
     for (let attempt = 1; ; attempt++) {
-      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
+      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks, positions);
       if (results !== undefined) {
         for (const acc of results) yield new Map(part.outputs.map((name) => [name, toTensor(acc.get(name)!)]));
         return;
@@ -178,6 +193,7 @@ export class RedisEngine {
     form: { hash: string; json: string },
     inputs: Buffer,
     chunks: readonly Chunk[],
+    positions: readonly Int32Array[],
   ): Promise<ReturnType<typeof decodeRecord>[] | undefined> {
     const formKey = keys.form(form.hash);
     const inputsKey = keys.inputs(this.session, ctx.round, attempt);
@@ -195,7 +211,7 @@ export class RedisEngine {
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...positions[k]!], steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });

@@ -11,7 +11,7 @@ import type { Redis } from "ioredis";
 import { loadProgram } from "../../../front/load.js";
 import type { ProgramIR } from "../../../ir/types.js";
 import { useBackend } from "../../../runtime/backend.js";
-import { leavesByPath } from "../../../runtime/mapreduce.js";
+import { chunkInputs, leavesByPath } from "../../../runtime/mapreduce.js";
 import { runProgram } from "../../../runtime/run.js";
 import type { FederatedDataset } from "../../data/federated.js";
 import type { HostData } from "../../data/host-tensor.js";
@@ -79,7 +79,9 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
     const clientLeaves = leavesByPath(form.inputTree, cohortData(sample.batch(Int32Array.from(clients), steps)));
     const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
-    const inputs = Object.fromEntries(form.inputs.map((name) => [name, zero[name] ?? shared[name] ?? clientLeaves.get(name)]));
+    // The chunk's places in the cohort, and its group keys drawn here: they never pass through Redis.
+    const own = chunkInputs(form, job.data.positions);
+    const inputs = Object.fromEntries(form.inputs.map((name) => [name, zero[name] ?? own.get(name) ?? shared[name] ?? clientLeaves.get(name)]));
     let out: Record<string, tf.Tensor>;
     try {
       out = (await runProgram(form.program, inputs, { backend: config.backend })) as Record<string, tf.Tensor>;
