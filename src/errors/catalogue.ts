@@ -505,12 +505,11 @@ export const catalogue = {
     explanation:
       "The coordinate-wise median, the trimmed mean and Krum compare the clients with each " +
       "other, so they cannot fold clients into a fixed-size accumulator chunk by chunk: they " +
-      "have no MapReduce form. A round with one of them (or with simulated attackers or " +
-      "quantized updates, which pick clients by their place in the cohort) runs on the whole " +
-      "cohort in this process.",
+      "have no MapReduce form. A round with one of them runs on the whole cohort in this " +
+      "process (norm-clip, attackers and quantized updates stream like the mean).",
     fix:
       "Run without --engine, and give --chunk-clients at least --clients-per-round; or use an " +
-      "aggregator with a MapReduce form (fedavg, dp).",
+      "aggregator with a MapReduce form (fedavg, norm-clip, dp, secure).",
   },
   FT325: {
     title: "Federated evaluation without held-out data",

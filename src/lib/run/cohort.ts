@@ -87,10 +87,18 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
 export interface ChunkEngine {
   /**
    * The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid
-   * out as `inputTree`; `positions[k]` are chunk k's clients' places in the cohort (clientIndex()).
+   * out as `inputTree`; `positions[k]` are chunk k's clients' places in the cohort (clientIndex()),
+   * `perClient` the round's per-client scalar inputs besides the data, by place in the cohort.
    */
-  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[], positions: readonly Int32Array[]): RemoteChunks<tf.Tensor>;
+  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[], positions: readonly Int32Array[], perClient: PerClientInputs): RemoteChunks<tf.Tensor>;
 }
+
+/** CLIENTS inputs of one f32 scalar a client that are not data (robust rounds' malicious flags), by the client's place in the cohort. */
+export type PerClientInputs = Readonly<Record<string, Float32Array>>;
+
+/** The chunk's slice of the per-client inputs, as host tensors [clients]. */
+export const perClientSlice = (perClient: PerClientInputs, positions: ArrayLike<number>) =>
+  Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, { shape: [positions.length], data: Float32Array.from(positions, (p) => values[p]!) }]));
 
 export interface CohortRunSettings {
   /** Clients per chunk. */
@@ -98,6 +106,8 @@ export interface CohortRunSettings {
   readonly options: RunOptions;
   /** Where the chunks run when not in this process. */
   readonly engine?: ChunkEngine;
+  /** The round's per-client inputs besides the data, by place in the cohort. */
+  readonly perClient?: PerClientInputs;
 }
 
 /**
@@ -119,15 +129,16 @@ export async function runOnCohort(
   const chunks = least > 0 ? secureGroups(sample.clients, stepsOf, settings.chunkClients, least) : cohortChunks(sample.clients, stepsOf, settings.chunkClients);
   const place = new Map(Array.from(sample.clients, (client, i) => [client, i]));
   const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
+  const perClient = settings.perClient ?? {};
   if (streams && settings.engine !== undefined) {
-    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks, positions);
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks, positions, perClient);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
-  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)) } as never, settings.options as never);
+  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, sample.clients.map((_, i) => i)) } as never, settings.options as never);
   const data = function* () {
-    for (const chunk of chunks) yield cohortData(sample.batch(chunk.clients, chunk.steps));
+    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!) };
   };
   return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data(), positions: (k) => positions[k]! }, settings.options);
 }

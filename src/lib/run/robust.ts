@@ -3,10 +3,12 @@
  * (src/lib/algorithms/robust-fedavg.ts): the round's inputs that follow from the options,
  * which clients attack, and the metrics columns these runs add.
  *
- * These rounds run on the whole cohort in this process: the robust aggregators compare the
- * clients with each other (no MapReduce form), and the attackers and quantization keys are
- * picked by the client's place in the cohort. A run that asks for chunks smaller than the
- * cohort, or for workers (--engine), is FT322 rather than silently holding the whole cohort.
+ * The median, the trimmed mean and Krum compare the clients with each other (no MapReduce
+ * form): their rounds run on the whole cohort in this process, and a run that asks for chunks
+ * smaller than the cohort, or for workers (--engine), is FT322 rather than silently holding the
+ * whole cohort. The others (the mean, norm-clip, with attackers or quantized updates) stream
+ * like FedAvg, in this process or through workers: the attackers are a per-client input, and
+ * the quantization keys fold in clientIndex(), which each chunk's runner numbers.
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
@@ -17,7 +19,7 @@ import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
-import { cohortData } from "./cohort.js";
+import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 
 /** The options these functions read (a RunConfig is one). */
@@ -59,9 +61,12 @@ export function robustColumns(config: RobustRunOptions, malicious: number, leafS
   return { ...attackers, bits_per_client: bits, compression: bitsPerClient(leafSizes, 0) / bits };
 }
 
+/** The aggregators that compare clients with each other: they have no MapReduce form. */
+const wholeCohortAggregators: ReadonlySet<string> = new Set(["median", "trimmed-mean", "krum"]);
+
 /** FT322 unless the round can hold its whole cohort in this process. */
 function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: boolean): void {
-  const what = robustAggregators.has(config.aggregator) ? `--aggregator ${config.aggregator}` : config.attack !== "none" ? `--attack ${config.attack}` : "--quantize-bits";
+  const what = `--aggregator ${config.aggregator}`;
   if (remote) throw ftError("FT322", { what, why: `--engine ${config.engine} gives each worker a chunk of the cohort; run without --engine` });
   if (cohort > config.chunkClients) {
     throw ftError("FT322", { what, why: `--chunk-clients ${config.chunkClients} is smaller than the cohort of ${cohort}; give --chunk-clients ${cohort} or more` });
@@ -88,12 +93,16 @@ export function robustRound(model: AnyModel, config: RunConfig, clientOptimizer:
   const key = seedKey(config.seed);
   return {
     program,
-    async run(params: unknown, cohort: RoundSample<HostData>, cfg: RunConfig, round: number, remote: boolean): Promise<{ params: unknown; loss: TfTensor }> {
-      requireWholeCohort(cfg, cohort.clients.length, remote);
-      const batches = cohort.batch(cohort.clients);
+    async run(params: unknown, cohort: RoundSample<HostData>, cfg: RunConfig, round: number, engine?: ChunkEngine): Promise<{ params: unknown; loss: TfTensor }> {
       const attackers = maliciousClients(cfg, round, cohort.clients);
-      const malicious = { shape: [batches.clients.length], data: Float32Array.from(batches.clients, (client) => (attackers.has(client) ? 1 : 0)) };
-      const inputs = { params, ...cohortData(batches), lr: cfg.lr, malicious, attackScale: cfg.attackScale ?? 1, key, round };
+      const malicious = Float32Array.from(cohort.clients, (client) => (attackers.has(client) ? 1 : 0));
+      const server = { params, lr: cfg.lr, attackScale: cfg.attackScale ?? 1, key, round };
+      if (!wholeCohortAggregators.has(cfg.aggregator)) {
+        const settings = { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient: { malicious }, ...(engine === undefined ? {} : { engine }) };
+        return (await runOnCohort(program as never, server, cohort, settings)) as { params: unknown; loss: TfTensor };
+      }
+      requireWholeCohort(cfg, cohort.clients.length, engine !== undefined);
+      const inputs = { ...server, ...cohortData(cohort.batch(cohort.clients)), malicious: { shape: [malicious.length], data: malicious } };
       return (await (program as unknown as ProgramRun).run(inputs as never, { backend: cfg.backend } as never)) as { params: unknown; loss: TfTensor };
     },
   };

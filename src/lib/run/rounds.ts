@@ -299,7 +299,7 @@ function robustRunner(model: AnyModel, config: RunConfig): RoundRunner {
   return {
     initialServerState: () => ({}),
     async round(state, cohort, cfg, { round, engine }) {
-      const out = await robust.run(state.params, cohort, cfg, round, engine !== undefined);
+      const out = await robust.run(state.params, cohort, cfg, round, engine);
       return { state: { ...state, params: withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) }, loss: out.loss };
     },
   };

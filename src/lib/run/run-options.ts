@@ -219,7 +219,7 @@ export const runOptions = {
     real("FedAvgM server momentum", 0.9, { min: 0, max: 1, maxExclusive: true }),
   ),
   aggregator: choice(
-    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (an in-process simulation: the server holds the pair keys), or a robust aggregator",
+    "How the server combines the clients' updates: plain weighted mean, DP-FedAvg's clipped and noised sum, secure aggregation's masked sums (in groups of --secure-group-min or more: the server learns each group's sum), or a robust aggregator (median, trimmed-mean and krum need the whole cohort in one process: FT322)",
     ["fedavg", "dp", "secure", ...robustAggregators],
   ),
   ...privacyOptions,

@@ -21,7 +21,7 @@ import { ftError } from "../../../errors/error.js";
 import type { TreeDef } from "../../../ir/types.js";
 import type { RemoteChunks } from "../../../runtime/mapreduce.js";
 import type { MapReduceForm } from "../../../transform/mapreduce.js";
-import type { Chunk, ChunkEngine } from "../cohort.js";
+import type { Chunk, ChunkEngine, PerClientInputs } from "../cohort.js";
 import type { RunConfig } from "../config.js";
 import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
 import { decodeRecord, encodeRecord, toTensor } from "./wire.js";
@@ -34,6 +34,8 @@ export interface ChunkJobData {
   readonly clients: readonly number[];
   /** The clients' places in the round's cohort (clientIndex()). */
   readonly positions: readonly number[];
+  /** The round's per-client scalar inputs besides the data (cohort.ts PerClientInputs), for these clients. */
+  readonly perClient: Readonly<Record<string, readonly number[]>>;
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
@@ -127,7 +129,7 @@ export class RedisEngine {
 
   /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */
   forRound(config: RunConfig, round: number, featureShape: readonly number[]): ChunkEngine {
-    return { partials: (form, inputTree, chunks, positions) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, { chunks, positions }, shared) };
+    return { partials: (form, inputTree, chunks, positions, perClient) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, { chunks, positions, perClient }, shared) };
   }
 
   /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
@@ -152,7 +154,7 @@ export class RedisEngine {
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     form: MapReduceForm,
     inputTree: TreeDef,
-    { chunks, positions }: { chunks: readonly Chunk[]; positions: readonly Int32Array[] },
+    { chunks, positions, perClient }: { chunks: readonly Chunk[]; positions: readonly Int32Array[]; perClient: PerClientInputs },
     shared: ReadonlyMap<string, unknown>,
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const part = form.workAndAccumulate;
@@ -177,7 +179,7 @@ export class RedisEngine {
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
     this.traffic.rounds++;
     for (let attempt = 1; ; attempt++) {
-      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks, positions);
+      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks, positions, perClient);
       if (results !== undefined) {
         for (const acc of results) yield new Map(part.outputs.map((name) => [name, toTensor(acc.get(name)!)]));
         return;
@@ -194,6 +196,7 @@ export class RedisEngine {
     inputs: Buffer,
     chunks: readonly Chunk[],
     positions: readonly Int32Array[],
+    perClient: PerClientInputs,
   ): Promise<ReturnType<typeof decodeRecord>[] | undefined> {
     const formKey = keys.form(form.hash);
     const inputsKey = keys.inputs(this.session, ctx.round, attempt);
@@ -211,7 +214,7 @@ export class RedisEngine {
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...positions[k]!], steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...positions[k]!], perClient: Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, Array.from(positions[k]!, (p) => values[p]!)])), steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });

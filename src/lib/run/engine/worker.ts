@@ -77,7 +77,8 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     await useBackend(config.backend);
     const data = await dataFor(dataKey(config), async () => federatedData(config));
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
-    const clientLeaves = leavesByPath(form.inputTree, cohortData(sample.batch(Int32Array.from(clients), steps)));
+    const perClient = Object.fromEntries(Object.entries(job.data.perClient).map(([name, values]) => [name, { shape: [values.length], data: Float32Array.from(values) }]));
+    const clientLeaves = leavesByPath(form.inputTree, { ...cohortData(sample.batch(Int32Array.from(clients), steps)), ...perClient });
     const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
     // The chunk's places in the cohort, and its group keys drawn here: they never pass through Redis.
     const own = chunkInputs(form, job.data.positions);
