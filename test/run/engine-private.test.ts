@@ -5,6 +5,8 @@
  * - DP: the noise key, each round's key and the keys split from them never reach Redis (the
  *   noise is drawn at the coordinator, in the round's update), and the run gives the bytes of
  *   the in-process streamed run under the same secret;
+ * - quantized, attacked, norm-clipped rounds (per-client inputs and clientIndex() in the jobs)
+ *   give the in-process streamed run's bytes;
  * - secure: Redis holds each group's sum (the sum of its clients' values, of the size of one
  *   client's), in groups of at least --secure-group-min, nothing per client, and the run gives
  *   the bytes of the in-process streamed run.
@@ -148,5 +150,11 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     expect(sizes.size).toBe(1);
     const local = await run(secure);
     expect(params).toEqual(local.params);
+  }, 300_000);
+
+  test("quantized updates under a sign-flip attack, norm-clipped: the engine gives the in-process streamed run's bytes", async () => {
+    const robust = { aggregator: "norm-clip", normBound: 1, quantizeBits: 4, attack: "sign-flip", byzantine: 0.3 };
+    const [local, remote] = [await run(robust), await captured(robust)];
+    expect(remote.params).toEqual(local.params);
   }, 300_000);
 });
