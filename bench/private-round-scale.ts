@@ -20,8 +20,8 @@
  * (maxRSS, VmHWM). Up to --check-upto clients, the round is run again in the coordinator
  * without workers, from the same inputs and key, and the bytes of the two results compared.
  *
- * usage: node dist/bench/private-round-scale.js [--clients 10,100,1000,10000] [--chunk 100]
- *          [--group-min 50] [--check-upto 1000] [--single-round 10000] [--timeout 5400]
+ * usage: node dist/bench/private-round-scale.js [--clients 10,100,1000,10000] [--chunk 25]
+ *          [--group-min 10] [--check-upto 1000] [--single-round 10000] [--timeout 5400]
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -53,8 +53,8 @@ import { redisBinary, startRedis } from "./redis-server.js";
 const { values } = parseArgs({
   options: {
     clients: { type: "string", default: "10,100,1000,10000" },
-    chunk: { type: "string", default: "100" },
-    "group-min": { type: "string", default: "50" },
+    chunk: { type: "string", default: "25" },
+    "group-min": { type: "string", default: "10" },
     "check-upto": { type: "string", default: "1000" },
     "single-round": { type: "string", default: "10000" },
     timeout: { type: "string", default: "5400" },
@@ -193,7 +193,7 @@ if (values.worker !== undefined) {
       for (const w of workers) w.kill("SIGKILL");
       const last = child.stdout.trim().split("\n").pop() ?? "";
       if (child.status !== 0 || !last.startsWith("{")) {
-        console.log(`  ${String(clients).padStart(7)}  failed: ${(child.error?.message ?? child.stderr.split("\n").find((l) => /Error|FT\d{3}/.test(l)) ?? `exit ${child.status}`).slice(0, 200)}`);
+        console.log(`  ${String(clients).padStart(7)}  failed: ${(child.error?.message ?? child.stderr.split("\n").find((l) => /^\w*Error: |FT\d{3}: /.test(l)) ?? `exit ${child.status}`).slice(0, 200)}`);
         break;
       }
       const m = JSON.parse(last) as { seconds: number; coordinatorRssMiB: number; groups: number; same?: boolean };
