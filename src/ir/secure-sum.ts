@@ -120,18 +120,22 @@ export function maskedValues(quantized: ArrayLike<number>, clients: number, size
   // Reduced mod 2^bits after every distance: acc + word - word lies in (-2^30, 2^31), an
   // exact int32 whose two's-complement low bits are the floor remainder.
   const acc = Int32Array.from(quantized, (q) => q & low);
-  const words = new Int32Array(clients * size);
   const distances = maskDistances(clients, a.neighbours, a.grouped === true);
   const labels = distances > 0 ? ringLabels(key, clients) : new Int32Array(0);
+  // The client at each label: the pair (label, label + d)'s words go to both of its clients as
+  // they are drawn, so no client x size table of words is held (the sum mod 2^bits is the same
+  // in any order).
+  const clientAt = new Int32Array(clients);
+  labels.forEach((label, i) => (clientAt[label] = i));
   for (let d = 1; d <= distances; d++) {
     for (let label = 0; label < clients; label++) {
       const bits = randomBits(Int32Array.from(pairKey(key, label, d)), size);
-      for (let j = 0; j < size; j++) words[label * size + j] = bits[j]! & low;
-    }
-    for (let i = 0; i < clients; i++) {
-      const own = labels[i]!;
-      const from = (((own - d) % clients) + clients) % clients;
-      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[own * size + j]! - words[from * size + j]!) & low;
+      const [adds, subtracts] = [clientAt[label]! * size, clientAt[(label + d) % clients]! * size];
+      for (let j = 0; j < size; j++) {
+        const word = bits[j]! & low;
+        acc[adds + j] = (acc[adds + j]! + word) & low;
+        acc[subtracts + j] = (acc[subtracts + j]! - word) & low;
+      }
     }
   }
   return acc;
@@ -178,7 +182,8 @@ export function secureSumHost(op: string, values: ArrayLike<number>, clients: nu
   checkCapacity(op, clients, dtype, a);
   const size = clients === 0 ? 0 : values.length / clients;
   let bad = 0;
-  const quantized = Float64Array.from(values, (x) => {
+  // q < 2^bits <= 2^30 (checkFit): an int32 each.
+  const quantized = Int32Array.from(values, (x) => {
     if (!inRange(x, a)) bad++;
     return quantize(x, dtype, a);
   });

@@ -14,6 +14,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -24,7 +26,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { decodeRecord } from "../../src/lib/run/engine/wire.js";
 import { federatedData } from "../../src/lib/run/setup.js";
 import { train } from "../../src/lib/run/train.js";
-import { RunSecret } from "../../src/lib/privacy/secret.js";
+import { RunSecret, SECRET_FILE } from "../../src/lib/privacy/secret.js";
 import { startWorker } from "./cli.js";
 import { capturedHas, captureRedis, type RedisCapture } from "./redis-capture.js";
 import { tempDir } from "./temp-dir.js";
@@ -109,6 +111,9 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     const keys = await dpKeys(secret.key("dp-noise"), small.rounds);
     expect(keys).toHaveLength(1 + 5 * small.rounds);
     for (const key of keys) for (const bytes of encodings(key)) expect(capturedHas(capture, bytes), `key ${key} as ${bytes.toString("hex")}`).toBe(false);
+    // Nor the run's secret itself, as its file's hex or as bytes.
+    const hex = readFileSync(join(out, SECRET_FILE), "utf8").trim();
+    for (const bytes of [Buffer.from(hex), Buffer.from(hex, "hex")]) expect(capturedHas(capture, bytes)).toBe(false);
     // The research mode's secret (--dp-insecure-seed), so that two runs share it.
     const seeded = { ...dp, dpInsecureSeed: 1234 };
     const [local, remote] = [await run(seeded), await captured(seeded)];
