@@ -1,8 +1,8 @@
 /**
  * `fedtensor run --aggregator secure`: FedAvg whose weighted updates and weights are summed
  * with secureSum. It trains as plain FedAvg does (the same clients and batches, sums exact up
- * to a quantization below 1e-7), runs whole where plain FedAvg would stream (no MapReduce
- * form), and its options are checked.
+ * to a quantization below 1e-7), streams in secure groups (one a chunk), and its options are
+ * checked.
  */
 import { describe, expect, test } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
@@ -43,6 +43,7 @@ describe("fedtensor run --aggregator secure", () => {
     };
     expect(invalid({ aggregator: "secure", secureBits: 31 })).toMatch(/^FT305: /);
     expect(invalid({ aggregator: "secure", secureNeighbours: 3 })).toMatch(/give an even number, not 3/);
+    expect(invalid({ aggregator: "secure", secureGroupMin: 6 })).toMatch(/a secure group of 6 clients needs a cohort at least that large, not --clients-per-round 5/);
     expect(invalid({ aggregator: "secure", algorithm: "fedprox" })).toMatch(/--aggregator secure is FedAvg with secure aggregation/);
     expect(invalid({ secureClip: 2 })).toMatch(/^FT305: /);
   });

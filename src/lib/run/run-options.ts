@@ -284,6 +284,13 @@ export const crossChecks: readonly {
       typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
   },
   {
+    keys: ["secureGroupMin", "clientsPerRound"],
+    problem: ({ secureGroupMin, clientsPerRound }) =>
+      typeof secureGroupMin === "number" && typeof clientsPerRound === "number" && secureGroupMin > clientsPerRound
+        ? `a secure group of ${secureGroupMin} clients needs a cohort at least that large, not --clients-per-round ${clientsPerRound}`
+        : undefined,
+  },
+  {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],
     problem: (given) => {
       const config = given as unknown as PrivacyOptions;
