@@ -533,6 +533,16 @@ export const catalogue = {
       "(--secure-group-min), so a chunk must be able to hold that many clients.",
     fix: "Give --chunk-clients at least --secure-group-min, or lower --secure-group-min (a smaller group reveals more of each member's value).",
   },
+  FT330: {
+    title: "A chunk's result lost while the round merged",
+    message: "chunk {chunk} of round {round}: its partial accumulator is no longer in Redis",
+    explanation:
+      "With --engine, the coordinator reads the chunks' partial accumulators from Redis one at " +
+      "a time as it merges them, once every chunk is done. A result that vanished in between " +
+      "(Redis restarted without persistence, or someone deleted the key) cannot be redone " +
+      "alone: the chunks before it are merged already.",
+    fix: "Keep Redis up for the length of a round, or give it persistence; the run resumes from its last checkpoint with --resume.",
+  },
   FT334: {
     title: "A secret key written out",
     message: "a secret key cannot be {what}: it is the secret of the releases it feeds",
