@@ -521,12 +521,11 @@ export const catalogue = {
     explanation:
       "The coordinate-wise median, the trimmed mean and Krum compare the clients with each " +
       "other, so they cannot fold clients into a fixed-size accumulator chunk by chunk: they " +
-      "have no MapReduce form. A round with one of them (or with simulated attackers or " +
-      "quantized updates, which pick clients by their place in the cohort) runs on the whole " +
-      "cohort in this process.",
+      "have no MapReduce form. A round with one of them runs on the whole cohort in this " +
+      "process (norm-clip, attackers and quantized updates stream like the mean).",
     fix:
       "Run without --engine, and give --chunk-clients at least --clients-per-round; or use an " +
-      "aggregator with a MapReduce form (fedavg, dp).",
+      "aggregator with a MapReduce form (fedavg, norm-clip, dp, secure).",
   },
   FT325: {
     title: "Federated evaluation without held-out data",
@@ -550,6 +549,26 @@ export const catalogue = {
       "aggregator over a secure sum, noise before clipping, a stage between clip and dp, two " +
       "dp stages, a client stage after a server stage.",
     fix: "Reorder or drop the stage the message names; `fedtensor run --help` and docs/algorithms.md list the stages and their options.",
+  },
+  FT329: {
+    title: "Secure groups larger than a chunk",
+    message: "a streamed secure sum needs groups of at least {least} clients, but a chunk holds at most {chunk}",
+    explanation:
+      "A round with a secureSum streams in groups (docs/distributed.md): each chunk of clients, in " +
+      "this process or on a worker, is one SecAgg+ group whose masks cancel within it, and the " +
+      "server learns each group's sum. No group may be smaller than the sum's minClients " +
+      "(--secure-group-min), so a chunk must be able to hold that many clients.",
+    fix: "Give --chunk-clients at least --secure-group-min, or lower --secure-group-min (a smaller group reveals more of each member's value).",
+  },
+  FT330: {
+    title: "A chunk's result lost while the round merged",
+    message: "chunk {chunk} of round {round}: its partial accumulator is no longer in Redis",
+    explanation:
+      "With --engine, the coordinator reads the chunks' partial accumulators from Redis one at " +
+      "a time as it merges them, once every chunk is done. A result that vanished in between " +
+      "(Redis restarted without persistence, or someone deleted the key) cannot be redone " +
+      "alone: the chunks before it are merged already.",
+    fix: "Keep Redis up for the length of a round, or give it persistence; the run resumes from its last checkpoint with --resume.",
   },
   FT334: {
     title: "A secret key written out",

@@ -29,8 +29,6 @@ export const securePrimitives: Record<string, PrimitiveRule> = {
       requireSharedKey(op, key!);
       return [{ shape: x!.shape, dtype: x!.dtype, placement: "server" }];
     },
-    // Its masks pair clients across the cohort; a chunk's partial sum would not cancel them.
-    wholeCohort: () => ({ op: "secureSum", why: "its pairwise masks cancel only over the whole cohort, which a chunk does not hold; such rounds run whole" }),
   },
   secure_sum_clients: {
     infer: ([x, key], _attrs, op) => {

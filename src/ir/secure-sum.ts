@@ -40,6 +40,12 @@ export interface SecureSumAttrs {
   readonly scale: number;
   /** The fewest clients a secure sum takes (FT112 below); absent in IR stored before it existed: the default. */
   readonly minClients?: number;
+  /**
+   * Set on the sum of one group of a streamed round (src/transform/mapreduce.ts): without a
+   * neighbour count its masks use the SecAgg+ graph of the group (secAggPlusNeighbours), not
+   * every other client.
+   */
+  readonly grouped?: boolean;
 }
 
 /**
@@ -62,10 +68,19 @@ const inRange = (x: number, a: SecureSumAttrs): boolean => x >= a.low && x <= a.
 /** The largest quantized value: q(high). */
 export const quantizedSpan = (dtype: SecureDType, a: SecureSumAttrs): number => quantize(a.high, dtype, a);
 
-/** Mask rounds: ring distances 1..h. */
-export function maskDistances(clients: number, neighbours: number | null): number {
+/**
+ * The neighbours per client of SecAgg+'s graph for n clients: 2 ceil(log2 n), the O(log n)
+ * degree of Bell et al. 2020 (their Theorem 3.6 needs k = O(log n) for the masks to stay
+ * connected, w.h.p., after dropouts and corruptions), so masking costs O(n log n) words per
+ * coordinate instead of all pairs' O(n^2).
+ */
+export const secAggPlusNeighbours = (clients: number): number => 2 * Math.ceil(Math.log2(Math.max(clients, 2)));
+
+/** Mask rounds: ring distances 1..h. A grouped sum without a neighbour count uses SecAgg+'s graph. */
+export function maskDistances(clients: number, neighbours: number | null, grouped = false): number {
   const all = Math.floor(clients / 2);
-  return neighbours === null ? all : Math.min(neighbours / 2, all);
+  const k = neighbours ?? (grouped ? secAggPlusNeighbours(clients) : null);
+  return k === null ? all : Math.min(k / 2, all);
 }
 
 /** Pair keys k(a, d) = foldIn(foldIn(key, a), d) for every label a, as (k0, k1) words. */
@@ -105,18 +120,22 @@ export function maskedValues(quantized: ArrayLike<number>, clients: number, size
   // Reduced mod 2^bits after every distance: acc + word - word lies in (-2^30, 2^31), an
   // exact int32 whose two's-complement low bits are the floor remainder.
   const acc = Int32Array.from(quantized, (q) => q & low);
-  const words = new Int32Array(clients * size);
-  const distances = maskDistances(clients, a.neighbours);
+  const distances = maskDistances(clients, a.neighbours, a.grouped === true);
   const labels = distances > 0 ? ringLabels(key, clients) : new Int32Array(0);
+  // The client at each label: the pair (label, label + d)'s words go to both of its clients as
+  // they are drawn, so no client x size table of words is held (the sum mod 2^bits is the same
+  // in any order).
+  const clientAt = new Int32Array(clients);
+  labels.forEach((label, i) => (clientAt[label] = i));
   for (let d = 1; d <= distances; d++) {
     for (let label = 0; label < clients; label++) {
       const bits = randomBits(Int32Array.from(pairKey(key, label, d)), size);
-      for (let j = 0; j < size; j++) words[label * size + j] = bits[j]! & low;
-    }
-    for (let i = 0; i < clients; i++) {
-      const own = labels[i]!;
-      const from = (((own - d) % clients) + clients) % clients;
-      for (let j = 0; j < size; j++) acc[i * size + j] = (acc[i * size + j]! + words[own * size + j]! - words[from * size + j]!) & low;
+      const [adds, subtracts] = [clientAt[label]! * size, clientAt[(label + d) % clients]! * size];
+      for (let j = 0; j < size; j++) {
+        const word = bits[j]! & low;
+        acc[adds + j] = (acc[adds + j]! + word) & low;
+        acc[subtracts + j] = (acc[subtracts + j]! - word) & low;
+      }
     }
   }
   return acc;
@@ -163,7 +182,8 @@ export function secureSumHost(op: string, values: ArrayLike<number>, clients: nu
   checkCapacity(op, clients, dtype, a);
   const size = clients === 0 ? 0 : values.length / clients;
   let bad = 0;
-  const quantized = Float64Array.from(values, (x) => {
+  // q < 2^bits <= 2^30 (checkFit): an int32 each.
+  const quantized = Int32Array.from(values, (x) => {
     if (!inRange(x, a)) bad++;
     return quantize(x, dtype, a);
   });

@@ -66,7 +66,7 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   const accumulateChunk = async (inputs: Map<string, unknown>, zero: Map<string, T>) => {
     const members = await run(form.parts.work, inputs, true);
     try {
-      return await run(form.parts.accumulate, new Map([...zero, ...members]), true);
+      return await run(form.parts.accumulate, new Map([...inputs, ...zero, ...members]), true);
     } finally {
       dispose(members);
     }
@@ -78,8 +78,13 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
     // One empty accumulator serves every chunk: parts leave their inputs as they are.
     const zero = await run(form.parts.zero, new Map());
     try {
+      let chunkIndex = 0;
+      let offset = 0;
       for await (const chunk of round.chunks) {
-        const inputs = new Map([...server, ...prepared, ...leavesByPath(ir.inputTree, chunk)]);
+        const clientLeaves = leavesByPath(ir.inputTree, chunk);
+        const positions = round.positions?.(chunkIndex++) ?? consecutive(offset, clientsIn(clientLeaves, form.clientInputs));
+        offset += positions.length;
+        const inputs = new Map([...server, ...prepared, ...clientLeaves, ...chunkInputs(form, positions)]);
         yield fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
       }
     } finally {
@@ -110,6 +115,27 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   }
 }
 
+/** The clients of a chunk: axis 0 of its first CLIENTS leaf (a tensor, a host tensor or an array). */
+function clientsIn(leaves: Leaves, clientInputs: readonly string[]): number {
+  const leaf = clientInputs.map((name) => leaves.get(name)).find((l) => l !== undefined) as { shape?: readonly number[] } | unknown[] | undefined;
+  if (leaf === undefined) return 0;
+  return Array.isArray(leaf) ? leaf.length : (leaf.shape?.[0] ?? 0);
+}
+
+const consecutive = (from: number, count: number): Int32Array => Int32Array.from({ length: count }, (_, i) => from + i);
+
+/**
+ * The inputs a chunk's runner supplies besides its data (src/transform/mapreduce.ts): its
+ * clients' places in the cohort for clientIndex(), and one key per secure sum, drawn here from
+ * the CSPRNG (Web Crypto: node's and a browser's), seen by nothing but this chunk's masking.
+ */
+export function chunkInputs(form: Pick<MapReduceForm, "clientIndexInputs" | "groupKeyInputs">, positions: ArrayLike<number>): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const name of form.clientIndexInputs) out.set(name, { shape: [positions.length], data: Int32Array.from(positions) });
+  for (const name of form.groupKeyInputs) out.set(name, { shape: [2], data: globalThis.crypto.getRandomValues(new Int32Array(2)) });
+  return out;
+}
+
 function inputsOf(part: Part, leaves: Map<string, unknown>): Record<string, unknown> {
   const missing = part.inputs.find((name) => leaves.get(name) === undefined);
   if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
@@ -130,6 +156,8 @@ export interface StreamedRound {
   readonly cohortSize: number;
   /** Each chunk's CLIENTS inputs, as a tree like the program's inputs, clients on axis 0; in merge order. */
   readonly chunks: AsyncIterable<unknown> | Iterable<unknown>;
+  /** The places in the cohort of chunk k's clients (clientIndex()); the chunks' clients in order, one after the other, when absent. */
+  readonly positions?: (chunk: number) => ArrayLike<number>;
 }
 
 /**

@@ -17,6 +17,11 @@
  * the running extreme; aggregate: its zero()'s tree), so it has the same type and size for a
  * chunk of 1 client or a cohort of a million: memory that a round holds past a chunk is fixed.
  *
+ * A secureSum folds group by group: each chunk of clients is one SecAgg+ group whose masks
+ * cancel within it (their key is drawn where the chunk runs, groupKeyInputs), so the
+ * accumulator is the sum of the groups' sums; clientIndex() becomes an input of the chunk
+ * (clientIndexInputs) that its runner fills with the clients' places in the cohort.
+ *
  * The program's top-level values get a stage: `before` (SERVER, not derived from an
  * aggregation), `clients`, `after` (derived from an aggregation's result) or `local`
  * (constants, recomputed in whichever part uses them). The cut is legal when nothing moves
@@ -29,6 +34,7 @@ import { leafPaths } from "../front/tree.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import { primitives } from "../ir/primitives.js";
+import { DEFAULT_MIN_CLIENTS } from "../ir/secure-sum.js";
 import type { Graph, Node, ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { inline, reemit, splitCaptures, type Replay } from "./inline.js";
 
@@ -53,6 +59,18 @@ export interface MapReduceForm {
   readonly accumulator: readonly ValueType[];
   /** The program's input leaves at the CLIENTS, by path: what each chunk supplies. */
   readonly clientInputs: readonly string[];
+  /**
+   * Inputs of the work part (clientIndex0, ...) that take each of the chunk's clients' place in
+   * the cohort (i32 per client): clientIndex() of the program, which no chunk could number itself.
+   */
+  readonly clientIndexInputs: readonly string[];
+  /**
+   * Inputs of accumulate (groupKey0, ...), one i32[2] key per secure sum, that the runner of a
+   * chunk draws fresh from a CSPRNG for the chunk: the masks of the chunk's group derive from it.
+   */
+  readonly groupKeyInputs: readonly string[];
+  /** The fewest clients a chunk may hold: the largest minClients of the program's secure sums (0 without one). */
+  readonly secureGroupMin: number;
 }
 
 export interface MapReduceOptions {
@@ -72,7 +90,9 @@ const reductions: Readonly<Record<string, string>> = {
   federated_min: "reduceMin",
   aggregate: "aggregate",
 };
-const federatedOps = new Set(["federated_broadcast", "aggregate_vjp", ...Object.keys(reductions)]);
+/** Aggregations with an accumulator: the reductions, and secureSum summed group by group (one group a chunk). */
+const isAggregation = (op: string): boolean => op in reductions || op === "secure_sum";
+const federatedOps = new Set(["federated_broadcast", "aggregate_vjp", "secure_sum", ...Object.keys(reductions)]);
 
 const containsFederated = (graph: Graph): boolean =>
   graph.nodes.some((n) => federatedOps.has(n.op) || primitives[n.op]?.wholeCohort !== undefined || (n.bodies ?? []).some(containsFederated));
@@ -90,9 +110,15 @@ function stages(ir: ProgramIR): Map<number, Stage> {
     const ins = node.inputs.map((id) => stage.get(id)!);
     const wholeCohort = primitives[node.op]?.wholeCohort?.(node.attrs);
     let out: Stage;
-    if (node.op === "federated_broadcast") {
+    if (node.op === "client_iota") {
+      // Each client's place in the cohort: an input of the chunk (MapReduceForm.clientIndexInputs).
+      out = "clients";
+    } else if (node.op === "federated_broadcast") {
       if (ins[0] === "after") throw ftError("FT313", { what: "broadcast()", why: "its argument is computed from an aggregation's result, so it would reach the clients in a second round" });
       out = "clients";
+    } else if (node.op === "secure_sum") {
+      if (stage.get(node.inputs[0]!) === "after") throw ftError("FT313", { what: "secureSum", why: "it aggregates a value computed from another aggregation's result" });
+      out = "after";
     } else if (node.op in reductions) {
       const { operands, captured } = splitCaptures(node, node.inputs);
       if (captured.flat().some((id) => stage.get(id) !== "local")) throw ftError("FT315", { op: reductions[node.op]!, why: "its functions capture a placed value; MapReduce form needs them built from constants" });
@@ -159,8 +185,10 @@ interface Aggregation {
   /** The member operands (top-level value ids at the CLIENTS). */
   readonly members: readonly number[];
   readonly accumulator: readonly ValueType[];
+  /** How many fresh group keys (i32[2]) a chunk's accumulate takes: one per secure sum. */
+  readonly groupKeys: number;
   zero(): Tracer[];
-  accumulate(acc: Tracer[], members: Tracer[]): Tracer[];
+  accumulate(acc: Tracer[], members: Tracer[], groupKeys: Tracer[]): Tracer[];
   merge(a: Tracer[], b: Tracer[]): Tracer[];
   report(acc: Tracer[]): Tracer[];
 }
@@ -185,6 +213,7 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         node,
         members: [node.inputs[0]!],
         accumulator: [t],
+        groupKeys: 0,
         zero: () => [fill(t, start)],
         accumulate: ([acc], [x]) => emit(combine, [acc!, emit(node.op, [x!])[0]!]),
         merge: ([a], [b]) => emit(combine, [a!, b!]),
@@ -198,10 +227,28 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         node,
         members: [node.inputs[0]!],
         accumulator: [t, count],
+        groupKeys: 0,
         zero: () => [fill(t, 0), fill(count, 0)],
         accumulate: ([sum, n], [x]) => [emit("add", [sum!, emit("federated_sum", [x!])[0]!])[0]!, emit("add", [n!, emit("client_count", [])[0]!])[0]!],
         merge: ([s1, n1], [s2, n2]) => [emit("add", [s1!, s2!])[0]!, emit("add", [n1!, n2!])[0]!],
         report: ([sum, n]) => emit("div", [sum!, n!]),
+      };
+    }
+    case "secure_sum": {
+      // Each chunk is one SecAgg+ group: its clients' masks cancel within it, under a key drawn
+      // fresh for the group where the chunk runs, so the server learns each group's sum (and
+      // the program's key, the server's, feeds no group). docs/distributed.md says what leaks.
+      const t = memberType(node.inputs[0]!);
+      const grouped = { ...node.attrs, grouped: true };
+      return {
+        node,
+        members: [node.inputs[0]!],
+        accumulator: [t],
+        groupKeys: 1,
+        zero: () => [fill(t, 0)],
+        accumulate: ([acc], [x], [key]) => emit("add", [acc!, emit("secure_sum", [x!, key!], grouped)[0]!]),
+        merge: ([a], [b]) => emit("add", [a!, b!]),
+        report: (acc) => acc,
       };
     }
     default: {
@@ -219,6 +266,7 @@ function aggregationOf(ir: ProgramIR, node: Node, local: (wanted: readonly numbe
         node,
         members,
         accumulator,
+        groupKeys: 0,
         zero: () => local(zeros),
         accumulate: (acc, xs) => {
           const ins = [...xs, ...local([...zeros, ...captured[0]!, ...captured[1]!])];
@@ -257,7 +305,7 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const localInputs = inputSlots((s) => s === "local");
   const clientInputs = inputSlots((s) => s === "clients");
 
-  const aggregations = ir.graph.nodes.filter((n) => n.op in reductions).map((n) => aggregationOf(ir, n, local, replay));
+  const aggregations = ir.graph.nodes.filter((n) => isAggregation(n.op)).map((n) => aggregationOf(ir, n, local, replay));
   // What the clients get from the server: broadcast()'s arguments, and SERVER values that a
   // top-level loop over CLIENTS values uses inside its body (sent along the same way).
   const broadcastArgs = [
@@ -266,7 +314,7 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const isInput = new Set(ir.graph.inputs);
   const carried = new Set<number>();
   for (const node of ir.graph.nodes) {
-    if (stage.get(node.outputs[0]!) !== "after" || node.op in reductions) continue;
+    if (stage.get(node.outputs[0]!) !== "after" || isAggregation(node.op)) continue;
     node.inputs.forEach((id) => stage.get(id) === "before" && !isInput.has(id) && carried.add(id));
   }
   ir.graph.outputs.forEach((id) => stage.get(id) === "before" && !isInput.has(id) && carried.add(id));
@@ -289,7 +337,17 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     (ins) => inlineSlice([...broadcastArgs, ...carry], serverInputs.map((s) => s.id), ins),
     [...broadcastArgs.map((_, i) => `broadcast${i}`), ...carry.map((_, i) => `carry${i}`)],
   );
-  const workInputs = [...broadcastArgs.map((id, i) => ({ id, slot: { name: `broadcast${i}`, type: ir.values[id]! } })), ...localInputs, ...clientInputs];
+  // clientIndex(): each client's place in the cohort, which the chunk's runner supplies.
+  const indexSlots = ir.graph.nodes
+    .filter((n) => n.op === "client_iota")
+    .map((n, i) => ({ id: n.outputs[0]!, slot: { name: `clientIndex${i}`, type: { shape: [], dtype: "int32", placement: "clients" } as ValueType } }));
+  const workInputs = [...broadcastArgs.map((id, i) => ({ id, slot: { name: `broadcast${i}`, type: ir.values[id]! } })), ...localInputs, ...clientInputs, ...indexSlots];
+  const keySlots = named("groupKey", Array.from({ length: aggregations.reduce((n, a) => n + a.groupKeys, 0) }, (): ValueType => ({ shape: [2], dtype: "int32", placement: "server" })));
+  /** Splits the flat group key tracers per aggregation. */
+  const keysPer = (keys: readonly Tracer[]) => {
+    let at = 0;
+    return aggregations.map((a) => keys.slice(at, (at += a.groupKeys)));
+  };
   const work = tracePart(
     `${ir.name}: work`,
     workInputs.map((s) => s.slot),
@@ -299,22 +357,24 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero()), accSlots("acc").map((s) => s.name));
   const accumulate = tracePart(
     `${ir.name}: accumulate`,
-    [...accSlots("acc"), ...memberSlots],
+    [...accSlots("acc"), ...keySlots, ...memberSlots],
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
-      const memberOf = (id: number) => ins[accumulator.length + members.indexOf(id)]!;
-      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
+      const keys = keysPer(ins.slice(accumulator.length, accumulator.length + keySlots.length));
+      const memberOf = (id: number) => ins[accumulator.length + keySlots.length + members.indexOf(id)]!;
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!));
     },
     accSlots("acc").map((s) => s.name),
   );
   const workAndAccumulate = tracePart(
     `${ir.name}: work + accumulate`,
-    [...accSlots("acc"), ...workInputs.map((s) => s.slot)],
+    [...accSlots("acc"), ...keySlots, ...workInputs.map((s) => s.slot)],
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
-      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length));
+      const keys = keysPer(ins.slice(accumulator.length, accumulator.length + keySlots.length));
+      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
       const memberOf = (id: number) => computed[members.indexOf(id)]!;
-      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf)));
+      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!));
     },
     accSlots("acc").map((s) => s.name),
   );
@@ -345,5 +405,13 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     outputPaths,
     ir.outputTree,
   );
-  return { parts: { prepare, work, zero, accumulate, merge, report, update }, workAndAccumulate, accumulator, clientInputs: clientInputs.map((s) => s.slot.name) };
+  return {
+    parts: { prepare, work, zero, accumulate, merge, report, update },
+    workAndAccumulate,
+    accumulator,
+    clientInputs: clientInputs.map((s) => s.slot.name),
+    clientIndexInputs: indexSlots.map((s) => s.slot.name),
+    groupKeyInputs: keySlots.map((s) => s.name),
+    secureGroupMin: Math.max(0, ...aggregations.filter((a) => a.groupKeys > 0).map((a) => (a.node.attrs.minClients as number | undefined) ?? DEFAULT_MIN_CLIENTS)),
+  };
 }

@@ -1,8 +1,9 @@
 /**
  * `fedtensor run` with a robust aggregator, simulated attackers and quantized updates: the
  * metrics rows count the attackers and the bits each client sends, the attackers are the
- * seed's choice, rounds that cannot hold the whole cohort are FT322, and options that do not
- * go together are FT305.
+ * seed's choice, rounds of the median, trimmed mean and Krum that cannot hold the whole cohort
+ * are FT322 while norm-clip, attacks and quantization stream, and options that do not go
+ * together are FT305.
  */
 import { describe, expect, test } from "vitest";
 import { validateRunConfig } from "../../src/lib/run/config.js";
@@ -60,6 +61,14 @@ describe("fedtensor run with robust aggregation", () => {
       "FT322: --aggregator median needs every client's update at once: --chunk-clients 2 is smaller than the cohort of 5; give --chunk-clients 5 or more",
     );
   }, 60_000);
+
+  test("norm-clip under a sign-flip attack on quantized updates streams: chunks of 2 train as one chunk does", async () => {
+    const options = { rounds: 2, aggregator: "norm-clip", normBound: 1, attack: "sign-flip", byzantine: 0.4, quantizeBits: 4 };
+    const [whole, chunked] = [await robustRun(options), await robustRun({ ...options, chunkClients: 2 })];
+    expect(chunked.rows.map((row) => row.byzantine_clients)).toEqual([2, 2]);
+    // The same clients, attackers and quantization keys; only the order of the sums differs.
+    chunked.rows.forEach((row, i) => expect(row.test_loss as number).toBeCloseTo(whole.rows[i]!.test_loss as number, 4));
+  }, 120_000);
 
   test("a round given to workers (--engine) is FT322: each worker would see one chunk", () => {
     const cfg = config({ aggregator: "krum", engine: "redis://127.0.0.1:1" });

@@ -1,8 +1,8 @@
 /**
  * `fedtensor run --aggregator secure`: FedAvg whose weighted updates and weights are summed
  * with secureSum. It trains as plain FedAvg does (the same clients and batches, sums exact up
- * to a quantization below 1e-7), runs whole where plain FedAvg would stream (no MapReduce
- * form), and its options are checked.
+ * to a quantization below 1e-7), streams in secure groups (one a chunk), and its options are
+ * checked.
  */
 import { describe, expect, test } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
@@ -46,6 +46,7 @@ describe("fedtensor run --aggregator secure", () => {
     // Any algorithm takes the secure stage now; q-FFL's loss-derived weights cannot go through it.
     expect(validateRunConfig({ ...small, out: "unused", aggregator: "secure", algorithm: "fedprox" }, "test").algorithm).toBe("fedprox");
     expect(invalid({ aggregator: "secure", algorithm: "qffl" })).toMatch(/--algorithm qffl cannot take --aggregator secure: q-FFL weighs each client's step/);
+    expect(invalid({ aggregator: "secure", secureGroupMin: 6 })).toMatch(/a secure group of 6 clients needs a cohort at least that large, not --clients-per-round 5/);
     expect(invalid({ secureClip: 2 })).toMatch(/^FT305: /);
   });
 });

@@ -58,9 +58,15 @@ test("a loop of rounds and clients that depend on each other (grad through aggre
   expect(() => mapReduceForm(through.ir)).toThrow(/^FT31[45]: /);
 });
 
-test("clientIndex() (per-client random streams) is FT315: a chunk cannot number the cohort's clients, so such rounds run whole", () => {
+test("clientIndex() (per-client random streams) is an input of the chunk, its clients' places in the cohort; inside a loop body it is FT315", () => {
   const noisy = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(map((m) => mul(m, uniform(foldIn(randomKey(1), clientIndex()), [2])), x)));
-  expect(() => mapReduceForm(noisy.ir)).toThrow(/^FT315: clientIndex\(\): it numbers the clients of the whole cohort/);
+  const form = mapReduceForm(noisy.ir);
+  expect(form.clientIndexInputs).toEqual(["clientIndex0"]);
+  expect(form.parts.work.inputs).toContain("clientIndex0");
+  const looped = program({ w: atServer(f32([2])), x: atClients(f32([2])) }, ({ w, x }) =>
+    fori(2, w, (_i, v) => add(v, reduceSum(map((m) => mul(m, uniform(foldIn(randomKey(1), clientIndex()), [2])), x)))),
+  );
+  expect(() => mapReduceForm(looped.ir)).toThrow(/^FT315: /);
 });
 
 test("`fedtensor ir --mapreduce` prints every part's signature and the accumulator", async () => {

@@ -248,9 +248,11 @@ describe("errors", () => {
     expect(await ftMessage(inside)).toMatch(/^FT105: secureSum\(\)/);
   });
 
-  test("FT315: no MapReduce form (the masks pair clients of the whole cohort); such rounds run whole", async () => {
+  test("a MapReduce form sums group by group (one SecAgg+ group a chunk); in a loop body it is FT315", async () => {
     const q = program({ key: atServer(i32([2])), x: atClients(f32([3])) }, ({ key, x }) => secureSum(x, { bits: 20, key, range: [0, 1], scale: 1 }));
-    expect(await ftMessage(() => mapReduceForm(q.ir))).toMatch(/^FT315: secureSum: its pairwise masks cancel only over the whole cohort/);
+    const form = mapReduceForm(q.ir);
+    expect(form.groupKeyInputs).toEqual(["groupKey0"]);
+    expect(form.parts.accumulate.ir.graph.nodes.find((n) => n.op === "secure_sum")?.attrs).toMatchObject({ grouped: true, neighbours: null });
     // Inside a loop body too: FT315 for the loop, not a misleading FT314 about its outputs.
     const looped = program({ key: atServer(i32([2])), w: atServer(f32([3])), x: atClients(f32([3])) }, ({ key, w, x }) =>
       fori(2, w, (i, v) => add(v, secureSum(x, { bits: 20, key: foldIn(key, i), range: [0, 1], scale: 1 }))),

@@ -146,7 +146,7 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
 /** The secure weighted mean: sum_i n_i u_i / sum_i n_i, both sums masked. */
 function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
   const [updateKey, weightKey] = draw.split(key, 2);
-  const common = { bits: s.bits, maxClients: s.maxClients, ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }) };
+  const common = { bits: s.bits, maxClients: s.maxClients, ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }), ...(s.minClients === undefined ? {} : { minClients: s.minClients }) };
   const bound = s.clip * s.maxWeight;
   const weightedSum = release.secureSum(local.update, { ...common, key: updateKey, range: [-bound, bound], scale: secureScale(s.bits, s.maxClients, bound) });
   const totalWeight = release.secureSum(local.weight, { ...common, key: weightKey, range: [0, s.maxWeight] });
@@ -169,7 +169,7 @@ function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, m
     if (adaptive) belowSum = release.dpSum(local.below, { clip: 0.5, noiseMultiplier: ops.mul(inputs.countStddev, 2), key: countNoise });
   } else {
     const [updateMask, countMask] = draw.split(maskKey, 2);
-    const common = { bits: secure.bits, maxClients: secure.maxClients, ...(secure.neighbours === undefined ? {} : { neighbours: secure.neighbours }) };
+    const common = { bits: secure.bits, maxClients: secure.maxClients, ...(secure.neighbours === undefined ? {} : { neighbours: secure.neighbours }), ...(secure.minClients === undefined ? {} : { minClients: secure.minClients }) };
     const masked = release.secureSum(local.update, { ...common, key: updateMask, range: [-secure.clip, secure.clip], scale: secureScale(secure.bits, secure.maxClients, secure.clip) });
     sum = ops.add(masked, release.gaussianTreeNoise(masked, ops.mul(inputs.noiseMultiplier, clip), updateNoise));
     if (adaptive) {

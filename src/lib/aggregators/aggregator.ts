@@ -110,7 +110,7 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
     stages,
     name: chainName(given),
     releases: kinds.has("dp") || kinds.has("secure"),
-    wholeCohort: [...kinds].some((k) => robustKinds.has(k) || k === "attack" || k === "quantize"),
+    wholeCohort: [...kinds].some((k) => robustKinds.has(k)),
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
     initialize: (): Record<string, HostScalar> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),

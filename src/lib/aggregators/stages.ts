@@ -63,6 +63,8 @@ export interface SecureStage {
   readonly maxClients: number;
   /** Neighbours per client in the mask graph (SecAgg+); every other client when absent. */
   readonly neighbours?: number;
+  /** The fewest clients of a secure group (secureSum's minClients; a streamed chunk is one group). */
+  readonly minClients?: number;
 }
 /** The weighted mean (FedAvg's): the default server stage. */
 export interface MeanStage {

@@ -139,14 +139,17 @@ async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serve
   // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
   const sample = dp && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
   const options = { backend: cfg.backend };
+  // The attackers are a per-client input by place in the cohort: a chunk (or worker job) takes its slice.
+  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
+  const malicious = attackers === undefined ? undefined : Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0));
   if (!aggregator.wholeCohort && algorithm.clientInputs === undefined) {
     const engine: ChunkEngine | undefined = sample === cohort ? at.engine : undefined;
-    return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options, ...(engine === undefined ? {} : { engine }) });
+    const settings = { chunkClients: cfg.chunkClients, options, ...(engine === undefined ? {} : { engine }), ...(malicious === undefined ? {} : { perClient: { malicious } }) };
+    return runOnCohort(algorithm.program as never, serverInputs, sample, settings);
   }
   if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
   const batches = sample.batch(sample.clients);
-  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
-  const malicious = attackers === undefined ? {} : { malicious: { shape: [batches.clients.length], data: Float32Array.from(batches.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
-  const inputs = { ...serverInputs, ...cohortData(batches), ...algorithm.clientInputs?.(batches.clients), ...malicious };
+  const perClient = malicious === undefined ? {} : { malicious: { shape: [malicious.length], data: malicious } };
+  const inputs = { ...serverInputs, ...cohortData(batches), ...algorithm.clientInputs?.(batches.clients), ...perClient };
   return algorithm.program.run(inputs as never, options as never);
 }

@@ -90,6 +90,7 @@ export interface ChainOptions {
   readonly secureBits?: number;
   readonly secureClip?: number;
   readonly secureNeighbours?: number;
+  readonly secureGroupMin?: number;
   readonly trimFraction?: number;
   readonly krumByzantine?: number;
   readonly krumSelect?: number;
@@ -123,6 +124,7 @@ export function runStages(config: ChainOptions, largestClient: number): Stage[] 
           maxWeight: Math.max(1, largestClient),
           maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
           ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+          ...(config.secureGroupMin === undefined ? {} : { minClients: config.secureGroupMin }),
         };
       case "trimmed-mean":
         return { kind, trim: config.trimFraction ?? 0.1 };

@@ -49,6 +49,26 @@ export function cohortChunks(clients: Int32Array, stepsOf: (client: number) => n
   return chunks;
 }
 
+/**
+ * The cohort cut into secure groups (src/transform/mapreduce.ts: a chunk is one SecAgg+ group),
+ * none smaller than `least` clients: in bucket order, as few groups as chunks of `chunkClients`
+ * would need, fewer when that would leave one below `least`, their sizes differing by one at
+ * most. A group may then hold up to twice `chunkClients`; each is padded to its largest client's
+ * bucket. FT329 when a chunk could never hold a group (`chunkClients` below `least`); a cohort
+ * smaller than `least` is one group, which its secure sum refuses (FT112).
+ */
+export function secureGroups(clients: Int32Array, stepsOf: (client: number) => number, chunkClients: number, least: number): Chunk[] {
+  if (chunkClients < least) throw ftError("FT329", { least, chunk: chunkClients });
+  const ordered = cohortChunks(clients, stepsOf, clients.length).flatMap((c) => Array.from(c.clients, (client) => ({ client, steps: c.steps })));
+  const count = Math.max(1, Math.min(Math.ceil(ordered.length / chunkClients), Math.floor(ordered.length / least)));
+  const groups: Chunk[] = [];
+  for (let g = 0, start = 0; g < count; g++) {
+    const members = ordered.slice(start, (start += Math.floor(ordered.length / count) + (g < ordered.length % count ? 1 : 0)));
+    groups.push({ clients: Int32Array.from(members, (m) => m.client), steps: Math.max(...members.map((m) => m.steps)) });
+  }
+  return groups;
+}
+
 /** What a round program takes from a cohort: its CLIENTS inputs. */
 export const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
@@ -65,9 +85,20 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
 
 /** Runs a round's chunks elsewhere (src/lib/run/engine: BullMQ workers) from references to their clients. */
 export interface ChunkEngine {
-  /** The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid out as `inputTree`. */
-  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[]): RemoteChunks<tf.Tensor>;
+  /**
+   * The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid
+   * out as `inputTree`; `positions[k]` are chunk k's clients' places in the cohort (clientIndex()),
+   * `perClient` the round's per-client scalar inputs besides the data, by place in the cohort.
+   */
+  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[], positions: readonly Int32Array[], perClient: PerClientInputs): RemoteChunks<tf.Tensor>;
 }
+
+/** CLIENTS inputs of one f32 scalar a client that are not data (robust rounds' malicious flags), by the client's place in the cohort. */
+export type PerClientInputs = Readonly<Record<string, Float32Array>>;
+
+/** The chunk's slice of the per-client inputs, as host tensors [clients]. */
+export const perClientSlice = (perClient: PerClientInputs, positions: ArrayLike<number>) =>
+  Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, { shape: [positions.length], data: Float32Array.from(positions, (p) => values[p]!) }]));
 
 export interface CohortRunSettings {
   /** Clients per chunk. */
@@ -75,6 +106,8 @@ export interface CohortRunSettings {
   readonly options: RunOptions;
   /** Where the chunks run when not in this process. */
   readonly engine?: ChunkEngine;
+  /** The round's per-client inputs besides the data, by place in the cohort. */
+  readonly perClient?: PerClientInputs;
   /** CLIENTS inputs besides the batches, for the given clients (distributed DP's client keys). */
   readonly clientInputs?: (clients: Int32Array) => Record<string, unknown>;
 }
@@ -91,18 +124,28 @@ export async function runOnCohort(
   settings: CohortRunSettings,
 ): Promise<unknown> {
   if (!Number.isInteger(settings.chunkClients) || settings.chunkClients < 1) throw ftError("FT305", { option: "chunkClients", why: `expected a whole number of clients of at least 1, got ${settings.chunkClients}` });
-  const chunks = cohortChunks(sample.clients, (c) => sample.steps(c), settings.chunkClients);
   const streams = streamable(program.ir, sample.clients.length);
+  const least = streams ? cachedForm(program.ir, sample.clients.length).secureGroupMin : 0;
+  const stepsOf = (client: number) => sample.steps(client);
+  // A round with a secure sum is cut into groups of at least its minClients; the others into bucketed chunks.
+  const chunks = least > 0 ? secureGroups(sample.clients, stepsOf, settings.chunkClients, least) : cohortChunks(sample.clients, stepsOf, settings.chunkClients);
+  const place = new Map(Array.from(sample.clients, (client, i) => [client, i]));
+  const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
+  const perClient = settings.perClient ?? {};
   if (streams && settings.engine !== undefined) {
-    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks);
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks, positions, perClient);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
   const extra = (clients: Int32Array) => settings.clientInputs?.(clients) ?? {};
-  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...extra(sample.clients) } as never, settings.options as never);
+  if (!streams)
+    return program.run(
+      { ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, sample.clients.map((_, i) => i)), ...extra(sample.clients) } as never,
+      settings.options as never,
+    );
   const data = function* () {
-    for (const chunk of chunks) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...extra(chunk.clients) };
+    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!), ...extra(chunk.clients) };
   };
-  return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data() }, settings.options);
+  return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data(), positions: (k) => positions[k]! }, settings.options);
 }

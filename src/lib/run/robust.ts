@@ -1,12 +1,14 @@
 /**
- * `fedtensor run` with an aggregator chain whose stages need each client's update at once
- * (src/lib/aggregators: median, trimmed-mean, krum, and the per-client draws of attack and
- * quantize): which clients attack, the FT322 check, and the metrics columns these runs add.
+ * `fedtensor run` with a robust aggregator chain (src/lib/aggregators: median, trimmed-mean,
+ * krum, norm clipping, attackers, quantized updates): which clients attack, the FT322 check, and
+ * the metrics columns these runs add.
  *
- * These rounds run on the whole cohort in this process: the robust aggregators compare the
- * clients with each other (no MapReduce form), and the attackers and quantization keys are
- * picked by the client's place in the cohort. A run that asks for chunks smaller than the
- * cohort, or for workers (--engine), is FT322 rather than silently holding the whole cohort.
+ * The median, the trimmed mean and Krum compare the clients with each other (no MapReduce
+ * form): their rounds run on the whole cohort in this process, and a run that asks for chunks
+ * smaller than the cohort, or for workers (--engine), is FT322 rather than silently holding the
+ * whole cohort. The others (the mean, norm-clip, with attackers or quantized updates) stream
+ * like FedAvg, in this process or through workers: the attackers are a per-client input, and
+ * the quantization keys fold in clientIndex(), which each chunk's runner numbers.
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
@@ -14,7 +16,7 @@ import { quantizedBits } from "../../front/quantize.js";
 import { hadamardLength } from "../../front/rotation.js";
 import { robustKinds } from "../aggregators/stages.js";
 import { Rng } from "../random.js";
-import { chainHas, chainKinds } from "./aggregator-chain.js";
+import { chainKinds } from "./aggregator-chain.js";
 
 /** The options these functions read (a RunConfig is one). */
 export interface RobustRunOptions {
@@ -60,8 +62,7 @@ export function robustColumns(config: RobustRunOptions, malicious: number, leafS
 
 /** FT322 unless the round can hold its whole cohort in this process. */
 export function requireWholeCohort(config: RobustRunOptions, cohort: number, remote: boolean): void {
-  const robust = (chainKinds(config.aggregator) ?? []).some((kind) => robustKinds.has(kind));
-  const what = robust ? `--aggregator ${config.aggregator}` : config.attack !== "none" ? `--attack ${config.attack}` : chainHas(config.aggregator, "quantize") ? `--aggregator ${config.aggregator}` : "--quantize-bits";
+  const what = `--aggregator ${config.aggregator}`;
   if (remote) throw ftError("FT322", { what, why: `--engine ${config.engine} gives each worker a chunk of the cohort; run without --engine` });
   if (cohort > config.chunkClients) {
     throw ftError("FT322", { what, why: `--chunk-clients ${config.chunkClients} is smaller than the cohort of ${cohort}; give --chunk-clients ${cohort} or more` });

@@ -88,7 +88,8 @@ const secure = withStage("secure");
 const secureOptions = {
   secureBits: onlyWhen(secure, integer("Secure aggregation: the sums' modulus is 2^bits", 30, { min: 8, max: 30 })),
   secureClip: onlyWhen(secure, real("Secure aggregation: each coordinate of a client's update is clipped to [-clip, clip]", 1, { min: 0, minExclusive: true })),
-  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even; SecAgg+), 0 for every other client", 0, { min: 0 })),
+  secureNeighbours: onlyWhen(secure, integer("Secure aggregation: mask neighbours per client (even), 0 for SecAgg+'s 2 ceil(log2 n) in each group of n", 0, { min: 0 })),
+  secureGroupMin: onlyWhen(secure, integer("Secure aggregation: the fewest clients of a group; each streamed chunk is one group, and the server learns each group's sum (docs/distributed.md)", 2, { min: 2 })),
 };
 
 // Distributed DP (src/lib/run/distributed-dp-run.ts; docs/language.md "Distributed DP").
@@ -296,6 +297,13 @@ export const crossChecks: readonly {
       const why = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
       return why === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${why}`;
     },
+  },
+  {
+    keys: ["secureGroupMin", "clientsPerRound"],
+    problem: ({ secureGroupMin, clientsPerRound }) =>
+      typeof secureGroupMin === "number" && typeof clientsPerRound === "number" && secureGroupMin > clientsPerRound
+        ? `a secure group of ${secureGroupMin} clients needs a cohort at least that large, not --clients-per-round ${clientsPerRound}`
+        : undefined,
   },
   {
     keys: ["dpNoise", "clientsPerRound", "dpClip"],

@@ -19,10 +19,10 @@ const reshapeTo = (g: OnnxGraph, x: string, shape: readonly number[]): string =>
  * values q (int64 [C, m]) and the key (int32 [2]): maskedValues of src/ir/secure-sum.ts, the
  * ring relabelled by ringLabels.
  */
-export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: number, size: number, a: Pick<SecureSumAttrs, "bits" | "neighbours">): string {
+export function maskedValueNodes(g: OnnxGraph, q: string, key: string, clients: number, size: number, a: Pick<SecureSumAttrs, "bits" | "neighbours" | "grouped">): string {
   const low = 2 ** a.bits - 1;
   let acc = q;
-  const distances = maskDistances(clients, a.neighbours);
+  const distances = maskDistances(clients, a.neighbours, a.grouped === true);
   if (distances > 0 && size > 0) {
     const [k0, k1] = [word(g, key, 0), word(g, key, 1)];
     const labels = ringLabelNodes(g, k0, k1, clients);

@@ -21,7 +21,7 @@ import { ftError } from "../../../errors/error.js";
 import type { TreeDef } from "../../../ir/types.js";
 import type { RemoteChunks } from "../../../runtime/mapreduce.js";
 import type { MapReduceForm } from "../../../transform/mapreduce.js";
-import type { Chunk, ChunkEngine } from "../cohort.js";
+import type { Chunk, ChunkEngine, PerClientInputs } from "../cohort.js";
 import type { RunConfig } from "../config.js";
 import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
 import { decodeRecord, encodeRecord, toTensor } from "./wire.js";
@@ -32,6 +32,10 @@ export interface ChunkJobData {
   readonly round: number;
   readonly chunk: number;
   readonly clients: readonly number[];
+  /** The clients' places in the round's cohort (clientIndex()). */
+  readonly positions: readonly number[];
+  /** The round's per-client scalar inputs besides the data (cohort.ts PerClientInputs), for these clients. */
+  readonly perClient: Readonly<Record<string, readonly number[]>>;
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
@@ -58,6 +62,9 @@ export interface StoredForm {
   readonly outputs: readonly string[];
   readonly inputTree: TreeDef;
   readonly zero: { readonly ir: unknown; readonly outputs: readonly string[] };
+  /** The inputs the worker fills per chunk (src/runtime/mapreduce.ts chunkInputs): places in the cohort, fresh group keys. */
+  readonly clientIndexInputs: readonly string[];
+  readonly groupKeyInputs: readonly string[];
 }
 
 /** Bytes through Redis: to Redis (form as JSON, inputs as a binary record, jobs) and back (chunks' binary records). */
@@ -122,7 +129,7 @@ export class RedisEngine {
 
   /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */
   forRound(config: RunConfig, round: number, featureShape: readonly number[]): ChunkEngine {
-    return { partials: (form, inputTree, chunks) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, chunks, shared) };
+    return { partials: (form, inputTree, chunks, positions, perClient) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, { chunks, positions, perClient }, shared) };
   }
 
   /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
@@ -147,38 +154,50 @@ export class RedisEngine {
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     form: MapReduceForm,
     inputTree: TreeDef,
-    chunks: readonly Chunk[],
+    { chunks, positions, perClient }: { chunks: readonly Chunk[]; positions: readonly Int32Array[]; perClient: PerClientInputs },
     shared: ReadonlyMap<string, unknown>,
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const part = form.workAndAccumulate;
     const zero = form.parts.zero;
     // Workers run zero themselves: its accumulator is as large as the model, and the same everywhere.
-    const names = part.inputs.filter((name) => !form.clientInputs.includes(name) && !zero.outputs.includes(name));
+    // They fill the chunk's places and draw its group keys (a secure sum's) themselves too.
+    const perChunk = new Set([...form.clientInputs, ...zero.outputs, ...form.clientIndexInputs, ...form.groupKeyInputs]);
+    const names = part.inputs.filter((name) => !perChunk.has(name));
     const missing = names.find((name) => shared.get(name) === undefined);
     if (missing !== undefined) throw ftError("FT302", { what: `input ${missing}`, why: "missing (a streamed round takes every input the program declares)" });
     const inputs = await encodeRecord(new Map(names.map((name) => [name, shared.get(name)])));
-    const stored: StoredForm = { ir: part.ir, inputs: part.inputs, outputs: part.outputs, inputTree, zero: { ir: zero.ir, outputs: zero.outputs } };
+    const stored: StoredForm = {
+      ir: part.ir,
+      inputs: part.inputs,
+      outputs: part.outputs,
+      inputTree,
+      zero: { ir: zero.ir, outputs: zero.outputs },
+      clientIndexInputs: form.clientIndexInputs,
+      groupKeyInputs: form.groupKeyInputs,
+    };
     const formJson = JSON.stringify(stored);
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
     this.traffic.rounds++;
     for (let attempt = 1; ; attempt++) {
-      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
+      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks, positions, perClient);
       if (results !== undefined) {
-        for (const acc of results) yield new Map(part.outputs.map((name) => [name, toTensor(acc.get(name)!)]));
+        yield* this.readResults(ctx.round, part.outputs, results);
         return;
       }
       this.log(`round ${ctx.round}: Redis lost the round's jobs (restarted?); redoing the round`);
     }
   }
 
-  /** One attempt at a round's flow: the chunks' accumulators in chunk order, or undefined when Redis lost the jobs. */
+  /** One attempt at a round's flow: the keys of the chunks' accumulators in chunk order, or undefined when Redis lost the jobs. */
   private async runFlow(
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     attempt: number,
     form: { hash: string; json: string },
     inputs: Buffer,
     chunks: readonly Chunk[],
-  ): Promise<ReturnType<typeof decodeRecord>[] | undefined> {
+    positions: readonly Int32Array[],
+    perClient: PerClientInputs,
+  ): Promise<string[] | undefined> {
     const formKey = keys.form(form.hash);
     const inputsKey = keys.inputs(this.session, ctx.round, attempt);
     const parentId = `${this.session}-${ctx.round}-${attempt}`;
@@ -195,7 +214,7 @@ export class RedisEngine {
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...positions[k]!], perClient: Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, Array.from(positions[k]!, (p) => values[p]!)])), steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
@@ -219,7 +238,7 @@ export class RedisEngine {
     }
     // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
     const [failed] = Object.entries(await this.command(() => job!.getIgnoredChildrenFailures()));
-    // Whatever happens next, the round's keys are read at most once more: gone with the job.
+    // A failed or lost round's keys go with its job; a done round's results go one by one as they merge (readResults).
     const forget = () => this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey, ...resultKeys)])).catch(() => {});
     if (failed !== undefined) {
       await forget();
@@ -228,11 +247,36 @@ export class RedisEngine {
     }
     const values = await this.command(() => job!.getChildrenValues<ChunkResult>());
     const done = chunks.map((_, k) => values[`${this.chunks.qualifiedName}:${childId(k)}`]);
-    const records = done.every((r) => r !== undefined && "bytes" in r) ? await this.command(() => this.redis.mgetBuffer(...resultKeys)) : [];
-    await forget();
+    const stored = done.every((r) => r !== undefined && "bytes" in r) ? await this.command(() => this.redis.exists(...resultKeys)) : -1;
     // A chunk skipped as abandoned (the session key was lost with Redis's data) or lost: the round is redone.
-    if (records.length !== chunks.length || records.some((r) => r === null)) return undefined;
-    for (const record of records) this.traffic.received += record!.length;
-    return records.map((record) => decodeRecord(record!));
+    if (stored !== chunks.length) {
+      await forget();
+      return undefined;
+    }
+    await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey)])).catch(() => {});
+    return resultKeys;
+  }
+
+  /**
+   * The chunks' partial accumulators, read from Redis one at a time as the merge takes them,
+   * each deleted once read: the coordinator holds the running total and one partial, not every
+   * chunk's at once (400 groups of the 2NN were 320 MB). FT330 when one vanishes meanwhile.
+   */
+  private async *readResults(round: number, outputs: readonly string[], resultKeys: readonly string[]): AsyncIterable<Map<string, tf.Tensor>> {
+    let next = 0;
+    try {
+      for (; next < resultKeys.length; next++) {
+        const key = resultKeys[next]!;
+        const record = await this.command(() => this.redis.getBuffer(key));
+        if (record === null) throw ftError("FT330", { chunk: next, round });
+        this.traffic.received += record.length;
+        await this.command(() => this.redis.del(key));
+        const acc = decodeRecord(record);
+        yield new Map(outputs.map((name) => [name, toTensor(acc.get(name)!)]));
+      }
+    } finally {
+      // A merge that stopped part way leaves no result behind.
+      if (next < resultKeys.length) await this.command(() => this.redis.del(...resultKeys.slice(next))).catch(() => {});
+    }
   }
 }

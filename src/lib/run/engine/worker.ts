@@ -11,7 +11,7 @@ import type { Redis } from "ioredis";
 import { loadProgram } from "../../../front/load.js";
 import type { ProgramIR } from "../../../ir/types.js";
 import { useBackend } from "../../../runtime/backend.js";
-import { leavesByPath } from "../../../runtime/mapreduce.js";
+import { chunkInputs, leavesByPath } from "../../../runtime/mapreduce.js";
 import { runProgram } from "../../../runtime/run.js";
 import type { FederatedDataset } from "../../data/federated.js";
 import type { HostData } from "../../data/host-tensor.js";
@@ -31,6 +31,8 @@ export interface WorkerSettings {
   /** How often (ms) workers look for jobs whose worker died (BullMQ's stalled-job check). */
   readonly stalledInterval: number;
   readonly log: (line: string) => void;
+  /** The data set of a run config; the run's own (federatedData) unless a bench gives another (bench/private-round-scale.ts). */
+  readonly data?: (config: ChunkJobData["config"]) => FederatedDataset<HostData>;
 }
 
 /** The last value computed for a key (a worker serves one run at a time, typically). */
@@ -49,7 +51,7 @@ function lastOf<T>(): (key: string, make: () => Promise<T>) => Promise<T> {
 /** The fields of a run config that decide its data: the data set, its split among clients and each client's held-out share. */
 const dataKey = ({ dataset, partition, clients, alpha, seed, clientHoldout }: ChunkJobData["config"]) => JSON.stringify({ dataset, partition, clients, alpha, seed, clientHoldout });
 
-export function chunkProcessor(redis: Redis, log: (line: string) => void): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
+export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf = federatedData): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();
   const formFor = lastOf<StoredForm & { program: ProgramIR; zeroProgram: ProgramIR }>();
   // Host data, not tensors: a job of another round may still read the inputs this cache replaces.
@@ -75,11 +77,14 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void): (job:
     });
     const shared = await inputsFor(job.data.inputs, async () => Object.fromEntries(decodeRecord(await fetch(job.data.inputs, "the round's inputs"))));
     await useBackend(config.backend);
-    const data = await dataFor(dataKey(config), async () => federatedData(config));
+    const data = await dataFor(dataKey(config), async () => dataOf(config));
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
-    const clientLeaves = leavesByPath(form.inputTree, cohortData(sample.batch(Int32Array.from(clients), steps)));
+    const perClient = Object.fromEntries(Object.entries(job.data.perClient).map(([name, values]) => [name, { shape: [values.length], data: Float32Array.from(values) }]));
+    const clientLeaves = leavesByPath(form.inputTree, { ...cohortData(sample.batch(Int32Array.from(clients), steps)), ...perClient });
     const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
-    const inputs = Object.fromEntries(form.inputs.map((name) => [name, zero[name] ?? shared[name] ?? clientLeaves.get(name)]));
+    // The chunk's places in the cohort, and its group keys drawn here: they never pass through Redis.
+    const own = chunkInputs(form, job.data.positions);
+    const inputs = Object.fromEntries(form.inputs.map((name) => [name, zero[name] ?? own.get(name) ?? shared[name] ?? clientLeaves.get(name)]));
     let out: Record<string, tf.Tensor>;
     try {
       out = (await runProgram(form.program, inputs, { backend: config.backend })) as Record<string, tf.Tensor>;
@@ -119,7 +124,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
   redis.on("error", complain);
   jobs.on("error", complain);
   await Promise.all([redis.connect(), jobs.connect()]);
-  const worker = new Worker<ChunkJobData, ChunkResult>(chunkQueue, chunkProcessor(redis, settings.log), {
+  const worker = new Worker<ChunkJobData, ChunkResult>(chunkQueue, chunkProcessor(redis, settings.log, settings.data), {
     connection: jobs,
     concurrency: settings.concurrency,
     lockDuration: settings.lockDuration,
