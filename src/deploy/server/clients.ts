@@ -88,11 +88,15 @@ export class ClientRegistry {
       socket.close(1008, "refused");
     };
     const helloTimer = setTimeout(() => refuse(`no hello within ${HELLO_TIMEOUT_MS / 1000} s`), HELLO_TIMEOUT_MS);
-    socket.on("error", (error) => this.settings.log(`connection ${member?.id ?? address}: ${error.message}`));
-    socket.on("close", (code) => {
+    socket.on("error", (error: Error & { code?: string }) => {
+      // ws stops reading a message over maxPayload before buffering it whole, and closes with 1009.
+      if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
+        this.refused++;
+        this.settings.log(`refused ${member?.id ?? "a client"} at ${address}: a message over the size limit (${error.message})`);
+      } else this.settings.log(`connection ${member?.id ?? address}: ${error.message}`);
+    });
+    socket.on("close", () => {
       clearTimeout(helloTimer);
-      // ws closes with 1009 a message over maxPayload before it reaches us.
-      if (code === 1009) this.settings.log(`refused ${member?.id ?? "a client"} at ${address}: a message over the size limit`);
       if (member !== undefined && this.members.get(member.id) === member) {
         this.members.delete(member.id);
         this.settings.log(`${member.id} left (${this.members.size} connected)`);
