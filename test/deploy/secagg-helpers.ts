@@ -87,3 +87,62 @@ export async function runRound(
 export function randomVectors(clientIds: readonly string[], length: number, range: number, random: () => number = Math.random): Map<string, Float32Array> {
   return new Map(clientIds.map((id) => [id, Float32Array.from({ length }, () => (2 * random() - 1) * range)]));
 }
+
+/** A round driven step by step, so that a test can tamper with a message before it is delivered. */
+export class SteppedRound {
+  readonly server: SecAggServer;
+  readonly clients = new Map<string, SecAggClient>();
+  requests = new Map<string, ServerMessage>();
+  readonly vectors: ReadonlyMap<string, Float32Array>;
+
+  /** What the clients log (AEAD failures), by client. */
+  readonly clientEvents: SecAggEvent[] = [];
+
+  constructor(params: SecAggParams, vectors: ReadonlyMap<string, Float32Array>) {
+    this.vectors = vectors;
+    this.server = new SecAggServer(params, [...vectors.keys()]);
+    for (const [to, setup] of this.server.start()) {
+      this.clients.set(to, SecAggClient.fromSetup(encodeMessage(setup), { log: (e) => this.clientEvents.push(e) }));
+      this.requests.set(to, setup);
+    }
+  }
+
+  /** The client's answer to its current request, not delivered. */
+  async reply(id: string): Promise<ClientMessage> {
+    const client = this.clients.get(id)!;
+    const request = this.requests.get(id)!;
+    switch (request.step) {
+      case "setup":
+        return client.advertiseKeys();
+      case "share-keys":
+        return client.shareKeys(request);
+      case "masked-input":
+        return client.maskedInput(request, this.vectors.get(id)!);
+      case "unmask":
+        return client.unmask(request);
+    }
+  }
+
+  deliver(id: string, message: ClientMessage | string) {
+    return this.server.receive(id, typeof message === "string" ? message : encodeMessage(message));
+  }
+
+  /** Every client not in `except` answers; returns their messages. */
+  async answerAll(except: readonly string[] = []): Promise<Map<string, ClientMessage>> {
+    const out = new Map<string, ClientMessage>();
+    for (const id of this.requests.keys()) {
+      if (except.includes(id)) continue;
+      const message = await this.reply(id);
+      out.set(id, message);
+      const verdict = this.deliver(id, message);
+      if (!verdict.accepted) throw new Error(`refused ${id}: ${verdict.reason}`);
+    }
+    return out;
+  }
+
+  async advance(): Promise<StepOutcome> {
+    const outcome = await this.server.advance();
+    this.requests = outcome.kind === "messages" ? new Map(outcome.messages) : new Map();
+    return outcome;
+  }
+}
