@@ -5,6 +5,7 @@
  */
 import {
   type ClientMessage,
+  type RandomBytes,
   type SecAggEvent,
   type SecAggParams,
   type ServerMessage,
@@ -39,7 +40,12 @@ function serverMessage(raw: string, client: SecAggClient | null): ServerMessage 
 export async function runRound(
   params: SecAggParams,
   vectors: ReadonlyMap<string, Float32Array>,
-  options: { dropAt?: Partial<Record<DropStep, readonly string[]>>; record?: (from: string, raw: string) => void } = {},
+  options: {
+    dropAt?: Partial<Record<DropStep, readonly string[]>>;
+    record?: (from: string, raw: string) => void;
+    /** Each client's CSPRNG (default: WebCrypto's); a test may wrap it to see the client's secrets. */
+    clientRandom?: (id: string) => RandomBytes;
+  } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
   const server = new SecAggServer(params, clientIds);
@@ -59,7 +65,8 @@ export async function runRound(
   for (const [to, setup] of server.start()) {
     const raw = encodeMessage(setup);
     sent.push(raw);
-    const client = SecAggClient.fromSetup(raw, { log: (e) => clientEvents.push(e) });
+    const randomBytes = options.clientRandom?.(to);
+    const client = SecAggClient.fromSetup(raw, { log: (e) => clientEvents.push(e), ...(randomBytes ? { randomBytes } : {}) });
     clients.set(to, client);
     if (!drops("advertise-keys").has(to)) deliver(to, client.advertiseKeys());
   }
