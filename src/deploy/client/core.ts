@@ -11,6 +11,7 @@
 import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
 import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
 import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
+import { encodeMessage, messageSizeLimit, parseServerMessage, SecAggClient } from "../secagg/index.js";
 import { clientBatches, type ClientExamples } from "./batches.js";
 
 /** What the client needs of an ONNX runtime: onnxruntime-node and onnxruntime-web both have it. */
@@ -40,7 +41,8 @@ export interface ClientEvents {
 const MAX_PART_BYTES = 512 * 1024 * 1024;
 /** The largest task body (the round's shared inputs) a client accepts. */
 const MAX_TASK_BYTES = 512 * 1024 * 1024;
-const maxBody = { part: MAX_PART_BYTES, task: MAX_TASK_BYTES };
+// A SecAgg+ message is checked again by the protocol against its own limit (messageSizeLimit).
+const maxBody = { part: MAX_PART_BYTES, task: MAX_TASK_BYTES, secagg: MAX_TASK_BYTES };
 
 interface StoredPart {
   readonly session: OrtSessionLike;
@@ -53,6 +55,9 @@ export class ClientCore {
   private run: RunInfo | undefined;
   private readonly parts = new Map<string, StoredPart>();
   private examples: ClientExamples | undefined;
+  /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
+  private held: { round: number; vector: Float32Array } | undefined;
+  private secagg: { round: number; client: SecAggClient } | undefined;
   /** The client id the server gave, after welcome. */
   clientId: string | undefined;
 
@@ -102,7 +107,39 @@ export class ClientCore {
         return [await this.train(message, body)];
       case "round-end":
         this.events.roundEnd?.(message.round, message.merged, message.loss);
+        if (this.held?.round === message.round) this.held = undefined;
         return [];
+      case "secagg":
+        return this.secure(message.round, body);
+    }
+  }
+
+  /** A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer the server's requests. */
+  private async secure(round: number, body: Uint8Array): Promise<Uint8Array[]> {
+    const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, new TextEncoder().encode(encodeMessage(message as never)))];
+    const held = this.held;
+    if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
+    if (this.secagg?.round !== round) {
+      const client = SecAggClient.fromSetup(body);
+      this.secagg = { round, client };
+      return reply(client.advertiseKeys());
+    }
+    const { client } = this.secagg;
+    const parsed = parseServerMessage(body, messageSizeLimit(client.params));
+    if (!parsed.ok) throw new FrameError(`a malformed secure-sum message: ${parsed.reason}`);
+    const request = parsed.message;
+    switch (request.step) {
+      case "setup":
+        throw new FrameError("a second secure-sum setup in one round");
+      case "share-keys":
+        return reply(await client.shareKeys(request));
+      case "masked-input":
+        return reply(client.maskedInput(request, held.vector));
+      case "unmask": {
+        const answer = client.unmask(request);
+        this.held = undefined;
+        return reply(answer);
+      }
     }
   }
 
@@ -124,13 +161,26 @@ export class ClientCore {
       const count = Number((results[check.output]!.data as ArrayLike<number | bigint>)[0]);
       if (count !== 0) return failed(`${check.what}: ${count} values failed the check`);
     }
+    this.events.trained?.(task.round, (performance.now() - started) / 1000);
+    if (task.scale !== undefined) {
+      // Secure: the accumulator stays here, scaled, until SecAgg+ masks it; the server gets the sum only.
+      const length = part.outputs.reduce((n, name) => n + (results[name]!.data as ArrayLike<number>).length, 0);
+      const vector = new Float32Array(length);
+      let offset = 0;
+      for (const name of part.outputs) {
+        const data = results[name]!.data as ArrayLike<number>;
+        for (let i = 0; i < data.length; i++) vector[offset + i] = data[i]! * task.scale;
+        offset += data.length;
+      }
+      this.held = { round: task.round, vector };
+      return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
+    }
     const acc = new Map<string, RecordValue>();
     for (const name of part.outputs) {
       const out = results[name]!;
       const data = out.data as Float32Array | Int32Array | Uint8Array;
       acc.set(name, { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data });
     }
-    this.events.trained?.(task.round, (performance.now() - started) / 1000);
     return encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc));
   }
 

@@ -4,9 +4,11 @@
  * header (UTF-8 JSON, one of the schemas below, validated with zod at the boundary), then the
  * body its type says (a tensor record, record.ts; an ONNX model), or nothing.
  *
- * The client sends four kinds of message only: hello (its token), ready (its number of
- * examples, once the welcome told it the run), update (the partial accumulator of the round's client part: the model-sized sums the
- * program's aggregations take, never an example) and failed. test/deploy/serve-privacy.test.ts
+ * The client sends these messages only: hello (its token), ready (its number of examples,
+ * once the welcome told it the run), update (the partial accumulator of the round's client
+ * part: the model-sized sums the program's aggregations take, never an example), failed, and
+ * in secure rounds trained and secagg (SecAgg+'s messages: keys, sealed shares, the masked
+ * accumulator, unmasking shares). test/deploy/serve-privacy.test.ts
  * records every one.
  */
 import { z } from "zod";
@@ -32,7 +34,11 @@ export const helloSchema = z.strictObject({
 export const readySchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("ready"), examples: z.number().int().min(1).max(2 ** 31 - 1) });
 export const updateSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("update"), round, task: id });
 export const failedSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("failed"), round, task: id, reason });
-export const clientMessageSchema = z.discriminatedUnion("type", [helloSchema, readySchema, updateSchema, failedSchema]);
+/** A secure round's answer to a task: trained, the accumulator kept for the secure sum. */
+export const trainedSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("trained"), round, task: id });
+/** A SecAgg+ message (the body: its JSON, src/deploy/secagg/messages.ts), either way. */
+export const secAggSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("secagg"), round });
+export const clientMessageSchema = z.discriminatedUnion("type", [helloSchema, readySchema, updateSchema, failedSchema, trainedSchema, secAggSchema]);
 export type ClientMessage = z.infer<typeof clientMessageSchema>;
 
 /** What a client needs of the run to build its batches: public settings, never a secret. */
@@ -73,8 +79,10 @@ export const taskSchema = z.strictObject({
   part: z.string().regex(/^[0-9a-f]{64}$/),
   steps: z.number().int().min(1),
   deadlineMs: z.number().int().min(1),
+  /** Secure rounds only: keep the accumulator, times this public scale, for the SecAgg+ round that follows. */
+  scale: z.number().positive().max(1).optional(),
 });
 /** How a round ended for the client: its update merged or not, and the round's training loss when the program reports one. */
 export const roundEndSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("round-end"), round, merged: z.boolean(), clients: z.number().int().min(0), loss: z.number().nullable() });
-export const serverMessageSchema = z.discriminatedUnion("type", [welcomeSchema, refusedSchema, partSchema, taskSchema, roundEndSchema]);
+export const serverMessageSchema = z.discriminatedUnion("type", [welcomeSchema, refusedSchema, partSchema, taskSchema, roundEndSchema, secAggSchema]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;

@@ -29,7 +29,7 @@ export interface Member {
 }
 
 /** What the round engine hears from a member: an update or a failure for one of its tasks. */
-export type MemberMessage = { readonly member: Member; readonly message: Extract<ClientMessage, { type: "update" | "failed" }>; readonly body: Uint8Array };
+export type MemberMessage = { readonly member: Member; readonly message: Extract<ClientMessage, { type: "update" | "failed" | "trained" | "secagg" }>; readonly body: Uint8Array };
 
 /** Tokens from a file, one per line (blank lines and # comments skipped); client i is the token on line i's order. */
 export function readTokens(path: string): Map<string, string> {
@@ -55,6 +55,8 @@ export interface RegistrySettings {
   readonly run: RunInfo;
   /** The largest update body the program's accumulator can need; anything larger is refused. */
   readonly maxUpdateBytes: number;
+  /** The largest SecAgg+ message body (a masked accumulator as base64 JSON). */
+  readonly maxSecAggBytes: number;
   readonly log: (line: string) => void;
   readonly onMessage: (message: MemberMessage) => void;
   /** A member left (closed, replaced): its tasks in flight fail at once. */
@@ -115,7 +117,8 @@ export class ClientRegistry {
           member = this.join(id, header.agent, address, socket);
           return;
         }
-        const { header, body } = decodeFrame(bytes, clientMessageSchema, { update: this.settings.maxUpdateBytes }, this.settings.maxUpdateBytes + 70_000);
+        const { maxUpdateBytes, maxSecAggBytes } = this.settings;
+        const { header, body } = decodeFrame(bytes, clientMessageSchema, { update: maxUpdateBytes, secagg: maxSecAggBytes }, Math.max(maxUpdateBytes, maxSecAggBytes) + 70_000);
         if (header.type === "hello") return refuse("a second hello");
         if (header.type === "ready") {
           member.examples = header.examples;

@@ -24,6 +24,7 @@ import { writePlots } from "../../lib/run/plot.js";
 import { runnerFor, type DeviceTree, type TrainingState } from "../../lib/run/rounds.js";
 import { makeRunFolder, prepareNewRunFolder } from "../../lib/run/run-folder.js";
 import { RunEvaluation } from "../../lib/run/run-evaluation.js";
+import { isRobustRun } from "../../lib/run/robust.js";
 import { featureShapeFor, federatedData, modelFor } from "../../lib/run/setup.js";
 import { join } from "node:path";
 import { stepsFor } from "../client/batches.js";
@@ -32,7 +33,7 @@ import type { Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
 import { RoundAborted, RoundTasks, type RoundTraffic } from "./tasks.js";
 
-export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes"> {
+export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
   /** How long each member has to answer a round's task. */
   readonly deadlineMs: number;
   /** How long a round waits for clients-per-round clients once --min-clients are connected. */
@@ -50,6 +51,9 @@ export interface ServeResult {
 /** Algorithms whose round has a MapReduce form without per-client state: their client part can run at the clients. */
 const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "mime", "mimelite", "qffl"]);
 
+/** Algorithms whose accumulator is linear sums only (weighted means): SecAgg+ can sum it. */
+const linear = new Set(["fedavg", "fedsgd", "fedprox"]);
+
 const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
 
 async function toHost(tree: DeviceTree): Promise<TensorTree> {
@@ -62,7 +66,9 @@ function toDevice(tree: TensorTree): DeviceTree {
 }
 
 export async function serve(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
-  if (config.aggregator !== "fedavg") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (--aggregator fedavg) in this build, not ${config.aggregator}` });
+  if (config.aggregator !== "fedavg" && config.aggregator !== "secure") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg) or SecAgg+ (secure), not ${config.aggregator}` });
+  if (config.aggregator === "secure" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `secure rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
+  if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
   if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or has no MapReduce form, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
   await makeRunFolder(config.out);
   const lock = await lockRunFolder(config.out);
@@ -83,7 +89,9 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
   // The server evaluates on the test set and serves demo partitions to browser tabs; the clients train on their own copies.
   const data = federatedData({ ...config, clientHoldout: 0 });
   const featureShape = featureShapeFor(model, data.train.featureShape);
-  const runner = runnerFor({ ...config, chunkClients: 1 }, model, data);
+  // --aggregator secure selects SecAgg+ between the clients (tasks.ts); the round program is the plain one, whose sums it computes.
+  const runConfig: RunConfig = { ...config, aggregator: "fedavg", chunkClients: 1 };
+  const runner = runnerFor(runConfig, model, data);
   const learningRate = roundLearningRates(config);
   const rng = Rng.fromSeed(config.seed);
   const evaluation = new RunEvaluation(model, data, { ...config, clientHoldout: 0 }, featureShape, rng);
@@ -114,10 +122,10 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     featureShape: [...featureShape],
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
-  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, log });
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator === "secure", log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
-  const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
+  const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
   settings.onListening?.(server.url);
   log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);
   let accuracy: number | undefined;
@@ -129,7 +137,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
       const sample = cohortSample(cohort, config);
       let loss: number | null = null;
       try {
-        const next = await runner.round(state, sample, { ...config, chunkClients: 1, lr: learningRate(round) }, { round, engine: tasks.engineFor(round, cohort, traffic) });
+        const next = await runner.round(state, sample, { ...runConfig, lr: learningRate(round) }, { round, engine: tasks.engineFor(round, cohort, traffic) });
         if (next.loss !== undefined) {
           loss = (await next.loss.data())[0]!;
           next.loss.dispose();

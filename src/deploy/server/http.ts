@@ -31,6 +31,7 @@ export interface ServerSettings {
   readonly tls?: { readonly cert: string; readonly key: string };
   readonly run: RunInfo;
   readonly maxUpdateBytes: number;
+  readonly maxSecAggBytes: number;
   readonly demoData: FederatedDataset<HostData>;
   readonly log: (line: string) => void;
   readonly onMessage: (message: MemberMessage) => void;
@@ -64,11 +65,11 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
 }
 
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
-  const registry = new ClientRegistry({ tokens: settings.tokens, run: settings.run, maxUpdateBytes: settings.maxUpdateBytes, log: settings.log, onMessage: settings.onMessage, onLeave: settings.onLeave });
+  const registry = new ClientRegistry({ tokens: settings.tokens, run: settings.run, maxUpdateBytes: settings.maxUpdateBytes, maxSecAggBytes: settings.maxSecAggBytes, log: settings.log, onMessage: settings.onMessage, onLeave: settings.onLeave });
   const handler = (request: IncomingMessage, response: ServerResponse) => route(request, response, settings);
   const http = settings.tls === undefined ? createHttpServer(handler) : createHttpsServer(readTls(settings.tls), handler);
   // maxPayload: ws refuses (closes with 1009) a message larger than any update, before buffering it whole.
-  const sockets = new WebSocketServer({ server: http, path: socketPath, maxPayload: settings.maxUpdateBytes + 70_000 });
+  const sockets = new WebSocketServer({ server: http, path: socketPath, maxPayload: Math.max(settings.maxUpdateBytes, settings.maxSecAggBytes) + 70_000 });
   sockets.on("connection", (socket, request) => registry.attach(socket, request));
   sockets.on("error", (error) => settings.log(`websocket server: ${error.message}`));
   await new Promise<void>((resolve, reject) => {

@@ -16,6 +16,7 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
+import { SecureSum } from "./secure.js";
 
 /** A round with too few updates: it changes nothing. */
 export class RoundAborted extends Error {}
@@ -25,13 +26,19 @@ export interface TaskSettings {
   readonly minClients: number;
   readonly batchSize: number;
   readonly featureShape: readonly number[];
+  /** Sum the accumulators with SecAgg+ (secure.ts) instead of receiving each. */
+  readonly secure: boolean;
   readonly log: (line: string) => void;
 }
+
+/** A member's answer in a secure round: it trained and holds its accumulator for the secure sum. */
+const TRAINED: unique symbol = Symbol("trained");
+type Answer = Map<string, RecordValue> | string | typeof TRAINED;
 
 interface Pending {
   readonly member: Member;
   readonly round: number;
-  resolve(result: Map<string, RecordValue> | string): void;
+  resolve(result: Answer): void;
 }
 
 /** What a round's clients did, for its metrics row. */
@@ -45,11 +52,21 @@ export interface RoundTraffic {
 export class RoundTasks {
   private readonly pending = new Map<string, Pending>();
   private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
+  /** The secure sum in progress, and its round. */
+  private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
 
   constructor(private readonly settings: TaskSettings) {}
 
   /** An update or failure from a member: settles its task when it is one the member holds in the current round. */
   onMessage({ member, message, body }: MemberMessage): void {
+    if (message.type === "secagg") {
+      const current = this.secureRound;
+      if (current === undefined || current.round !== message.round || !current.members.has(member)) {
+        this.settings.log(`refused a secagg message from ${member.id} for round ${message.round}: no secure sum of this client in flight (replayed, late or out of round)`);
+        return;
+      }
+      return current.sum.receive(member, body);
+    }
     const task = this.pending.get(message.task);
     if (task === undefined || task.member.id !== member.id || task.round !== message.round) {
       this.settings.log(`refused a ${message.type} from ${member.id} for round ${message.round}: no such task of this client in flight (replayed, late or out of round)`);
@@ -57,6 +74,8 @@ export class RoundTasks {
     }
     this.pending.delete(message.task);
     if (message.type === "failed") return task.resolve(`failed: ${message.reason}`);
+    if (message.type === "trained") return task.resolve(this.settings.secure ? TRAINED : "a trained message in a round that is not secure");
+    if (this.settings.secure) return task.resolve("an update in the clear in a secure round (refused, not read)");
     try {
       task.resolve(decodeRecord(body));
     } catch (error) {
@@ -72,6 +91,7 @@ export class RoundTasks {
         task.resolve("disconnected");
       }
     }
+    this.secureRound?.sum.left();
   }
 
   /** The chunk engine of round `round` over `cohort` (chunk client i is cohort[i]). */
@@ -99,7 +119,7 @@ export class RoundTasks {
     const expected = await compiler.accumulator;
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
-      jobs.map(async ({ member, steps }) => {
+      jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
         const part = await compiler.part({ steps, batchSize: this.settings.batchSize, featureShape: this.settings.featureShape }, shared);
         const key = part.shared.join(",");
         let record = records.get(key);
@@ -111,15 +131,20 @@ export class RoundTasks {
           traffic.bytesOut += frame.length;
         }
         const task = randomUUID();
-        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs }, record);
+        const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
+        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure }, record);
         traffic.bytesOut += frame.length;
         const answer = await this.await(task, member, round, () => member.send(frame));
         return { member, answer };
       }),
     );
+    if (this.settings.secure) {
+      yield await this.secureSum(round, cohort, answers, expected, traffic);
+      return;
+    }
     const accepted: Map<string, RecordTensor>[] = [];
     for (const { member, answer } of answers) {
-      const problem = typeof answer === "string" ? answer : accumulatorProblem(answer, expected);
+      const problem = typeof answer === "string" ? answer : answer === TRAINED ? "trained in a round that is not secure" : accumulatorProblem(answer, expected);
       if (problem !== undefined) {
         this.settings.log(`round ${round}: ${member.id} dropped out: ${problem}`);
         continue;
@@ -135,8 +160,40 @@ export class RoundTasks {
     }
   }
 
+  /**
+   * The members that trained sum their accumulators with SecAgg+; the server gets the sum of
+   * the survivors' (scaled) accumulators only, as one partial accumulator.
+   */
+  private async secureSum(round: number, cohort: readonly Member[], answers: readonly { member: Member; answer: Answer }[], expected: Awaited<PartCompiler["accumulator"]>, traffic: RoundTraffic): Promise<Map<string, tf.Tensor>> {
+    const trained = answers.filter(({ member, answer }) => {
+      if (answer !== TRAINED) this.settings.log(`round ${round}: ${member.id} dropped out before the secure sum: ${typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)"}`);
+      return answer === TRAINED;
+    }).map((a) => a.member);
+    if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
+    const length = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+    const sum = new SecureSum(round, trained, length, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic);
+    this.secureRound = { round, sum, members: new Set(trained) };
+    let total: Float64Array;
+    try {
+      total = await sum.sum();
+    } finally {
+      this.secureRound = undefined;
+    }
+    const scale = 1 / Math.max(...cohort.map((m) => m.examples));
+    traffic.merged = trained.length;
+    traffic.dropped = cohort.length - trained.length;
+    const out = new Map<string, tf.Tensor>();
+    let offset = 0;
+    for (const [name, type] of expected) {
+      const size = type.shape.reduce((a, b) => a * b, 1);
+      out.set(name, tf.tensor(Float32Array.from(total.subarray(offset, offset + size), (v) => v / scale), [...type.shape], "float32"));
+      offset += size;
+    }
+    return out;
+  }
+
   /** Sends a task and waits for its answer until the deadline. */
-  private await(task: string, member: Member, round: number, send: () => void): Promise<Map<string, RecordValue> | string> {
+  private await(task: string, member: Member, round: number, send: () => void): Promise<Answer> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(task);
