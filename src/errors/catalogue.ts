@@ -577,6 +577,18 @@ export const catalogue = {
       "Answering a step twice could reveal both shares of one client to the server.",
     fix: "Make a new SecAggClient for each round and call its steps in order.",
   },
+  FT340: {
+    title: "The server refused this client",
+    message: "the server at {url} refused this client: {why}",
+    explanation:
+      "`fedtensor serve` admits a client only with a token from its --client-tokens file (one per " +
+      "client), speaking its wire version, with well-formed messages under the size limits. A " +
+      "refused client does not retry: the same hello would be refused again. The server logs " +
+      "every refusal with its reason.",
+    fix:
+      "Use this client's own token (one line of the server's --client-tokens file, or --token-file), " +
+      "and the same FedTensor version as the server.",
+  },
 } as const;
 
 /**

@@ -42,7 +42,7 @@ describe("fedtensor serve with client processes", () => {
     // Refused and logged; the client gives up (exit 1) rather than retrying a bad token.
     const intruder = track(startClient(url, "0123456789abcdef0123456789abcdef", 5));
     expect(await intruder.exited()).toBe(1);
-    expect(intruder.output()).toMatch(/refused by the server: invalid token/);
+    expect(intruder.output()).toMatch(/refused this client: invalid token/);
     // Malformed: a text frame, bytes that are no frame, a wrong wire version, an update before hello.
     const badFrames: (string | Uint8Array)[] = [
       "hello",

@@ -60,7 +60,7 @@ async function demoExamples(dataset: string, index: number, run: RunInfo): Promi
   return { x, y: Int32Array.from(indices, (example) => data.train.y[example]!) };
 }
 
-/** Runs the client until refused (exit status 1) or, with exitWhenServerStops, until the run ends (0). */
+/** Runs the client until refused (FT340) or, with exitWhenServerStops, until the run ends (0). */
 export async function runNodeClient(settings: NodeClientSettings): Promise<number> {
   const ortModule = await import("onnxruntime-node");
   const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
@@ -77,7 +77,7 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   try {
     for (;;) {
       const outcome = await connectOnce(settings, core, ca, () => (backoff = 250));
-      if (outcome === "refused") return 1;
+      if (typeof outcome === "object") throw ftError("FT340", { url: settings.server, why: outcome.refused });
       if (outcome === "stopped" && settings.exitWhenServerStops) return 0;
       // Exponential backoff with full jitter, so that a restarted server is not met by every client at once.
       const wait = Math.round(Math.random() * backoff);
@@ -90,11 +90,13 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   }
 }
 
-/** One connection, until it closes: "refused" (do not retry), "stopped" (the server ended the run) or "lost". */
-function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer | undefined, connected: () => void): Promise<"refused" | "stopped" | "lost"> {
+type Outcome = { readonly refused: string } | "stopped" | "lost";
+
+/** One connection, until it closes: refused (do not retry), "stopped" (the server ended the run) or "lost". */
+function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer | undefined, connected: () => void): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = new WebSocket(settings.server, { ...(ca === undefined ? {} : { ca }), maxPayload: 1024 * 1024 * 1024 });
-    let outcome: "refused" | "stopped" | "lost" = "lost";
+    let outcome: Outcome = "lost";
     const send = (bytes: Uint8Array) => {
       settings.onSend?.(bytes);
       socket.send(bytes);
@@ -111,8 +113,7 @@ function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer 
           for (const reply of await core.handle(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))) send(reply);
         } catch (error) {
           if (error instanceof RefusedError) {
-            settings.log(`refused by the server: ${error.message}`);
-            outcome = "refused";
+            outcome = { refused: error.message };
           } else settings.log(`${error instanceof FrameError ? "a malformed message from the server" : "error"}: ${(error as Error).message}`);
           socket.close();
         }
