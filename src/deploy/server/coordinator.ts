@@ -31,7 +31,8 @@ import { stepsFor } from "../client/batches.js";
 import type { RunInfo } from "../protocol/messages.js";
 import type { Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
-import { RoundAborted, RoundTasks, type RoundTraffic } from "./tasks.js";
+import { RoundAborted } from "./round-aborted.js";
+import { RoundTasks, type RoundTraffic } from "./tasks.js";
 
 export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
   /** How long each member has to answer a round's task. */

@@ -12,7 +12,7 @@ import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
 import { defaultNumShares, encodeMessage, SECAGG_DEFAULTS, SecAggServer, type SecAggParams } from "../secagg/index.js";
 import type { Member } from "./clients.js";
-import { RoundAborted } from "./tasks.js";
+import { RoundAborted } from "./round-aborted.js";
 
 export interface SecureSumSettings {
   readonly deadlineMs: number;

@@ -16,10 +16,9 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
+import { RoundAborted } from "./round-aborted.js";
 import { SecureSum } from "./secure.js";
 
-/** A round with too few updates: it changes nothing. */
-export class RoundAborted extends Error {}
 
 export interface TaskSettings {
   readonly deadlineMs: number;
