@@ -80,6 +80,7 @@ export class SecureSum {
         this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")} (recovered from their neighbours' shares)`}`);
         return outcome.result.sum;
       }
+      this.settings.log(`round ${this.round}: secagg ${outcome.step} to ${[...outcome.messages.keys()].join(", ")}`);
       for (const [to, message] of outcome.messages) send(to, message);
     }
   }
