@@ -7,15 +7,8 @@ import { ftError } from "../errors/error.js";
 import { UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
-const serveOptions = {
-  port: { type: "string" },
-  host: { type: "string" },
-  "client-tokens": { type: "string" },
-  "tls-cert": { type: "string" },
-  "tls-key": { type: "string" },
-  "round-timeout": { type: "string" },
-  "join-wait": { type: "string" },
-} as const;
+/** The flags serve takes besides `fedtensor run`'s, each with a value. */
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
 function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
@@ -24,7 +17,7 @@ function splitArgs(args: readonly string[]): { serve: Record<string, string>; re
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const [flag, inline] = arg.startsWith("--") ? (arg.includes("=") ? [arg.slice(2, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg.slice(2), undefined]) : [undefined, undefined];
-    if (flag === undefined || !(flag in serveOptions)) {
+    if (flag === undefined || !serveFlags.has(flag)) {
       rest.push(arg);
       continue;
     }

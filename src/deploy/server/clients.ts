@@ -65,8 +65,6 @@ export interface RegistrySettings {
 
 export class ClientRegistry {
   private readonly members = new Map<string, Member>();
-  /** Refusals and closes, for the metrics and the tests. */
-  refused = 0;
 
   constructor(private readonly settings: RegistrySettings) {}
 
@@ -84,7 +82,6 @@ export class ClientRegistry {
     const address = `${request.socket.remoteAddress ?? "?"}:${request.socket.remotePort ?? "?"}`;
     let member: Member | undefined;
     const refuse = (why: string) => {
-      this.refused++;
       this.settings.log(`refused ${member?.id ?? "a client"} at ${address}: ${why}`);
       if (socket.readyState === socket.OPEN) socket.send(encodeFrame({ v: WIRE_VERSION, type: "refused", reason: why }));
       socket.close(1008, "refused");
@@ -93,7 +90,6 @@ export class ClientRegistry {
     socket.on("error", (error: Error & { code?: string }) => {
       // ws stops reading a message over maxPayload before buffering it whole, and closes with 1009.
       if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
-        this.refused++;
         this.settings.log(`refused ${member?.id ?? "a client"} at ${address}: a message over the size limit (${error.message})`);
       } else this.settings.log(`connection ${member?.id ?? address}: ${error.message}`);
     });
