@@ -16,8 +16,9 @@
  *    step, from process.cpuUsage: CPU, not wall, so other work on the machine counts less.
  *
  * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3]
- * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1),
- * reconstruction_threshold the smallest majority of it; Flower's default ranges.
+ * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1)
+ * without dropouts and numSharesForDropouts (2 x 0.3n + 1, a guarantee) with them;
+ * reconstruction_threshold is the smallest majority; Flower's default ranges.
  */
 import { parseArgs } from "node:util";
 import {
@@ -28,6 +29,8 @@ import {
   SecAggServer,
   defaultNumShares,
   encodeMessage,
+  majorityThreshold,
+  numSharesForDropouts,
   messageSizeLimit,
   parseServerMessage,
   SETUP_SIZE_LIMIT,
@@ -62,16 +65,17 @@ const cpuMicros = (): number => {
 
 async function round(n: number, dropFraction: number, roundId: number): Promise<Measured> {
   const ids = Array.from({ length: n }, (_, i) => `c${i}`);
-  const shares = defaultNumShares(n);
+  const dropouts = Math.round(dropFraction * n);
+  const shares = numSharesForDropouts(n, dropouts);
   const params: SecAggParams = {
     ...SECAGG_DEFAULTS,
     round: roundId,
     vector_length: length,
     num_shares: shares,
-    reconstruction_threshold: Math.floor(Math.min(shares, n) / 2) + 1,
+    reconstruction_threshold: majorityThreshold(shares),
   };
   const vectors = new Map(ids.map((id) => [id, Float32Array.from({ length }, () => Math.random() * 2 - 1)]));
-  const dropping = new Set(ids.slice(0, Math.round(dropFraction * n)));
+  const dropping = new Set(ids.slice(0, dropouts));
   const zero = (): Record<Step, number> => ({ "advertise-keys": 0, "share-keys": 0, "masked-input": 0, unmask: 0 });
   const sent = new Map(ids.map((id) => [id, zero()]));
   const cpu = new Map(ids.map((id) => [id, zero()]));
@@ -135,7 +139,8 @@ for (const n of cohorts) {
   // The same messages in binary: 2 keys; commitment + k (nonce + sealed pair + tag); L words; the unmask shares (k + 1 at most).
   const binary = 2 * 32 + (32 + k * (12 + 66 + 16)) + 4 * length + (k + 1) * 33;
   const cpuPerStep = Object.fromEntries(STEPS.map((s) => [s, median(full.flatMap((m) => [...m.cpu.values()].map((c) => c[s] / 1000)))])) as Record<Step, number>;
-  console.log(`\nn = ${n}: num_shares ${numShares} (${k} neighbours), threshold ${Math.floor(numShares / 2) + 1}`);
+  const dropShares = numSharesForDropouts(n, Math.round(0.3 * n));
+  console.log(`\nn = ${n}: num_shares ${numShares} (${k} neighbours), threshold ${majorityThreshold(numShares)}; with 30% dropouts num_shares ${dropShares}, threshold ${majorityThreshold(dropShares)}`);
   console.log(`  bytes sent per client: ${STEPS.map((s) => `${s} ${kib(perStep[s])}`).join(", ")}; total ${kib(total)}`);
   console.log(`  bytes received per client: ${kib(mean([...last.receivedBytes.values()]))}`);
   console.log(`  expansion over the vector in the clear: measured x${(total / (4 * length)).toFixed(3)} (JSON/base64), binary x${(binary / (4 * length)).toFixed(3)}`);

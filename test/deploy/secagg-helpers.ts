@@ -12,10 +12,7 @@ import {
   type StepOutcome,
   SecAggClient,
   SecAggServer,
-  SETUP_SIZE_LIMIT,
   encodeMessage,
-  messageSizeLimit,
-  parseServerMessage,
 } from "../../src/deploy/secagg/index.js";
 
 export type DropStep = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
@@ -30,12 +27,6 @@ export interface RoundRun {
 }
 
 export const ids = (n: number): string[] => Array.from({ length: n }, (_, i) => `client-${String(i).padStart(3, "0")}`);
-
-function serverMessage(raw: string, client: SecAggClient | null): ServerMessage {
-  const parsed = parseServerMessage(raw, client ? messageSizeLimit(client.params) : SETUP_SIZE_LIMIT);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.message;
-}
 
 export async function runRound(
   params: SecAggParams,
@@ -78,13 +69,7 @@ export async function runRound(
       const raw = encodeMessage(message);
       sent.push(raw);
       if (dropping.has(to)) continue;
-      const client = clients.get(to)!;
-      const request = serverMessage(raw, client);
-      let reply: ClientMessage;
-      if (request.step === "share-keys") reply = await client.shareKeys(request);
-      else if (request.step === "masked-input") reply = client.maskedInput(request, vectors.get(to)!);
-      else if (request.step === "unmask") reply = client.unmask(request);
-      else throw new Error(`unexpected ${request.step}`);
+      const reply = await clients.get(to)!.respond(raw, () => vectors.get(to)!);
       deliver(to, reply);
     }
   }

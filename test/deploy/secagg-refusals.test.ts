@@ -223,5 +223,8 @@ describe("SecAgg+ client checks", () => {
     const client = round.clients.get("client-000")!;
     const request = round.requests.get("client-000") as Parameters<SecAggClient["shareKeys"]>[0];
     await expect(client.shareKeys({ ...request, neighbours: request.neighbours.slice(0, 2) })).rejects.toThrow(/FT336.*2 neighbours: with its own share, fewer than the 4 shares/);
+    await expect(client.respond("{bad", () => new Float32Array(32))).rejects.toThrow(/FT336.*not JSON/);
+    await expect(client.respond(encodeMessage({ ...request, to: "client-001" }), () => new Float32Array(32))).rejects.toThrow(/FT336.*addressed to client-001/);
+    expect((await client.respond(encodeMessage(request), () => new Float32Array(32))).step).toBe("share-keys");
   });
 });

@@ -11,6 +11,7 @@ import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares,
 import { applyMask, pairSign } from "./masks.js";
 import {
   type AdvertiseKeys,
+  type ClientMessage,
   type MaskedInput,
   type MaskedInputRequest,
   type Setup,
@@ -19,6 +20,7 @@ import {
   type Unmask,
   type UnmaskRequest,
   SETUP_SIZE_LIMIT,
+  messageSizeLimit,
   parseServerMessage,
 } from "./messages.js";
 import { type ResolvedSecAggParams, checkResolvedParams, degreeOf } from "./params.js";
@@ -78,6 +80,27 @@ export class SecAggClient {
     this.params = checkResolvedParams(params);
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.log = options.log ?? (() => {});
+  }
+
+  /**
+   * A transport's one call per server message: parses the raw message (size limit, schema;
+   * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
+   * for the masked input.
+   */
+  async respond(raw: string | Uint8Array, vector: () => Float32Array): Promise<ClientMessage> {
+    const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
+    if (!parsed.ok) this.refuse("unknown", parsed.reason);
+    const request = parsed.message;
+    switch (request.step) {
+      case "setup":
+        return this.refuse("setup", "a second setup message in one round");
+      case "share-keys":
+        return this.shareKeys(request);
+      case "masked-input":
+        return this.maskedInput(request, vector());
+      case "unmask":
+        return this.unmask(request);
+    }
   }
 
   /** Step 1: two fresh X25519 key pairs, the public halves advertised. */
