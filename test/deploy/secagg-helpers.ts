@@ -36,6 +36,8 @@ export async function runRound(
     record?: (from: string, raw: string) => void;
     /** Each client's CSPRNG (default: WebCrypto's); a test may wrap it to see the client's secrets. */
     clientRandom?: (id: string) => RandomBytes;
+    /** Called with the server after each step closes (before the next step's answers arrive). */
+    afterStep?: (server: SecAggServer) => void;
   } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
@@ -63,6 +65,7 @@ export async function runRound(
   }
   for (;;) {
     const outcome = await server.advance();
+    options.afterStep?.(server);
     if (outcome.kind !== "messages") return { server, clients, outcome, received, sent, clientEvents };
     const dropping = drops(outcome.step);
     for (const [to, message] of outcome.messages) {

@@ -284,9 +284,9 @@ export class SecAggServer {
 
   private abort(step: CollectingStep, why: string): StepOutcome {
     this.runningSum.fill(0);
+    this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     this.currentStep = "aborted";
     this.abortReason = why;
-    this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     return { kind: "aborted", reason: why };
   }
 
