@@ -7,7 +7,8 @@
  *    bytes sent over the vector's size in the clear (4 bytes a float32 coordinate), measured
  *    (JSON, base64) and for the same messages in binary (keys 32 B, sealed share pair 12 + 82 B,
  *    share 33 B, masked word 4 B), beside Bonawitz et al.'s reported 1.73x (2^10 users,
- *    2^20-dimensional vectors) and 1.98x (2^14 users, 2^24 dimensions).
+ *    2^20-dimensional vectors) and 1.98x (2^14 users, 2^24 dimensions) for 16-bit inputs, where
+ *    most of the expansion is the wider masked word (16 + log2 n bits and more against 16).
  * 2. Protocol time per round for n clients (default 10, 20, 50), wall and CPU (all clients and
  *    the server run in this one process, one after the other: the CPU time is what the round's
  *    parties spend together), with no dropout and with 30% of the clients dropping after their
