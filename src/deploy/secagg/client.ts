@@ -138,6 +138,7 @@ export class SecAggClient {
     const masking = this.masking!;
     const round = this.params.round;
     const channelKeys = new Map<string, Uint8Array>();
+    const neighbours = new Map<string, Neighbour>();
     for (const n of request.neighbours) {
       const encryptionKey = fromBase64(n.encryption_key);
       const maskingKey = fromBase64(n.masking_key);
@@ -148,9 +149,10 @@ export class SecAggClient {
       } catch {
         this.refuse(request.step, `a public key of ${n.id} is not a usable X25519 key`);
       }
-      this.neighbours.set(n.id, { encryptionKey, maskingKey });
+      neighbours.set(n.id, { encryptionKey, maskingKey });
     }
     this.enter("advertised", "shared", "share keys");
+    this.neighbours = neighbours;
     const seed = this.randomBytes(KEY_BYTES);
     this.seed = seed;
     const count = request.neighbours.length + 1;
