@@ -73,9 +73,11 @@ describe("SecAgg+ against a server that records everything", () => {
     // Each client's CSPRNG draws, to find its secrets afterwards (the client zeroes them after use).
     const draws = new Map<string, Uint8Array[]>(clientIds.map((id) => [id, []]));
     const received: { from: string; raw: string }[] = [];
+    const record: Uint8Array[] = []; // the server's state after every step, and every byte it receives
     const run = await runRound(params, vectors, {
       dropAt: { "masked-input": droppedBeforeMasking, unmask: droppedAfterMasking },
       record: (from, raw) => received.push({ from, raw }),
+      afterStep: (server) => collectBytes(server, record),
       clientRandom: (id) => (n) => {
         const bytes = webCryptoRandomBytes(n);
         draws.get(id)!.push(bytes.slice());
@@ -101,11 +103,8 @@ describe("SecAgg+ against a server that records everything", () => {
       secrets.set(id, { encryption, masking, ...(seed ? { seed } : {}) });
     }
 
-    // The record: every byte received, and the server's whole state after the round.
-    const record: Uint8Array[] = [];
     for (const { raw } of received) collectBytes(JSON.parse(raw), record);
     for (const { raw } of received) record.push(new TextEncoder().encode(raw));
-    collectBytes(run.server, record);
     const haystack = Buffer.concat(record.map((r) => Buffer.from(r)));
     const hexHaystack = haystack.toString("latin1");
     const absent = (secret: Uint8Array) =>

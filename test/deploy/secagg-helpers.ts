@@ -12,10 +12,7 @@ import {
   type StepOutcome,
   SecAggClient,
   SecAggServer,
-  SETUP_SIZE_LIMIT,
   encodeMessage,
-  messageSizeLimit,
-  parseServerMessage,
 } from "../../src/deploy/secagg/index.js";
 
 export type DropStep = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
@@ -31,12 +28,6 @@ export interface RoundRun {
 
 export const ids = (n: number): string[] => Array.from({ length: n }, (_, i) => `client-${String(i).padStart(3, "0")}`);
 
-function serverMessage(raw: string, client: SecAggClient | null): ServerMessage {
-  const parsed = parseServerMessage(raw, client ? messageSizeLimit(client.params) : SETUP_SIZE_LIMIT);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.message;
-}
-
 export async function runRound(
   params: SecAggParams,
   vectors: ReadonlyMap<string, Float32Array>,
@@ -45,6 +36,8 @@ export async function runRound(
     record?: (from: string, raw: string) => void;
     /** Each client's CSPRNG (default: WebCrypto's); a test may wrap it to see the client's secrets. */
     clientRandom?: (id: string) => RandomBytes;
+    /** Called with the server after each step closes (before the next step's answers arrive). */
+    afterStep?: (server: SecAggServer) => void;
   } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
@@ -72,19 +65,14 @@ export async function runRound(
   }
   for (;;) {
     const outcome = await server.advance();
+    options.afterStep?.(server);
     if (outcome.kind !== "messages") return { server, clients, outcome, received, sent, clientEvents };
     const dropping = drops(outcome.step);
     for (const [to, message] of outcome.messages) {
       const raw = encodeMessage(message);
       sent.push(raw);
       if (dropping.has(to)) continue;
-      const client = clients.get(to)!;
-      const request = serverMessage(raw, client);
-      let reply: ClientMessage;
-      if (request.step === "share-keys") reply = await client.shareKeys(request);
-      else if (request.step === "masked-input") reply = client.maskedInput(request, vectors.get(to)!);
-      else if (request.step === "unmask") reply = client.unmask(request);
-      else throw new Error(`unexpected ${request.step}`);
+      const reply = await clients.get(to)!.respond(raw, () => vectors.get(to)!);
       deliver(to, reply);
     }
   }

@@ -144,12 +144,19 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
     await round.answerAll();
     await round.advance();
     await round.answerAll(["client-005"]); // client-005 drops before its masked input
+    const late = await round.reply("client-005");
     await round.advance();
+    expect(round.deliver("client-005", late)).toEqual({ accepted: false, reason: "out of step: the server is collecting unmask" });
     const honest = (await round.reply("client-000")) as Unmask;
+    expect(round.deliver("client-005", { ...honest, from: "client-005" })).toEqual({ accepted: false, reason: "it dropped at masked-input" });
     expect(honest.key_shares.map((s) => s.of)).toEqual(["client-005"]);
     const greedy = { ...honest, key_shares: [...honest.key_shares, { of: "client-001", share: honest.seed_shares[1]!.share }] };
     expect(round.deliver("client-000", greedy).accepted).toBe(false);
-    expect(refusals(round)).toEqual([expect.stringMatching(/a key share of client-001, which the server did not ask for/)]);
+    expect(refusals(round)).toEqual([
+      expect.stringMatching(/masked-input message from client-005 refused: out of step/),
+      expect.stringMatching(/unmask message from client-005 refused: it dropped at masked-input/),
+      expect.stringMatching(/a key share of client-001, which the server did not ask for/),
+    ]);
     expect(round.deliver("client-000", honest).accepted).toBe(true);
     const result = await finish(round, ["client-005"]);
     expectSum(round, result.sum, ids(5));
@@ -223,5 +230,8 @@ describe("SecAgg+ client checks", () => {
     const client = round.clients.get("client-000")!;
     const request = round.requests.get("client-000") as Parameters<SecAggClient["shareKeys"]>[0];
     await expect(client.shareKeys({ ...request, neighbours: request.neighbours.slice(0, 2) })).rejects.toThrow(/FT336.*2 neighbours: with its own share, fewer than the 4 shares/);
+    await expect(client.respond("{bad", () => new Float32Array(32))).rejects.toThrow(/FT336.*not JSON/);
+    await expect(client.respond(encodeMessage({ ...request, to: "client-001" }), () => new Float32Array(32))).rejects.toThrow(/FT336.*addressed to client-001/);
+    expect((await client.respond(encodeMessage(request), () => new Float32Array(32))).step).toBe("share-keys");
   });
 });

@@ -4,7 +4,7 @@
  * without dropouts; with fewer than the threshold left the round aborts and reveals nothing.
  */
 import { describe, expect, it } from "vitest";
-import { type SecAggParams, resolveSecAggParams } from "../../src/deploy/secagg/index.js";
+import { type SecAggParams, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "../../src/deploy/secagg/index.js";
 import { ids, randomVectors, runRound } from "./secagg-helpers.js";
 
 const base: SecAggParams = {
@@ -64,8 +64,10 @@ describe("SecAgg+ sum", () => {
     const clientIds = ids(20);
     const vectors = randomVectors(clientIds, base.vector_length, 1);
     const dropped = clientIds.filter((_, i) => i % 10 < 3); // 6 of 20
-    // 12 neighbours and a threshold of 7: any 6 dropped leave 7 shares of every seed.
-    const run = await runRound({ ...base, num_shares: 13, reconstruction_threshold: 7 }, vectors, { dropAt: { unmask: dropped } });
+    // numSharesForDropouts: 13 shares and a threshold of 7, so any 6 dropped leave 7 shares of every seed.
+    const numShares = numSharesForDropouts(20, dropped.length);
+    expect([numShares, majorityThreshold(numShares)]).toEqual([13, 7]);
+    const run = await runRound({ ...base, num_shares: numShares, reconstruction_threshold: majorityThreshold(numShares) }, vectors, { dropAt: { unmask: dropped } });
     if (run.outcome.kind !== "done") throw new Error(`aborted: ${JSON.stringify(run.outcome)}`);
     const { result } = run.outcome;
     expect(result.clients).toBe(20); // their vectors arrived, so they are in the sum
@@ -146,5 +148,7 @@ describe("SecAgg+ parameters", () => {
     expect(() => resolveSecAggParams({ ...base, clipping_range: Number.NaN }, 20)).toThrow(/FT335.*clipping_range/);
     expect(() => resolveSecAggParams({ ...base, vector_length: 0 }, 20)).toThrow(/FT335.*vector_length/);
     expect(() => resolveSecAggParams(base, 1)).toThrow(/FT335.*cohort/);
+    expect([10, 20, 50, 1000].map(defaultNumShares)).toEqual([9, 11, 13, 21]);
+    expect(defaultNumShares(5)).toBe(5);
   });
 });

@@ -11,6 +11,7 @@ import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares,
 import { applyMask, pairSign } from "./masks.js";
 import {
   type AdvertiseKeys,
+  type ClientMessage,
   type MaskedInput,
   type MaskedInputRequest,
   type Setup,
@@ -19,6 +20,7 @@ import {
   type Unmask,
   type UnmaskRequest,
   SETUP_SIZE_LIMIT,
+  messageSizeLimit,
   parseServerMessage,
 } from "./messages.js";
 import { type ResolvedSecAggParams, checkResolvedParams, degreeOf } from "./params.js";
@@ -80,6 +82,27 @@ export class SecAggClient {
     this.log = options.log ?? (() => {});
   }
 
+  /**
+   * A transport's one call per server message: parses the raw message (size limit, schema;
+   * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
+   * for the masked input.
+   */
+  async respond(raw: string | Uint8Array, vector: () => Float32Array): Promise<ClientMessage> {
+    const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
+    if (!parsed.ok) this.refuse("unknown", parsed.reason);
+    const request = parsed.message;
+    switch (request.step) {
+      case "setup":
+        return this.refuse("setup", "a second setup message in one round");
+      case "share-keys":
+        return this.shareKeys(request);
+      case "masked-input":
+        return this.maskedInput(request, vector());
+      case "unmask":
+        return this.unmask(request);
+    }
+  }
+
   /** Step 1: two fresh X25519 key pairs, the public halves advertised. */
   advertiseKeys(): AdvertiseKeys {
     this.enter("setup", "advertised", "advertise keys");
@@ -115,6 +138,7 @@ export class SecAggClient {
     const masking = this.masking!;
     const round = this.params.round;
     const channelKeys = new Map<string, Uint8Array>();
+    const neighbours = new Map<string, Neighbour>();
     for (const n of request.neighbours) {
       const encryptionKey = fromBase64(n.encryption_key);
       const maskingKey = fromBase64(n.masking_key);
@@ -125,9 +149,10 @@ export class SecAggClient {
       } catch {
         this.refuse(request.step, `a public key of ${n.id} is not a usable X25519 key`);
       }
-      this.neighbours.set(n.id, { encryptionKey, maskingKey });
+      neighbours.set(n.id, { encryptionKey, maskingKey });
     }
     this.enter("advertised", "shared", "share keys");
+    this.neighbours = neighbours;
     const seed = this.randomBytes(KEY_BYTES);
     this.seed = seed;
     const count = request.neighbours.length + 1;

@@ -10,7 +10,10 @@
  *   SecAggParams { round, vector_length, num_shares, reconstruction_threshold,
  *                  clipping_range, quantization_range, modulus_range }   (Flower's names)
  *   resolveSecAggParams(params, clients) -> ResolvedSecAggParams   (FT335 on bad values)
- *   defaultNumShares(clients), SECAGG_DEFAULTS (Flower's ranges)
+ *   defaultNumShares(clients)              about log n neighbours (Bell et al.)
+ *   numSharesForDropouts(clients, k)       num_shares that survives any k dropouts
+ *   majorityThreshold(numShares)           the smallest allowed reconstruction_threshold
+ *   SECAGG_DEFAULTS                        Flower's ranges
  *
  *   Server, one per round:
  *     const server = new SecAggServer(params, clientIds, { log?, randomBytes? });
@@ -33,6 +36,8 @@
  *     client.maskedInput(maskedInputRequest, vec)  -> MaskedInput  (vec: Float32Array of
  *                                                    vector_length; NaN/Infinity: FT309)
  *     client.unmask(unmaskRequest)                 -> Unmask
+ *     or, one call per raw server message after the setup:
+ *     await client.respond(raw, () => vector)      -> the step's ClientMessage
  *     A bad server message is FT336 (the client leaves the round); a step called twice or out
  *     of order, or a vector of the wrong length, FT338.
  *
@@ -40,7 +45,7 @@
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
  *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
  */
-export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, resolveSecAggParams } from "./params.js";
+export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "./params.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
 export type { SecAggEvent, SecAggLog } from "./events.js";

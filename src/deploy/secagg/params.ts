@@ -64,6 +64,20 @@ export function defaultNumShares(clients: number): number {
   return Math.min(clients, 2 * Math.ceil(Math.log2(Math.max(2, clients))) + 1);
 }
 
+/**
+ * The num_shares that survives any `dropouts` clients leaving after their masked input, with a
+ * majority threshold: every seed keeps num_shares - dropouts >= threshold shares when
+ * num_shares >= 2 dropouts + 1. This is a guarantee whatever the graph, so it grows with the
+ * dropouts (0.6 n + 1 for 30%); the log n degree of defaultNumShares tolerates random dropouts
+ * with high probability only, as Bell et al. analyse, and for large n.
+ */
+export function numSharesForDropouts(clients: number, dropouts: number): number {
+  return Math.min(clients, Math.max(defaultNumShares(clients), 2 * dropouts + 1));
+}
+
+/** The smallest threshold the parameters take: a strict majority of the shares. */
+export const majorityThreshold = (numShares: number): number => Math.floor(numShares / 2) + 1;
+
 /** Checks the parameters and resolves the share counts for `clients` clients (FT335 on bad values). */
 export function resolveSecAggParams(params: SecAggParams, clients: number): ResolvedSecAggParams {
   const { round, vector_length, num_shares, reconstruction_threshold, clipping_range, quantization_range, modulus_range } = params;

@@ -22,6 +22,7 @@ export const webCryptoRandomBytes: RandomBytes = (n) => {
 };
 
 const ZERO_NONCE = new Uint8Array(12);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /**
  * The first `words` 32-bit little-endian words of ChaCha20's keystream under a 32-byte seed
@@ -30,6 +31,7 @@ const ZERO_NONCE = new Uint8Array(12);
  */
 export function prgWords(seed: Uint8Array, words: number): Uint32Array {
   const bytes = chacha20(seed, ZERO_NONCE, new Uint8Array(words * 4));
+  if (LITTLE_ENDIAN) return new Uint32Array(bytes.buffer, bytes.byteOffset, words); // a fresh, aligned buffer
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out = new Uint32Array(words);
   for (let i = 0; i < words; i++) out[i] = view.getUint32(4 * i, true);

@@ -129,6 +129,7 @@ export class SecAggServer {
     const m = parsed.message;
     if (m.round !== this.params.round) return this.refuse(m.step, sender, `out of round: it is for round ${m.round}, this is round ${this.params.round}`);
     if (m.from !== sender) return this.refuse(m.step, sender, `it claims to come from ${m.from}`);
+    if (step === "setup" || step === "done" || step === "aborted") return this.refuse(m.step, sender, `the round is not collecting messages (${step})`);
     if (m.step !== step) return this.refuse(m.step, sender, `out of step: the server is collecting ${step}`);
     if (!this.clients.includes(sender)) return this.refuse(m.step, sender, "not in this round's cohort");
     if (!this.expected.has(sender)) {
@@ -283,9 +284,9 @@ export class SecAggServer {
 
   private abort(step: CollectingStep, why: string): StepOutcome {
     this.runningSum.fill(0);
+    this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     this.currentStep = "aborted";
     this.abortReason = why;
-    this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     return { kind: "aborted", reason: why };
   }
 
