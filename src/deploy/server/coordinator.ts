@@ -49,8 +49,12 @@ export interface ServeResult {
   readonly outDir: string;
 }
 
-/** Algorithms whose round has a MapReduce form without per-client state: their client part can run at the clients. */
-const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "mime", "mimelite", "qffl"]);
+/**
+ * Algorithms whose round streams through its MapReduce form with no per-client state, so their
+ * client part can run at the clients (each checked with two served clients). Mime and
+ * MimeLite run their cohort whole, SCAFFOLD and AFL keep per-client state: not servable.
+ */
+const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
 
 /** Algorithms whose accumulator is linear sums only (weighted means): SecAgg+ can sum it. */
 const linear = new Set(["fedavg", "fedsgd", "fedprox"]);
@@ -70,7 +74,7 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
   if (config.aggregator !== "fedavg" && config.aggregator !== "secure") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg) or SecAgg+ (secure), not ${config.aggregator}` });
   if (config.aggregator === "secure" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `secure rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
   if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
-  if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or has no MapReduce form, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
+  if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or runs its cohort whole, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
   await makeRunFolder(config.out);
   const lock = await lockRunFolder(config.out);
   try {
