@@ -15,6 +15,7 @@ import type { RoundSample } from "../../lib/data/federated.js";
 import type { HostData } from "../../lib/data/host-tensor.js";
 import { Rng } from "../../lib/random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "../../lib/run/checkpoint.js";
+import { checkSameRun } from "../../lib/run/checkpoint-match.js";
 import { isStoredTensor } from "../../lib/run/checkpoint-types.js";
 import { algorithmName, type RunConfig } from "../../lib/run/config.js";
 import { lockRunFolder } from "../../lib/run/lock.js";
@@ -51,7 +52,8 @@ export interface ServeResult {
 
 /**
  * Algorithms whose round streams through its MapReduce form with no per-client state, so their
- * client part can run at the clients (each checked with two served clients). Mime and
+ * client part can run at the clients (checked with two served clients; FedYogi and FedAdagrad
+ * share FedAdam's runner). Mime and
  * MimeLite run their cohort whole, SCAFFOLD and AFL keep per-client state: not servable.
  */
 const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
@@ -88,6 +90,8 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
   const log = settings.log;
   const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
   if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there; serve without --resume to start the run" });
+  // The same guard as `fedtensor run --resume`: the checkpoint must be of this folder's run.
+  if (resumed !== undefined) await checkSameRun(config.out, resumed);
   if (resumed === undefined) await prepareNewRunFolder(config.out, config.overwrite);
   await useBackend(config.backend);
   const model = modelFor(config);
