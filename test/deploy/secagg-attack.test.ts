@@ -1,7 +1,8 @@
 /**
  * The attack on the server: record its whole state and every byte it receives during a round
  * with dropouts at both recoverable points, then try to learn one client's update from the
- * record. The masked vectors are statistically uniform mod M (chi-square), the record holds no
+ * record. The masked vectors are statistically uniform mod M (chi-square), and stay so after
+ * stripping the self masks the record lets the server rebuild; the record holds no
  * pair secret of two clients in the sum, no channel key, no survivor's secret key and no seed
  * of a client whose key it rebuilt, and for no client do its unmask shares rebuild both the
  * self-mask seed and the masking key.
@@ -11,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { type SecAggParams, webCryptoRandomBytes } from "../../src/deploy/secagg/index.js";
 import { fromBase64, wordsFromBase64 } from "../../src/deploy/secagg/codec.js";
 import { equalBytes, pairSecret, publicKeyOf, seedCommitment } from "../../src/deploy/secagg/keys.js";
+import { applyMask, pairSign } from "../../src/deploy/secagg/masks.js";
 import { quantizeVector } from "../../src/deploy/secagg/quantize.js";
 import { resolveSecAggParams } from "../../src/deploy/secagg/params.js";
 import { rebuildSecret } from "../../src/deploy/secagg/shares.js";
@@ -154,5 +156,28 @@ describe("SecAgg+ against a server that records everything", () => {
     for (const m of masked) expect(chiSquare(wordsFromBase64(m.vector, m.length)!)).toBeLessThan(CHI2_15_CRITICAL);
     const quantized = quantizeVector(vectors.get("client-000")!, resolved, webCryptoRandomBytes).values;
     expect(chiSquare(quantized)).toBeGreaterThan(1000 * CHI2_15_CRITICAL);
+
+    // The strongest use of the record: rebuild a survivor's self-mask seed from the recorded
+    // shares and strip it. What is left still hides the update behind the pair masks, which
+    // only the clients could remove (the positive control strips them with the clients' keys).
+    const step = (2 * params.clipping_range) / params.quantization_range;
+    const requests = run.sent.map((raw) => JSON.parse(raw)).filter((m) => m.step === "masked-input");
+    for (const m of masked) {
+      const u: string = m.from;
+      const seedShares = unmasks.flatMap((r) => r.seed_shares.filter((s: { of: string }) => s.of === u).map((s: { share: string }) => ({ from: r.from, share: fromBase64(s.share)! })));
+      const seed = await rebuildSecret(seedShares, resolved.reconstruction_threshold, (b) => equalBytes(seedCommitment(b, params.round, u), commitments.get(u)!));
+      expect(seed.secret).not.toBeNull();
+      const stripped = wordsFromBase64(m.vector, m.length)!;
+      applyMask(stripped, seed.secret!, -1, params.modulus_range);
+      expect(chiSquare(stripped)).toBeLessThan(CHI2_15_CRITICAL);
+      const maskedWith: string[] = requests.find((r) => r.to === u)!.shares.map((s: { from: string }) => s.from);
+      expect(maskedWith.length).toBeGreaterThan(0);
+      for (const v of maskedWith) {
+        const pair = pairSecret(secrets.get(u)!.masking, publicKeyOf(secrets.get(v)!.masking), "pair-mask", params.round, u, v);
+        applyMask(stripped, pair, pairSign(u, v) === 1 ? -1 : 1, params.modulus_range);
+      }
+      const x = vectors.get(u)!;
+      for (let i = 0; i < x.length; i++) expect(Math.abs(stripped[i]! * step - params.clipping_range - x[i]!)).toBeLessThanOrEqual(step);
+    }
   });
 });

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { type SecAggParams, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "../../src/deploy/secagg/index.js";
+import { neighbourGraph, secretPermutation } from "../../src/deploy/secagg/graph.js";
+import { webCryptoRandomBytes } from "../../src/deploy/secagg/random.js";
 import { ids, randomVectors, runRound } from "./secagg-helpers.js";
 
 const base: SecAggParams = {
@@ -137,6 +139,22 @@ describe("SecAgg+ sum", () => {
 });
 
 describe("SecAgg+ parameters", () => {
+  it("numSharesForDropouts leaves every seed a threshold of shares whatever the graph and whichever clients drop", () => {
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 5 + Math.floor(Math.random() * 56);
+      const dropouts = Math.floor(Math.random() * (n / 2));
+      const shares = numSharesForDropouts(n, dropouts);
+      const p = resolveSecAggParams({ ...base, num_shares: shares, reconstruction_threshold: majorityThreshold(shares) }, n);
+      const clientIds = ids(n);
+      const graph = neighbourGraph(clientIds, p.num_shares - 1, webCryptoRandomBytes);
+      const dropped = new Set(secretPermutation(clientIds, webCryptoRandomBytes).slice(0, dropouts));
+      for (const u of clientIds) {
+        const left = (dropped.has(u) ? 0 : 1) + [...graph.get(u)!].filter((v) => !dropped.has(v)).length;
+        expect(left).toBeGreaterThanOrEqual(p.reconstruction_threshold);
+      }
+    }
+  });
+
   it("resolves Flower's proportions and refuses bad values with FT335", () => {
     const p = resolveSecAggParams({ ...base, num_shares: 0.5, reconstruction_threshold: 0.6 }, 20);
     expect(p.num_shares).toBe(11);

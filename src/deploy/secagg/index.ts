@@ -1,7 +1,7 @@
 /**
  * SecAgg+ (Bonawitz et al. 2017, "Practical Secure Aggregation for Privacy-Preserving Machine
  * Learning"; Bell et al. 2020, "Secure Single-Server Aggregation with (Poly)Logarithmic
- * Overhead"): the real protocol, with keys the server never holds, as a transport-agnostic
+ * Overhead"): the real protocol, with keys a server that follows it never holds, as a transport-agnostic
  * core. No node:* import: it runs in Node 20 and, bundled, in a browser. docs/deployment.md,
  * section "SecAgg+ protocol", describes the protocol, the wire format and the threat model.
  *

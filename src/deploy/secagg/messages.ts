@@ -138,6 +138,7 @@ export const SETUP_SIZE_LIMIT = 4096;
 export type Parsed<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly reason: string };
 
 function parseWith<T>(schema: z.ZodType<T>, raw: string | Uint8Array, limit: number): Parsed<T> {
+  // A string's UTF-16 length: every valid message is ASCII, where it equals the byte count.
   const size = typeof raw === "string" ? raw.length : raw.byteLength;
   if (size > limit) return { ok: false, reason: `message of ${size} bytes is over the limit of ${limit}` };
   let json: unknown;
