@@ -14,7 +14,7 @@ import type { Command } from "./command.js";
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), "../../../examples");
 
 /** `fedtensor run fedavg-mnist` means examples/fedavg-mnist.json; anything else is left as given. */
-function resolveExample(args: readonly string[]): string[] {
+export function resolveExample(args: readonly string[]): string[] {
   return args.map((arg, i) => {
     const isPositional = !arg.startsWith("-") && (i === 0 || !args[i - 1]!.startsWith("--") || args[i - 1]!.includes("="));
     const candidate = join(examplesDir, `${arg}.json`);

@@ -579,6 +579,62 @@ export const catalogue = {
       "to JSON (configs, metrics, checkpoints) and prints as SecretKey(<redacted>).",
     fix: "Pass the key to program.run() only; draw a fresh one with secretKey() where a new run needs one.",
   },
+  FT335: {
+    title: "Invalid SecAgg+ parameters",
+    message: "SecAgg+ {what}: {why}",
+    explanation:
+      "SecAgg+ (src/deploy/secagg) takes Flower's SecAggPlusWorkflow parameters: num_shares " +
+      "(whole, or a proportion of the cohort), reconstruction_threshold (whole, or a proportion " +
+      "of num_shares, and a strict majority of it), clipping_range > 0, quantization_range and " +
+      "a power-of-two modulus_range up to 2^32 with clients x quantization_range below it, and " +
+      "the round's vector_length and round id.",
+    fix: "See docs/deployment.md, section SecAgg+ protocol.",
+  },
+  FT336: {
+    title: "A SecAgg+ message refused",
+    message: "SecAgg+ {step} message from {sender} refused: {why}",
+    explanation:
+      "Every SecAgg+ message is checked at the boundary: its size, its schema, its round and " +
+      "step, its sender, that it is not a replay, and its content (a masked vector of the " +
+      "round's length with words below the modulus, shares that decrypt and rebuild the " +
+      "committed secret). The server logs a refused message and goes on with the others; a " +
+      "client refuses a server message that would make it reveal more than the protocol allows.",
+    fix:
+      "Check that client and server run the same protocol version and round, and that the " +
+      "client sends the vector the program's type declares; a client whose shares are refused " +
+      "repeatedly is faulty or malicious.",
+  },
+  FT337: {
+    title: "A SecAgg+ round aborted",
+    message: "SecAgg+ round {round} aborted at {step}: {why}",
+    explanation:
+      "A SecAgg+ round needs at least reconstruction_threshold clients at every step, and " +
+      "threshold-many consistent shares to remove every survivor's self mask and every dropped " +
+      "client's pair masks. Short of that the masks cannot be removed, so the round ends " +
+      "without a result and reveals nothing: the masked sum is discarded.",
+    fix: "Sample more clients per round, lengthen the step deadlines, or lower reconstruction_threshold (it must stay a majority of num_shares).",
+  },
+  FT338: {
+    title: "A SecAgg+ client used out of order",
+    message: "SecAgg+ client {client}: {why}",
+    explanation:
+      "A SecAgg+ client answers the four steps once each, in order (advertise keys, share " +
+      "keys, masked input, unmask), for one round, with a vector of the round's length. " +
+      "Answering a step twice could reveal both shares of one client to the server.",
+    fix: "Make a new SecAggClient for each round and call its steps in order.",
+  },
+  FT340: {
+    title: "The server refused this client",
+    message: "the server at {url} refused this client: {why}",
+    explanation:
+      "`fedtensor serve` admits a client only with a token from its --client-tokens file (one per " +
+      "client), speaking its wire version, with well-formed messages under the size limits. A " +
+      "refused client does not retry: the same hello would be refused again. The server logs " +
+      "every refusal with its reason.",
+    fix:
+      "Use this client's own token (one line of the server's --client-tokens file, or --token-file), " +
+      "and the same FedTensor version as the server.",
+  },
   FT346: {
     title: "Distributed DP parameters that cannot be calibrated",
     message: "distributed DP cannot be calibrated: {why}",

@@ -1,0 +1,137 @@
+/**
+ * bench/serve-demo: issue 22's demonstration, on this machine over 127.0.0.1.
+ * `fedtensor serve fedavg-mnist --aggregator secure --min-clients 8` with 20 `fedtensor client`
+ * processes (each with its partition in a record file, --data) and 2 headless chromium tabs
+ * (demo partitions 20 and 21), 2NN, 20 rounds, 10 clients a round. During round 5, once every
+ * cohort member has sent its masked input (the server sends the unmask step), 30% of the
+ * cohort's client processes are killed with SIGKILL: the round completes by recovery, and they
+ * are started again. After round 10's checkpoint the server is killed with SIGKILL and started
+ * again with --resume: it continues while the clients reconnect. Last, the same settings run in
+ * one process (`fedtensor run`, secure aggregation simulated) for the accuracy to compare with.
+ *
+ * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser]
+ * Prints a summary (figures in docs/benchmarks.md, "Real clients").
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { encodeRecord } from "../src/deploy/protocol/record.js";
+import { readMetrics } from "../src/lib/run/metrics.js";
+import { federatedData } from "../src/lib/run/setup.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const cli = join(root, "bin/fedtensor.js");
+const args = process.argv.slice(2);
+const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 20) || 20;
+const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium") ? 0 : 2;
+const nodeClients = 20;
+const clients = nodeClients + browsers;
+const killRound = 5;
+const restartAfter = Math.min(10, rounds - 1);
+
+const dir = mkdtempSync(join(tmpdir(), "fedtensor-serve-demo-"));
+const tokens = Array.from({ length: clients }, () => randomBytes(16).toString("hex"));
+writeFileSync(join(dir, "tokens.txt"), tokens.join("\n") + "\n");
+const settings = ["--clients", String(clients), "--clients-per-round", "10", "--rounds", String(rounds), "--eval-every", "5", "--checkpoint-every", "1", "--seed", "0"];
+
+// Each node client's examples in its own file: the run's partition, as --dataset would build it.
+const data = federatedData({ dataset: "mnist", partition: "iid", clients, seed: 0, clientHoldout: 0 } as never);
+mkdirSync(join(dir, "data"));
+for (let i = 0; i < nodeClients; i++) {
+  const indices = data.clientIndices[i]!;
+  const x = new Float32Array(indices.length * 784);
+  indices.forEach((e, k) => x.set(data.train.x.subarray(e * 784, (e + 1) * 784) as Float32Array, k * 784));
+  const y = Int32Array.from(indices, (e) => data.train.y[e]!);
+  writeFileSync(join(dir, "data", `${i}.rec`), encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
+}
+
+let serverLog = "";
+const log = (line: string) => console.log(`[demo ${new Date().toISOString().slice(11, 19)}] ${line}`);
+function startServer(extra: string[]): ChildProcess {
+  const child = spawn(process.execPath, [cli, "serve", "fedavg-mnist", "--aggregator", "secure", "--min-clients", "8", "--client-tokens", join(dir, "tokens.txt"), "--port", String(port), "--join-wait", "3", "--round-timeout", "120", "--out", join(dir, "run"), ...settings, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  child.stdout!.on("data", (chunk: Buffer) => {
+    serverLog += chunk.toString();
+    process.stdout.write(chunk);
+  });
+  return child;
+}
+const waitFor = async (pattern: RegExp): Promise<RegExpMatchArray> => {
+  for (;;) {
+    const match = serverLog.match(pattern);
+    if (match !== null) return match;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+const port = 20000 + (process.pid % 20000);
+const url = `ws://127.0.0.1:${port}/fedtensor`;
+const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", url, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--max-backoff", "2", "--exit-when-done"], { stdio: "ignore" });
+
+const started = performance.now();
+let server = startServer(["--overwrite"]);
+await waitFor(/serving/);
+const processes = new Map<string, ChildProcess>();
+for (let i = 0; i < nodeClients; i++) processes.set(`client-${String(i + 1).padStart(3, "0")}`, startClient(i));
+let closeBrowser = async () => {};
+if (browsers > 0) {
+  const { chromium } = await import("playwright-core");
+  const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "fedtensor-demo-chromium-")), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  for (let t = 0; t < browsers; t++) await (await context.newPage()).goto(`http://127.0.0.1:${port}/client?token=${tokens[nodeClients + t]}&demo-client=${nodeClients + t}&auto=1`);
+  closeBrowser = () => context.close();
+}
+
+// Round 5: every member has sent its masked input once the server sends the unmask step.
+const unmask = await waitFor(new RegExp(`round ${killRound}: secagg unmask to ([^\\n]+)`));
+const cohort = unmask[1]!.split(", ");
+const victims = cohort.filter((id) => processes.has(id)).slice(0, Math.round(0.3 * cohort.length));
+for (const id of victims) processes.get(id)!.kill("SIGKILL");
+log(`round ${killRound}: killed ${victims.join(", ")} with SIGKILL after their masked input`);
+const recovered = await waitFor(new RegExp(`round ${killRound}/${rounds}: [^\\n]+`));
+log(`round ${killRound} ended: ${recovered[0]}`);
+for (const id of victims) processes.set(id, startClient(Number(id.slice(-3)) - 1));
+
+await waitFor(new RegExp(`round ${restartAfter}/${rounds}: `));
+await new Promise((resolve) => setTimeout(resolve, 1500));
+server.kill("SIGKILL");
+log(`server killed with SIGKILL after round ${restartAfter}; starting it again with --resume`);
+await new Promise((resolve) => server.once("exit", resolve));
+server = startServer(["--resume"]);
+const exit = await new Promise<number | null>((resolve) => server.once("exit", resolve));
+const servedSeconds = (performance.now() - started) / 1000;
+await closeBrowser();
+for (const p of processes.values()) p.kill();
+
+const rows = readMetrics(join(dir, "run", "metrics.jsonl"));
+const served = rows.at(-1)!.test_accuracy as number;
+log("simulating the same settings in one process (fedtensor run --aggregator secure)");
+const simStart = performance.now();
+const sim = spawnSync(process.execPath, [cli, "run", "fedavg-mnist", "--aggregator", "secure", "--out", join(dir, "sim"), ...settings], { encoding: "utf8" });
+const simulated = Number(/final test accuracy: ([\d.]+)%/.exec(sim.stdout)?.[1]) / 100;
+const perRound = rows.map((r) => Number(r.bytes_from_clients) / Math.max(1, Number(r.clients)));
+console.log(
+  JSON.stringify(
+    {
+      rounds: rows.length,
+      serverExit: exit,
+      servedAccuracy: served,
+      simulatedAccuracy: simulated,
+      differencePoints: Number(((served - simulated) * 100).toFixed(2)),
+      killedAtRound: killRound,
+      killed: victims,
+      clientsMergedAtKillRound: rows.find((r) => r.round === killRound)?.clients,
+      resumedFrom: /resumed from round (\d+)/.exec(serverLog)?.[1],
+      bytesFromClientsPerClientPerRound: Math.round(perRound.reduce((a, b) => a + b, 0) / perRound.length),
+      servedSeconds: Number(servedSeconds.toFixed(1)),
+      simulatedSeconds: Number(((performance.now() - simStart) / 1000).toFixed(1)),
+      folder: dir,
+    },
+    null,
+    2,
+  ),
+);

@@ -1,0 +1,74 @@
+/**
+ * `fedtensor client --server URL --token T (--data FILE | --dataset NAME --client-index i)`:
+ * one client of `fedtensor serve`, training locally with onnxruntime-node (docs/deployment.md).
+ */
+import { parseArgs } from "node:util";
+import { ftError } from "../errors/error.js";
+import { UsageError, type Command } from "./command.js";
+
+export const clientCommand: Command = {
+  name: "client",
+  summary: "take part in a `fedtensor serve` run as a client, training on local data",
+  usage: [
+    "usage: fedtensor client --server ws://host:port/fedtensor --token T (--data FILE | --dataset mnist --client-index i)",
+    "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done]",
+    "",
+    "Connects to the server, trains the client part it ships on this machine's examples, and sends",
+    "only the update. Reconnects with backoff when the connection drops (a server restart).",
+    "",
+    "  --server URL          ws:// or wss:// (the server's --tls-cert) address; /fedtensor is the path",
+    "  --token T             this client's token (one line of the server's --client-tokens file)",
+    "  --token-file FILE     read the token from a file instead (keeps it out of the process list)",
+    "  --data FILE           the examples: a record file with x [n, ...] and y [n] (docs/deployment.md)",
+    "  --dataset NAME --client-index i   client i of the run's partition of NAME (demos and tests)",
+    "  --ca FILE             PEM certificate(s) to trust, for a server with a self-signed certificate",
+    "  --max-backoff S       the longest wait between reconnections (default 30)",
+    "  --exit-when-done      exit when the server ends the run, instead of waiting for it to come back",
+  ].join("\n"),
+  async run(args) {
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      ({ values } = parseArgs({
+        args: [...args],
+        options: {
+          server: { type: "string" },
+          token: { type: "string" },
+          "token-file": { type: "string" },
+          data: { type: "string" },
+          dataset: { type: "string" },
+          "client-index": { type: "string" },
+          ca: { type: "string" },
+          "max-backoff": { type: "string" },
+          "exit-when-done": { type: "boolean" },
+        },
+        strict: true,
+        allowPositionals: false,
+      }) as { values: Record<string, string | boolean | undefined> });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const server = values.server as string | undefined;
+    if (server === undefined || !/^wss?:\/\//.test(server)) throw new UsageError("--server ws://host:port/fedtensor (or wss://) is required");
+    const { readFileSync } = await import("node:fs");
+    const token = (values.token as string | undefined) ?? (values["token-file"] === undefined ? undefined : readFileSync(values["token-file"] as string, "utf8").trim());
+    if (token === undefined || token === "") throw new UsageError("--token T or --token-file FILE is required");
+    const file = values.data as string | undefined;
+    const dataset = values.dataset as string | undefined;
+    if ((file === undefined) === (dataset === undefined)) throw new UsageError("give --data FILE or --dataset NAME --client-index i");
+    const index = Number(values["client-index"]);
+    if (dataset !== undefined && !(Number.isInteger(index) && index >= 0)) throw new UsageError("--dataset needs --client-index i, a whole number from 0");
+    const backoff = Number(values["max-backoff"] ?? 30);
+    if (!(backoff > 0 && backoff <= 3600)) throw ftError("FT305", { option: "--max-backoff", why: `expected seconds in (0, 3600], got ${String(values["max-backoff"])}` });
+    const { runNodeClient } = await import("../deploy/client/node.js");
+    const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+    return runNodeClient({
+      server,
+      token,
+      data: file !== undefined ? { file } : { dataset: dataset!, clientIndex: index },
+      ...(values.ca === undefined ? {} : { ca: values.ca as string }),
+      maxBackoffMs: backoff * 1000,
+      exitWhenServerStops: values["exit-when-done"] === true,
+      log,
+    });
+  },
+};

@@ -1,0 +1,84 @@
+/**
+ * `fedtensor serve [example | config.json] --port P --client-tokens FILE`: runs a run config's
+ * rounds with real clients (`fedtensor client` processes and browser tabs at /client) over
+ * WebSockets, as docs/deployment.md describes. The run's options are `fedtensor run`'s.
+ */
+import { ftError } from "../errors/error.js";
+import { UsageError, type Command } from "./command.js";
+import { resolveExample } from "./run.js";
+
+/** The flags serve takes besides `fedtensor run`'s, each with a value. */
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait"]);
+
+/** The serve flags out of `args`, the rest (the run's config and options) left in order. */
+function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
+  const serve: Record<string, string> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const [flag, inline] = arg.startsWith("--") ? (arg.includes("=") ? [arg.slice(2, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg.slice(2), undefined]) : [undefined, undefined];
+    if (flag === undefined || !serveFlags.has(flag)) {
+      rest.push(arg);
+      continue;
+    }
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new UsageError(`--${flag} needs a value`);
+    serve[flag] = value;
+  }
+  return { serve, rest };
+}
+
+const seconds = (option: string, text: string | undefined, fallback: number): number => {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!(value > 0 && value <= 86_400)) throw ftError("FT305", { option, why: `expected seconds in (0, 86400], got ${text}` });
+  return value;
+};
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "run a training run with real clients: `fedtensor client` processes and browser tabs",
+  usage: [
+    "usage: fedtensor serve [example | config.json] --client-tokens FILE [--port 8080] [--host 127.0.0.1]",
+    "                       [--tls-cert cert.pem --tls-key key.pem] [--round-timeout 60] [--join-wait 5]",
+    "                       [fedtensor run's options: --rounds, --clients-per-round, --min-clients, --resume, ...]",
+    "",
+    "Serves the run at ws://HOST:PORT/fedtensor (wss:// with TLS) and the browser client at",
+    "http(s)://HOST:PORT/client. Each round samples --clients-per-round of the connected clients",
+    "(once --min-clients are connected), ships them the client part (an ONNX model, once per client)",
+    "and merges their updates; metrics, plots and checkpoints go to --out. docs/deployment.md.",
+    "",
+    "  --client-tokens FILE   one secret token per line, one per client; others are refused and logged",
+    "  --port P               the port (default 8080; 0 picks a free one)",
+    "  --host H               the address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)",
+    "  --tls-cert/--tls-key   PEM files: serve wss:// and https://",
+    "  --round-timeout S      seconds a client has to answer a round's task (default 60)",
+    "  --join-wait S          seconds a round waits for --clients-per-round once --min-clients are there (default 5)",
+  ].join("\n"),
+  async run(args) {
+    const { serve: flags, rest } = splitArgs(args);
+    const tokensPath = flags["client-tokens"];
+    if (tokensPath === undefined) throw new UsageError("--client-tokens FILE is required: one token per client (for example `openssl rand -hex 16` per line)");
+    if ((flags["tls-cert"] === undefined) !== (flags["tls-key"] === undefined)) throw new UsageError("--tls-cert and --tls-key go together");
+    const port = Number(flags.port ?? 8080);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw ftError("FT305", { option: "--port", why: `expected a port from 0 to 65535, got ${flags.port}` });
+    // Loaded here so that other commands start without TensorFlow.js.
+    const { loadRunArguments } = await import("../lib/run/config.js");
+    const { config } = await loadRunArguments(resolveExample(rest));
+    const { readTokens } = await import("../deploy/server/clients.js");
+    const { serve } = await import("../deploy/server/coordinator.js");
+    const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+    const result = await serve(config, {
+      host: flags.host ?? "127.0.0.1",
+      port,
+      tokens: readTokens(tokensPath),
+      ...(flags["tls-cert"] === undefined ? {} : { tls: { cert: flags["tls-cert"], key: flags["tls-key"]! } }),
+      deadlineMs: seconds("--round-timeout", flags["round-timeout"], 60) * 1000,
+      joinWaitMs: seconds("--join-wait", flags["join-wait"], 5) * 1000,
+      log,
+    });
+    const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
+    console.log(`final test accuracy: ${accuracy} after ${result.rounds} rounds; metrics, plot and checkpoints in ${result.outDir}/`);
+    return 0;
+  },
+};

@@ -1,0 +1,70 @@
+/**
+ * A client's training batches, built on the client from its own examples: x [1, steps, B,
+ * ...feature], y and mask [1, steps, B], count [1] (the round program's CLIENTS inputs for a
+ * cohort of one). The examples are shuffled anew each epoch and padded with masked slots, as
+ * src/lib/data/federated.ts does for simulated clients. Runs in Node and in the browser.
+ */
+import type { RecordTensor } from "../protocol/record.js";
+
+export interface ClientExamples {
+  /** Features, example after example: [n, ...featureShape]. */
+  readonly x: Float32Array | Int32Array;
+  /** Labels [n]. */
+  readonly y: Int32Array;
+}
+
+/** Batches that `examples` examples fill over `epochs` epochs, at least 1: the server's steps for this client. */
+export const stepsFor = (examples: number, epochs: number, batchSize: number): number => Math.max(1, Math.ceil((epochs * examples) / batchSize));
+
+/** A uniform index below `n` from the platform's CSPRNG (Node and browsers both have crypto.getRandomValues). */
+function randomBelow(n: number): number {
+  const word = new Uint32Array(1);
+  const limit = Math.floor(2 ** 32 / n) * n;
+  do crypto.getRandomValues(word);
+  while (word[0]! >= limit);
+  return word[0]! % n;
+}
+
+function shuffled(n: number): Int32Array {
+  const order = Int32Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = randomBelow(i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+export interface BatchSettings {
+  readonly steps: number;
+  readonly batchSize: number;
+  readonly epochs: number;
+  readonly featureShape: readonly number[];
+}
+
+/** The client's batches for one round; `steps` may exceed what its examples fill (a size bucket's), the rest masked. */
+export function clientBatches(examples: ClientExamples, { steps, batchSize, epochs, featureShape }: BatchSettings): Record<"x" | "y" | "mask" | "count", RecordTensor> {
+  const n = examples.y.length;
+  const featureSize = featureShape.reduce((a, b) => a * b, 1);
+  if (examples.x.length !== n * featureSize) throw new RangeError(`${examples.x.length} feature values for ${n} examples of shape [${featureShape.join(", ")}]`);
+  const slots = steps * batchSize;
+  const x = examples.x instanceof Int32Array ? new Int32Array(slots * featureSize) : new Float32Array(slots * featureSize);
+  const y = new Int32Array(slots);
+  const mask = new Float32Array(slots);
+  let slot = 0;
+  for (let epoch = 0; epoch < epochs && slot < slots; epoch++) {
+    for (const example of shuffled(n)) {
+      if (slot >= slots) break;
+      x.set(examples.x.subarray(example * featureSize, (example + 1) * featureSize), slot * featureSize);
+      y[slot] = examples.y[example]!;
+      mask[slot] = 1;
+      slot++;
+    }
+  }
+  const lead = [1, steps, batchSize];
+  return {
+    x: { dtype: x instanceof Int32Array ? "int32" : "float32", shape: [...lead, ...featureShape], data: x },
+    y: { dtype: "int32", shape: lead, data: y },
+    mask: { dtype: "float32", shape: lead, data: mask },
+    count: { dtype: "float32", shape: [1], data: Float32Array.of(n) },
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * A client of `fedtensor serve`, apart from its transport and its ONNX runtime, so that the Node
+ * client (onnxruntime-node over ws) and the browser page (onnxruntime-web over WebSocket) run
+ * the same code. It says hello with its token, then (once welcomed) its number of examples, keeps the client
+ * parts the server ships (ONNX models, by content hash), and answers each round's task with the
+ * partial accumulator its part computes from the round's shared inputs and its own batches.
+ *
+ * What leaves the client: hello, ready, update (the accumulator: model-sized sums) and failed. Its
+ * examples are read by the ONNX session only, here.
+ */
+import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
+import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
+import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
+import { encodeMessage, messageSizeLimit, parseServerMessage, SecAggClient } from "../secagg/index.js";
+import { clientBatches, type ClientExamples } from "./batches.js";
+
+/** What the client needs of an ONNX runtime: onnxruntime-node and onnxruntime-web both have it. */
+export interface OrtTensorLike {
+  readonly type: string;
+  readonly dims: readonly number[];
+  readonly data: unknown;
+}
+export interface OrtSessionLike {
+  run(feeds: Record<string, OrtTensorLike>): Promise<Record<string, OrtTensorLike>>;
+  release(): Promise<void>;
+}
+export interface OrtLike {
+  readonly Tensor: new (type: "float32" | "int32" | "bool", data: Float32Array | Int32Array | Uint8Array, dims: readonly number[]) => OrtTensorLike;
+  readonly InferenceSession: { create(model: Uint8Array, options?: object): Promise<OrtSessionLike> };
+}
+
+export interface ClientEvents {
+  status(line: string): void;
+  /** A round's task done: its number and how long local training took. */
+  trained?(round: number, seconds: number): void;
+  /** The end of a round the client took part in, as the server reports it. */
+  roundEnd?(round: number, merged: boolean, loss: number | null): void;
+}
+
+/** The largest part (an ONNX model) a client accepts. */
+const MAX_PART_BYTES = 512 * 1024 * 1024;
+/** The largest task body (the round's shared inputs) a client accepts. */
+const MAX_TASK_BYTES = 512 * 1024 * 1024;
+// A SecAgg+ message is checked again by the protocol against its own limit (messageSizeLimit).
+const maxBody = { part: MAX_PART_BYTES, task: MAX_TASK_BYTES, secagg: MAX_TASK_BYTES };
+
+interface StoredPart {
+  readonly session: OrtSessionLike;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  readonly checks: readonly { readonly output: string; readonly what: string }[];
+}
+
+export class ClientCore {
+  private run: RunInfo | undefined;
+  private readonly parts = new Map<string, StoredPart>();
+  private examples: ClientExamples | undefined;
+  /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
+  private held: { round: number; vector: Float32Array } | undefined;
+  private secagg: { round: number; client: SecAggClient } | undefined;
+  /** The client id the server gave, after welcome. */
+  clientId: string | undefined;
+
+  constructor(
+    private readonly ort: OrtLike,
+    private readonly token: string,
+    private readonly agent: "node" | "browser",
+    /** The client's examples, once the run (its feature shape, its demo partition) is known. */
+    private readonly loadExamples: (run: RunInfo) => Promise<ClientExamples>,
+    private readonly events: ClientEvents,
+  ) {}
+
+  /** The first message on every connection. */
+  hello(): Uint8Array {
+    return encodeFrame({ v: WIRE_VERSION, type: "hello", token: this.token, agent: this.agent });
+  }
+
+  /**
+   * Handles one message from the server; returns the replies to send. Throws FrameError for a
+   * message that is not the protocol's, and RefusedError when the server refused this client.
+   */
+  async handle(bytes: Uint8Array): Promise<Uint8Array[]> {
+    const { header, body } = decodeFrame(bytes, serverMessageSchema, maxBody, MAX_PART_BYTES + 65536);
+    return this.dispatch(header, body);
+  }
+
+  private async dispatch(message: ServerMessage, body: Uint8Array): Promise<Uint8Array[]> {
+    switch (message.type) {
+      case "refused":
+        throw new RefusedError(message.reason);
+      case "welcome":
+        this.clientId = message.clientId;
+        this.run = message.run;
+        this.examples ??= await this.loadExamples(message.run);
+        this.events.status(`joined run ${message.run.name} as ${message.clientId} (${message.run.algorithm}, ${message.run.model}) with ${this.examples.y.length} examples`);
+        return [encodeFrame({ v: WIRE_VERSION, type: "ready", examples: this.examples.y.length })];
+      case "part": {
+        if (!this.parts.has(message.hash)) {
+          await checkHash(body, message.hash);
+          // Errors only: onnxruntime warns about graph rewrites that change nothing for the client.
+          const session = await this.ort.InferenceSession.create(body, { executionProviders: ["cpu"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
+          this.parts.set(message.hash, { session, inputs: message.inputs, outputs: message.outputs, checks: message.checks });
+        }
+        return [];
+      }
+      case "task":
+        return [await this.train(message, body)];
+      case "round-end":
+        this.events.roundEnd?.(message.round, message.merged, message.loss);
+        if (this.held?.round === message.round) this.held = undefined;
+        return [];
+      case "secagg":
+        return this.secure(message.round, body);
+    }
+  }
+
+  /** A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer the server's requests. */
+  private async secure(round: number, body: Uint8Array): Promise<Uint8Array[]> {
+    const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, new TextEncoder().encode(encodeMessage(message as never)))];
+    const held = this.held;
+    if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
+    if (this.secagg?.round !== round) {
+      const client = SecAggClient.fromSetup(body);
+      this.secagg = { round, client };
+      return reply(client.advertiseKeys());
+    }
+    const { client } = this.secagg;
+    const parsed = parseServerMessage(body, messageSizeLimit(client.params));
+    if (!parsed.ok) throw new FrameError(`a malformed secure-sum message: ${parsed.reason}`);
+    const request = parsed.message;
+    switch (request.step) {
+      case "setup":
+        throw new FrameError("a second secure-sum setup in one round");
+      case "share-keys":
+        return reply(await client.shareKeys(request));
+      case "masked-input":
+        return reply(client.maskedInput(request, held.vector));
+      case "unmask": {
+        const answer = client.unmask(request);
+        this.held = undefined;
+        return reply(answer);
+      }
+    }
+  }
+
+  private async train(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<Uint8Array> {
+    const failed = (reason: string) => encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason });
+    const part = this.parts.get(task.part);
+    if (part === undefined || this.run === undefined || this.examples === undefined) return failed(`no part ${task.part.slice(0, 12)} here (it was not sent)`);
+    const started = performance.now();
+    const shared = decodeRecord(body);
+    const own = clientBatches(this.examples, { steps: task.steps, batchSize: this.run.batchSize, epochs: this.run.epochs, featureShape: this.run.featureShape });
+    const feeds: Record<string, OrtTensorLike> = {};
+    for (const name of part.inputs) {
+      const value: RecordValue | undefined = (own as Record<string, RecordTensor>)[name] ?? shared.get(name);
+      if (value === undefined) return failed(`the task has no input ${name}`);
+      feeds[name] = typeof value === "number" ? new this.ort.Tensor("float32", Float32Array.of(value), []) : new this.ort.Tensor(value.dtype, value.data, value.shape);
+    }
+    const results = await part.session.run(feeds);
+    for (const check of part.checks) {
+      const count = Number((results[check.output]!.data as ArrayLike<number | bigint>)[0]);
+      if (count !== 0) return failed(`${check.what}: ${count} values failed the check`);
+    }
+    this.events.trained?.(task.round, (performance.now() - started) / 1000);
+    if (task.scale !== undefined) {
+      // Secure: the accumulator stays here, scaled, until SecAgg+ masks it; the server gets the sum only.
+      const length = part.outputs.reduce((n, name) => n + (results[name]!.data as ArrayLike<number>).length, 0);
+      const vector = new Float32Array(length);
+      let offset = 0;
+      for (const name of part.outputs) {
+        const data = results[name]!.data as ArrayLike<number>;
+        for (let i = 0; i < data.length; i++) vector[offset + i] = data[i]! * task.scale;
+        offset += data.length;
+      }
+      this.held = { round: task.round, vector };
+      return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
+    }
+    const acc = new Map<string, RecordValue>();
+    for (const name of part.outputs) {
+      const out = results[name]!;
+      const data = out.data as Float32Array | Int32Array | Uint8Array;
+      acc.set(name, { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data });
+    }
+    return encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc));
+  }
+
+  /** Frees the ONNX sessions. */
+  async close(): Promise<void> {
+    await Promise.all([...this.parts.values()].map((p) => p.session.release()));
+    this.parts.clear();
+  }
+}
+
+/** The server refused this client (a bad token, another wire version): reconnecting will not help. */
+export class RefusedError extends Error {}
+
+/** A part whose bytes do not hash to its name is refused: the hash is what the client caches it by. */
+async function checkHash(bytes: Uint8Array, hash: string): Promise<void> {
+  // Copied into its own ArrayBuffer: WebCrypto takes no view of a shared buffer.
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes)));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (hex !== hash) throw new FrameError(`a part whose bytes hash to ${hex.slice(0, 12)}, not ${hash.slice(0, 12)}`);
+}
+
+export { FrameError };

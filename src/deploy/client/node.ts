@@ -1,0 +1,128 @@
+/**
+ * `fedtensor client` in Node: the client core (core.ts) over a ws WebSocket, with
+ * onnxruntime-node. Its examples come from a record file (x and y, protocol/record.ts) or, for
+ * demos and tests, from a named data set's partition as the run splits it (--dataset mnist
+ * --client-index i: src/lib/data, the run's partition code). When the connection drops (the
+ * server restarted), it reconnects with exponential backoff and jitter; a refusal (a bad
+ * token) ends it.
+ */
+import { readFileSync } from "node:fs";
+import { WebSocket } from "ws";
+import { ftError } from "../../errors/error.js";
+import type { RunInfo } from "../protocol/messages.js";
+import { decodeRecord, RecordError } from "../protocol/record.js";
+import type { ClientExamples } from "./batches.js";
+import { ClientCore, FrameError, RefusedError, type OrtLike } from "./core.js";
+
+export interface NodeClientSettings {
+  readonly server: string;
+  readonly token: string;
+  /** A record file with x [n, ...] and y [n], or a demo partition's client. */
+  readonly data: { readonly file: string } | { readonly dataset: string; readonly clientIndex: number };
+  /** PEM certificates to trust besides the system's (a server with a self-signed --tls-cert). */
+  readonly ca?: string;
+  readonly maxBackoffMs: number;
+  readonly log: (line: string) => void;
+  /** Every frame the client sends, before it is sent (the privacy test records them). */
+  readonly onSend?: (bytes: Uint8Array) => void;
+  /** Stop after the server ends the run (closes with 1001) instead of reconnecting. */
+  readonly exitWhenServerStops?: boolean;
+}
+
+/** A record file's examples: x float32 or int32 [n, ...], y int32 [n]. */
+export function readExamplesFile(path: string): ClientExamples {
+  let record;
+  try {
+    record = decodeRecord(readFileSync(path));
+  } catch (error) {
+    if (error instanceof RecordError || (error as NodeJS.ErrnoException).code !== undefined) throw ftError("FT302", { what: `data file ${path}`, why: (error as Error).message });
+    throw error;
+  }
+  const x = record.get("x");
+  const y = record.get("y");
+  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
+    throw ftError("FT302", { what: `data file ${path}`, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
+  }
+  return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
+}
+
+/** Client `index` of the run's partition of `dataset`, as `fedtensor run` splits it (the run's seed, clients, partition). */
+async function demoExamples(dataset: string, index: number, run: RunInfo): Promise<ClientExamples> {
+  if (dataset !== run.data.dataset) throw ftError("FT305", { option: "--dataset", why: `the run trains on ${run.data.dataset}, not ${dataset}` });
+  if (!Number.isInteger(index) || index < 0 || index >= run.data.clients) throw ftError("FT305", { option: "--client-index", why: `the run has clients 0 to ${run.data.clients - 1}, not ${index}` });
+  const { federatedData } = await import("../../lib/run/setup.js");
+  // The fields federatedData reads: the data set and how the run splits it.
+  const data = federatedData({ dataset: run.data.dataset, partition: run.data.partition, clients: run.data.clients, seed: run.data.seed, alpha: run.data.alpha, clientHoldout: 0 } as never);
+  const indices = data.clientIndices[index]!;
+  const size = data.train.featureShape.reduce((a, b) => a * b, 1);
+  const x = new (data.train.x instanceof Int32Array ? Int32Array : Float32Array)(indices.length * size);
+  indices.forEach((example, i) => x.set(data.train.x.subarray(example * size, (example + 1) * size), i * size));
+  return { x, y: Int32Array.from(indices, (example) => data.train.y[example]!) };
+}
+
+/** Runs the client until refused (FT340) or, with exitWhenServerStops, until the run ends (0). */
+export async function runNodeClient(settings: NodeClientSettings): Promise<number> {
+  const ortModule = await import("onnxruntime-node");
+  const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
+  ort.env.logLevel = "error";
+  const fileExamples = "file" in settings.data ? readExamplesFile(settings.data.file) : undefined;
+  const load = async (run: RunInfo) => fileExamples ?? (await demoExamples((settings.data as { dataset: string }).dataset, (settings.data as { clientIndex: number }).clientIndex, run));
+  const core = new ClientCore(ort, settings.token, "node", load, {
+    status: settings.log,
+    trained: (round, seconds) => settings.log(`round ${round}: trained locally in ${seconds.toFixed(2)} s; update sent`),
+    roundEnd: (round, merged, loss) => settings.log(`round ${round}: ${merged ? "merged" : "not merged"}${loss === null ? "" : `, round's training loss ${loss.toFixed(4)}`}`),
+  });
+  const ca = settings.ca === undefined ? undefined : readFileSync(settings.ca);
+  let backoff = 250;
+  try {
+    for (;;) {
+      const outcome = await connectOnce(settings, core, ca, () => (backoff = 250));
+      if (typeof outcome === "object") throw ftError("FT340", { url: settings.server, why: outcome.refused });
+      if (outcome === "stopped" && settings.exitWhenServerStops) return 0;
+      // Exponential backoff with full jitter, so that a restarted server is not met by every client at once.
+      const wait = Math.round(Math.random() * backoff);
+      settings.log(`connection closed; reconnecting in ${(wait / 1000).toFixed(1)} s`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      backoff = Math.min(settings.maxBackoffMs, backoff * 2);
+    }
+  } finally {
+    await core.close();
+  }
+}
+
+type Outcome = { readonly refused: string } | "stopped" | "lost";
+
+/** One connection, until it closes: refused (do not retry), "stopped" (the server ended the run) or "lost". */
+function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer | undefined, connected: () => void): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(settings.server, { ...(ca === undefined ? {} : { ca }), maxPayload: 1024 * 1024 * 1024 });
+    let outcome: Outcome = "lost";
+    const send = (bytes: Uint8Array) => {
+      settings.onSend?.(bytes);
+      socket.send(bytes);
+    };
+    // Messages are handled one at a time, in order: a task must find the part sent before it.
+    let queue = Promise.resolve();
+    socket.on("open", () => {
+      connected();
+      send(core.hello());
+    });
+    socket.on("message", (data: Buffer) => {
+      queue = queue.then(async () => {
+        try {
+          for (const reply of await core.handle(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))) send(reply);
+        } catch (error) {
+          if (error instanceof RefusedError) {
+            outcome = { refused: error.message };
+          } else settings.log(`${error instanceof FrameError ? "a malformed message from the server" : "error"}: ${(error as Error).message}`);
+          socket.close();
+        }
+      });
+    });
+    socket.on("error", (error) => settings.log(`connection: ${error.message}`));
+    socket.on("close", (code) => {
+      if (code === 1001 && outcome === "lost") outcome = "stopped";
+      void queue.then(() => resolve(outcome));
+    });
+  });
+}

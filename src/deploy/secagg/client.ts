@@ -1,0 +1,282 @@
+/**
+ * One client's side of one SecAgg+ round: a state machine through the four steps, each called
+ * once, in order. It checks what the server sends before it acts on it (FT336 otherwise), so a
+ * server cannot make it reveal more than the protocol allows: it hands out, per neighbour, a
+ * self-mask seed share or a secret-key share, never both, and answers the unmask step once.
+ */
+import { ftError } from "../../errors/error.js";
+import { toBase64, fromBase64, wordsToBase64 } from "./codec.js";
+import type { SecAggLog } from "./events.js";
+import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
+import { applyMask, pairSign } from "./masks.js";
+import {
+  type AdvertiseKeys,
+  type ClientMessage,
+  type MaskedInput,
+  type MaskedInputRequest,
+  type Setup,
+  type ShareKeys,
+  type ShareKeysRequest,
+  type Unmask,
+  type UnmaskRequest,
+  SETUP_SIZE_LIMIT,
+  messageSizeLimit,
+  parseServerMessage,
+} from "./messages.js";
+import { type ResolvedSecAggParams, checkResolvedParams, degreeOf } from "./params.js";
+import { quantizeVector } from "./quantize.js";
+import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
+import { packSharePair, splitSecret, unpackSharePair } from "./shares.js";
+
+export interface SecAggClientOptions {
+  /** The CSPRNG (default: WebCrypto's getRandomValues). */
+  readonly randomBytes?: RandomBytes;
+  readonly log?: SecAggLog;
+}
+
+type Stage = "setup" | "advertised" | "shared" | "masked" | "unmasked";
+
+interface Neighbour {
+  readonly encryptionKey: Uint8Array;
+  readonly maskingKey: Uint8Array;
+}
+
+interface HeldShares {
+  readonly seedShare: Uint8Array;
+  readonly keyShare: Uint8Array;
+}
+
+export class SecAggClient {
+  readonly id: string;
+  readonly params: ResolvedSecAggParams;
+  /** How many values the masked input clipped to [-clipping_range, clipping_range]. */
+  clipped = 0;
+  private stage: Stage = "setup";
+  private readonly randomBytes: RandomBytes;
+  private readonly log: SecAggLog;
+  private encryption: KeyPair | null = null;
+  private masking: KeyPair | null = null;
+  private seed: Uint8Array | null = null;
+  private ownSeedShare: Uint8Array | null = null;
+  private neighbours = new Map<string, Neighbour>();
+  /** The neighbours that shared keys with this client: its pair masks, and whose shares it may hold. */
+  private maskedWith = new Set<string>();
+  private held = new Map<string, HeldShares>();
+
+  /** A client from the server's setup message (raw or parsed); its parameters are checked (FT335). */
+  static fromSetup(setup: Setup | string | Uint8Array, options: SecAggClientOptions = {}): SecAggClient {
+    let message: Setup;
+    if (typeof setup === "string" || setup instanceof Uint8Array) {
+      const parsed = parseServerMessage(setup, SETUP_SIZE_LIMIT);
+      if (!parsed.ok) throw ftError("FT336", { step: "setup", sender: "the server", why: parsed.reason });
+      if (parsed.message.step !== "setup") throw ftError("FT336", { step: parsed.message.step, sender: "the server", why: "expected the setup message" });
+      message = parsed.message;
+    } else message = setup;
+    return new SecAggClient(message.to, checkResolvedParams(message.params), options);
+  }
+
+  constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}) {
+    this.id = id;
+    this.params = checkResolvedParams(params);
+    this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
+    this.log = options.log ?? (() => {});
+  }
+
+  /**
+   * A transport's one call per server message: parses the raw message (size limit, schema;
+   * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
+   * for the masked input.
+   */
+  async respond(raw: string | Uint8Array, vector: () => Float32Array): Promise<ClientMessage> {
+    const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
+    if (!parsed.ok) this.refuse("unknown", parsed.reason);
+    const request = parsed.message;
+    switch (request.step) {
+      case "setup":
+        return this.refuse("setup", "a second setup message in one round");
+      case "share-keys":
+        return this.shareKeys(request);
+      case "masked-input":
+        return this.maskedInput(request, vector());
+      case "unmask":
+        return this.unmask(request);
+    }
+  }
+
+  /** Step 1: two fresh X25519 key pairs, the public halves advertised. */
+  advertiseKeys(): AdvertiseKeys {
+    this.enter("setup", "advertised", "advertise keys");
+    this.encryption = newKeyPair(this.randomBytes);
+    this.masking = newKeyPair(this.randomBytes);
+    return {
+      ...this.header(),
+      step: "advertise-keys",
+      from: this.id,
+      encryption_key: toBase64(this.encryption.publicKey),
+      masking_key: toBase64(this.masking.publicKey),
+    };
+  }
+
+  /**
+   * Step 2: given its neighbours' public keys, the client draws its self-mask seed, splits it
+   * and its masking secret key into one share for itself and one per neighbour, and seals each
+   * neighbour's pair of shares under their ECDH channel key.
+   */
+  async shareKeys(request: ShareKeysRequest): Promise<ShareKeys> {
+    this.requireStage("advertised", "share keys");
+    this.checkRequest(request);
+    const t = this.params.reconstruction_threshold;
+    const seen = new Set<string>();
+    for (const n of request.neighbours) {
+      if (n.id === this.id || seen.has(n.id)) this.refuse(request.step, `neighbour ${n.id} is listed twice or is this client`);
+      seen.add(n.id);
+    }
+    if (request.neighbours.length > degreeOf(this.params)) this.refuse(request.step, `${request.neighbours.length} neighbours, at most ${degreeOf(this.params)}`);
+    if (request.neighbours.length + 1 < t)
+      this.refuse(request.step, `${request.neighbours.length} neighbours: with its own share, fewer than the ${t} shares that rebuild a secret`);
+    const encryption = this.encryption!;
+    const masking = this.masking!;
+    const round = this.params.round;
+    const channelKeys = new Map<string, Uint8Array>();
+    const neighbours = new Map<string, Neighbour>();
+    for (const n of request.neighbours) {
+      const encryptionKey = fromBase64(n.encryption_key);
+      const maskingKey = fromBase64(n.masking_key);
+      if (encryptionKey?.length !== KEY_BYTES || maskingKey?.length !== KEY_BYTES) this.refuse(request.step, `bad public key for ${n.id}`);
+      try {
+        channelKeys.set(n.id, pairSecret(encryption.secretKey, encryptionKey, "share-encryption", round, this.id, n.id));
+        pairSecret(masking.secretKey, maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
+      } catch {
+        this.refuse(request.step, `a public key of ${n.id} is not a usable X25519 key`);
+      }
+      neighbours.set(n.id, { encryptionKey, maskingKey });
+    }
+    this.enter("advertised", "shared", "share keys");
+    this.neighbours = neighbours;
+    const seed = this.randomBytes(KEY_BYTES);
+    this.seed = seed;
+    const count = request.neighbours.length + 1;
+    const [seedShares, keyShares] = await Promise.all([splitSecret(seed, count, t), splitSecret(masking.secretKey, count, t)]);
+    this.ownSeedShare = seedShares[0]!;
+    const shares = request.neighbours.map((n, i) => {
+      const key = channelKeys.get(n.id)!;
+      const plaintext = packSharePair(seedShares[i + 1]!, keyShares[i + 1]!);
+      const sealed = sealShares(key, plaintext, round, this.id, n.id, this.randomBytes);
+      key.fill(0);
+      plaintext.fill(0);
+      return { to: n.id, nonce: toBase64(sealed.nonce), ciphertext: toBase64(sealed.ciphertext) };
+    });
+    for (const s of [...seedShares.slice(1), ...keyShares]) s.fill(0);
+    return { ...this.header(), step: "share-keys", from: this.id, seed_commitment: toBase64(seedCommitment(seed, round, this.id)), shares };
+  }
+
+  /**
+   * Step 3: opens the shares its neighbours sent (a share that fails the AEAD is logged and not
+   * held), then sends its vector clipped, quantized and masked with its self mask and one pair
+   * mask per neighbour that shared keys. NaN or infinite values are FT309, before any masking.
+   */
+  maskedInput(request: MaskedInputRequest, vector: Float32Array): MaskedInput {
+    this.requireStage("shared", "masked input");
+    this.checkRequest(request);
+    if (!(vector instanceof Float32Array) || vector.length !== this.params.vector_length)
+      throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array of length ${this.params.vector_length}, got ${vector.length}` });
+    const senders = new Set<string>();
+    for (const s of request.shares) {
+      if (!this.neighbours.has(s.from) || senders.has(s.from)) this.refuse(request.step, `shares from ${s.from}, which is not a neighbour or is listed twice`);
+      senders.add(s.from);
+    }
+    const quantized = quantizeVector(vector, this.params, this.randomBytes);
+    this.enter("shared", "masked", "masked input");
+    const encryption = this.encryption!;
+    const masking = this.masking!;
+    for (const s of request.shares) {
+      const neighbour = this.neighbours.get(s.from)!;
+      const nonce = fromBase64(s.nonce);
+      const ciphertext = fromBase64(s.ciphertext);
+      const key = pairSecret(encryption.secretKey, neighbour.encryptionKey, "share-encryption", this.params.round, this.id, s.from);
+      const plaintext = nonce && ciphertext ? openShares(key, { nonce, ciphertext }, this.params.round, s.from, this.id) : null;
+      key.fill(0);
+      const pair = plaintext && unpackSharePair(plaintext);
+      if (pair) this.held.set(s.from, pair);
+      else this.logRefused(request.step, `the shares from ${s.from} fail AEAD decryption: this client cannot help rebuild its secrets`);
+    }
+    const masked = quantized.values;
+    applyMask(masked, this.seed!, 1, this.params.modulus_range);
+    for (const from of senders) {
+      const secret = pairSecret(masking.secretKey, this.neighbours.get(from)!.maskingKey, "pair-mask", this.params.round, this.id, from);
+      applyMask(masked, secret, pairSign(this.id, from), this.params.modulus_range);
+      secret.fill(0);
+      this.maskedWith.add(from);
+    }
+    // The seed and the keys are not needed any more: the neighbours hold their shares.
+    this.seed!.fill(0);
+    masking.secretKey.fill(0);
+    encryption.secretKey.fill(0);
+    this.clipped = quantized.clipped;
+    return { ...this.header(), step: "masked-input", from: this.id, dtype: "uint32", length: masked.length, vector: wordsToBase64(masked) };
+  }
+
+  /**
+   * Step 4: for each neighbour the server says survived, its share of that neighbour's
+   * self-mask seed (and its own share of its own seed); for each it says dropped, its share of
+   * that neighbour's masking secret key. A client in both lists, or one that never shared keys
+   * with this client, is refused, and the step is answered once.
+   */
+  unmask(request: UnmaskRequest): Unmask {
+    this.requireStage("masked", "unmask");
+    this.checkRequest(request);
+    const survivors = new Set(request.survivors);
+    const dropped = new Set(request.dropped);
+    if (survivors.size !== request.survivors.length || dropped.size !== request.dropped.length) this.refuse(request.step, "a client is listed twice");
+    if (!survivors.has(this.id)) this.refuse(request.step, "this client is not among the survivors");
+    for (const id of dropped) {
+      if (survivors.has(id)) this.refuse(request.step, `${id} is both a survivor and dropped: its seed and its key together would unmask it`);
+      if (!this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
+    }
+    for (const id of survivors) if (id !== this.id && !this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
+    this.enter("masked", "unmasked", "unmask");
+    const seedShares = [{ of: this.id, share: toBase64(this.ownSeedShare!) }];
+    for (const id of survivors) {
+      const held = this.held.get(id);
+      if (id !== this.id && held) seedShares.push({ of: id, share: toBase64(held.seedShare) });
+    }
+    const keyShares = [...dropped].flatMap((id) => {
+      const held = this.held.get(id);
+      return held ? [{ of: id, share: toBase64(held.keyShare) }] : [];
+    });
+    for (const held of this.held.values()) {
+      held.seedShare.fill(0);
+      held.keyShare.fill(0);
+    }
+    this.held.clear();
+    this.ownSeedShare!.fill(0);
+    return { ...this.header(), step: "unmask", from: this.id, seed_shares: seedShares, key_shares: keyShares };
+  }
+
+  private header() {
+    return { protocol: PROTOCOL, round: this.params.round } as const;
+  }
+
+  private requireStage(stage: Stage, what: string): void {
+    if (this.stage !== stage) throw ftError("FT338", { client: this.id, why: `${what} called at stage ${this.stage}; each step is answered once, in order` });
+  }
+
+  private enter(from: Stage, to: Stage, what: string): void {
+    this.requireStage(from, what);
+    this.stage = to;
+  }
+
+  private checkRequest(request: { round: number; to: string; step: string }): void {
+    if (request.round !== this.params.round) this.refuse(request.step, `it is for round ${request.round}, this client is in round ${this.params.round}`);
+    if (request.to !== this.id) this.refuse(request.step, `it is addressed to ${request.to}`);
+  }
+
+  private logRefused(step: string, why: string): void {
+    this.log({ level: "warn", round: this.params.round, step, client: this.id, code: "FT336", message: why });
+  }
+
+  private refuse(step: string, why: string): never {
+    this.logRefused(step, why);
+    throw ftError("FT336", { step, sender: "the server", why });
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * SecAgg+ (Bonawitz et al. 2017, "Practical Secure Aggregation for Privacy-Preserving Machine
+ * Learning"; Bell et al. 2020, "Secure Single-Server Aggregation with (Poly)Logarithmic
+ * Overhead"): the real protocol, with keys a server that follows it never holds, as a transport-agnostic
+ * core. No node:* import: it runs in Node 20 and, bundled, in a browser. docs/deployment.md,
+ * section "SecAgg+ protocol", describes the protocol, the wire format and the threat model.
+ *
+ * API (stable):
+ *
+ *   SecAggParams { round, vector_length, num_shares, reconstruction_threshold,
+ *                  clipping_range, quantization_range, modulus_range }   (Flower's names)
+ *   resolveSecAggParams(params, clients) -> ResolvedSecAggParams   (FT335 on bad values)
+ *   defaultNumShares(clients)              about log n neighbours (Bell et al.)
+ *   numSharesForDropouts(clients, k)       num_shares that survives any k dropouts
+ *   majorityThreshold(numShares)           the smallest allowed reconstruction_threshold
+ *   SECAGG_DEFAULTS                        Flower's ranges
+ *
+ *   Server, one per round:
+ *     const server = new SecAggServer(params, clientIds, { log?, randomBytes? });
+ *     server.start()                 -> Map<clientId, Setup>        send each to its client
+ *     server.receive(clientId, raw)  -> { accepted } | { accepted: false, reason }
+ *                                       (raw: the JSON text or bytes as received; refusals
+ *                                       are logged with FT336 and the round goes on)
+ *     server.pending()               -> clients yet to answer the current step
+ *     await server.advance()         -> call when pending() is empty or the step's deadline
+ *                                       passed: { kind: "messages", step, messages }
+ *                                       | { kind: "done", result } | { kind: "aborted", reason }
+ *     result: { sum: Float64Array (dequantized), quantizedSum: Uint32Array, clients,
+ *               included, droppedAt }
+ *     server.step, server.aborted, server.events
+ *
+ *   Client, one per client per round:
+ *     const client = SecAggClient.fromSetup(setupRawOrParsed, { log?, randomBytes? });
+ *     client.advertiseKeys()                       -> AdvertiseKeys
+ *     await client.shareKeys(shareKeysRequest)     -> ShareKeys
+ *     client.maskedInput(maskedInputRequest, vec)  -> MaskedInput  (vec: Float32Array of
+ *                                                    vector_length; NaN/Infinity: FT309)
+ *     client.unmask(unmaskRequest)                 -> Unmask
+ *     or, one call per raw server message after the setup:
+ *     await client.respond(raw, () => vector)      -> the step's ClientMessage
+ *     A bad server message is FT336 (the client leaves the round); a step called twice or out
+ *     of order, or a vector of the wrong length, FT338.
+ *
+ *   Wire: encodeMessage(message) -> JSON text; parseServerMessage(raw, limit) on the client
+ *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
+ *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
+ */
+export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "./params.js";
+export { SecAggClient, type SecAggClientOptions } from "./client.js";
+export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
+export type { SecAggEvent, SecAggLog } from "./events.js";
+export type { RandomBytes } from "./random.js";
+export { webCryptoRandomBytes } from "./random.js";
+export {
+  type AdvertiseKeys,
+  type ClientMessage,
+  type MaskedInput,
+  type MaskedInputRequest,
+  type Parsed,
+  type ServerMessage,
+  type Setup,
+  type ShareKeys,
+  type ShareKeysRequest,
+  type Step,
+  type Unmask,
+  type UnmaskRequest,
+  SETUP_SIZE_LIMIT,
+  clientMessageSchema,
+  encodeMessage,
+  messageSizeLimit,
+  parseClientMessage,
+  parseServerMessage,
+  serverMessageSchema,
+} from "./messages.js";

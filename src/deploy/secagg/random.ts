@@ -1,0 +1,61 @@
+/**
+ * Where SecAgg+ gets its randomness: key pairs, self-mask seeds, AEAD nonces, stochastic
+ * rounding and the server's secret permutation of the clients. The default is WebCrypto's
+ * getRandomValues (globalThis.crypto, in Node 20 and in every browser), so this folder has no
+ * node:* import and bundles for a page as it is. Tests and benchmarks may inject another
+ * source; it must be a CSPRNG for the protocol to be private (never a seeded generator).
+ */
+import { chacha20 } from "@noble/ciphers/chacha.js";
+
+/** n cryptographically random bytes. */
+export type RandomBytes = (n: number) => Uint8Array;
+
+/** getRandomValues fills at most 65,536 bytes a call (the WebCrypto limit). */
+const WEBCRYPTO_CHUNK = 65536;
+
+export const webCryptoRandomBytes: RandomBytes = (n) => {
+  const out = new Uint8Array(n);
+  for (let at = 0; at < n; at += WEBCRYPTO_CHUNK) {
+    globalThis.crypto.getRandomValues(out.subarray(at, Math.min(n, at + WEBCRYPTO_CHUNK)));
+  }
+  return out;
+};
+
+const ZERO_NONCE = new Uint8Array(12);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * The first `words` 32-bit little-endian words of ChaCha20's keystream under a 32-byte seed
+ * (RFC 8439, zero nonce, counter 0): the PRG that expands a mask seed. A seed keys exactly
+ * one stream (each seed is fresh per round), so the fixed nonce never repeats under one key.
+ */
+export function prgWords(seed: Uint8Array, words: number): Uint32Array {
+  const bytes = chacha20(seed, ZERO_NONCE, new Uint8Array(words * 4));
+  if (LITTLE_ENDIAN) return new Uint32Array(bytes.buffer, bytes.byteOffset, words); // a fresh, aligned buffer
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Uint32Array(words);
+  for (let i = 0; i < words; i++) out[i] = view.getUint32(4 * i, true);
+  return out;
+}
+
+/**
+ * `count` uniform numbers in [0, 1), 32 bits each, from a fresh random seed expanded with
+ * ChaCha20: the stochastic rounding's coin flips, cheaper than asking the CSPRNG for 4 bytes
+ * per coordinate and as unpredictable.
+ */
+export function uniformFloats(randomBytes: RandomBytes, count: number): Float64Array {
+  const words = prgWords(randomBytes(32), count);
+  const out = new Float64Array(count);
+  for (let i = 0; i < count; i++) out[i] = words[i]! / 2 ** 32;
+  return out;
+}
+
+/** A uniform integer in [0, bound) by rejection sampling (no modulo bias), bound <= 2^32. */
+export function uniformInt(randomBytes: RandomBytes, bound: number): number {
+  const limit = Math.floor(2 ** 32 / bound) * bound;
+  for (;;) {
+    const b = randomBytes(4);
+    const x = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+    if (x < limit) return x % bound;
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * The server's side of one SecAgg+ round: it drives the four steps, routes the sealed shares
+ * (it holds no channel key, so it cannot open them), sums the masked vectors as they arrive
+ * (keeping only the running sum), tracks who dropped at which step, and at the end rebuilds
+ * each survivor's self-mask seed and each dropped client's masking key from threshold-many
+ * shares, removes the masks and dequantizes.
+ *
+ * Transport-agnostic: the transport calls start() for the setup messages, receive(client, raw)
+ * for every message that arrives (the client id is the one the transport authenticated), and
+ * advance() when every expected client has answered (pending() is empty) or the step's deadline
+ * has passed; advance() returns the next step's messages, the result, or an abort. A refused
+ * message is logged (FT336) and the round goes on; with fewer than reconstruction_threshold
+ * clients at a step, or a secret that cannot be rebuilt, the round aborts (FT337), discards the
+ * masked sum and reveals nothing.
+ */
+import { ftError } from "../../errors/error.js";
+import { fromBase64, toBase64, wordsFromBase64 } from "./codec.js";
+import type { SecAggEvent, SecAggLog } from "./events.js";
+import { neighbourGraph, type NeighbourGraph } from "./graph.js";
+import { PROTOCOL } from "./keys.js";
+import {
+  type ClientMessage,
+  type MaskedInputRequest,
+  type Setup,
+  type ShareKeysRequest,
+  type UnmaskRequest,
+  clientIdSchema,
+  messageSizeLimit,
+  parseClientMessage,
+} from "./messages.js";
+import { type ResolvedSecAggParams, type SecAggParams, degreeOf, resolveSecAggParams } from "./params.js";
+import { addMod, dequantizeSum } from "./quantize.js";
+import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
+import { type Advertised, type SharedKeys, type UnmaskShares, removeMasks } from "./unmask.js";
+
+/** The step the server is collecting answers for, or how the round ended. */
+export type ServerStep = "setup" | "advertise-keys" | "share-keys" | "masked-input" | "unmask" | "done" | "aborted";
+export type CollectingStep = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
+
+export interface SecAggServerOptions {
+  readonly randomBytes?: RandomBytes;
+  readonly log?: SecAggLog;
+}
+
+export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
+
+export interface SecAggResult {
+  readonly round: number;
+  /** The dequantized sum of the included clients' clipped vectors. */
+  readonly sum: Float64Array;
+  /** The exact modular sum of their quantized vectors. */
+  readonly quantizedSum: Uint32Array;
+  /** How many clients the sum contains, and which. */
+  readonly clients: number;
+  readonly included: readonly string[];
+  /** The clients that left, by the step they did not answer. */
+  readonly droppedAt: ReadonlyMap<string, CollectingStep>;
+}
+
+export type StepOutcome =
+  | { readonly kind: "messages"; readonly step: CollectingStep; readonly messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest> }
+  | { readonly kind: "done"; readonly result: SecAggResult }
+  | { readonly kind: "aborted"; readonly reason: string };
+
+export class SecAggServer {
+  readonly params: ResolvedSecAggParams;
+  readonly clients: readonly string[];
+  readonly events: SecAggEvent[] = [];
+  private currentStep: ServerStep = "setup";
+  private readonly randomBytes: RandomBytes;
+  private readonly sink: SecAggLog;
+  private graph: NeighbourGraph = new Map();
+  /** Who is expected to answer the current step. */
+  private expected = new Set<string>();
+  private readonly advertised = new Map<string, Advertised>();
+  private readonly shared = new Map<string, SharedKeys>();
+  private readonly maskedFrom = new Set<string>();
+  private readonly unmasked = new Map<string, UnmaskShares>();
+  /** What each unmask request asked of each client. */
+  private readonly asked = new Map<string, { survivors: Set<string>; dropped: Set<string> }>();
+  private runningSum: Uint32Array;
+  private readonly droppedAt = new Map<string, CollectingStep>();
+  private abortReason: string | null = null;
+
+  constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
+    const ids = new Set(clients);
+    if (ids.size !== clients.length) throw ftError("FT335", { what: "cohort", why: "a client id is listed twice" });
+    for (const id of clients) if (!clientIdSchema.safeParse(id).success) throw ftError("FT335", { what: "cohort", why: `client id ${JSON.stringify(id)} is not 1-128 characters of A-Z a-z 0-9 _ . : @ -` });
+    this.params = resolveSecAggParams(params, clients.length);
+    this.clients = clients.slice();
+    this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
+    this.sink = options.log ?? (() => {});
+    this.runningSum = new Uint32Array(this.params.vector_length);
+  }
+
+  get step(): ServerStep {
+    return this.currentStep;
+  }
+
+  /** The clients that have not answered the current step yet. */
+  pending(): string[] {
+    return [...this.expected];
+  }
+
+  /** Why the round aborted, or null. */
+  get aborted(): string | null {
+    return this.abortReason;
+  }
+
+  /** The setup message for every client; the server then collects the advertised keys. */
+  start(): Map<string, Setup> {
+    if (this.currentStep !== "setup") throw ftError("FT338", { client: "server", why: "start() called twice" });
+    this.currentStep = "advertise-keys";
+    this.expected = new Set(this.clients);
+    this.emit("info", `round starts with ${this.clients.length} clients`);
+    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, params: this.params }]));
+  }
+
+  /**
+   * Takes one raw message from the client the transport authenticated as `sender`. A message
+   * that is oversized, malformed, from another round or step, replayed, claims another sender,
+   * or whose content is wrong, is refused with a logged reason; the round goes on.
+   */
+  receive(sender: string, raw: string | Uint8Array): Verdict {
+    const step = this.currentStep;
+    const limit = step === "masked-input" ? messageSizeLimit(this.params) : messageSizeLimit({ vector_length: 1, num_shares: this.params.num_shares });
+    const parsed = parseClientMessage(raw, limit);
+    if (!parsed.ok) return this.refuse(step, sender, parsed.reason);
+    const m = parsed.message;
+    if (m.round !== this.params.round) return this.refuse(m.step, sender, `out of round: it is for round ${m.round}, this is round ${this.params.round}`);
+    if (m.from !== sender) return this.refuse(m.step, sender, `it claims to come from ${m.from}`);
+    if (step === "setup" || step === "done" || step === "aborted") return this.refuse(m.step, sender, `the round is not collecting messages (${step})`);
+    if (m.step !== step) return this.refuse(m.step, sender, `out of step: the server is collecting ${step}`);
+    if (!this.clients.includes(sender)) return this.refuse(m.step, sender, "not in this round's cohort");
+    if (!this.expected.has(sender)) {
+      const dropped = this.droppedAt.get(sender);
+      return this.refuse(m.step, sender, dropped ? `it dropped at ${dropped}` : `replayed: ${step} already answered`);
+    }
+    const why = this.accept(m);
+    if (why !== null) return this.refuse(m.step, sender, why);
+    this.expected.delete(sender);
+    return { accepted: true };
+  }
+
+  /** Closes the current step (all answered, or its deadline passed) and moves to the next. */
+  async advance(): Promise<StepOutcome> {
+    const step = this.currentStep;
+    if (step === "setup" || step === "done" || step === "aborted") throw ftError("FT338", { client: "server", why: `advance() at ${step}` });
+    for (const id of this.expected) {
+      this.droppedAt.set(id, step);
+      this.emit("warn", `dropped: no ${step} message before the step closed`, id);
+    }
+    const answered = this.answeredAt(step);
+    const t = this.params.reconstruction_threshold;
+    if (answered.length < t) return this.abort(step, `${answered.length} clients answered ${step}, reconstruction_threshold is ${t}`);
+    switch (step) {
+      case "advertise-keys":
+        return this.sendShareKeys(answered);
+      case "share-keys":
+        return this.sendMaskedInput(answered);
+      case "masked-input":
+        return this.sendUnmask(answered);
+      case "unmask":
+        return this.finish();
+    }
+  }
+
+  private answeredAt(step: CollectingStep): string[] {
+    const got =
+      step === "advertise-keys" ? this.advertised : step === "share-keys" ? this.shared : step === "masked-input" ? this.maskedFrom : this.unmasked;
+    return this.clients.filter((id) => got.has(id));
+  }
+
+  private sendShareKeys(u1: readonly string[]): StepOutcome {
+    this.graph = neighbourGraph(u1, Math.min(degreeOf(this.params), u1.length - 1), this.randomBytes);
+    const messages = new Map<string, ShareKeysRequest>();
+    for (const to of u1) {
+      const neighbours = [...this.graph.get(to)!].map((id) => {
+        const a = this.advertised.get(id)!;
+        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey) };
+      });
+      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "share-keys", to, neighbours });
+    }
+    return this.next("share-keys", messages);
+  }
+
+  private sendMaskedInput(u2: readonly string[]): StepOutcome {
+    const messages = new Map<string, MaskedInputRequest>();
+    for (const to of u2) {
+      const shares = [...this.graph.get(to)!]
+        .filter((from) => this.shared.has(from))
+        .map((from) => ({ from, ...this.shared.get(from)!.sealed.get(to)! }));
+      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "masked-input", to, shares });
+    }
+    return this.next("masked-input", messages);
+  }
+
+  private sendUnmask(u3: readonly string[]): StepOutcome {
+    const messages = new Map<string, UnmaskRequest>();
+    for (const to of u3) {
+      const around = [...this.graph.get(to)!].filter((id) => this.shared.has(id));
+      const survivors = [to, ...around.filter((id) => this.maskedFrom.has(id))];
+      const dropped = around.filter((id) => !this.maskedFrom.has(id));
+      this.asked.set(to, { survivors: new Set(survivors), dropped: new Set(dropped) });
+      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "unmask", to, survivors, dropped });
+    }
+    return this.next("unmask", messages);
+  }
+
+  private async finish(): Promise<StepOutcome> {
+    const survivors = this.clients.filter((id) => this.maskedFrom.has(id));
+    const removed = await removeMasks({
+      params: this.params,
+      graph: this.graph,
+      survivors,
+      droppedAfterSharing: this.clients.filter((id) => this.shared.has(id) && !this.maskedFrom.has(id)),
+      shared: this.shared,
+      advertised: this.advertised,
+      unmasked: this.unmasked,
+      sum: this.runningSum,
+      log: (message, client) => this.emit("warn", message, client, "FT336"),
+    });
+    if (!removed.ok) return this.abort("unmask", removed.reason);
+    this.currentStep = "done";
+    const result: SecAggResult = {
+      round: this.params.round,
+      sum: dequantizeSum(this.runningSum, survivors.length, this.params),
+      quantizedSum: this.runningSum.slice(),
+      clients: survivors.length,
+      included: survivors,
+      droppedAt: new Map(this.droppedAt),
+    };
+    this.emit("info", `sum of ${survivors.length} clients (${this.droppedAt.size} dropped)`);
+    return { kind: "done", result };
+  }
+
+  private next(step: CollectingStep, messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest>): StepOutcome {
+    this.currentStep = step;
+    this.expected = new Set(messages.keys());
+    return { kind: "messages", step, messages };
+  }
+
+  /** Checks one parsed message's content against what the server sent; null if it is accepted. */
+  private accept(m: ClientMessage): string | null {
+    switch (m.step) {
+      case "advertise-keys": {
+        const encryptionKey = m.encryption_key;
+        const maskingKey = fromBase64(m.masking_key)!;
+        for (const other of this.advertised.values())
+          if (other.encryptionKey === encryptionKey || toBase64(other.maskingKey) === m.masking_key) return "it reuses another client's public key";
+        this.advertised.set(m.from, { encryptionKey, maskingKey });
+        return null;
+      }
+      case "share-keys": {
+        const roster = this.graph.get(m.from)!;
+        const sealed = new Map(m.shares.map((s) => [s.to, { nonce: s.nonce, ciphertext: s.ciphertext }]));
+        if (sealed.size !== m.shares.length || sealed.size !== roster.size || [...roster].some((id) => !sealed.has(id)))
+          return "its shares are not one per neighbour the server listed";
+        this.shared.set(m.from, { seedCommitment: fromBase64(m.seed_commitment)!, sealed });
+        return null;
+      }
+      case "masked-input": {
+        if (m.length !== this.params.vector_length) return `masked vector of length ${m.length}, the round's is ${this.params.vector_length}`;
+        const words = wordsFromBase64(m.vector, m.length);
+        if (words === null) return `masked vector is not base64 of ${m.length} uint32 words`;
+        const modulus = this.params.modulus_range;
+        if (modulus < 2 ** 32 && words.some((w) => w >= modulus)) return `masked vector has words outside [0, ${modulus})`;
+        addMod(this.runningSum, words, 1, modulus);
+        this.maskedFrom.add(m.from);
+        return null;
+      }
+      case "unmask": {
+        const asked = this.asked.get(m.from)!;
+        const seedShares = new Map(m.seed_shares.map((s) => [s.of, fromBase64(s.share)!]));
+        const keyShares = new Map(m.key_shares.map((s) => [s.of, fromBase64(s.share)!]));
+        if (seedShares.size !== m.seed_shares.length || keyShares.size !== m.key_shares.length) return "a client's share is given twice";
+        for (const of of seedShares.keys()) if (!asked.survivors.has(of)) return `a seed share of ${of}, which the server did not ask for`;
+        for (const of of keyShares.keys()) if (!asked.dropped.has(of)) return `a key share of ${of}, which the server did not ask for`;
+        this.unmasked.set(m.from, { seedShares, keyShares });
+        return null;
+      }
+    }
+  }
+
+  private abort(step: CollectingStep, why: string): StepOutcome {
+    this.runningSum.fill(0);
+    this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
+    this.currentStep = "aborted";
+    this.abortReason = why;
+    return { kind: "aborted", reason: why };
+  }
+
+  private refuse(step: string, sender: string, why: string): Verdict {
+    this.emit("warn", ftError("FT336", { step, sender, why }).message, sender, "FT336");
+    return { accepted: false, reason: why };
+  }
+
+  private emit(level: SecAggEvent["level"], message: string, client?: string, code?: SecAggEvent["code"]): void {
+    const event: SecAggEvent = { level, round: this.params.round, step: this.currentStep, message, ...(client === undefined ? {} : { client }), ...(code === undefined ? {} : { code }) };
+    this.events.push(event);
+    this.sink(event);
+  }
+}

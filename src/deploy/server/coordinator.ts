@@ -1,0 +1,227 @@
+/**
+ * `fedtensor serve`'s run: the rounds of a run config (the same options as `fedtensor run`)
+ * with real clients. Each round waits for clients, samples its cohort from those connected
+ * (seeded by the run's seed and the round), has the cohort's members run the client part
+ * (tasks.ts), merges, reports and updates at the server (the round runner of src/lib/run, whose
+ * chunks are the members), evaluates on the test set, and writes metrics, checkpoints and
+ * plots in the run folder, locked for the whole run. With --resume it continues from the
+ * folder's latest checkpoint; the clients reconnect by themselves.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { ftError } from "../../errors/error.js";
+import { flatten, unflatten } from "../../front/tree.js";
+import { useBackend } from "../../runtime/backend.js";
+import type { RoundSample } from "../../lib/data/federated.js";
+import type { HostData } from "../../lib/data/host-tensor.js";
+import { Rng } from "../../lib/random.js";
+import { loadLatestCheckpoint, writeCheckpoint, type TensorTree } from "../../lib/run/checkpoint.js";
+import { checkSameRun } from "../../lib/run/checkpoint-match.js";
+import { isStoredTensor } from "../../lib/run/checkpoint-types.js";
+import { algorithmName, type RunConfig } from "../../lib/run/config.js";
+import { lockRunFolder } from "../../lib/run/lock.js";
+import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "../../lib/run/metrics.js";
+import { roundLearningRates } from "../../lib/run/optimizers.js";
+import { writePlots } from "../../lib/run/plot.js";
+import { runnerFor, type DeviceTree, type TrainingState } from "../../lib/run/rounds.js";
+import { makeRunFolder, prepareNewRunFolder } from "../../lib/run/run-folder.js";
+import { RunEvaluation } from "../../lib/run/run-evaluation.js";
+import { isRobustRun } from "../../lib/run/robust.js";
+import { featureShapeFor, federatedData, modelFor } from "../../lib/run/setup.js";
+import { join } from "node:path";
+import { stepsFor } from "../client/batches.js";
+import type { RunInfo } from "../protocol/messages.js";
+import type { Member } from "./clients.js";
+import { startServer, type ServerSettings } from "./http.js";
+import { RoundAborted } from "./round-aborted.js";
+import { RoundTasks, type RoundTraffic } from "./tasks.js";
+
+export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
+  /** How long each member has to answer a round's task. */
+  readonly deadlineMs: number;
+  /** How long a round waits for clients-per-round clients once --min-clients are connected. */
+  readonly joinWaitMs: number;
+  /** Called with the server's URL once it listens. */
+  readonly onListening?: (url: string) => void;
+}
+
+export interface ServeResult {
+  readonly rounds: number;
+  readonly accuracy: number | undefined;
+  readonly outDir: string;
+}
+
+/**
+ * Algorithms whose round streams through its MapReduce form with no per-client state, so their
+ * client part can run at the clients (checked with two served clients; FedYogi and FedAdagrad
+ * share FedAdam's runner). Mime and
+ * MimeLite run their cohort whole, SCAFFOLD and AFL keep per-client state: not servable.
+ */
+const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
+
+/** Algorithms whose accumulator is linear sums only (weighted means): SecAgg+ can sum it. */
+const linear = new Set(["fedavg", "fedsgd", "fedprox"]);
+
+const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
+
+async function toHost(tree: DeviceTree): Promise<TensorTree> {
+  const { leaves, def } = flatten(tree, isTensor, "server state");
+  return unflatten(def, await Promise.all(leaves.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })))) as TensorTree;
+}
+function toDevice(tree: TensorTree): DeviceTree {
+  const { leaves, def } = flatten(tree, isStoredTensor, "server state", "float32 tensors");
+  return unflatten(def, leaves.map((t) => tf.tensor(t.data, [...t.shape], "float32"))) as DeviceTree;
+}
+
+export async function serve(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
+  if (config.aggregator !== "fedavg" && config.aggregator !== "secure") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg) or SecAgg+ (secure), not ${config.aggregator}` });
+  if (config.aggregator === "secure" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `secure rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
+  if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
+  if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or runs its cohort whole, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
+  await makeRunFolder(config.out);
+  const lock = await lockRunFolder(config.out);
+  try {
+    return await serveLocked(config, settings);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
+  const log = settings.log;
+  const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
+  if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there; serve without --resume to start the run" });
+  // The same guard as `fedtensor run --resume`: the checkpoint must be of this folder's run.
+  if (resumed !== undefined) await checkSameRun(config.out, resumed);
+  if (resumed === undefined) await prepareNewRunFolder(config.out, config.overwrite);
+  await useBackend(config.backend);
+  const model = modelFor(config);
+  // The server evaluates on the test set and serves demo partitions to browser tabs; the clients train on their own copies.
+  const data = federatedData({ ...config, clientHoldout: 0 });
+  const featureShape = featureShapeFor(model, data.train.featureShape);
+  // --aggregator secure selects SecAgg+ between the clients (tasks.ts); the round program is the plain one, whose sums it computes.
+  const runConfig: RunConfig = { ...config, aggregator: "fedavg", chunkClients: 1 };
+  const runner = runnerFor(runConfig, model, data);
+  const learningRate = roundLearningRates(config);
+  const rng = Rng.fromSeed(config.seed);
+  const evaluation = new RunEvaluation(model, data, { ...config, clientHoldout: 0 }, featureShape, rng);
+  let state: TrainingState;
+  let firstRound = 0;
+  if (resumed !== undefined) {
+    const stored = resumed.checkpoint.serverState as { params: TensorTree; server: TensorTree };
+    state = { params: toDevice(stored.params), server: toDevice(stored.server), clients: {} };
+    firstRound = resumed.checkpoint.round;
+    log(`resumed from round ${firstRound} (${resumed.path})`);
+  } else {
+    const params = model.init(rng.fork("init"));
+    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
+  }
+  const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
+  const save = async (round: number, row: MetricsRow | undefined) => {
+    const serverState = { params: await toHost(state.params), server: await toHost(state.server), clients: {} };
+    return writeCheckpoint(config.out, { round, serverState, rngState: { seed: config.seed }, config: config as never, ...(row === undefined ? {} : { metricsRow: row as never }) }, { keep: config.keepCheckpoints });
+  };
+  if (resumed === undefined) await save(0, undefined);
+
+  const run: RunInfo = {
+    name: config.out.split("/").filter(Boolean).at(-1) ?? "run",
+    algorithm: algorithmName(config),
+    model: config.model,
+    batchSize: config.batchSize,
+    epochs: config.localEpochs,
+    featureShape: [...featureShape],
+    data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
+  };
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator === "secure", log });
+  // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
+  const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
+  const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
+  settings.onListening?.(server.url);
+  log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);
+  let accuracy: number | undefined;
+  try {
+    for (let round = firstRound + 1; round <= config.rounds; round++) {
+      const started = performance.now();
+      const cohort = await sampleCohort(server.registry.connected.bind(server.registry), config, settings, rng, round);
+      const traffic: RoundTraffic = { merged: 0, dropped: 0, bytesOut: 0, bytesIn: 0 };
+      const sample = cohortSample(cohort, config);
+      let loss: number | null = null;
+      try {
+        const next = await runner.round(state, sample, { ...runConfig, lr: learningRate(round) }, { round, engine: tasks.engineFor(round, cohort, traffic) });
+        if (next.loss !== undefined) {
+          loss = (await next.loss.data())[0]!;
+          next.loss.dispose();
+        }
+        disposeReplaced(state, next.state);
+        state = next.state;
+      } catch (error) {
+        if (!(error instanceof RoundAborted)) throw error;
+        log(`round ${round} skipped: ${error.message}`);
+      }
+      const evaluated = round === config.rounds || round % Math.max(1, config.evalEvery) === 0;
+      let test: { accuracy: number; loss: number } | undefined;
+      if (evaluated) {
+        const out = await evaluation.test(state.params);
+        test = { accuracy: (await out.accuracy.data())[0]!, loss: (await out.loss.data())[0]! };
+        tf.dispose([out.accuracy, out.loss]);
+        accuracy = test.accuracy;
+      }
+      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, seconds: (performance.now() - started) / 1000 };
+      metrics.append(row);
+      const end = { v: 1, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
+      server.broadcast(cohort, end);
+      log(`round ${round}/${config.rounds}: ${traffic.merged} of ${cohort.length} clients merged${loss === null ? "" : `, train loss ${loss.toFixed(4)}`}${test === undefined ? "" : `, test accuracy ${(test.accuracy * 100).toFixed(2)}%`} (${row.seconds.toFixed(1)} s)`);
+      if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) await save(round, row);
+    }
+  } finally {
+    metrics.close();
+    await server.close();
+    tf.dispose([state.params, state.server] as never);
+  }
+  const rows = readMetrics(join(config.out, metricsFiles.jsonl));
+  await writePlots(config.out, [{ name: `${run.algorithm} ${model.name}`, rows }], { title: `${run.algorithm} on ${config.dataset} (${model.name}), served to real clients` });
+  return { rounds: config.rounds, accuracy, outDir: config.out };
+}
+
+/** Disposes the tensors of `replaced` that `kept` does not share. */
+function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
+  const keep = new Set(flatten({ p: kept.params, s: kept.server }, isTensor, "state").leaves);
+  for (const t of flatten({ p: replaced.params, s: replaced.server }, isTensor, "state").leaves) if (!keep.has(t)) t.dispose();
+}
+
+/**
+ * The round's cohort: clients-per-round of the connected clients, drawn from the round's fork
+ * of the seed, once --min-clients are connected and either clients-per-round are or the join
+ * wait has passed.
+ */
+async function sampleCohort(connected: () => Member[], config: RunConfig, settings: ServeSettings, rng: Rng, round: number): Promise<Member[]> {
+  const least = Math.max(1, config.minClients);
+  let enoughSince: number | undefined;
+  let told = 0;
+  for (;;) {
+    const members = connected();
+    if (members.length >= least) enoughSince ??= Date.now();
+    else enoughSince = undefined;
+    if (members.length >= config.clientsPerRound || (enoughSince !== undefined && Date.now() - enoughSince >= settings.joinWaitMs)) {
+      const size = Math.min(config.clientsPerRound, members.length);
+      const chosen = rng.fork(`round:${round}`).fork("cohort").sample(members.length, size).sort();
+      return Array.from(chosen, (i) => members[i]!);
+    }
+    if (Date.now() - told > 10_000) {
+      settings.log(`round ${round}: waiting for clients (${members.length} connected, --min-clients ${least}, --clients-per-round ${config.clientsPerRound})`);
+      told = Date.now();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The cohort as the round runner sees it: positions 0..n-1, each member's batches; its data stays at the member. */
+function cohortSample(cohort: readonly Member[], config: RunConfig): RoundSample<HostData> {
+  return {
+    clients: Int32Array.from(cohort, (_, i) => i),
+    dropped: new Int32Array(0),
+    steps: (i) => stepsFor(cohort[i]!.examples, config.localEpochs, config.batchSize),
+    batch: () => {
+      throw ftError("FT302", { what: "a served round", why: "its clients' data is at the clients; the round runs through their tasks only" });
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * `fedtensor serve --aggregator secure`: the round's partial accumulators are summed with
+ * SecAgg+ (src/deploy/secagg) among the members that trained, so the server learns their sum
+ * only, never one client's accumulator, and holds no pair secret. Each member multiplies its
+ * accumulator (all linear sums for the weighted-mean algorithms) by the round's public scale
+ * (1 / the largest example count in the cohort) so that its values fit SecAgg+'s clipping
+ * range; the server divides the dequantized sum by it. Dropouts after the masked input are
+ * recovered from the neighbours' shares; with too few clients left the round aborts and
+ * nothing is revealed.
+ */
+import { encodeFrame } from "../protocol/frame.js";
+import { WIRE_VERSION } from "../protocol/messages.js";
+import { defaultNumShares, encodeMessage, SECAGG_DEFAULTS, SecAggServer, type SecAggParams } from "../secagg/index.js";
+import type { Member } from "./clients.js";
+import { RoundAborted } from "./round-aborted.js";
+
+export interface SecureSumSettings {
+  readonly deadlineMs: number;
+  readonly log: (line: string) => void;
+}
+
+/** The parameters of a round of `clients` clients summing vectors of `length` (Flower's defaults for the ranges). */
+export function secureParams(round: number, length: number, clients: number): SecAggParams {
+  const shares = defaultNumShares(clients);
+  // A strict majority of the shares rebuilds a secret (params.ts says why).
+  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: Math.floor(shares / 2) + 1, ...SECAGG_DEFAULTS };
+}
+
+/** Bytes of SecAgg+ traffic in a round, for the metrics. */
+export interface SecureTraffic {
+  bytesOut: number;
+  bytesIn: number;
+}
+
+/** One SecAgg+ round over `members`; the transport routes their secagg messages to `receive`. */
+export class SecureSum {
+  private readonly server: SecAggServer;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly round: number,
+    private readonly members: readonly Member[],
+    length: number,
+    private readonly settings: SecureSumSettings,
+    private readonly traffic: SecureTraffic,
+  ) {
+    this.server = new SecAggServer(secureParams(round, length, members.length), members.map((m) => m.id), {
+      log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined ? "" : `${event.code} `}${event.message}`),
+    });
+  }
+
+  /** A secagg message from a member: refused ones are logged by the protocol and change nothing. */
+  receive(member: Member, body: Uint8Array): void {
+    this.traffic.bytesIn += body.length;
+    const verdict = this.server.receive(member.id, body);
+    if (!verdict.accepted) this.settings.log(`round ${this.round}: refused a secagg message from ${member.id}: ${verdict.reason}`);
+    if (this.server.pending().length === 0) this.wake?.();
+  }
+
+  /** A member left: the step need not wait for it. */
+  left(): void {
+    this.wake?.();
+  }
+
+  /** Runs the four steps; the dequantized sum, or RoundAborted. */
+  async sum(): Promise<Float64Array> {
+    const byId = new Map(this.members.map((m) => [m.id, m]));
+    const send = (to: string, message: object) => {
+      const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, new TextEncoder().encode(encodeMessage(message as never)));
+      this.traffic.bytesOut += frame.length;
+      byId.get(to)?.send(frame);
+    };
+    for (const [to, setup] of this.server.start()) send(to, setup);
+    for (;;) {
+      await this.stepDone();
+      const outcome = await this.server.advance();
+      if (outcome.kind === "aborted") throw new RoundAborted(`secure aggregation aborted: ${outcome.reason}`);
+      if (outcome.kind === "done") {
+        const dropped = [...outcome.result.droppedAt].map(([id, step]) => `${id} at ${step}`);
+        this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")} (recovered from their neighbours' shares)`}`);
+        return outcome.result.sum;
+      }
+      this.settings.log(`round ${this.round}: secagg ${outcome.step} to ${[...outcome.messages.keys()].join(", ")}`);
+      for (const [to, message] of outcome.messages) send(to, message);
+    }
+  }
+
+  /** Resolves when every expected member answered the current step, or at its deadline. */
+  private stepDone(): Promise<void> {
+    return new Promise((resolve) => {
+      const connected = () => this.server.pending().filter((id) => this.members.find((m) => m.id === id)?.socket.readyState === 1);
+      if (connected().length === 0) return resolve();
+      const timer = setTimeout(done, this.settings.deadlineMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        if (connected().length === 0) {
+          this.wake = undefined;
+          done();
+        }
+      };
+    });
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * A round's work at the clients, as the chunk engine of the round runner (src/lib/run/cohort.ts):
+ * each cohort member is a chunk of one client. The member gets the client part (once per part
+ * hash) and a task carrying the round's shared inputs; its answer, the partial accumulator, is
+ * checked against the accumulator's names, dtypes and shapes (the program's types) and must be
+ * finite. Members that do not answer by the deadline, fail, or answer wrongly drop out of the
+ * round; with fewer than --min-clients left the round is aborted (RoundAborted) and the model
+ * stays as it was. The accepted accumulators are merged in cohort order by the runner.
+ */
+import { randomUUID } from "node:crypto";
+import * as tf from "@tensorflow/tfjs";
+import type { ChunkEngine } from "../../lib/run/cohort.js";
+import type { MapReduceForm } from "../../transform/mapreduce.js";
+import { encodeFrame } from "../protocol/frame.js";
+import { WIRE_VERSION } from "../protocol/messages.js";
+import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
+import type { Member, MemberMessage } from "./clients.js";
+import { PartCompiler } from "./compile.js";
+import { RoundAborted } from "./round-aborted.js";
+import { SecureSum } from "./secure.js";
+
+
+export interface TaskSettings {
+  readonly deadlineMs: number;
+  readonly minClients: number;
+  readonly batchSize: number;
+  readonly featureShape: readonly number[];
+  /** Sum the accumulators with SecAgg+ (secure.ts) instead of receiving each. */
+  readonly secure: boolean;
+  readonly log: (line: string) => void;
+}
+
+/** A member's answer in a secure round: it trained and holds its accumulator for the secure sum. */
+const TRAINED: unique symbol = Symbol("trained");
+type Answer = Map<string, RecordValue> | string | typeof TRAINED;
+
+interface Pending {
+  readonly member: Member;
+  readonly round: number;
+  resolve(result: Answer): void;
+}
+
+/** What a round's clients did, for its metrics row. */
+export interface RoundTraffic {
+  merged: number;
+  dropped: number;
+  bytesOut: number;
+  bytesIn: number;
+}
+
+export class RoundTasks {
+  private readonly pending = new Map<string, Pending>();
+  private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
+  /** The secure sum in progress, and its round. */
+  private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
+
+  constructor(private readonly settings: TaskSettings) {}
+
+  /** An update or failure from a member: settles its task when it is one the member holds in the current round. */
+  onMessage({ member, message, body }: MemberMessage): void {
+    if (message.type === "secagg") {
+      const current = this.secureRound;
+      if (current === undefined || current.round !== message.round || !current.members.has(member)) {
+        this.settings.log(`refused a secagg message from ${member.id} for round ${message.round}: no secure sum of this client in flight (replayed, late or out of round)`);
+        return;
+      }
+      return current.sum.receive(member, body);
+    }
+    const task = this.pending.get(message.task);
+    if (task === undefined || task.member.id !== member.id || task.round !== message.round) {
+      this.settings.log(`refused a ${message.type} from ${member.id} for round ${message.round}: no such task of this client in flight (replayed, late or out of round)`);
+      return;
+    }
+    this.pending.delete(message.task);
+    if (message.type === "failed") return task.resolve(`failed: ${message.reason}`);
+    if (message.type === "trained") return task.resolve(this.settings.secure ? TRAINED : "a trained message in a round that is not secure");
+    if (this.settings.secure) return task.resolve("an update in the clear in a secure round (refused, not read)");
+    try {
+      task.resolve(decodeRecord(body));
+    } catch (error) {
+      task.resolve(error instanceof RecordError ? `a malformed update: ${error.message}` : String(error));
+    }
+  }
+
+  /** A member left: its tasks fail now rather than at the deadline. */
+  onLeave(member: Member): void {
+    for (const [id, task] of this.pending) {
+      if (task.member === member) {
+        this.pending.delete(id);
+        task.resolve("disconnected");
+      }
+    }
+    this.secureRound?.sum.left();
+  }
+
+  /** The chunk engine of round `round` over `cohort` (chunk client i is cohort[i]). */
+  engineFor(round: number, cohort: readonly Member[], traffic: RoundTraffic): ChunkEngine {
+    return {
+      partials: (form, _inputTree, chunks) => (shared) => this.partials(round, form, cohort, chunks.map((c) => ({ member: cohort[c.clients[0]!]!, steps: c.steps })), shared, traffic),
+    };
+  }
+
+  private compilerFor(form: MapReduceForm): PartCompiler {
+    let compiler = this.compilers.get(form);
+    if (compiler === undefined) this.compilers.set(form, (compiler = new PartCompiler(form)));
+    return compiler;
+  }
+
+  private async *partials(
+    round: number,
+    form: MapReduceForm,
+    cohort: readonly Member[],
+    jobs: readonly { member: Member; steps: number }[],
+    shared: ReadonlyMap<string, unknown>,
+    traffic: RoundTraffic,
+  ): AsyncIterable<Map<string, tf.Tensor>> {
+    const compiler = this.compilerFor(form);
+    const expected = await compiler.accumulator;
+    const records = new Map<string, Uint8Array>();
+    const answers = await Promise.all(
+      jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
+        const part = await compiler.part({ steps, batchSize: this.settings.batchSize, featureShape: this.settings.featureShape }, shared);
+        const key = part.shared.join(",");
+        let record = records.get(key);
+        if (record === undefined) records.set(key, (record = encodeRecord(await sharedRecord(part.shared, shared))));
+        if (!member.parts.has(part.hash)) {
+          const frame = encodeFrame({ v: WIRE_VERSION, type: "part", hash: part.hash, inputs: part.inputs, outputs: part.outputs, checks: part.checks }, part.bytes);
+          member.send(frame);
+          member.parts.add(part.hash);
+          traffic.bytesOut += frame.length;
+        }
+        const task = randomUUID();
+        const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
+        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure }, record);
+        traffic.bytesOut += frame.length;
+        const answer = await this.await(task, member, round, () => member.send(frame));
+        return { member, answer };
+      }),
+    );
+    if (this.settings.secure) {
+      yield await this.secureSum(round, cohort, answers, expected, traffic);
+      return;
+    }
+    const accepted: Map<string, RecordTensor>[] = [];
+    for (const { member, answer } of answers) {
+      const problem = typeof answer === "string" ? answer : answer === TRAINED ? "trained in a round that is not secure" : accumulatorProblem(answer, expected);
+      if (problem !== undefined) {
+        this.settings.log(`round ${round}: ${member.id} dropped out: ${problem}`);
+        continue;
+      }
+      accepted.push(answer as Map<string, RecordTensor>);
+    }
+    traffic.merged = accepted.length;
+    traffic.dropped = cohort.length - accepted.length;
+    if (accepted.length < this.settings.minClients) throw new RoundAborted(`${accepted.length} of ${cohort.length} clients sent a valid update, fewer than --min-clients ${this.settings.minClients}`);
+    for (const acc of accepted) {
+      for (const t of acc.values()) traffic.bytesIn += t.data.byteLength;
+      yield new Map([...acc].map(([name, t]) => [name, tf.tensor(t.data, [...t.shape], t.dtype)]));
+    }
+  }
+
+  /**
+   * The members that trained sum their accumulators with SecAgg+; the server gets the sum of
+   * the survivors' (scaled) accumulators only, as one partial accumulator.
+   */
+  private async secureSum(round: number, cohort: readonly Member[], answers: readonly { member: Member; answer: Answer }[], expected: Awaited<PartCompiler["accumulator"]>, traffic: RoundTraffic): Promise<Map<string, tf.Tensor>> {
+    const trained = answers.filter(({ member, answer }) => {
+      if (answer !== TRAINED) this.settings.log(`round ${round}: ${member.id} dropped out before the secure sum: ${typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)"}`);
+      return answer === TRAINED;
+    }).map((a) => a.member);
+    if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
+    const length = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+    const sum = new SecureSum(round, trained, length, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic);
+    this.secureRound = { round, sum, members: new Set(trained) };
+    let total: Float64Array;
+    try {
+      total = await sum.sum();
+    } finally {
+      this.secureRound = undefined;
+    }
+    const scale = 1 / Math.max(...cohort.map((m) => m.examples));
+    traffic.merged = trained.length;
+    traffic.dropped = cohort.length - trained.length;
+    const out = new Map<string, tf.Tensor>();
+    let offset = 0;
+    for (const [name, type] of expected) {
+      const size = type.shape.reduce((a, b) => a * b, 1);
+      out.set(name, tf.tensor(Float32Array.from(total.subarray(offset, offset + size), (v) => v / scale), [...type.shape], "float32"));
+      offset += size;
+    }
+    return out;
+  }
+
+  /** Sends a task and waits for its answer until the deadline. */
+  private await(task: string, member: Member, round: number, send: () => void): Promise<Answer> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(task);
+        resolve(`no answer within ${this.settings.deadlineMs / 1000} s`);
+      }, this.settings.deadlineMs);
+      this.pending.set(task, {
+        member,
+        round,
+        resolve: (result) => {
+          clearTimeout(timer);
+          resolve(result);
+        },
+      });
+      send();
+    });
+  }
+}
+
+/** The round's shared inputs as host values for a record (tensors read from the device; numbers as they are). */
+async function sharedRecord(names: readonly string[], shared: ReadonlyMap<string, unknown>): Promise<Map<string, RecordValue>> {
+  const out = new Map<string, RecordValue>();
+  for (const name of names) {
+    const value = shared.get(name);
+    if (typeof value === "number") out.set(name, value);
+    else if (value instanceof tf.Tensor) {
+      const data = await value.data();
+      out.set(name, { dtype: value.dtype as RecordTensor["dtype"], shape: value.shape, data: value.dtype === "bool" ? Uint8Array.from(data) : (data as Float32Array | Int32Array) });
+    } else {
+      const host = value as { shape: readonly number[]; data: Float32Array | Int32Array | Uint8Array };
+      out.set(name, { dtype: host.data instanceof Float32Array ? "float32" : host.data instanceof Int32Array ? "int32" : "bool", shape: host.shape, data: host.data });
+    }
+  }
+  return out;
+}
+
+/** Why an update is not the accumulator the program's types say (names, dtypes, shapes, finite values); undefined when it is. */
+export function accumulatorProblem(update: ReadonlyMap<string, RecordValue>, expected: ReadonlyMap<string, { readonly dtype: string; readonly shape: readonly number[] }>): string | undefined {
+  if (update.size !== expected.size) return `an update of ${update.size} values where the accumulator has ${expected.size}`;
+  for (const [name, type] of expected) {
+    const value = update.get(name);
+    if (value === undefined) return `an update without ${name}`;
+    if (typeof value === "number") return `${name} is a number where a ${type.dtype} tensor is expected`;
+    if (value.dtype !== type.dtype) return `${name} is ${value.dtype} where the program's type is ${type.dtype}`;
+    if (value.shape.length !== type.shape.length || value.shape.some((d, i) => d !== type.shape[i])) return `${name} has shape [${value.shape.join(", ")}] where the program's type is [${type.shape.join(", ")}]`;
+    if (value.dtype === "float32" && !(value.data as Float32Array).every(Number.isFinite)) return `${name} holds NaN or infinite values`;
+  }
+  return undefined;
+}

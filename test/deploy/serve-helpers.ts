@@ -1,0 +1,72 @@
+/** `fedtensor serve` and `fedtensor client` as real child processes on 127.0.0.1, as a user runs them. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli } from "../run/cli.js";
+
+export interface Process {
+  readonly child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the first match of `pattern` in its output, when it appears. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with its exit code. */
+  exited(): Promise<number | null>;
+}
+
+export function startProcess(args: readonly string[]): Process {
+  const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let text = "";
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString();
+    listeners.forEach((l) => l());
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    waitFor: (pattern, timeoutMs = 60_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const match = text.match(pattern);
+          if (match === null) return;
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve(match);
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no ${pattern} within ${timeoutMs} ms in:\n${text.slice(-3000)}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      }),
+    exited: () => exit,
+  };
+}
+
+/** A tokens file of `count` fresh tokens, and the tokens. */
+export function writeTokens(dir: string, count: number): { path: string; tokens: string[] } {
+  const tokens = Array.from({ length: count }, () => randomBytes(16).toString("hex"));
+  const path = join(dir, "tokens.txt");
+  writeFileSync(path, `# one token per client\n${tokens.join("\n")}\n`);
+  return { path, tokens };
+}
+
+/** A small MNIST run for the tests: the 2NN on 20 IID clients. */
+export const smallServe = (tokens: string, out: string, ...extra: string[]): string[] => [
+  "serve", "fedavg-mnist", "--client-tokens", tokens, "--port", "0", "--clients", "20", "--batch-size", "20",
+  "--eval-every", "1", "--checkpoint-every", "1", "--join-wait", "1", "--out", out, "--overwrite", ...extra,
+];
+
+/** The server's WebSocket URL from its log. */
+export async function serverUrl(server: Process): Promise<string> {
+  return (await server.waitFor(/at (ws:\/\/127\.0\.0\.1:\d+\/fedtensor)/))[1]!;
+}
+
+export const startClient = (url: string, token: string, index: number, ...extra: string[]) =>
+  startProcess(["client", "--server", url, "--token", token, "--dataset", "mnist", "--client-index", String(index), "--max-backoff", "1", ...extra]);

@@ -1,0 +1,46 @@
+/**
+ * `fedtensor serve --tls-cert --tls-key`: wss:// and https:// with a self-signed certificate
+ * made here by openssl; a client that trusts it (--ca) trains a round, and the page is served
+ * over https. Skipped, saying why, where openssl is absent.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { get } from "node:https";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { tempDir } from "../run/temp-dir.js";
+import { smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+
+const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
+if (!hasOpenssl) console.log("serve-tls.test.ts skipped: no openssl to make a certificate");
+
+const started: Process[] = [];
+afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
+
+describe.skipIf(!hasOpenssl)("serve over TLS", () => {
+  it("serves wss:// and https:// with --tls-cert/--tls-key; a client trusting the certificate with --ca trains", async () => {
+    const dir = tempDir("fedtensor-tls-");
+    const [cert, key] = [join(dir, "cert.pem"), join(dir, "key.pem")];
+    const made = spawnSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { encoding: "utf8" });
+    expect(made.status, made.stderr).toBe(0);
+    const out = join(dir, "run");
+    const { path, tokens } = writeTokens(dir, 1);
+    const server = startProcess([...smallServe(path, out, "--rounds", "1", "--clients-per-round", "1", "--min-clients", "1"), "--tls-cert", cert, "--tls-key", key]);
+    started.push(server);
+    const url = (await server.waitFor(/at (wss:\/\/127\.0\.0\.1:\d+\/fedtensor)/))[1]!;
+    const page = await new Promise<string>((resolve, reject) => {
+      get(`${url.replace(/^wss/, "https").replace(/\/fedtensor$/, "")}/client`, { ca: readFileSync(cert) }, (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        response.on("end", () => resolve(body));
+      }).on("error", reject);
+    });
+    expect(page).toContain("FedTensor client");
+    const client = startClient(url, tokens[0]!, 0, "--ca", cert, "--exit-when-done");
+    started.push(client);
+    expect(await server.exited()).toBe(0);
+    expect(await client.exited()).toBe(0);
+    expect(readMetrics(join(out, "metrics.jsonl")).map((r) => r.clients)).toEqual([1]);
+  }, 120_000);
+});
