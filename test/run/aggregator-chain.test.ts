@@ -29,7 +29,7 @@ describe("--aggregator chains", () => {
       { kind: "quantize", bits: 4, rotation: true },
       { kind: "clip", bound: 0.5 },
       { kind: "dp" },
-      { kind: "secure", bits: 28, clip: 1, maxWeight: 60, maxClients: 44 },
+      { kind: "secure", bits: 28, clip: 1, maxWeight: 60, maxClients: 44, minClients: 2 },
     ]);
     expect(runStages(await loadRunConfig(["--aggregator", "zeroing,clip,median", "--zeroing-bound", "3", "--norm-bound", "2"]), 60)).toEqual([
       { kind: "zeroing", bound: 3 },
