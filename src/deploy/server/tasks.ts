@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted } from "./round-aborted.js";
 import { SecureSum } from "./secure.js";
-
+import { distributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
   readonly deadlineMs: number;
@@ -27,6 +27,12 @@ export interface TaskSettings {
   readonly featureShape: readonly number[];
   /** Sum the accumulators with SecAgg+ (secure.ts) instead of receiving each. */
   readonly secure: boolean;
+  /**
+   * Distributed DP (with secure): the codec's options, and each round's rotation key (from the
+   * run's secret). The members encode their scaled accumulators, SecAgg+ sums the integers mod
+   * 2^bits, and the server decodes the survivors' sum.
+   */
+  readonly ddp?: { options(length: number): Omit<DistributedDpCodecOptions, "length" | "rotationKey">; rotationKey(round: number): [number, number] };
   readonly log: (line: string) => void;
 }
 
@@ -53,6 +59,9 @@ export class RoundTasks {
   private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
   /** The secure sum in progress, and its round. */
   private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
+
+  /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
+  accumulatorLength: number | undefined;
 
   constructor(private readonly settings: TaskSettings) {}
 
@@ -116,6 +125,8 @@ export class RoundTasks {
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const compiler = this.compilerFor(form);
     const expected = await compiler.accumulator;
+    this.accumulatorLength = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+    const ddp = this.settings.ddp === undefined ? {} : { ddp: { ...this.settings.ddp.options(this.accumulatorLength), rotationKey: this.settings.ddp.rotationKey(round) } };
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
       jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
@@ -131,7 +142,7 @@ export class RoundTasks {
         }
         const task = randomUUID();
         const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
-        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure }, record);
+        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure, ...ddp }, record);
         traffic.bytesOut += frame.length;
         const answer = await this.await(task, member, round, () => member.send(frame));
         return { member, answer };
@@ -169,12 +180,18 @@ export class RoundTasks {
       return answer === TRAINED;
     }).map((a) => a.member);
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
-    const length = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
-    const sum = new SecureSum(round, trained, length, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic);
+    const length = this.accumulatorLength!;
+    const ddp = this.settings.ddp;
+    const codec = ddp === undefined ? undefined : distributedDpCodec({ ...ddp.options(length), length, rotationKey: ddp.rotationKey(round) });
+    const vectorLength = codec === undefined ? length : codec.calibration.dimension;
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
-    let total: Float64Array;
+    let total: Float64Array | Float32Array;
     try {
-      total = await sum.sum();
+      const result = await sum.result();
+      if (codec !== undefined && result.clients < codec.calibration.minClients)
+        throw new RoundAborted(`${result.clients} clients survived the secure sum, fewer than the ${codec.calibration.minClients} (--min-clients) the distributed-DP noise is calibrated for: not decoded`);
+      total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
     }
