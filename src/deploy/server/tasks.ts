@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted } from "./round-aborted.js";
 import { SecureSum } from "./secure.js";
-import { distributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
+import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
   readonly deadlineMs: number;
@@ -126,7 +126,11 @@ export class RoundTasks {
     const compiler = this.compilerFor(form);
     const expected = await compiler.accumulator;
     this.accumulatorLength = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
-    const ddp = this.settings.ddp === undefined ? {} : { ddp: { ...this.settings.ddp.options(this.accumulatorLength), rotationKey: this.settings.ddp.rotationKey(round) } };
+    const ddpSettings = this.settings.ddp;
+    // Built before any task goes out, so that a calibration the options cannot meet (FT346) stops the run at the server.
+    const codecOptions = ddpSettings === undefined ? undefined : { ...ddpSettings.options(this.accumulatorLength), rotationKey: ddpSettings.rotationKey(round) };
+    const codec = codecOptions === undefined ? undefined : distributedDpCodec({ ...codecOptions, length: this.accumulatorLength });
+    const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
       jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
@@ -149,7 +153,7 @@ export class RoundTasks {
       }),
     );
     if (this.settings.secure) {
-      yield await this.secureSum(round, cohort, answers, expected, traffic);
+      yield await this.secureSum(round, cohort, answers, expected, traffic, codec);
       return;
     }
     const accepted: Map<string, RecordTensor>[] = [];
@@ -174,15 +178,20 @@ export class RoundTasks {
    * The members that trained sum their accumulators with SecAgg+; the server gets the sum of
    * the survivors' (scaled) accumulators only, as one partial accumulator.
    */
-  private async secureSum(round: number, cohort: readonly Member[], answers: readonly { member: Member; answer: Answer }[], expected: Awaited<PartCompiler["accumulator"]>, traffic: RoundTraffic): Promise<Map<string, tf.Tensor>> {
+  private async secureSum(
+    round: number,
+    cohort: readonly Member[],
+    answers: readonly { member: Member; answer: Answer }[],
+    expected: Awaited<PartCompiler["accumulator"]>,
+    traffic: RoundTraffic,
+    codec: DistributedDpCodec | undefined,
+  ): Promise<Map<string, tf.Tensor>> {
     const trained = answers.filter(({ member, answer }) => {
       if (answer !== TRAINED) this.settings.log(`round ${round}: ${member.id} dropped out before the secure sum: ${typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)"}`);
       return answer === TRAINED;
     }).map((a) => a.member);
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
-    const ddp = this.settings.ddp;
-    const codec = ddp === undefined ? undefined : distributedDpCodec({ ...ddp.options(length), length, rotationKey: ddp.rotationKey(round) });
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
