@@ -184,7 +184,7 @@ export class SecAggClient {
     this.requireStage("shared", "masked input");
     this.checkRequest(request);
     if (!(vector instanceof Float32Array || vector instanceof Uint32Array) || vector.length !== this.params.vector_length)
-      throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array (or a pre-quantized Uint32Array) of length ${this.params.vector_length}, got ${vector.length}` });
+      throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array of length ${this.params.vector_length}, got ${vector.length} (or a pre-quantized Uint32Array of that length)` });
     if (vector instanceof Uint32Array) {
       const outside = vector.findIndex((v) => v >= this.params.modulus_range);
       if (outside >= 0) throw ftError("FT338", { client: this.id, why: `a pre-quantized input holds ${vector[outside]} at ${outside}, outside [0, ${this.params.modulus_range})` });
