@@ -30,7 +30,7 @@ export const ids = (n: number): string[] => Array.from({ length: n }, (_, i) => 
 
 export async function runRound(
   params: SecAggParams,
-  vectors: ReadonlyMap<string, Float32Array>,
+  vectors: ReadonlyMap<string, Float32Array | Uint32Array>,
   options: {
     dropAt?: Partial<Record<DropStep, readonly string[]>>;
     record?: (from: string, raw: string) => void;

@@ -12,6 +12,7 @@ import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
 import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
 import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import { encodeMessage, messageSizeLimit, parseServerMessage, SecAggClient } from "../secagg/index.js";
+import { distributedDpCodec } from "../../lib/privacy/distributed-dp-codec.js";
 import { clientBatches, type ClientExamples } from "./batches.js";
 
 /** What the client needs of an ONNX runtime: onnxruntime-node and onnxruntime-web both have it. */
@@ -56,7 +57,7 @@ export class ClientCore {
   private readonly parts = new Map<string, StoredPart>();
   private examples: ClientExamples | undefined;
   /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
-  private held: { round: number; vector: Float32Array } | undefined;
+  private held: { round: number; vector: Float32Array | Uint32Array } | undefined;
   private secagg: { round: number; client: SecAggClient } | undefined;
   /** The client id the server gave, after welcome. */
   clientId: string | undefined;
@@ -172,7 +173,9 @@ export class ClientCore {
         for (let i = 0; i < data.length; i++) vector[offset + i] = data[i]! * task.scale;
         offset += data.length;
       }
-      this.held = { round: task.round, vector };
+      // Distributed DP: clipped, rotated, rounded and noised here; SecAgg+ sums the integers mod 2^bits as they are.
+      const held = task.ddp === undefined ? vector : new Uint32Array(distributedDpCodec({ ...task.ddp, rotationKey: [task.ddp.rotationKey[0], task.ddp.rotationKey[1]], length }).encode(vector).buffer);
+      this.held = { round: task.round, vector: held };
       return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     }
     const acc = new Map<string, RecordValue>();

@@ -81,6 +81,21 @@ export const taskSchema = z.strictObject({
   deadlineMs: z.number().int().min(1),
   /** Secure rounds only: keep the accumulator, times this public scale, for the SecAgg+ round that follows. */
   scale: z.number().positive().max(1).optional(),
+  /**
+   * Distributed-DP rounds only (with scale): encode the scaled accumulator with these codec
+   * options (src/lib/privacy/distributed-dp-codec.ts) before the SecAgg+ sum mod 2^bits. The
+   * rotation key is the round's, from the run's secret: shared by the cohort, never from --seed.
+   */
+  ddp: z
+    .strictObject({
+      clip: z.number().positive().finite(),
+      noiseMultiplier: z.number().min(0).finite(),
+      bits: z.number().int().min(2).max(30),
+      minClients: z.number().int().min(1),
+      maxClients: z.number().int().min(1),
+      rotationKey: z.tuple([z.number().int(), z.number().int()]),
+    })
+    .optional(),
 });
 /** How a round ended for the client: its update merged or not, and the round's training loss when the program reports one. */
 export const roundEndSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("round-end"), round, merged: z.boolean(), clients: z.number().int().min(0), loss: z.number().nullable() });

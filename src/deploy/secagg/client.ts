@@ -85,9 +85,9 @@ export class SecAggClient {
   /**
    * A transport's one call per server message: parses the raw message (size limit, schema;
    * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
-   * for the masked input.
+   * for the masked input (a Uint32Array: pre-quantized, see maskedInput).
    */
-  async respond(raw: string | Uint8Array, vector: () => Float32Array): Promise<ClientMessage> {
+  async respond(raw: string | Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
     if (!parsed.ok) this.refuse("unknown", parsed.reason);
     const request = parsed.message;
@@ -174,18 +174,27 @@ export class SecAggClient {
    * Step 3: opens the shares its neighbours sent (a share that fails the AEAD is logged and not
    * held), then sends its vector clipped, quantized and masked with its self mask and one pair
    * mask per neighbour that shared keys. NaN or infinite values are FT309, before any masking.
+   *
+   * Pre-quantized path: a Uint32Array is taken as already in Z_M (each value an integer in
+   * [0, modulus_range)) and masked as it is, with no clipping and no quantization; the server's
+   * result.quantizedSum is then the exact sum mod M of the clients' vectors, for a codec that
+   * quantized them itself (distributed DP's encode, with M = 2^bits). A value outside Z_M is FT338.
    */
-  maskedInput(request: MaskedInputRequest, vector: Float32Array): MaskedInput {
+  maskedInput(request: MaskedInputRequest, vector: Float32Array | Uint32Array): MaskedInput {
     this.requireStage("shared", "masked input");
     this.checkRequest(request);
-    if (!(vector instanceof Float32Array) || vector.length !== this.params.vector_length)
-      throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array of length ${this.params.vector_length}, got ${vector.length}` });
+    if (!(vector instanceof Float32Array || vector instanceof Uint32Array) || vector.length !== this.params.vector_length)
+      throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array of length ${this.params.vector_length}, got ${vector.length} (or a pre-quantized Uint32Array of that length)` });
+    if (vector instanceof Uint32Array) {
+      const outside = vector.findIndex((v) => v >= this.params.modulus_range);
+      if (outside >= 0) throw ftError("FT338", { client: this.id, why: `a pre-quantized input holds ${vector[outside]} at ${outside}, outside [0, ${this.params.modulus_range})` });
+    }
     const senders = new Set<string>();
     for (const s of request.shares) {
       if (!this.neighbours.has(s.from) || senders.has(s.from)) this.refuse(request.step, `shares from ${s.from}, which is not a neighbour or is listed twice`);
       senders.add(s.from);
     }
-    const quantized = quantizeVector(vector, this.params, this.randomBytes);
+    const quantized = vector instanceof Uint32Array ? { values: vector.slice(), clipped: 0 } : quantizeVector(vector, this.params, this.randomBytes);
     this.enter("shared", "masked", "masked input");
     const encryption = this.encryption!;
     const masking = this.masking!;

@@ -34,6 +34,7 @@ import type { Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
 import { RoundAborted } from "./round-aborted.js";
 import { RoundTasks, type RoundTraffic } from "./tasks.js";
+import { servedDistributedDp } from "./distributed-dp.js";
 
 export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
   /** How long each member has to answer a round's task. */
@@ -73,8 +74,8 @@ function toDevice(tree: TensorTree): DeviceTree {
 }
 
 export async function serve(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
-  if (config.aggregator !== "fedavg" && config.aggregator !== "secure") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg) or SecAgg+ (secure), not ${config.aggregator}` });
-  if (config.aggregator === "secure" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `secure rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
+  if (config.aggregator !== "fedavg" && config.aggregator !== "secure" && config.aggregator !== "distributed-dp") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg), SecAgg+ (secure) or distributed DP over SecAgg+ (distributed-dp), not ${config.aggregator}` });
+  if (config.aggregator !== "fedavg" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `${config.aggregator} rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
   if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
   if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or runs its cohort whole, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
   await makeRunFolder(config.out);
@@ -131,7 +132,8 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     featureShape: [...featureShape],
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
-  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator === "secure", log });
+  const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined) : undefined;
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
   const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
@@ -165,7 +167,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
         tf.dispose([out.accuracy, out.loss]);
         accuracy = test.accuracy;
       }
-      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, seconds: (performance.now() - started) / 1000 };
+      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
       const end = { v: 1, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
       server.broadcast(cohort, end);

@@ -10,7 +10,7 @@
  */
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
-import { defaultNumShares, encodeMessage, SECAGG_DEFAULTS, SecAggServer, type SecAggParams } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted } from "./round-aborted.js";
 
@@ -20,10 +20,12 @@ export interface SecureSumSettings {
 }
 
 /** The parameters of a round of `clients` clients summing vectors of `length` (Flower's defaults for the ranges). */
-export function secureParams(round: number, length: number, clients: number): SecAggParams {
+export function secureParams(round: number, length: number, clients: number, modulusBits?: number): SecAggParams {
   const shares = defaultNumShares(clients);
+  // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
+  const ranges = modulusBits === undefined ? SECAGG_DEFAULTS : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
   // A strict majority of the shares rebuilds a secret (params.ts says why).
-  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: Math.floor(shares / 2) + 1, ...SECAGG_DEFAULTS };
+  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: Math.floor(shares / 2) + 1, ...ranges };
 }
 
 /** Bytes of SecAgg+ traffic in a round, for the metrics. */
@@ -43,8 +45,10 @@ export class SecureSum {
     length: number,
     private readonly settings: SecureSumSettings,
     private readonly traffic: SecureTraffic,
+    /** Set for pre-quantized inputs mod 2^modulusBits (distributed DP); the caller reads result().quantizedSum. */
+    modulusBits?: number,
   ) {
-    this.server = new SecAggServer(secureParams(round, length, members.length), members.map((m) => m.id), {
+    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits), members.map((m) => m.id), {
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined ? "" : `${event.code} `}${event.message}`),
     });
   }
@@ -64,6 +68,11 @@ export class SecureSum {
 
   /** Runs the four steps; the dequantized sum, or RoundAborted. */
   async sum(): Promise<Float64Array> {
+    return (await this.result()).sum;
+  }
+
+  /** Runs the four steps; the protocol's result (its quantizedSum is the exact sum mod M), or RoundAborted. */
+  async result(): Promise<SecAggResult> {
     const byId = new Map(this.members.map((m) => [m.id, m]));
     const send = (to: string, message: object) => {
       const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, new TextEncoder().encode(encodeMessage(message as never)));
@@ -78,7 +87,7 @@ export class SecureSum {
       if (outcome.kind === "done") {
         const dropped = [...outcome.result.droppedAt].map(([id, step]) => `${id} at ${step}`);
         this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")} (recovered from their neighbours' shares)`}`);
-        return outcome.result.sum;
+        return outcome.result;
       }
       this.settings.log(`round ${this.round}: secagg ${outcome.step} to ${[...outcome.messages.keys()].join(", ")}`);
       for (const [to, message] of outcome.messages) send(to, message);

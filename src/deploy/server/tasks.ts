@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted } from "./round-aborted.js";
 import { SecureSum } from "./secure.js";
-
+import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
   readonly deadlineMs: number;
@@ -27,6 +27,12 @@ export interface TaskSettings {
   readonly featureShape: readonly number[];
   /** Sum the accumulators with SecAgg+ (secure.ts) instead of receiving each. */
   readonly secure: boolean;
+  /**
+   * Distributed DP (with secure): the codec's options, and each round's rotation key (from the
+   * run's secret). The members encode their scaled accumulators, SecAgg+ sums the integers mod
+   * 2^bits, and the server decodes the survivors' sum.
+   */
+  readonly ddp?: { options(length: number): Omit<DistributedDpCodecOptions, "length" | "rotationKey">; rotationKey(round: number): [number, number] };
   readonly log: (line: string) => void;
 }
 
@@ -53,6 +59,9 @@ export class RoundTasks {
   private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
   /** The secure sum in progress, and its round. */
   private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
+
+  /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
+  accumulatorLength: number | undefined;
 
   constructor(private readonly settings: TaskSettings) {}
 
@@ -116,6 +125,12 @@ export class RoundTasks {
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const compiler = this.compilerFor(form);
     const expected = await compiler.accumulator;
+    this.accumulatorLength = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+    const ddpSettings = this.settings.ddp;
+    // Built before any task goes out, so that a calibration the options cannot meet (FT346) stops the run at the server.
+    const codecOptions = ddpSettings === undefined ? undefined : { ...ddpSettings.options(this.accumulatorLength), rotationKey: ddpSettings.rotationKey(round) };
+    const codec = codecOptions === undefined ? undefined : distributedDpCodec({ ...codecOptions, length: this.accumulatorLength });
+    const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
       jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
@@ -131,14 +146,14 @@ export class RoundTasks {
         }
         const task = randomUUID();
         const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
-        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure }, record);
+        const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure, ...ddp }, record);
         traffic.bytesOut += frame.length;
         const answer = await this.await(task, member, round, () => member.send(frame));
         return { member, answer };
       }),
     );
     if (this.settings.secure) {
-      yield await this.secureSum(round, cohort, answers, expected, traffic);
+      yield await this.secureSum(round, cohort, answers, expected, traffic, codec);
       return;
     }
     const accepted: Map<string, RecordTensor>[] = [];
@@ -163,18 +178,29 @@ export class RoundTasks {
    * The members that trained sum their accumulators with SecAgg+; the server gets the sum of
    * the survivors' (scaled) accumulators only, as one partial accumulator.
    */
-  private async secureSum(round: number, cohort: readonly Member[], answers: readonly { member: Member; answer: Answer }[], expected: Awaited<PartCompiler["accumulator"]>, traffic: RoundTraffic): Promise<Map<string, tf.Tensor>> {
+  private async secureSum(
+    round: number,
+    cohort: readonly Member[],
+    answers: readonly { member: Member; answer: Answer }[],
+    expected: Awaited<PartCompiler["accumulator"]>,
+    traffic: RoundTraffic,
+    codec: DistributedDpCodec | undefined,
+  ): Promise<Map<string, tf.Tensor>> {
     const trained = answers.filter(({ member, answer }) => {
       if (answer !== TRAINED) this.settings.log(`round ${round}: ${member.id} dropped out before the secure sum: ${typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)"}`);
       return answer === TRAINED;
     }).map((a) => a.member);
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
-    const length = [...expected.values()].reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
-    const sum = new SecureSum(round, trained, length, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic);
+    const length = this.accumulatorLength!;
+    const vectorLength = codec === undefined ? length : codec.calibration.dimension;
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
-    let total: Float64Array;
+    let total: Float64Array | Float32Array;
     try {
-      total = await sum.sum();
+      const result = await sum.result();
+      if (codec !== undefined && result.clients < codec.calibration.minClients)
+        throw new RoundAborted(`${result.clients} clients survived the secure sum, fewer than the ${codec.calibration.minClients} (--min-clients) the distributed-DP noise is calibrated for: not decoded`);
+      total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
     }

@@ -80,6 +80,12 @@ export class RunSecret {
     return [digest.readInt32BE(0), digest.readInt32BE(4)];
   }
 
+  /** A key for `purpose` in round `round` (fresh each round, as foldIn(key(purpose), round) is in the traced programs). */
+  roundKey(purpose: SecretPurpose, round: number): [number, number] {
+    const digest = createHmac("sha256", this.bytes).update(`round-key:${purpose}:${round}`).digest();
+    return [digest.readInt32BE(0), digest.readInt32BE(4)];
+  }
+
   /**
    * Client `client`'s key for round `round`'s distributed-DP noise and rounding: in the
    * simulation it stands for the key the client would draw from its own CSPRNG; no other
