@@ -10,7 +10,7 @@
  */
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
-import { defaultNumShares, encodeMessage, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted } from "./round-aborted.js";
 
@@ -25,7 +25,7 @@ export function secureParams(round: number, length: number, clients: number, mod
   // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
   const ranges = modulusBits === undefined ? SECAGG_DEFAULTS : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
   // A strict majority of the shares rebuilds a secret (params.ts says why).
-  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: Math.floor(shares / 2) + 1, ...ranges };
+  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: majorityThreshold(shares), ...ranges };
 }
 
 /** Bytes of SecAgg+ traffic in a round, for the metrics. */
