@@ -31,7 +31,8 @@ export interface TabProgress {
   readonly rounds: number[];
   readonly localLosses: { round: number; loss: number }[];
   readonly losses: { round: number; loss: number }[];
-  readonly backend?: { provider: "webgpu" | "wasm"; why: string; check?: { relativeDifference: number; tolerance: number } };
+  /** src/deploy/page/backend.ts BackendReport. */
+  readonly backend?: { provider: "webgpu" | "wasm"; why: string; cpuOps?: string[]; check?: { relativeDifference: number; tolerance: number } };
   readonly refused: string;
 }
 

@@ -39,7 +39,8 @@ function setStatus(text: string): void {
 function showBackend(report: BackendReport): void {
   progress.backend = report;
   const check = report.check === undefined ? "" : `; checked against wasm: relative difference ${report.check.relativeDifference.toExponential(1)}`;
-  backendLine.textContent = `${report.provider} (${report.why}${check})`;
+  const onCpu = report.provider === "webgpu" && report.cpuOps !== undefined && report.cpuOps.length > 0 ? `; ops without a WebGPU kernel, on the CPU provider: ${report.cpuOps.join(", ")}` : "";
+  backendLine.textContent = `${report.provider} (${report.why}${onCpu}${check})`;
 }
 
 /** Both losses over the rounds joined, as polylines on one scale; x is the round. */
