@@ -60,3 +60,6 @@ export async function webGpuAdapterIn(page: Page): Promise<string | null> {
     return adapter ? [adapter.info?.vendor, adapter.info?.architecture].filter(Boolean).join(" ") : null;
   })()`)) as string | null;
 }
+
+/** `args` with option `name`'s value replaced (a CLI option may be given once). */
+export const withOption = (args: readonly string[], name: string, value: string): string[] => args.map((arg, i) => (args[i - 1] === name ? value : arg));
