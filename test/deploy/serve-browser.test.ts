@@ -45,6 +45,10 @@ describe.skipIf(!hasChromium)("the browser client", () => {
     const gpuTab = await openClientTab(browser, url, `token=${tokens[1]}&demo-client=1&auto=1`);
     const wasmTab = await openClientTab(browser, url, `token=${tokens[2]}&demo-client=2&auto=1&ep=wasm`);
     const adapter = await webGpuAdapterIn(gpuTab.page);
+    // An execution provider the page does not have: refused before it connects.
+    const unknownEp = await openClientTab(browser, url, `token=${tokens[2]}&demo-client=2&auto=1&ep=cuda`);
+    expect((await unknownEp.progress()).status).toBe('FT305: ?ep: webgpu (the default: WebGPU where there is an adapter) or wasm, not "cuda"');
+    await unknownEp.page.close();
     expect(await server.exited()).toBe(0);
     const [onGpu, onWasm] = [await gpuTab.progress(), await wasmTab.progress()];
     expect(gpuTab.errors).toEqual([]);

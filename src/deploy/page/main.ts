@@ -4,13 +4,14 @@
  * gives an adapter and on wasm otherwise (backend.ts). Its examples come from a record file the
  * user picks or from a demo partition (/demo-data, for a valid token); they are read by the ONNX
  * session in this tab only. ?token=...&demo-client=i&auto=1 joins with no clicks; ?ep=wasm keeps
- * it off WebGPU. Its loss chart shows its own training loss of each round (computed here, never
+ * it off WebGPU (?ep=webgpu is the default). Its loss chart shows its own training loss of each round (computed here, never
  * sent) beside the round's, as the server reports it. Bundled by esbuild into
  * dist/page/client.js at `npm run build`.
  */
 import { ClientCore, RefusedError } from "../client/core.js";
 import type { ClientExamples } from "../client/batches.js";
 import { decodeRecord } from "../protocol/record.js";
+import { ftError } from "../../errors/error.js";
 import { loadBackend, type BackendReport } from "./backend.js";
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -57,10 +58,18 @@ function drawChart(): void {
 }
 
 function examplesOf(bytes: Uint8Array, what: string): ClientExamples {
-  const record = decodeRecord(bytes);
+  let record;
+  try {
+    record = decodeRecord(bytes);
+  } catch (error) {
+    throw ftError("FT302", { what, why: (error as Error).message });
+  }
   const x = record.get("x");
   const y = record.get("y");
-  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0]) throw new Error(`${what} is not a record with x and y`);
+  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
+    // As `fedtensor client --data` says it (src/deploy/client/node.ts).
+    throw ftError("FT302", { what, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
+  }
   return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
 }
 
@@ -139,6 +148,8 @@ demoInput.value = params.get("demo-client") ?? "";
 if (params.has("token")) history.replaceState(null, "", location.pathname);
 
 function start(): void {
+  const ep = params.get("ep");
+  if (ep !== null && ep !== "webgpu" && ep !== "wasm") return setStatus(ftError("FT305", { option: "?ep", why: `webgpu (the default: WebGPU where there is an adapter) or wasm, not "${ep}"` }).message);
   const file = fileInput.files?.[0];
   const demo = Number(demoInput.value);
   if (tokenInput.value === "") return setStatus("a token is needed");
