@@ -132,7 +132,7 @@ function onProvider(ort: OrtLike, provider: ProviderName): OrtLike {
 
 /**
  * A WebGPU session whose first run is also run on wasm and compared; on a difference beyond
- * WEBGPU_TOLERANCE (or a WebGPU run that fails) the session and later ones are wasm's.
+ * WEBGPU_TOLERANCE, or when a WebGPU run fails, the session and later ones are wasm's.
  */
 function checkedOnce(gpu: OrtSessionLike, makeWasm: () => Promise<OrtSessionLike>, report: BackendReport, changed: (report: BackendReport) => void): OrtSessionLike {
   let active = gpu;
@@ -148,14 +148,16 @@ function checkedOnce(gpu: OrtSessionLike, makeWasm: () => Promise<OrtSessionLike
   return {
     release: () => active.release(),
     run: async (feeds) => {
-      if (checked || active !== gpu) return active.run(feeds);
-      checked = true;
+      if (active !== gpu) return active.run(feeds);
       let onGpu: Record<string, OrtTensorLike>;
       try {
         onGpu = await gpu.run(feeds);
       } catch (error) {
+        // A kernel's fault, a device lost: the task is run again on wasm, and so are the later ones.
         return (await switchToWasm(`a WebGPU run failed (${(error as Error).message}); wasm instead`)).run(feeds);
       }
+      if (checked) return onGpu;
+      checked = true;
       const wasm = await makeWasm();
       const onWasm = await wasm.run(feeds);
       await wasm.release();
@@ -171,8 +173,8 @@ function checkedOnce(gpu: OrtSessionLike, makeWasm: () => Promise<OrtSessionLike
   };
 }
 
-/** Over every float output: max |a - b| / max |b| (NaN anywhere gives NaN, which no tolerance passes). */
-export function largestRelativeDifference(a: Record<string, OrtTensorLike>, b: Record<string, OrtTensorLike>): number {
+/** Over every float output: max |a - b| / max |b|; NaN (which no tolerance passes) where only one side has a NaN or an output differs in length. */
+function largestRelativeDifference(a: Record<string, OrtTensorLike>, b: Record<string, OrtTensorLike>): number {
   let largest = 0;
   for (const [name, expected] of Object.entries(b)) {
     const got = a[name];

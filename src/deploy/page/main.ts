@@ -4,9 +4,9 @@
  * gives an adapter and on wasm otherwise (backend.ts). Its examples come from a record file the
  * user picks or from a demo partition (/demo-data, for a valid token); they are read by the ONNX
  * session in this tab only. ?token=...&demo-client=i&auto=1 joins with no clicks; ?ep=wasm keeps
- * it off WebGPU (?ep=webgpu is the default). Its loss chart shows its own training loss of each round (computed here, never
- * sent) beside the round's, as the server reports it. Bundled by esbuild into
- * dist/page/client.js at `npm run build`.
+ * it off WebGPU (?ep=webgpu is the default). Its loss chart shows its own training loss of each
+ * round (computed here, never sent) beside the round's, as the server reports it. Bundled by
+ * esbuild into dist/page/client.js at `npm run build`.
  */
 import { ClientCore, RefusedError } from "../client/core.js";
 import type { ClientExamples } from "../client/batches.js";
