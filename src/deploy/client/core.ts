@@ -36,6 +36,8 @@ export interface ClientEvents {
   trained?(round: number, seconds: number): void;
   /** The end of a round the client took part in, as the server reports it. */
   roundEnd?(round: number, merged: boolean, loss: number | null): void;
+  /** This client's own mean training loss of a round, from its outputs before any scaling, masking or noise: for it to show, never sent. */
+  localLoss?(round: number, loss: number): void;
 }
 
 /** The largest part (an ONNX model) a client accepts. */
@@ -50,6 +52,7 @@ interface StoredPart {
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
   readonly checks: readonly { readonly output: string; readonly what: string }[];
+  readonly loss: { readonly sum: string; readonly weight: string } | undefined;
 }
 
 export class ClientCore {
@@ -100,7 +103,7 @@ export class ClientCore {
           await checkHash(body, message.hash);
           // Errors only: onnxruntime warns about graph rewrites that change nothing for the client.
           const session = await this.ort.InferenceSession.create(body, { executionProviders: ["cpu"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
-          this.parts.set(message.hash, { session, inputs: message.inputs, outputs: message.outputs, checks: message.checks });
+          this.parts.set(message.hash, { session, inputs: message.inputs, outputs: message.outputs, checks: message.checks, loss: message.loss });
         }
         return [];
       }
@@ -163,6 +166,8 @@ export class ClientCore {
       if (count !== 0) return failed(`${check.what}: ${count} values failed the check`);
     }
     this.events.trained?.(task.round, (performance.now() - started) / 1000);
+    const lossOf = (name: string) => Number((results[name]?.data as ArrayLike<number> | undefined)?.[0]);
+    if (part.loss !== undefined && lossOf(part.loss.weight) > 0) this.events.localLoss?.(task.round, lossOf(part.loss.sum) / lossOf(part.loss.weight));
     if (task.scale !== undefined) {
       // Secure: the accumulator stays here, scaled, until SecAgg+ masks it; the server gets the sum only.
       const length = part.outputs.reduce((n, name) => n + (results[name]!.data as ArrayLike<number>).length, 0);

@@ -70,6 +70,7 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   const core = new ClientCore(ort, settings.token, "node", load, {
     status: settings.log,
     trained: (round, seconds) => settings.log(`round ${round}: trained locally in ${seconds.toFixed(2)} s; update sent`),
+    localLoss: (round, loss) => settings.log(`round ${round}: local training loss ${loss.toFixed(4)} (this client's own; not sent)`),
     roundEnd: (round, merged, loss) => settings.log(`round ${round}: ${merged ? "merged" : "not merged"}${loss === null ? "" : `, round's training loss ${loss.toFixed(4)}`}`),
   });
   const ca = settings.ca === undefined ? undefined : readFileSync(settings.ca);

@@ -1,21 +1,35 @@
 /**
  * The browser client (/client): the client core (src/deploy/client/core.ts) over the browser's
- * WebSocket, with onnxruntime-web (wasm) loaded from the server's /ort/. Its examples come from a
- * record file the user picks or from a demo partition (/demo-data, for a valid token); they are
- * read by the ONNX session in this tab only. ?token=...&demo-client=i&auto=1 joins with no clicks.
- * Bundled by esbuild into dist/page/client.js at `npm run build`.
+ * WebSocket, with onnxruntime-web loaded from the server's /ort/, on WebGPU where the browser
+ * gives an adapter and on wasm otherwise (backend.ts). Its examples come from a record file the
+ * user picks or from a demo partition (/demo-data, for a valid token); they are read by the ONNX
+ * session in this tab only. ?token=...&demo-client=i&auto=1 joins with no clicks; ?ep=wasm keeps
+ * it off WebGPU (?ep=webgpu is the default). Its loss chart shows its own training loss of each
+ * round (computed here, never sent) beside the round's, as the server reports it. Bundled by
+ * esbuild into dist/page/client.js at `npm run build`.
  */
-import { ClientCore, RefusedError, type OrtLike } from "../client/core.js";
+import { ClientCore, RefusedError } from "../client/core.js";
 import type { ClientExamples } from "../client/batches.js";
 import { decodeRecord } from "../protocol/record.js";
+import { ftError } from "../../errors/error.js";
+import { loadBackend, type BackendReport } from "./backend.js";
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const statusLine = element<HTMLSpanElement>("status");
 const roundsLine = element<HTMLSpanElement>("rounds");
 const chart = element<HTMLElement>("chart");
+const backendLine = element<HTMLSpanElement>("backend");
 
 /** What the tab has done, for people and for tests (window.fedtensorClient). */
-const progress = { status: "not connected", rounds: [] as number[], losses: [] as { round: number; loss: number }[], refused: "" };
+const progress = {
+  status: "not connected",
+  rounds: [] as number[],
+  /** The tab's own training loss per round (local), and the round's over its cohort (from the server). */
+  localLosses: [] as { round: number; loss: number }[],
+  losses: [] as { round: number; loss: number }[],
+  backend: undefined as BackendReport | undefined,
+  refused: "",
+};
 (window as unknown as { fedtensorClient: typeof progress }).fedtensorClient = progress;
 
 function setStatus(text: string): void {
@@ -23,36 +37,46 @@ function setStatus(text: string): void {
   statusLine.textContent = text;
 }
 
-/** The loss of the rounds joined, as a polyline scaled to the chart. */
+function showBackend(report: BackendReport): void {
+  progress.backend = report;
+  const check = report.check === undefined ? "" : `; checked against wasm: relative difference ${report.check.relativeDifference.toExponential(1)}`;
+  const onCpu = report.provider === "webgpu" && report.cpuOps !== undefined && report.cpuOps.length > 0 ? `; ops without a WebGPU kernel, on the CPU provider: ${report.cpuOps.join(", ")}` : "";
+  backendLine.textContent = `${report.provider} (${report.why}${onCpu}${check})`;
+}
+
+/** Both losses over the rounds joined, as polylines on one scale; x is the round. */
 function drawChart(): void {
-  const points = progress.losses;
-  if (points.length === 0) return;
-  const high = Math.max(...points.map((p) => p.loss)) || 1;
-  const step = 400 / Math.max(1, points.length - 1);
-  const line = points.map((p, i) => `${(i * step).toFixed(1)},${(195 - (p.loss / high) * 185).toFixed(1)}`).join(" ");
-  chart.innerHTML = `<polyline fill="none" stroke="steelblue" stroke-width="2" points="${line}"></polyline><text x="4" y="14" font-size="12">loss ${points.at(-1)!.loss.toFixed(3)} (max ${high.toFixed(3)})</text>`;
+  const all = [...progress.localLosses, ...progress.losses];
+  if (all.length === 0) return;
+  const high = Math.max(...all.map((p) => p.loss)) || 1;
+  const first = Math.min(...all.map((p) => p.round));
+  const step = 400 / Math.max(1, Math.max(...all.map((p) => p.round)) - first);
+  const line = (points: readonly { round: number; loss: number }[], style: string) =>
+    `<polyline fill="none" ${style} points="${points.map((p) => `${((p.round - first) * step).toFixed(1)},${(195 - (p.loss / high) * 185).toFixed(1)}`).join(" ")}"></polyline>`;
+  const last = (points: readonly { loss: number }[]) => (points.length === 0 ? "-" : points.at(-1)!.loss.toFixed(3));
+  chart.innerHTML = `${line(progress.losses, 'stroke="gray" stroke-width="1.5" stroke-dasharray="4 3"')}${line(progress.localLosses, 'stroke="steelblue" stroke-width="2"')}<text x="4" y="14" font-size="12">this tab ${last(progress.localLosses)}, round ${last(progress.losses)} (max ${high.toFixed(3)})</text>`;
 }
 
 function examplesOf(bytes: Uint8Array, what: string): ClientExamples {
-  const record = decodeRecord(bytes);
+  let record;
+  try {
+    record = decodeRecord(bytes);
+  } catch (error) {
+    throw ftError("FT302", { what, why: (error as Error).message });
+  }
   const x = record.get("x");
   const y = record.get("y");
-  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0]) throw new Error(`${what} is not a record with x and y`);
+  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
+    // As `fedtensor client --data` says it (src/deploy/client/node.ts).
+    throw ftError("FT302", { what, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
+  }
   return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
-}
-
-async function loadOrt(): Promise<OrtLike> {
-  // Served from onnxruntime-web's package by fedtensor serve; one thread (no cross-origin isolation needed).
-  const ort = (await import(/* @vite-ignore */ "/ort/ort.wasm.min.mjs" as string)) as OrtLike & { env: { wasm: { wasmPaths: string; numThreads: number }; logLevel: string } };
-  ort.env.wasm.wasmPaths = "/ort/";
-  ort.env.wasm.numThreads = 1;
-  ort.env.logLevel = "error";
-  return ort;
 }
 
 async function join(token: string, source: { file: File } | { demo: number }): Promise<void> {
   setStatus("loading onnxruntime-web");
-  const ort = await loadOrt();
+  const { ort, report } = await loadBackend(params.get("ep") === "wasm" ? "wasm" : undefined, showBackend);
+  showBackend(report);
   const load = async (): Promise<ClientExamples> => {
     if ("file" in source) return examplesOf(new Uint8Array(await source.file.arrayBuffer()), source.file.name);
     const response = await fetch(`/demo-data?token=${encodeURIComponent(token)}&client=${source.demo}`);
@@ -61,7 +85,11 @@ async function join(token: string, source: { file: File } | { demo: number }): P
   };
   const core = new ClientCore(ort, token, "browser", load, {
     status: setStatus,
-    trained: (round, seconds) => setStatus(`round ${round}: trained in ${seconds.toFixed(2)} s, update sent`),
+    trained: (round, seconds) => setStatus(`round ${round}: trained on ${progress.backend!.provider} in ${seconds.toFixed(2)} s, update sent`),
+    localLoss: (round, loss) => {
+      progress.localLosses.push({ round, loss });
+      drawChart();
+    },
     roundEnd: (round, merged, loss) => {
       if (merged) {
         progress.rounds.push(round);
@@ -120,6 +148,8 @@ demoInput.value = params.get("demo-client") ?? "";
 if (params.has("token")) history.replaceState(null, "", location.pathname);
 
 function start(): void {
+  const ep = params.get("ep");
+  if (ep !== null && ep !== "webgpu" && ep !== "wasm") return setStatus(ftError("FT305", { option: "?ep", why: `webgpu (the default: WebGPU where there is an adapter) or wasm, not "${ep}"` }).message);
   const file = fileInput.files?.[0];
   const demo = Number(demoInput.value);
   if (tokenInput.value === "") return setStatus("a token is needed");

@@ -69,6 +69,8 @@ export const partSchema = z.strictObject({
   outputs: z.array(z.string().max(200)).max(4096),
   /** Run-time checks (int64 counts of violations, 0 when fine), each with what it checks. */
   checks: z.array(z.strictObject({ output: z.string().max(200), what: z.string().max(500) })).max(64),
+  /** The two outputs whose ratio (sum / weight) is the client's own mean training loss, for it to show; it never sends it. */
+  loss: z.strictObject({ sum: z.string().max(200), weight: z.string().max(200) }).optional(),
 });
 /** A round's task (the body: the shared inputs as a record): run part `part` on `steps` batches, answer within `deadlineMs`. */
 export const taskSchema = z.strictObject({

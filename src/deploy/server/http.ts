@@ -2,7 +2,8 @@
  * The network side of `fedtensor serve`: one node:http (or node:https with --tls-cert and
  * --tls-key) server that upgrades /fedtensor to the clients' WebSocket (ws), and serves the
  * browser client: /client (the page), /client.js (its esbuild bundle in dist/page), /ort/*
- * (onnxruntime-web's wasm files, from its package) and /demo-data (a demo client's partition,
+ * (onnxruntime-web's ESM builds and wasm files, from its package: ort.wasm.min.mjs, and
+ * ort.webgpu.min.mjs with the asyncify wasm it loads for a tab with WebGPU) and /demo-data (a demo client's partition,
  * for a valid token only: public data set examples going to a tab, never the other way).
  */
 import { createHash } from "node:crypto";
@@ -50,7 +51,7 @@ export const socketPath = "/fedtensor";
 
 /** dist/page/client.js, from dist/src/deploy/server. */
 const pageBundle = join(dirname(fileURLToPath(import.meta.url)), "../../../page/client.js");
-/** onnxruntime-web's dist folder (its wasm files and ESM loader). */
+/** onnxruntime-web's dist folder (its wasm files and ESM builds). */
 const ortDir = () => dirname(createRequire(import.meta.url).resolve("onnxruntime-web"));
 
 function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffer } {

@@ -1,6 +1,7 @@
 /**
- * The browser client's page (/client): status, rounds joined, a loss chart, a file picker and
- * a demo-partition field. The script (/client.js) is the esbuild bundle of src/deploy/page;
+ * The browser client's page (/client): status, the execution provider it trains on, rounds
+ * joined, a loss chart (the tab's own training loss and the round's), a file picker and a
+ * demo-partition field. The script (/client.js) is the esbuild bundle of src/deploy/page;
  * onnxruntime-web loads from /ort/. Query parameters join with no clicks:
  * ?token=...&demo-client=i&auto=1.
  */
@@ -31,9 +32,10 @@ fieldset { margin: 1rem 0; } label { display: block; margin: .3rem 0; }
 <button id="join">Join</button>
 </fieldset>
 <p>Status: <span id="status">not connected</span></p>
+<p>Runs on: <span id="backend">not started</span></p>
 <p>Rounds joined: <span id="rounds">0</span></p>
 <svg id="chart" viewBox="0 0 400 200" preserveAspectRatio="none" aria-label="training loss of the rounds joined"></svg>
-<p><small>Training loss of the rounds this tab joined, as the round reported it.</small></p>
+<p><small>Blue: this tab's own training loss in each round it joined (computed here, never sent). Grey, dashed: the round's training loss over its cohort, as the server reports it.</small></p>
 <script type="module" src="/client.js"></script>
 </body>
 </html>
