@@ -267,6 +267,8 @@ export class SecAggServer {
         if (modulus < 2 ** 32 && words.some((w) => w >= modulus)) return `masked vector has words outside [0, ${modulus})`;
         addMod(this.runningSum, words, 1, modulus);
         this.maskedFrom.add(m.from);
+        // Logged: an operator (and the kill -9 test) sees who can still be recovered if it leaves now.
+        this.emit("info", "masked input received", m.from);
         return null;
       }
       case "unmask": {

@@ -49,7 +49,7 @@ export class SecureSum {
     modulusBits?: number,
   ) {
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits), members.map((m) => m.id), {
-      log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined ? "" : `${event.code} `}${event.message}`),
+      log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
 
@@ -58,7 +58,8 @@ export class SecureSum {
     this.traffic.bytesIn += body.length;
     const verdict = this.server.receive(member.id, body);
     if (!verdict.accepted) this.settings.log(`round ${this.round}: refused a secagg message from ${member.id}: ${verdict.reason}`);
-    if (this.server.pending().length === 0) this.wake?.();
+    // Not only when no one is pending: a member that left is pending too, and the step need not wait for it.
+    this.wake?.();
   }
 
   /** A member left: the step need not wait for it. */
@@ -94,7 +95,7 @@ export class SecureSum {
     }
   }
 
-  /** Resolves when every expected member answered the current step, or at its deadline. */
+  /** Resolves when every expected member that is still connected answered the current step, or at its deadline. */
   private stepDone(): Promise<void> {
     return new Promise((resolve) => {
       const connected = () => this.server.pending().filter((id) => this.members.find((m) => m.id === id)?.socket.readyState === 1);

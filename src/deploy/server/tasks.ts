@@ -196,8 +196,10 @@ export class RoundTasks {
     const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
+    let survivors: number;
     try {
       const result = await sum.result();
+      survivors = result.clients;
       if (codec !== undefined && result.clients < codec.calibration.minClients)
         throw new RoundAborted(`${result.clients} clients survived the secure sum, fewer than the ${codec.calibration.minClients} (--min-clients) the distributed-DP noise is calibrated for: not decoded`);
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
@@ -205,8 +207,9 @@ export class RoundTasks {
       this.secureRound = undefined;
     }
     const scale = 1 / Math.max(...cohort.map((m) => m.examples));
-    traffic.merged = trained.length;
-    traffic.dropped = cohort.length - trained.length;
+    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged.
+    traffic.merged = survivors;
+    traffic.dropped = cohort.length - survivors;
     const out = new Map<string, tf.Tensor>();
     let offset = 0;
     for (const [name, type] of expected) {
