@@ -13,10 +13,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { partitionFiles, startFileClient, unmaskTrap, type UnmaskTrap } from "./serve-kill-helpers.js";
+import { partitionFiles, startFileClient, stepTrap, type StepTrap } from "./serve-kill-helpers.js";
 
 const started: Process[] = [];
-const traps: UnmaskTrap[] = [];
+const traps: StepTrap[] = [];
 afterAll(() => {
   started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
   traps.forEach((t) => t.close());
@@ -37,7 +37,7 @@ async function runWithKills(clients: number, victims: number, rounds: number, mi
   const url = await serverUrl(server);
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
-    const trap = i < victims ? await unmaskTrap(url, 1, () => processes[i]!) : undefined;
+    const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!) : undefined;
     if (trap !== undefined) traps.push(trap);
     processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
   }

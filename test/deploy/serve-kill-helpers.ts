@@ -1,11 +1,12 @@
 /**
- * Killing `fedtensor client` processes with SIGKILL between SecAgg+'s masked input and unmask
- * steps, deterministically. A victim connects through a TCP relay in the test process; the
- * server sends a client the unmask request only once every member's masked input is in (or
- * the step's deadline passed), so when the relay sees the round's unmask request on its way to
- * the victim, the victim has sent its masked input: the relay kills it with SIGKILL and drops
- * the connection before the request reaches it. A kill on the server's log line instead would
- * race with the victim's answer, which takes milliseconds.
+ * Killing `fedtensor client` processes with SIGKILL at a chosen SecAgg+ step, deterministically.
+ * A victim connects through a TCP relay in the test process; when the relay sees the server's
+ * request for that step of that round on its way to the victim, it kills the victim with
+ * SIGKILL and drops the connection before the request reaches it. The server sends the unmask
+ * request only once every member's masked input is in (or the step's deadline passed), so a
+ * victim trapped at "unmask" has sent its masked input; one trapped at "masked-input" has not.
+ * A kill on the server's log line instead would race with the victim's answer, which takes
+ * milliseconds.
  */
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
@@ -34,8 +35,8 @@ export function partitionFiles(dir: string, count: number): string[] {
 
 export const startFileClient = (url: string, token: string, file: string) => startProcess(["client", "--server", url, "--token", token, "--data", file, "--max-backoff", "1"]);
 
-/** A relay to the server at `url` that kills whoever connects through it once round `round`'s unmask request comes for it. */
-export interface UnmaskTrap {
+/** A relay to the server at `url` that kills whoever connects through it once round `round`'s request for `step` comes for it. */
+export interface StepTrap {
   /** The URL to give the victim's --server. */
   readonly url: string;
   /** Resolves when the trap has killed its victim. */
@@ -43,10 +44,10 @@ export interface UnmaskTrap {
   close(): void;
 }
 
-export async function unmaskTrap(url: string, round: number, victim: () => Process): Promise<UnmaskTrap> {
+export async function stepTrap(url: string, round: number, step: "masked-input" | "unmask", victim: () => Process): Promise<StepTrap> {
   const target = new URL(url);
-  // The unmask request's JSON as the server writes it (src/deploy/secagg/server.ts, sendUnmask); WebSocket frames from the server are not masked.
-  const marker = Buffer.from(`"round":${round},"step":"unmask"`);
+  // The request's JSON as the server writes it (src/deploy/secagg/server.ts); WebSocket frames from the server are not masked.
+  const marker = Buffer.from(`"round":${round},"step":"${step}"`);
   const sockets = new Set<Socket>();
   let spring = () => {};
   const sprung = new Promise<void>((resolve) => (spring = resolve));

@@ -132,7 +132,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     featureShape: [...featureShape],
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
-  const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined) : undefined;
+  const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined, log) : undefined;
   const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
