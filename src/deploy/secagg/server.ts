@@ -112,7 +112,7 @@ export class SecAggServer {
     if (this.currentStep !== "setup") throw ftError("FT338", { client: "server", why: "start() called twice" });
     this.currentStep = "advertise-keys";
     this.expected = new Set(this.clients);
-    this.emit("info", `round starts with ${this.clients.length} clients`);
+    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold})`);
     return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, params: this.params }]));
   }
 
