@@ -20,7 +20,7 @@
  *     const server = new SecAggServer(params, clientIds, { log?, randomBytes? });
  *     server.start()                 -> Map<clientId, Setup>        send each to its client
  *     server.receive(clientId, raw)  -> { accepted } | { accepted: false, reason }
- *                                       (raw: the JSON text or bytes as received; refusals
+ *                                       (raw: the message's bytes as received; refusals
  *                                       are logged with FT336 and the round goes on)
  *     server.pending()               -> clients yet to answer the current step
  *     await server.advance()         -> call when pending() is empty or the step's deadline
@@ -42,7 +42,8 @@
  *     A bad server message is FT336 (the client leaves the round); a step called twice or out
  *     of order, or a vector of the wrong length, FT338.
  *
- *   Wire: encodeMessage(message) -> JSON text; parseServerMessage(raw, limit) on the client
+ *   Wire: encodeMessage(message) -> bytes (u32 LE JSON length, the JSON, the masked input's
+ *   words raw); parseServerMessage(raw, limit) on the client
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
  *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
  */

@@ -46,7 +46,7 @@ export const SECAGG_DEFAULTS = {
   modulus_range: 2 ** 32,
 } as const;
 
-/** The longest vector a round takes: 2^24 words is a 64 MiB masked input (88 MiB as base64). */
+/** The longest vector a round takes: 2^24 words is a 64 MiB masked input. */
 export const MAX_VECTOR_LENGTH = 2 ** 24;
 /** The largest cohort: Shamir over GF(256) has 255 share coordinates. */
 export const MAX_SHARES = 255;

@@ -29,7 +29,7 @@ import { isRobustRun } from "../../lib/run/robust.js";
 import { featureShapeFor, federatedData, modelFor } from "../../lib/run/setup.js";
 import { join } from "node:path";
 import { stepsFor } from "../client/batches.js";
-import type { RunInfo } from "../protocol/messages.js";
+import { WIRE_VERSION, type RunInfo } from "../protocol/messages.js";
 import type { Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
 import { RoundAborted } from "./round-aborted.js";
@@ -176,7 +176,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
       }
       const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
-      const end = { v: 1, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
+      const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
       server.broadcast(cohort, end);
       log(`round ${round}/${config.rounds}: ${traffic.merged} of ${cohort.length} clients merged${loss === null ? "" : `, train loss ${loss.toFixed(4)}`}${test === undefined ? "" : `, test accuracy ${(test.accuracy * 100).toFixed(2)}%`} (${row.seconds.toFixed(1)} s)`);
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) await save(round, row);

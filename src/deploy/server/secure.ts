@@ -110,7 +110,7 @@ export class SecureSum {
   async result(): Promise<SecAggResult> {
     const byId = new Map(this.members.map((m) => [m.id, m]));
     const send = (to: string, message: object) => {
-      const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, new TextEncoder().encode(encodeMessage(message as never)));
+      const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, encodeMessage(message as never));
       this.traffic.bytesOut += frame.length;
       byId.get(to)?.send(frame);
     };
