@@ -73,6 +73,8 @@ describe("fedtensor serve --aggregator secure with clients killed by SIGKILL aft
       [2, 7, 0],
     ]);
     expect(rows.every((r) => typeof r.train_loss === "number")).toBe(true);
+    // The recovered sum is the right one: a mask left in it would be noise, and the model at chance (10%).
+    expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
   }, 60_000);
 
   it("aborts the round cleanly (FT337) when 4 of its 7 clients die, below the threshold, and the server stays up", async () => {
