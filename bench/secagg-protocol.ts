@@ -1,12 +1,12 @@
 /**
  * bench/secagg-protocol: what the real SecAgg+ protocol (src/deploy/secagg) costs, in one
- * process with the transport left out (every message still goes through the JSON/base64 wire
- * format and the server's parsing):
+ * process with the transport left out (every message still goes through the wire format,
+ * JSON with base64 keys and shares and the masked words raw after it, and the server's parsing):
  *
  * 1. Bytes a client sends per round, by step, and what it receives; the expansion factor:
  *    bytes sent over the vector's size in the clear (4 bytes a float32 coordinate), measured
- *    (JSON, base64) and for the same messages in binary (keys 32 B, sealed share pair 12 + 82 B,
- *    share 33 B, masked word 4 B), beside Bonawitz et al.'s reported 1.73x (2^10 users,
+ *    (the wire format) and for the same messages all in binary (keys 32 B, sealed share pair
+ *    12 + 82 B, share 33 B, masked word 4 B), beside Bonawitz et al.'s reported 1.73x (2^10 users,
  *    2^20-dimensional vectors) and 1.98x (2^14 users, 2^24 dimensions) for 16-bit inputs, where
  *    most of the expansion is the wider masked word (16 + log2 n bits and more against 16).
  * 2. Protocol time per round for n clients (default 10, 20, 50), wall and CPU (all clients and
@@ -146,7 +146,7 @@ for (const n of cohorts) {
   console.log(`\nn = ${n}: num_shares ${numShares} (${k} neighbours), threshold ${majorityThreshold(numShares)}; with 30% dropouts num_shares ${dropShares}, threshold ${majorityThreshold(dropShares)}`);
   console.log(`  bytes sent per client: ${STEPS.map((s) => `${s} ${kib(perStep[s])}`).join(", ")}; total ${kib(total)}`);
   console.log(`  bytes received per client: ${kib(mean([...last.receivedBytes.values()]))}`);
-  console.log(`  expansion over the vector in the clear: measured x${(total / (4 * length)).toFixed(3)} (JSON/base64), binary x${(binary / (4 * length)).toFixed(3)}`);
+  console.log(`  expansion over the vector in the clear: measured x${(total / (4 * length)).toFixed(3)} (wire format), all binary x${(binary / (4 * length)).toFixed(3)}`);
   // The server's share of the CPU: the round's, less what the clients' calls took.
   const serverCpu = (m: Measured) => m.cpuSeconds - [...m.cpu.values()].reduce((a, c) => a + STEPS.reduce((b, s) => b + c[s], 0), 0) / 1e6;
   // With the clients on their own machines, a step takes its slowest client: the critical path, network left out.

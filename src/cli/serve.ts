@@ -8,7 +8,7 @@ import { UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** The flags serve takes besides `fedtensor run`'s, each with a value. */
-const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait"]);
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
 function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
@@ -35,12 +35,22 @@ const seconds = (option: string, text: string | undefined, fallback: number): nu
   return value;
 };
 
+/** A SecAgg+ share count as Flower's SecAggPlusWorkflow takes it: a whole number >= 2, or a proportion in (0, 1]. */
+const shareCount = (option: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === "" || !((value > 0 && value <= 1) || (Number.isSafeInteger(value) && value >= 2)))
+    throw ftError("FT305", { option, why: `expected a whole number >= 2 or a proportion in (0, 1], got ${text}` });
+  return value;
+};
+
 export const serveCommand: Command = {
   name: "serve",
   summary: "run a training run with real clients: `fedtensor client` processes and browser tabs",
   usage: [
     "usage: fedtensor serve [example | config.json] --client-tokens FILE [--port 8080] [--host 127.0.0.1]",
     "                       [--tls-cert cert.pem --tls-key key.pem] [--round-timeout 60] [--join-wait 5]",
+    "                       [--num-shares N|P --reconstruction-threshold T|P]",
     "                       [fedtensor run's options: --rounds, --clients-per-round, --min-clients, --resume, ...]",
     "",
     "Serves the run at ws://HOST:PORT/fedtensor (wss:// with TLS) and the browser client at",
@@ -54,6 +64,11 @@ export const serveCommand: Command = {
     "  --tls-cert/--tls-key   PEM files: serve wss:// and https://",
     "  --round-timeout S      seconds a client has to answer a round's task (default 60)",
     "  --join-wait S          seconds a round waits for --clients-per-round once --min-clients are there (default 5)",
+    "  --num-shares N|P       SecAgg+ (--aggregator secure, distributed-dp): shares of each client's secrets, one per",
+    "                         neighbour plus its own; a count, or a proportion in (0, 1] of the cohort (Flower's",
+    "                         num_shares). Raised to odd, capped at the cohort. Default 2 ceil(log2 n) + 1",
+    "  --reconstruction-threshold T|P  shares that rebuild a secret: a count, or a proportion in (0, 1] of",
+    "                         num_shares; a strict majority of it for every cohort size (FT341). Default: a majority",
   ].join("\n"),
   async run(args) {
     const { serve: flags, rest } = splitArgs(args);
@@ -62,6 +77,7 @@ export const serveCommand: Command = {
     if ((flags["tls-cert"] === undefined) !== (flags["tls-key"] === undefined)) throw new UsageError("--tls-cert and --tls-key go together");
     const port = Number(flags.port ?? 8080);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw ftError("FT305", { option: "--port", why: `expected a port from 0 to 65535, got ${flags.port}` });
+    const shares = { num_shares: shareCount("--num-shares", flags["num-shares"]), reconstruction_threshold: shareCount("--reconstruction-threshold", flags["reconstruction-threshold"]) };
     // Loaded here so that other commands start without TensorFlow.js.
     const { loadRunArguments } = await import("../lib/run/config.js");
     const { config } = await loadRunArguments(resolveExample(rest));
@@ -75,6 +91,7 @@ export const serveCommand: Command = {
       ...(flags["tls-cert"] === undefined ? {} : { tls: { cert: flags["tls-cert"], key: flags["tls-key"]! } }),
       deadlineMs: seconds("--round-timeout", flags["round-timeout"], 60) * 1000,
       joinWaitMs: seconds("--join-wait", flags["join-wait"], 5) * 1000,
+      shares,
       log,
     });
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;

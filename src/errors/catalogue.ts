@@ -635,6 +635,21 @@ export const catalogue = {
       "Use this client's own token (one line of the server's --client-tokens file, or --token-file), " +
       "and the same FedTensor version as the server.",
   },
+  FT341: {
+    title: "SecAgg+ share settings that a cohort of the run cannot use",
+    message: "--num-shares {numShares} with --reconstruction-threshold {threshold} does not fit a cohort of {clients} clients: {why}",
+    explanation:
+      "`fedtensor serve`'s secure rounds sum over cohorts of --min-clients (at least 2) to " +
+      "--clients-per-round clients. For each, num_shares resolves as Flower's SecAggPlusWorkflow " +
+      "does (a count, or a proportion of the cohort; raised to odd, capped at the cohort) and " +
+      "reconstruction_threshold (a count, or a proportion of num_shares) must be at least 2, at " +
+      "most num_shares and a strict majority of it: with half or fewer, a server that lies about " +
+      "who dropped could collect both kinds of share of one client. The server checks every " +
+      "cohort size before it starts, so that no round fails on its parameters.",
+    fix:
+      "Give the threshold as a proportion above 0.5 of num_shares (or leave it out: a strict majority), " +
+      "or raise --min-clients so that every cohort has room for the shares.",
+  },
   FT346: {
     title: "Distributed DP parameters that cannot be calibrated",
     message: "distributed DP cannot be calibrated: {why}",

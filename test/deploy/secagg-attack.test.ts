@@ -9,8 +9,8 @@
  */
 import { x25519 } from "@noble/curves/ed25519.js";
 import { describe, expect, it } from "vitest";
-import { type SecAggParams, webCryptoRandomBytes } from "../../src/deploy/secagg/index.js";
-import { fromBase64, wordsFromBase64 } from "../../src/deploy/secagg/codec.js";
+import { type Parsed, type SecAggParams, parseClientMessage, parseServerMessage, webCryptoRandomBytes } from "../../src/deploy/secagg/index.js";
+import { fromBase64 } from "../../src/deploy/secagg/codec.js";
 import { equalBytes, pairSecret, publicKeyOf, seedCommitment } from "../../src/deploy/secagg/keys.js";
 import { applyMask, pairSign } from "../../src/deploy/secagg/masks.js";
 import { quantizeVector } from "../../src/deploy/secagg/quantize.js";
@@ -27,6 +27,13 @@ const params: SecAggParams = {
   quantization_range: 2 ** 22,
   modulus_range: 2 ** 32,
 };
+
+/** A recorded message as the parser gives it, loosely typed: the test reads fields of every step. */
+type Loose = Record<string, any>;
+function parsed(result: Parsed<object>): Loose {
+  if (!result.ok) throw new Error(result.reason);
+  return result.message;
+}
 
 /** Chi-square of the top 4 bits of the words against the uniform distribution (15 degrees of freedom). */
 function chiSquare(words: Uint32Array): number {
@@ -74,7 +81,7 @@ describe("SecAgg+ against a server that records everything", () => {
     const droppedAfterMasking = ["client-005", "client-010"];
     // Each client's CSPRNG draws, to find its secrets afterwards (the client zeroes them after use).
     const draws = new Map<string, Uint8Array[]>(clientIds.map((id) => [id, []]));
-    const received: { from: string; raw: string }[] = [];
+    const received: { from: string; raw: Uint8Array }[] = [];
     const record: Uint8Array[] = []; // the server's state after every step, and every byte it receives
     const run = await runRound(params, vectors, {
       dropAt: { "masked-input": droppedBeforeMasking, unmask: droppedAfterMasking },
@@ -91,7 +98,8 @@ describe("SecAgg+ against a server that records everything", () => {
     expect(survivors).toHaveLength(10);
 
     // The clients' secrets, identified by the public values they match.
-    const messages = received.map(({ raw }) => JSON.parse(raw));
+    // Parsed as the server parses them: the masked inputs' vectors as their words.
+    const messages = received.map(({ raw }) => parsed(parseClientMessage(raw, Infinity)));
     const advertised = new Map(messages.filter((m) => m.step === "advertise-keys").map((m) => [m.from, m]));
     const commitments = new Map(messages.filter((m) => m.step === "share-keys").map((m) => [m.from, fromBase64(m.seed_commitment)!]));
     const secrets = new Map<string, { encryption: Uint8Array; masking: Uint8Array; seed?: Uint8Array }>();
@@ -105,8 +113,8 @@ describe("SecAgg+ against a server that records everything", () => {
       secrets.set(id, { encryption, masking, ...(seed ? { seed } : {}) });
     }
 
-    for (const { raw } of received) collectBytes(JSON.parse(raw), record);
-    for (const { raw } of received) record.push(new TextEncoder().encode(raw));
+    for (const message of messages) collectBytes(message, record);
+    for (const { raw } of received) record.push(raw);
     const haystack = Buffer.concat(record.map((r) => Buffer.from(r)));
     const hexHaystack = haystack.toString("latin1");
     const absent = (secret: Uint8Array) =>
@@ -153,7 +161,7 @@ describe("SecAgg+ against a server that records everything", () => {
     // The masked vectors look uniform on Z_M; the quantized updates they hide do not.
     const masked = messages.filter((m) => m.step === "masked-input");
     expect(masked).toHaveLength(10);
-    for (const m of masked) expect(chiSquare(wordsFromBase64(m.vector, m.length)!)).toBeLessThan(CHI2_15_CRITICAL);
+    for (const m of masked) expect(chiSquare(m.vector)).toBeLessThan(CHI2_15_CRITICAL);
     const quantized = quantizeVector(vectors.get("client-000")!, resolved, webCryptoRandomBytes).values;
     expect(chiSquare(quantized)).toBeGreaterThan(1000 * CHI2_15_CRITICAL);
 
@@ -161,13 +169,13 @@ describe("SecAgg+ against a server that records everything", () => {
     // shares and strip it. What is left still hides the update behind the pair masks, which
     // only the clients could remove (the positive control strips them with the clients' keys).
     const step = (2 * params.clipping_range) / params.quantization_range;
-    const requests = run.sent.map((raw) => JSON.parse(raw)).filter((m) => m.step === "masked-input");
+    const requests = run.sent.map((raw) => parsed(parseServerMessage(raw, Infinity))).filter((m) => m.step === "masked-input");
     for (const m of masked) {
       const u: string = m.from;
       const seedShares = unmasks.flatMap((r) => r.seed_shares.filter((s: { of: string }) => s.of === u).map((s: { share: string }) => ({ from: r.from, share: fromBase64(s.share)! })));
       const seed = await rebuildSecret(seedShares, resolved.reconstruction_threshold, (b) => equalBytes(seedCommitment(b, params.round, u), commitments.get(u)!));
       expect(seed.secret).not.toBeNull();
-      const stripped = wordsFromBase64(m.vector, m.length)!;
+      const stripped = (m.vector as Uint32Array).slice();
       applyMask(stripped, seed.secret!, -1, params.modulus_range);
       expect(chiSquare(stripped)).toBeLessThan(CHI2_15_CRITICAL);
       const maskedWith: string[] = requests.find((r) => r.to === u)!.shares.map((s: { from: string }) => s.from);

@@ -21,8 +21,8 @@ export interface RoundRun {
   readonly server: SecAggServer;
   readonly clients: Map<string, SecAggClient>;
   readonly outcome: StepOutcome;
-  readonly received: string[];
-  readonly sent: string[];
+  readonly received: Uint8Array[];
+  readonly sent: Uint8Array[];
   readonly clientEvents: SecAggEvent[];
 }
 
@@ -33,7 +33,7 @@ export async function runRound(
   vectors: ReadonlyMap<string, Float32Array | Uint32Array>,
   options: {
     dropAt?: Partial<Record<DropStep, readonly string[]>>;
-    record?: (from: string, raw: string) => void;
+    record?: (from: string, raw: Uint8Array) => void;
     /** Each client's CSPRNG (default: WebCrypto's); a test may wrap it to see the client's secrets. */
     clientRandom?: (id: string) => RandomBytes;
     /** Called with the server after each step closes (before the next step's answers arrive). */
@@ -43,8 +43,8 @@ export async function runRound(
   const clientIds = [...vectors.keys()];
   const server = new SecAggServer(params, clientIds);
   const clients = new Map<string, SecAggClient>();
-  const received: string[] = [];
-  const sent: string[] = [];
+  const received: Uint8Array[] = [];
+  const sent: Uint8Array[] = [];
   const clientEvents: SecAggEvent[] = [];
   const deliver = (from: string, message: ClientMessage) => {
     const raw = encodeMessage(message);
@@ -118,8 +118,8 @@ export class SteppedRound {
     }
   }
 
-  deliver(id: string, message: ClientMessage | string) {
-    return this.server.receive(id, typeof message === "string" ? message : encodeMessage(message));
+  deliver(id: string, message: ClientMessage | Uint8Array) {
+    return this.server.receive(id, message instanceof Uint8Array ? message : encodeMessage(message));
   }
 
   /** Every client not in `except` answers; returns their messages. */
@@ -141,3 +141,16 @@ export class SteppedRound {
     return outcome;
   }
 }
+
+/** Raw message bytes as the wire carries them (u32 LE JSON length, the JSON, then `tail`), for tests that forge one. */
+export function rawMessage(json: string, tail: Uint8Array = new Uint8Array(0)): Uint8Array {
+  const text = new TextEncoder().encode(json);
+  const out = new Uint8Array(4 + text.length + tail.length);
+  new DataView(out.buffer).setUint32(0, text.length, true);
+  out.set(text, 4);
+  out.set(tail, 4 + text.length);
+  return out;
+}
+
+/** The JSON text of raw message bytes. */
+export const jsonOf = (raw: Uint8Array): string => new TextDecoder().decode(raw.subarray(4, 4 + new DataView(raw.buffer, raw.byteOffset).getUint32(0, true)));

@@ -5,18 +5,26 @@
  * noise the model trains; with a noise that has a finite epsilon every row carries the epsilon
  * spent so far (increasing; three clients are far too few for that noise to leave the logistic
  * model's accuracy, which is why the two are separate runs). The run's secret is saved to the
- * run folder (mode 0600) and no metrics file holds it. Needs `npm run build`.
+ * run folder (mode 0600) and no metrics file holds it. --ddp-target-epsilon's noise and epsilons
+ * are the accountant's. A round with fewer than --min-clients survivors (two clients killed with
+ * SIGKILL before their masked input) is aborted and not decoded, and the run goes on. Needs
+ * `npm run build`.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../../src/lib/privacy/distributed-dp.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { partitionFiles, startFileClient, stepTrap, type StepTrap } from "./serve-kill-helpers.js";
 
 const started: Process[] = [];
-afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
+const traps: StepTrap[] = [];
+afterAll(() => {
+  started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
+  traps.forEach((t) => t.close());
+});
 const track = (p: Process) => (started.push(p), p);
 
 /** A served distributed-DP run of three client processes; its metrics rows and the server's log. */
@@ -57,6 +65,66 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     expect(epsilons[1]).toBeCloseTo(distributedDpEpsilon(cal, 2, 1e-5).epsilon, 6);
     expect(epsilons[1]!).toBeGreaterThan(epsilons[0]!);
   }, 60_000);
+
+  // --ddp-target-epsilon: the server bisects for the noise multiplier that spends the target in --rounds rounds, for the accumulator's rotated length.
+  it("calibrates the noise for --ddp-target-epsilon as the accountant does, and spends the target by the last round", async () => {
+    const { log, rows } = await servedRun(2, ["--ddp-clip", "1", "--ddp-target-epsilon", "8", "--ddp-bits", "16"]);
+    const logged = log.match(/distributed DP: noise multiplier (\S+) \(--ddp-target-epsilon 8 over 2 rounds at delta 0\.00001\), clip 1, 16 bits, calibrated for 3 to 3 clients, an accumulator of (\d+) values/);
+    expect(logged).not.toBeNull();
+    // The logistic model's accumulator, rotated: padded to 2^13.
+    expect(Number(logged![2])).toBeGreaterThan(4096);
+    expect(Number(logged![2])).toBeLessThanOrEqual(8192);
+    const parameters = { clip: 1, bits: 16, minClients: 3, maxClients: 3, dimension: 8192 };
+    const noise = noiseMultiplierForEpsilon(parameters, 8, 2, 1e-5);
+    expect(Number(logged![1])).toBe(noise);
+    const cal = calibrateDistributedDp({ ...parameters, noiseMultiplier: noise });
+    const epsilons = rows.map((r) => r.epsilon as number);
+    expect(epsilons[0]).toBeCloseTo(distributedDpEpsilon(cal, 1, 1e-5).epsilon, 6);
+    expect(epsilons[1]).toBeCloseTo(distributedDpEpsilon(cal, 2, 1e-5).epsilon, 6);
+    // The bisection stops at the least noise that stays within the target.
+    expect(epsilons[1]!).toBeLessThanOrEqual(8);
+    expect(epsilons[1]!).toBeGreaterThan(7.99);
+  }, 60_000);
+
+  // The noise is calibrated for --min-clients survivors: a sum of fewer has too little noise, so the server does not decode it.
+  it("aborts a round in which fewer than --min-clients survive the secure sum, decodes nothing, and goes on", async () => {
+    const dir = tempDir("fedtensor-serve-ddp-");
+    const out = join(dir, "run");
+    const { path, tokens } = writeTokens(dir, 6);
+    const files = partitionFiles(dir, 6);
+    const ddp = ["--aggregator", "distributed-dp", "--ddp-clip", "100", "--ddp-noise", "0.0001", "--ddp-bits", "20"];
+    const server = track(startProcess(smallServe(path, out, "--model", "logistic", "--rounds", "2", "--clients-per-round", "6", "--min-clients", "5", ...ddp)));
+    const url = await serverUrl(server);
+    // Clients 0 and 1 (client-001, client-002) are killed when round 1's masked-input request comes: after training, before their masked input.
+    const processes: Process[] = [];
+    const sprung: Promise<void>[] = [];
+    for (let i = 0; i < 6; i++) {
+      const trap = i < 2 ? await stepTrap(url, 1, "masked-input", () => processes[i]!) : undefined;
+      if (trap !== undefined) (traps.push(trap), sprung.push(trap.sprung));
+      processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
+    }
+    await Promise.all(sprung);
+    // Started again, so that round 2 has --min-clients.
+    for (const i of [0, 1]) track(startFileClient(url, tokens[i]!, files[i]!));
+    expect(await server.exited()).toBe(0);
+    const log = server.output();
+    // SecAgg+ itself completes: 4 clients are its threshold of 6 shares.
+    expect(log).toMatch(/round 1: secure sum of 4 clients; dropped: client-001 at masked-input, client-002 at masked-input/);
+    expect(log).toMatch(/round 1 skipped: 4 clients survived the secure sum, fewer than the 5 \(--min-clients\) the distributed-DP noise is calibrated for: not decoded/);
+    expect(log).toMatch(/round 1\/2: 0 of 6 clients merged/);
+    // Round 2 samples whoever is ready once 5 are: the two restarted clients may not both be back.
+    const second = log.match(/round 2\/2: (\d) of (\d) clients merged/);
+    expect(second).not.toBeNull();
+    expect(second![1]).toBe(second![2]);
+    expect(Number(second![1])).toBeGreaterThanOrEqual(5);
+    const rows = readMetrics(join(out, "metrics.jsonl"));
+    expect(rows.map((r) => r.round)).toEqual([1, 2]);
+    expect(rows[0]!.clients).toBe(0);
+    expect(rows[0]!.train_loss).toBeNull();
+    // Not decoded: the model is still the initial one after round 1 (chance is 10%), and learns in round 2.
+    expect(rows[0]!.test_accuracy as number).toBeLessThan(0.3);
+    expect(rows[1]!.test_accuracy as number).toBeGreaterThan(0.7);
+  }, 90_000);
 
   it("refuses an algorithm other than FedAvg, as `fedtensor run --aggregator distributed-dp` does (FT305)", async () => {
     const dir = tempDir("fedtensor-serve-ddp-");

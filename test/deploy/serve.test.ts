@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { encodeFrame } from "../../src/deploy/protocol/frame.js";
+import { WIRE_VERSION } from "../../src/deploy/protocol/messages.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
@@ -48,7 +49,7 @@ describe("fedtensor serve with client processes", () => {
       "hello",
       Uint8Array.of(1, 2, 3),
       encodeFrame({ v: 99, type: "hello", token: tokens[0], agent: "node" }),
-      encodeFrame({ v: 1, type: "update", round: 1, task: "x" }),
+      encodeFrame({ v: WIRE_VERSION, type: "update", round: 1, task: "x" }),
     ];
     for (const frame of badFrames) expect(await rawConnection(url, (s) => s.send(frame))).toBe(1008);
     // Oversized: ws closes with 1009 before the message is buffered whole.

@@ -120,7 +120,7 @@ export class ClientCore {
 
   /** A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer the server's requests. */
   private async secure(round: number, body: Uint8Array): Promise<Uint8Array[]> {
-    const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, new TextEncoder().encode(encodeMessage(message as never)))];
+    const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, encodeMessage(message as never))];
     const held = this.held;
     if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
     if (this.secagg?.round !== round) {

@@ -1,5 +1,5 @@
 /**
- * The messages of `fedtensor serve` and its clients (wire version 1, docs/deployment.md, "Wire
+ * The messages of `fedtensor serve` and its clients (wire version 2, docs/deployment.md, "Wire
  * format"). Each is one binary WebSocket frame: a 4-byte little-endian header length, the
  * header (UTF-8 JSON, one of the schemas below, validated with zod at the boundary), then the
  * body its type says (a tensor record, record.ts; an ONNX model), or nothing.
@@ -13,8 +13,11 @@
  */
 import { z } from "zod";
 
-/** The wire version; a peer that speaks another is refused with a message saying which. */
-export const WIRE_VERSION = 1;
+/**
+ * The wire version; a peer that speaks another is refused with a message saying which. 2: the
+ * SecAgg+ masked vector travels as raw bytes after its message's JSON, not as base64 in it.
+ */
+export const WIRE_VERSION = 2;
 
 /** The largest header: control messages are small, whatever the model. */
 export const MAX_HEADER_BYTES = 64 * 1024;

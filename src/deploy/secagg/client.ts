@@ -5,7 +5,7 @@
  * self-mask seed share or a secret-key share, never both, and answers the unmask step once.
  */
 import { ftError } from "../../errors/error.js";
-import { toBase64, fromBase64, wordsToBase64 } from "./codec.js";
+import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
@@ -64,9 +64,9 @@ export class SecAggClient {
   private held = new Map<string, HeldShares>();
 
   /** A client from the server's setup message (raw or parsed); its parameters are checked (FT335). */
-  static fromSetup(setup: Setup | string | Uint8Array, options: SecAggClientOptions = {}): SecAggClient {
+  static fromSetup(setup: Setup | Uint8Array, options: SecAggClientOptions = {}): SecAggClient {
     let message: Setup;
-    if (typeof setup === "string" || setup instanceof Uint8Array) {
+    if (setup instanceof Uint8Array) {
       const parsed = parseServerMessage(setup, SETUP_SIZE_LIMIT);
       if (!parsed.ok) throw ftError("FT336", { step: "setup", sender: "the server", why: parsed.reason });
       if (parsed.message.step !== "setup") throw ftError("FT336", { step: parsed.message.step, sender: "the server", why: "expected the setup message" });
@@ -87,7 +87,7 @@ export class SecAggClient {
    * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
    * for the masked input (a Uint32Array: pre-quantized, see maskedInput).
    */
-  async respond(raw: string | Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
+  async respond(raw: Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
     if (!parsed.ok) this.refuse("unknown", parsed.reason);
     const request = parsed.message;
@@ -222,7 +222,7 @@ export class SecAggClient {
     masking.secretKey.fill(0);
     encryption.secretKey.fill(0);
     this.clipped = quantized.clipped;
-    return { ...this.header(), step: "masked-input", from: this.id, dtype: "uint32", length: masked.length, vector: wordsToBase64(masked) };
+    return { ...this.header(), step: "masked-input", from: this.id, dtype: "uint32", length: masked.length, vector: masked };
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
- * Binary fields on the wire are base64 strings (RFC 4648, padded), with no Buffer (browsers
- * have none): a table to encode, atob (browsers, Node 16+) to decode. The masked vector is
- * little-endian uint32 words whatever the host's byte order.
+ * The small binary fields of the JSON messages (keys, nonces, sealed shares) are base64
+ * strings (RFC 4648, padded), with no Buffer (browsers have none): a table to encode, atob
+ * (browsers, Node 16+) to decode. The masked vector travels as raw bytes after its message's
+ * JSON (messages.ts): little-endian uint32 words whatever the host's byte order.
  */
 
 /** The length of the base64 text of n bytes. */
@@ -52,21 +53,23 @@ export function fromBase64(text: string): Uint8Array | null {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-export function wordsToBase64(words: Uint32Array): string {
-  if (LITTLE_ENDIAN) return toBase64(new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
-  const bytes = new Uint8Array(words.length * 4);
-  const view = new DataView(bytes.buffer);
+/** Writes `words` into `out` at `offset` as little-endian uint32 words, whatever the host's byte order. */
+export function writeWords(words: Uint32Array, out: Uint8Array, offset: number): void {
+  if (LITTLE_ENDIAN) return out.set(new Uint8Array(words.buffer, words.byteOffset, words.byteLength), offset);
+  const view = new DataView(out.buffer, out.byteOffset + offset, words.byteLength);
   for (let i = 0; i < words.length; i++) view.setUint32(4 * i, words[i]!, true);
-  return toBase64(bytes);
 }
 
-/** The words of a base64 text of exactly `length` little-endian uint32 words, or null. */
-export function wordsFromBase64(text: string, length: number): Uint32Array | null {
-  if (text.length !== base64Length(4 * length)) return null;
-  const bytes = fromBase64(text);
-  if (bytes === null || bytes.length !== 4 * length) return null;
-  const view = new DataView(bytes.buffer);
-  const out = new Uint32Array(length);
-  for (let i = 0; i < length; i++) out[i] = view.getUint32(4 * i, true);
+/** The little-endian uint32 words of `bytes` (any alignment; its length a multiple of 4), copied. */
+export function readWords(bytes: Uint8Array): Uint32Array {
+  if (LITTLE_ENDIAN) {
+    // Copied into a buffer of its own: a Node Buffer's slice() is a view into a shared pool, not a copy.
+    const out = new Uint32Array(bytes.length >>> 2);
+    new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
+    return out;
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Uint32Array(bytes.length >>> 2);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);
   return out;
 }

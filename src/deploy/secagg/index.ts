@@ -13,13 +13,14 @@
  *   defaultNumShares(clients)              about log n neighbours (Bell et al.)
  *   numSharesForDropouts(clients, k)       num_shares that survives any k dropouts
  *   majorityThreshold(numShares)           the smallest allowed reconstruction_threshold
+ *   resolveNumShares(numShares, n), resolveThreshold(threshold, shares)   each count alone (FT335)
  *   SECAGG_DEFAULTS                        Flower's ranges
  *
  *   Server, one per round:
  *     const server = new SecAggServer(params, clientIds, { log?, randomBytes? });
  *     server.start()                 -> Map<clientId, Setup>        send each to its client
  *     server.receive(clientId, raw)  -> { accepted } | { accepted: false, reason }
- *                                       (raw: the JSON text or bytes as received; refusals
+ *                                       (raw: the message's bytes as received; refusals
  *                                       are logged with FT336 and the round goes on)
  *     server.pending()               -> clients yet to answer the current step
  *     await server.advance()         -> call when pending() is empty or the step's deadline
@@ -41,11 +42,12 @@
  *     A bad server message is FT336 (the client leaves the round); a step called twice or out
  *     of order, or a vector of the wrong length, FT338.
  *
- *   Wire: encodeMessage(message) -> JSON text; parseServerMessage(raw, limit) on the client
+ *   Wire: encodeMessage(message) -> bytes (u32 LE JSON length, the JSON, the masked input's
+ *   words raw); parseServerMessage(raw, limit) on the client
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
  *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
  */
-export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "./params.js";
+export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold } from "./params.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
 export type { SecAggEvent, SecAggLog } from "./events.js";

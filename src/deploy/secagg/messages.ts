@@ -1,7 +1,9 @@
 /**
- * SecAgg+'s wire format (version "fedtensor-secagg+/1"): JSON messages validated with zod at
- * the boundary, binary fields as base64. Every message names the protocol, the round and the
- * step; a client's message names its sender ("from"), the server's its recipient ("to").
+ * SecAgg+'s wire format (version "fedtensor-secagg+/2"): each message is a u32 little-endian
+ * length, that many bytes of JSON validated with zod at the boundary (small binary fields as
+ * base64), then the masked input's vector as raw little-endian uint32 words (nothing after the
+ * other messages' JSON). Every message names the protocol, the round and the step; a client's
+ * message names its sender ("from"), the server's its recipient ("to").
  *
  * Server -> client          client -> server
  *   setup                     advertise-keys  (two X25519 public keys)
@@ -15,7 +17,7 @@
 import { z } from "zod";
 import { KEY_BYTES, NONCE_BYTES, PROTOCOL, TAG_BYTES } from "./keys.js";
 import { MAX_SHARES } from "./params.js";
-import { base64Length } from "./codec.js";
+import { base64Length, readWords, writeWords } from "./codec.js";
 import { SHARE_BYTES, SHARE_PAIR_BYTES } from "./shares.js";
 
 /** Client ids: what the transport authenticated, in a restricted alphabet. */
@@ -49,14 +51,13 @@ export const shareKeysSchema = z.strictObject({
     .max(MAX_SHARES),
 });
 
+/** The masked input's JSON: its vector, `length` little-endian uint32 words each below modulus_range, follows it as raw bytes. */
 export const maskedInputSchema = z.strictObject({
   ...header,
   step: z.literal("masked-input"),
   from: clientIdSchema,
   dtype: z.literal("uint32"),
   length: z.number().int().min(1),
-  /** base64 of `length` little-endian uint32 words, each below modulus_range. */
-  vector: z.string(),
 });
 
 const shareOf = z.strictObject({ of: clientIdSchema, share: bytes(SHARE_BYTES) });
@@ -112,9 +113,9 @@ export const serverMessageSchema = z.discriminatedUnion("step", [setupSchema, sh
 
 export type AdvertiseKeys = z.infer<typeof advertiseKeysSchema>;
 export type ShareKeys = z.infer<typeof shareKeysSchema>;
-export type MaskedInput = z.infer<typeof maskedInputSchema>;
+export type MaskedInput = z.infer<typeof maskedInputSchema> & { readonly vector: Uint32Array };
 export type Unmask = z.infer<typeof unmaskSchema>;
-export type ClientMessage = z.infer<typeof clientMessageSchema>;
+export type ClientMessage = AdvertiseKeys | ShareKeys | MaskedInput | Unmask;
 export type Setup = z.infer<typeof setupSchema>;
 export type ShareKeysRequest = z.infer<typeof shareKeysRequestSchema>;
 export type MaskedInputRequest = z.infer<typeof maskedInputRequestSchema>;
@@ -122,14 +123,13 @@ export type UnmaskRequest = z.infer<typeof unmaskRequestSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export type Step = ClientMessage["step"] | ServerMessage["step"];
 
-/** Headroom for the JSON around the fields, ids included (128 characters each). */
+/** Headroom for the JSON around the fields, ids included (128 characters each), and its length prefix. */
 const ENVELOPE_BYTES = 1024;
 const PER_PEER_BYTES = 512;
 
 /** The largest message either side sends in a round with these parameters (the masked input, or a share list). */
 export function messageSizeLimit(params: { readonly vector_length: number; readonly num_shares: number }): number {
-  const vector = base64Length(4 * params.vector_length);
-  return ENVELOPE_BYTES + Math.max(vector, 2 * params.num_shares * PER_PEER_BYTES);
+  return ENVELOPE_BYTES + Math.max(4 * params.vector_length, 2 * params.num_shares * PER_PEER_BYTES);
 }
 
 /** The limit on a setup message, which comes before the client knows the parameters. */
@@ -137,13 +137,17 @@ export const SETUP_SIZE_LIMIT = 4096;
 
 export type Parsed<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly reason: string };
 
-function parseWith<T>(schema: z.ZodType<T>, raw: string | Uint8Array, limit: number): Parsed<T> {
-  // A string's UTF-16 length: every valid message is ASCII, where it equals the byte count.
-  const size = typeof raw === "string" ? raw.length : raw.byteLength;
-  if (size > limit) return { ok: false, reason: `message of ${size} bytes is over the limit of ${limit}` };
+const utf8 = new TextEncoder();
+
+/** Checks the size, splits the JSON from the bytes after it, and checks the JSON against `schema`. */
+function parseWith<T>(schema: z.ZodType<T>, raw: Uint8Array, limit: number): Parsed<{ fields: T; tail: Uint8Array }> {
+  if (raw.byteLength > limit) return { ok: false, reason: `message of ${raw.byteLength} bytes is over the limit of ${limit}` };
+  if (raw.byteLength < 4) return { ok: false, reason: `message of ${raw.byteLength} bytes has no JSON length` };
+  const jsonLength = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0, true);
+  if (4 + jsonLength > raw.byteLength) return { ok: false, reason: `message of ${raw.byteLength} bytes is shorter than its JSON length ${jsonLength}` };
   let json: unknown;
   try {
-    json = JSON.parse(typeof raw === "string" ? raw : new TextDecoder("utf-8", { fatal: true }).decode(raw));
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw.subarray(4, 4 + jsonLength)));
   } catch {
     return { ok: false, reason: "not JSON" };
   }
@@ -152,15 +156,42 @@ function parseWith<T>(schema: z.ZodType<T>, raw: string | Uint8Array, limit: num
     const issue = result.error.issues[0];
     return { ok: false, reason: `malformed: ${issue ? `${issue.path.join(".") || "message"}: ${issue.message}` : "schema"}` };
   }
-  return { ok: true, message: result.data };
+  return { ok: true, message: { fields: result.data, tail: raw.subarray(4 + jsonLength) } };
 }
 
-/** A client's message as the server takes it: size first, then JSON, then the schema. */
-export const parseClientMessage = (raw: string | Uint8Array, limit: number): Parsed<ClientMessage> =>
-  parseWith(clientMessageSchema, raw, limit);
+const trailing = (step: string, tail: Uint8Array): Parsed<never> => ({ ok: false, reason: `${tail.length} bytes after a ${step} message's JSON` });
 
-/** The server's message as a client takes it. */
-export const parseServerMessage = (raw: string | Uint8Array, limit: number): Parsed<ServerMessage> =>
-  parseWith(serverMessageSchema, raw, limit);
+/**
+ * A client's message as the server takes it: size first, then the JSON and its schema, then
+ * the masked input's vector: exactly 4 x length bytes (uint32 words; their range is the
+ * server's check, against the round's modulus).
+ */
+export function parseClientMessage(raw: Uint8Array, limit: number): Parsed<ClientMessage> {
+  const parsed = parseWith(clientMessageSchema, raw, limit);
+  if (!parsed.ok) return parsed;
+  const { fields, tail } = parsed.message;
+  if (fields.step !== "masked-input") return tail.length === 0 ? { ok: true, message: fields } : trailing(fields.step, tail);
+  if (tail.length !== 4 * fields.length) return { ok: false, reason: `masked vector of ${tail.length} bytes where its length says ${fields.length} uint32 words (${4 * fields.length} bytes)` };
+  return { ok: true, message: { ...fields, vector: readWords(tail) } };
+}
 
-export const encodeMessage = (message: ClientMessage | ServerMessage): string => JSON.stringify(message);
+/** The server's message as a client takes it: nothing may follow its JSON. */
+export function parseServerMessage(raw: Uint8Array, limit: number): Parsed<ServerMessage> {
+  const parsed = parseWith(serverMessageSchema, raw, limit);
+  if (!parsed.ok) return parsed;
+  const { fields, tail } = parsed.message;
+  return tail.length === 0 ? { ok: true, message: fields } : trailing(fields.step, tail);
+}
+
+/** A message's bytes: the JSON's length (u32 little-endian), the JSON, and for a masked input its words. */
+export function encodeMessage(message: ClientMessage | ServerMessage): Uint8Array {
+  let fields: object = message;
+  let words: Uint32Array | undefined;
+  if (message.step === "masked-input" && "vector" in message) ({ vector: words, ...fields } = message);
+  const json = utf8.encode(JSON.stringify(fields));
+  const out = new Uint8Array(4 + json.length + (words?.byteLength ?? 0));
+  new DataView(out.buffer).setUint32(0, json.length, true);
+  out.set(json, 4);
+  if (words !== undefined) writeWords(words, out, 4 + json.length);
+  return out;
+}

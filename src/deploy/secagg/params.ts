@@ -46,7 +46,7 @@ export const SECAGG_DEFAULTS = {
   modulus_range: 2 ** 32,
 } as const;
 
-/** The longest vector a round takes: 2^24 words is a 64 MiB masked input (88 MiB as base64). */
+/** The longest vector a round takes: 2^24 words is a 64 MiB masked input. */
 export const MAX_VECTOR_LENGTH = 2 ** 24;
 /** The largest cohort: Shamir over GF(256) has 255 share coordinates. */
 export const MAX_SHARES = 255;
@@ -55,6 +55,9 @@ export const MAX_CLIENTS = 100_000;
 const bad = (what: string, why: string) => ftError("FT335", { what, why });
 
 const isProportion = (x: number): boolean => x > 0 && x <= 1;
+
+/** ceil(p n) for a proportion p, without float error: 0.14 x 50 is 7.000000000000001 in binary, and 7 is meant. */
+const ceilOfProportion = (p: number, n: number): number => Math.ceil(p * n - 1e-9);
 
 /**
  * SecAgg+'s default neighbour count for n clients, after Bell et al. 2020: a degree that grows
@@ -78,6 +81,33 @@ export function numSharesForDropouts(clients: number, dropouts: number): number 
 /** The smallest threshold the parameters take: a strict majority of the shares. */
 export const majorityThreshold = (numShares: number): number => Math.floor(numShares / 2) + 1;
 
+/**
+ * num_shares for a cohort of `clients` clients: a proportion of the cohort (ceil(p n)) or a
+ * count, raised to odd and capped at n (FT335).
+ */
+export function resolveNumShares(numShares: number, clients: number): number {
+  let shares: number;
+  if (isProportion(numShares)) shares = ceilOfProportion(numShares, clients);
+  else if (Number.isSafeInteger(numShares) && numShares >= 2) shares = numShares;
+  else throw bad("num_shares", `must be a whole number >= 2 or a proportion in (0, 1], got ${numShares}`);
+  if (shares % 2 === 0) shares += 1;
+  shares = Math.min(shares, clients);
+  if (shares < 2) throw bad("num_shares", `${numShares} of ${clients} clients is ${shares} share: each client needs a neighbour to mask with`);
+  if (shares > MAX_SHARES) throw bad("num_shares", `at most ${MAX_SHARES} shares (Shamir over GF(256)), got ${shares}`);
+  return shares;
+}
+
+/** reconstruction_threshold for `shares` shares: a proportion of them (ceil(p shares)) or a count; a strict majority (FT335). */
+export function resolveThreshold(threshold: number, shares: number): number {
+  let count: number;
+  if (isProportion(threshold)) count = ceilOfProportion(threshold, shares);
+  else if (Number.isSafeInteger(threshold)) count = threshold;
+  else throw bad("reconstruction_threshold", `must be a whole number or a proportion in (0, 1], got ${threshold}`);
+  if (count < 2 || count > shares || 2 * count <= shares)
+    throw bad("reconstruction_threshold", `must be at least 2, at most num_shares (${shares}) and a strict majority of it, got ${count}`);
+  return count;
+}
+
 /** Checks the parameters and resolves the share counts for `clients` clients (FT335 on bad values). */
 export function resolveSecAggParams(params: SecAggParams, clients: number): ResolvedSecAggParams {
   const { round, vector_length, num_shares, reconstruction_threshold, clipping_range, quantization_range, modulus_range } = params;
@@ -98,23 +128,8 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
       `${clients} clients x quantization_range ${quantization_range} must stay below modulus_range ${modulus_range} for the sum to be exact`,
     );
 
-  let shares: number;
-  if (isProportion(num_shares)) shares = Math.ceil(num_shares * clients);
-  else if (Number.isSafeInteger(num_shares) && num_shares >= 2) shares = num_shares;
-  else throw bad("num_shares", `must be a whole number >= 2 or a proportion in (0, 1], got ${num_shares}`);
-  if (shares % 2 === 0) shares += 1;
-  shares = Math.min(shares, clients);
-  if (shares > MAX_SHARES) throw bad("num_shares", `at most ${MAX_SHARES} shares (Shamir over GF(256)), got ${shares}`);
-
-  let threshold: number;
-  if (isProportion(reconstruction_threshold)) threshold = Math.ceil(reconstruction_threshold * shares);
-  else if (Number.isSafeInteger(reconstruction_threshold)) threshold = reconstruction_threshold;
-  else throw bad("reconstruction_threshold", `must be a whole number or a proportion in (0, 1], got ${reconstruction_threshold}`);
-  if (threshold < 2 || threshold > shares || 2 * threshold <= shares)
-    throw bad(
-      "reconstruction_threshold",
-      `must be at least 2, at most num_shares (${shares}) and a strict majority of it, got ${threshold}`,
-    );
+  const shares = resolveNumShares(num_shares, clients);
+  const threshold = resolveThreshold(reconstruction_threshold, shares);
 
   return {
     round,

@@ -14,7 +14,7 @@
  * masked sum and reveals nothing.
  */
 import { ftError } from "../../errors/error.js";
-import { fromBase64, toBase64, wordsFromBase64 } from "./codec.js";
+import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
 import { neighbourGraph, type NeighbourGraph } from "./graph.js";
 import { PROTOCOL } from "./keys.js";
@@ -112,7 +112,7 @@ export class SecAggServer {
     if (this.currentStep !== "setup") throw ftError("FT338", { client: "server", why: "start() called twice" });
     this.currentStep = "advertise-keys";
     this.expected = new Set(this.clients);
-    this.emit("info", `round starts with ${this.clients.length} clients`);
+    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold})`);
     return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, params: this.params }]));
   }
 
@@ -121,7 +121,7 @@ export class SecAggServer {
    * that is oversized, malformed, from another round or step, replayed, claims another sender,
    * or whose content is wrong, is refused with a logged reason; the round goes on.
    */
-  receive(sender: string, raw: string | Uint8Array): Verdict {
+  receive(sender: string, raw: Uint8Array): Verdict {
     const step = this.currentStep;
     const limit = step === "masked-input" ? messageSizeLimit(this.params) : messageSizeLimit({ vector_length: 1, num_shares: this.params.num_shares });
     const parsed = parseClientMessage(raw, limit);
@@ -261,12 +261,14 @@ export class SecAggServer {
       }
       case "masked-input": {
         if (m.length !== this.params.vector_length) return `masked vector of length ${m.length}, the round's is ${this.params.vector_length}`;
-        const words = wordsFromBase64(m.vector, m.length);
-        if (words === null) return `masked vector is not base64 of ${m.length} uint32 words`;
+        // Its byte count matched its length at parsing (messages.ts).
+        const words = m.vector;
         const modulus = this.params.modulus_range;
         if (modulus < 2 ** 32 && words.some((w) => w >= modulus)) return `masked vector has words outside [0, ${modulus})`;
         addMod(this.runningSum, words, 1, modulus);
         this.maskedFrom.add(m.from);
+        // Logged: an operator (and the kill -9 test) sees who can still be recovered if it leaves now.
+        this.emit("info", "masked input received", m.from);
         return null;
       }
       case "unmask": {

@@ -55,7 +55,7 @@ export interface RegistrySettings {
   readonly run: RunInfo;
   /** The largest update body the program's accumulator can need; anything larger is refused. */
   readonly maxUpdateBytes: number;
-  /** The largest SecAgg+ message body (a masked accumulator as base64 JSON). */
+  /** The largest SecAgg+ message body (a masked accumulator: 4 bytes a word after its JSON; the protocol checks each step's exact limit). */
   readonly maxSecAggBytes: number;
   readonly log: (line: string) => void;
   readonly onMessage: (message: MemberMessage) => void;

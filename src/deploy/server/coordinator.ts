@@ -29,18 +29,21 @@ import { isRobustRun } from "../../lib/run/robust.js";
 import { featureShapeFor, federatedData, modelFor } from "../../lib/run/setup.js";
 import { join } from "node:path";
 import { stepsFor } from "../client/batches.js";
-import type { RunInfo } from "../protocol/messages.js";
+import { WIRE_VERSION, type RunInfo } from "../protocol/messages.js";
 import type { Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
 import { RoundAborted } from "./round-aborted.js";
 import { RoundTasks, type RoundTraffic } from "./tasks.js";
 import { servedDistributedDp } from "./distributed-dp.js";
+import { checkShareSettings, type ShareSettings } from "./secure.js";
 
 export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
   /** How long each member has to answer a round's task. */
   readonly deadlineMs: number;
   /** How long a round waits for clients-per-round clients once --min-clients are connected. */
   readonly joinWaitMs: number;
+  /** SecAgg+'s num_shares and reconstruction_threshold (secure and distributed-dp rounds); the defaults when absent. */
+  readonly shares?: ShareSettings;
   /** Called with the server's URL once it listens. */
   readonly onListening?: (url: string) => void;
 }
@@ -78,6 +81,10 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
   if (config.aggregator !== "fedavg" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `${config.aggregator} rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
   if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
   if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or runs its cohort whole, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
+  if (settings.shares !== undefined && (settings.shares.num_shares !== undefined || settings.shares.reconstruction_threshold !== undefined)) {
+    if (config.aggregator === "fedavg") throw ftError("FT305", { option: settings.shares.num_shares === undefined ? "--reconstruction-threshold" : "--num-shares", why: "SecAgg+'s parameters need --aggregator secure or distributed-dp" });
+    checkShareSettings(settings.shares, config.minClients, config.clientsPerRound);
+  }
   await makeRunFolder(config.out);
   const lock = await lockRunFolder(config.out);
   try {
@@ -132,8 +139,8 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     featureShape: [...featureShape],
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
-  const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined) : undefined;
-  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(ddp === undefined ? {} : { ddp }), log });
+  const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined, log) : undefined;
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(settings.shares === undefined ? {} : { shares: settings.shares }), ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
   const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
@@ -169,7 +176,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
       }
       const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
-      const end = { v: 1, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
+      const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
       server.broadcast(cohort, end);
       log(`round ${round}/${config.rounds}: ${traffic.merged} of ${cohort.length} clients merged${loss === null ? "" : `, train loss ${loss.toFixed(4)}`}${test === undefined ? "" : `, test accuracy ${(test.accuracy * 100).toFixed(2)}%`} (${row.seconds.toFixed(1)} s)`);
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) await save(round, row);

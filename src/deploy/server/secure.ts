@@ -10,22 +10,56 @@
  */
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
-import { defaultNumShares, encodeMessage, majorityThreshold, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { FedTensorError, ftError } from "../../errors/error.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted } from "./round-aborted.js";
 
+/**
+ * `fedtensor serve --num-shares --reconstruction-threshold`, as Flower's SecAggPlusWorkflow
+ * takes them: a count, or a proportion in (0, 1] (of the cohort for num_shares, of num_shares
+ * for the threshold). Absent: about 2 log2 n + 1 shares, and a strict majority of them.
+ */
+export interface ShareSettings {
+  readonly num_shares?: number;
+  readonly reconstruction_threshold?: number;
+}
+
 export interface SecureSumSettings {
   readonly deadlineMs: number;
+  readonly shares?: ShareSettings;
   readonly log: (line: string) => void;
 }
 
+/** The share counts of a cohort of `clients` clients (FT335 when the settings do not fit it). */
+export function shareCounts(settings: ShareSettings, clients: number): { num_shares: number; reconstruction_threshold: number } {
+  const shares = resolveNumShares(settings.num_shares ?? defaultNumShares(clients), clients);
+  // A strict majority of the shares rebuilds a secret (params.ts says why).
+  return { num_shares: shares, reconstruction_threshold: resolveThreshold(settings.reconstruction_threshold ?? majorityThreshold(shares), shares) };
+}
+
+/**
+ * Checks at start-up that the share settings fit every cohort a secure round can have, from
+ * `smallest` (--min-clients, at least 2) to `largest` (--clients-per-round) clients, so that no
+ * round fails on its parameters (FT341, with the first cohort size they do not fit).
+ */
+export function checkShareSettings(settings: ShareSettings, smallest: number, largest: number): void {
+  if (settings.num_shares === undefined && settings.reconstruction_threshold === undefined) return;
+  for (let clients = Math.max(2, smallest); clients <= Math.max(2, largest); clients++) {
+    try {
+      shareCounts(settings, clients);
+    } catch (error) {
+      const why = error instanceof FedTensorError ? error.message.replace(/^FT335: SecAgg\+ /, "") : String(error);
+      throw ftError("FT341", { numShares: String(settings.num_shares ?? "default"), threshold: String(settings.reconstruction_threshold ?? "default"), clients, why });
+    }
+  }
+}
+
 /** The parameters of a round of `clients` clients summing vectors of `length` (Flower's defaults for the ranges). */
-export function secureParams(round: number, length: number, clients: number, modulusBits?: number): SecAggParams {
-  const shares = defaultNumShares(clients);
+export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}): SecAggParams {
   // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
   const ranges = modulusBits === undefined ? SECAGG_DEFAULTS : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
-  // A strict majority of the shares rebuilds a secret (params.ts says why).
-  return { round, vector_length: length, num_shares: shares, reconstruction_threshold: majorityThreshold(shares), ...ranges };
+  return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges };
 }
 
 /** Bytes of SecAgg+ traffic in a round, for the metrics. */
@@ -48,8 +82,8 @@ export class SecureSum {
     /** Set for pre-quantized inputs mod 2^modulusBits (distributed DP); the caller reads result().quantizedSum. */
     modulusBits?: number,
   ) {
-    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits), members.map((m) => m.id), {
-      log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined ? "" : `${event.code} `}${event.message}`),
+    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares), members.map((m) => m.id), {
+      log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
 
@@ -58,7 +92,8 @@ export class SecureSum {
     this.traffic.bytesIn += body.length;
     const verdict = this.server.receive(member.id, body);
     if (!verdict.accepted) this.settings.log(`round ${this.round}: refused a secagg message from ${member.id}: ${verdict.reason}`);
-    if (this.server.pending().length === 0) this.wake?.();
+    // Not only when no one is pending: a member that left is pending too, and the step need not wait for it.
+    this.wake?.();
   }
 
   /** A member left: the step need not wait for it. */
@@ -75,7 +110,7 @@ export class SecureSum {
   async result(): Promise<SecAggResult> {
     const byId = new Map(this.members.map((m) => [m.id, m]));
     const send = (to: string, message: object) => {
-      const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, new TextEncoder().encode(encodeMessage(message as never)));
+      const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, encodeMessage(message as never));
       this.traffic.bytesOut += frame.length;
       byId.get(to)?.send(frame);
     };
@@ -94,7 +129,7 @@ export class SecureSum {
     }
   }
 
-  /** Resolves when every expected member answered the current step, or at its deadline. */
+  /** Resolves when every expected member that is still connected answered the current step, or at its deadline. */
   private stepDone(): Promise<void> {
     return new Promise((resolve) => {
       const connected = () => this.server.pending().filter((id) => this.members.find((m) => m.id === id)?.socket.readyState === 1);

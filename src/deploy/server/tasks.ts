@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { localLossEntries } from "./local-loss.js";
 import { RoundAborted } from "./round-aborted.js";
-import { SecureSum } from "./secure.js";
+import { SecureSum, type ShareSettings } from "./secure.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -28,6 +28,8 @@ export interface TaskSettings {
   readonly featureShape: readonly number[];
   /** Sum the accumulators with SecAgg+ (secure.ts) instead of receiving each. */
   readonly secure: boolean;
+  /** --num-shares and --reconstruction-threshold of secure rounds (defaults when absent). */
+  readonly shares?: ShareSettings;
   /**
    * Distributed DP (with secure): the codec's options, and each round's rotation key (from the
    * run's secret). The members encode their scaled accumulators, SecAgg+ sums the integers mod
@@ -196,11 +198,13 @@ export class RoundTasks {
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, log: this.settings.log }, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
+    let survivors: number;
     try {
       const result = await sum.result();
+      survivors = result.clients;
       if (codec !== undefined && result.clients < codec.calibration.minClients)
         throw new RoundAborted(`${result.clients} clients survived the secure sum, fewer than the ${codec.calibration.minClients} (--min-clients) the distributed-DP noise is calibrated for: not decoded`);
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
@@ -208,8 +212,9 @@ export class RoundTasks {
       this.secureRound = undefined;
     }
     const scale = 1 / Math.max(...cohort.map((m) => m.examples));
-    traffic.merged = trained.length;
-    traffic.dropped = cohort.length - trained.length;
+    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged.
+    traffic.merged = survivors;
+    traffic.dropped = cohort.length - survivors;
     const out = new Map<string, tf.Tensor>();
     let offset = 0;
     for (const [name, type] of expected) {

@@ -1,0 +1,97 @@
+/**
+ * `fedtensor serve --aggregator secure` with `fedtensor client` processes, some killed with
+ * SIGKILL after they sent their masked input (serve-kill-helpers.ts says how, without a race):
+ * - 3 of a round's 10 clients: the round completes by recovery (their inputs are in the sum,
+ *   their masks removed with the neighbours' shares), without waiting for the step's deadline,
+ *   and the next round goes on without them;
+ * - 4 of 7 (threshold 4 of 7 shares): too few are left to unmask, the round aborts cleanly
+ *   (FT337, nothing merged, the model unchanged), and the server goes on with the rest.
+ * Needs `npm run build` (bin/ runs dist/).
+ */
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readMetrics } from "../../src/lib/run/metrics.js";
+import { tempDir } from "../run/temp-dir.js";
+import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { partitionFiles, startFileClient, stepTrap, type StepTrap } from "./serve-kill-helpers.js";
+
+const started: Process[] = [];
+const traps: StepTrap[] = [];
+afterAll(() => {
+  started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
+  traps.forEach((t) => t.close());
+});
+const track = (p: Process) => (started.push(p), p);
+
+/**
+ * A secure served run of `clients` client processes (client i is client-00(i+1), by its
+ * token's line), of which the first `victims` are killed after their masked input of round 1.
+ */
+async function runWithKills(clients: number, victims: number, rounds: number, minClients: number) {
+  const dir = tempDir("fedtensor-serve-dropout-");
+  const out = join(dir, "run");
+  const { path, tokens } = writeTokens(dir, clients);
+  const files = partitionFiles(dir, clients);
+  const args = smallServe(path, out, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients));
+  const server = track(startProcess(args));
+  const url = await serverUrl(server);
+  const processes: Process[] = [];
+  for (let i = 0; i < clients; i++) {
+    const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!) : undefined;
+    if (trap !== undefined) traps.push(trap);
+    processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
+  }
+  expect(await server.exited()).toBe(0);
+  const killed = processes.slice(0, victims);
+  for (const p of killed) await p.exited();
+  // Killed by the trap, not gone by themselves.
+  expect(killed.map((p) => p.child.signalCode)).toEqual(killed.map(() => "SIGKILL"));
+  const ids = Array.from({ length: victims }, (_, i) => `client-${String(i + 1).padStart(3, "0")}`);
+  return { log: server.output(), rows: readMetrics(join(out, "metrics.jsonl")), ids };
+}
+
+/** Where `pattern` first matches in `log` (-1 if it does not). */
+const at = (log: string, pattern: RegExp) => log.search(pattern);
+
+describe("fedtensor serve --aggregator secure with clients killed by SIGKILL after their masked input", () => {
+  it("recovers the inputs of 3 of a round's 10 clients from their neighbours' shares when they die, and goes on", async () => {
+    const { log, rows, ids } = await runWithKills(10, 3, 2, 7);
+    // Their masked inputs are in the sum; their pair masks are removed with their keys rebuilt from the survivors' shares.
+    const sum = at(log, /round 1: secure sum of 10 clients; dropped: client-001 at unmask, client-002 at unmask, client-003 at unmask \(recovered/);
+    expect(sum).toBeGreaterThan(0);
+    // Each victim's masked input reached the server before the round dropped it.
+    for (const id of ids) {
+      const received = at(log, new RegExp(`round 1 secagg masked-input ${id}: masked input received`));
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThan(sum);
+    }
+    expect(log).toMatch(/round 1\/2: 10 of 10 clients merged/);
+    expect(log).toMatch(/round 2\/2: 7 of 7 clients merged/);
+    expect(log).not.toMatch(/FT337/);
+    expect(rows.map((r) => [r.round, r.clients, r.dropped])).toEqual([
+      [1, 10, 0],
+      [2, 7, 0],
+    ]);
+    expect(rows.every((r) => typeof r.train_loss === "number")).toBe(true);
+    // The recovered sum is the right one: a mask left in it would be noise, and the model at chance (10%).
+    expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
+  }, 60_000);
+
+  it("aborts the round cleanly (FT337) when 4 of its 7 clients die, below the threshold, and the server stays up", async () => {
+    const { log, rows } = await runWithKills(7, 4, 2, 3);
+    // Seven clients: every client neighbours every other (num_shares 7), a majority of 4 rebuilds a secret.
+    expect(log).toMatch(/round 1 secagg unmask: FT337: SecAgg\+ round 1 aborted at unmask: 3 clients answered unmask, reconstruction_threshold is 4/);
+    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 3 clients answered unmask, reconstruction_threshold is 4/);
+    expect(log).not.toMatch(/round 1: secure sum of/);
+    expect(log).toMatch(/round 1\/2: 0 of 7 clients merged/);
+    expect(log).toMatch(/round 2\/2: 3 of 3 clients merged/);
+    expect(rows.map((r) => [r.round, r.clients])).toEqual([
+      [1, 0],
+      [2, 3],
+    ]);
+    // Nothing merged: no training loss at round 1, and the model is still the initial one (one merged round is past 85%).
+    expect(rows[0]!.train_loss).toBeNull();
+    expect(rows[0]!.test_accuracy as number).toBeLessThan(0.3);
+    expect(typeof rows[1]!.train_loss).toBe("number");
+  }, 60_000);
+});
