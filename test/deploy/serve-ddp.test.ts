@@ -12,20 +12,14 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../../src/lib/privacy/distributed-dp.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { partitionFiles, startFileClient, stepTrap, type StepTrap } from "./serve-kill-helpers.js";
+import { killedAfterAll, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 
-const started: Process[] = [];
-const traps: StepTrap[] = [];
-afterAll(() => {
-  started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
-  traps.forEach((t) => t.close());
-});
-const track = (p: Process) => (started.push(p), p);
+const { track, traps } = killedAfterAll();
 
 /** A served distributed-DP run of three client processes; its metrics rows and the server's log. */
 async function servedRun(rounds: number, ddp: readonly string[]) {

@@ -9,19 +9,13 @@
  * Needs `npm run build` (bin/ runs dist/).
  */
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { partitionFiles, startFileClient, stepTrap, type StepTrap } from "./serve-kill-helpers.js";
+import { killedAfterAll, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 
-const started: Process[] = [];
-const traps: StepTrap[] = [];
-afterAll(() => {
-  started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
-  traps.forEach((t) => t.close());
-});
-const track = (p: Process) => (started.push(p), p);
+const { track, traps } = killedAfterAll();
 
 /**
  * A secure served run of `clients` client processes (client i is client-00(i+1), by its

@@ -9,12 +9,27 @@
  * milliseconds.
  */
 import { once } from "node:events";
+import { afterAll } from "vitest";
 import { writeFileSync } from "node:fs";
 import { createServer, connect, type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { federatedData } from "../../src/lib/run/setup.js";
 import { startProcess, type Process } from "./serve-helpers.js";
+
+/**
+ * What a test file starts: `track` a process to have it killed after the file's tests, push a
+ * trap on `traps` to have it closed then.
+ */
+export function killedAfterAll(): { track: (p: Process) => Process; traps: StepTrap[] } {
+  const started: Process[] = [];
+  const traps: StepTrap[] = [];
+  afterAll(() => {
+    started.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"));
+    traps.forEach((t) => t.close());
+  });
+  return { track: (p) => (started.push(p), p), traps };
+}
 
 /**
  * Record files (--data) of clients 0..count-1 of the 20-client IID MNIST partition that
