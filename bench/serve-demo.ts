@@ -20,6 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { encodeRecord } from "../src/deploy/protocol/record.js";
 import { readMetrics } from "../src/lib/run/metrics.js";
+import { stepTrap, type StepTrap } from "./step-trap.js";
 import { federatedData } from "../src/lib/run/setup.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -30,6 +31,8 @@ const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium
 const nodeClients = 20;
 const clients = nodeClients + browsers;
 const killRound = 5;
+/** 30% of a round's 10 clients. */
+const killed = 3;
 const restartAfter = Math.min(10, rounds - 1);
 
 const dir = mkdtempSync(join(tmpdir(), "fedtensor-serve-demo-"));
@@ -67,13 +70,25 @@ const waitFor = async (pattern: RegExp): Promise<RegExpMatchArray> => {
 };
 const port = 20000 + (process.pid % 20000);
 const url = `ws://127.0.0.1:${port}/fedtensor`;
-const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", url, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--max-backoff", "2", "--exit-when-done"], { stdio: "ignore" });
+// Each node client connects through its own relay (bench/step-trap.ts), armed for round 5's
+// unmask request: the first 30% of the cohort's relays to see it kill their client, which has
+// sent its masked input; the others let it through.
+const clientUrls: string[] = [];
+const traps: StepTrap[] = [];
+const victims: string[] = [];
+const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", clientUrls[i]!, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--max-backoff", "2", "--exit-when-done"], { stdio: "ignore" });
+const clientId = (i: number) => `client-${String(i + 1).padStart(3, "0")}`;
 
 const started = performance.now();
 let server = startServer(["--overwrite"]);
 await waitFor(/serving/);
 const processes = new Map<string, ChildProcess>();
-for (let i = 0; i < nodeClients; i++) processes.set(`client-${String(i + 1).padStart(3, "0")}`, startClient(i));
+for (let i = 0; i < nodeClients; i++) {
+  const trap = await stepTrap(url, killRound, "unmask", () => (victims.length < killed ? (victims.push(clientId(i)), processes.get(clientId(i))) : undefined));
+  traps.push(trap);
+  clientUrls.push(trap.url);
+  processes.set(clientId(i), startClient(i));
+}
 let closeBrowser = async () => {};
 if (browsers > 0) {
   const { chromium } = await import("playwright-core");
@@ -86,13 +101,8 @@ if (browsers > 0) {
   closeBrowser = () => context.close();
 }
 
-// Round 5: every member has sent its masked input once the server sends the unmask step.
-const unmask = await waitFor(new RegExp(`round ${killRound}: secagg unmask to ([^\\n]+)`));
-const cohort = unmask[1]!.split(", ");
-const victims = cohort.filter((id) => processes.has(id)).slice(0, Math.round(0.3 * cohort.length));
-for (const id of victims) processes.get(id)!.kill("SIGKILL");
-log(`round ${killRound}: killed ${victims.join(", ")} with SIGKILL after their masked input`);
 const recovered = await waitFor(new RegExp(`round ${killRound}/${rounds}: [^\\n]+`));
+log(`round ${killRound}: the relays killed ${victims.join(", ")} with SIGKILL after their masked input`);
 log(`round ${killRound} ended: ${recovered[0]}`);
 for (const id of victims) processes.set(id, startClient(Number(id.slice(-3)) - 1));
 
@@ -106,6 +116,7 @@ const exit = await new Promise<number | null>((resolve) => server.once("exit", r
 const servedSeconds = (performance.now() - started) / 1000;
 await closeBrowser();
 for (const p of processes.values()) p.kill();
+traps.forEach((t) => t.close());
 
 const rows = readMetrics(join(dir, "run", "metrics.jsonl"));
 const served = rows.at(-1)!.test_accuracy as number;
@@ -125,6 +136,7 @@ console.log(
       killedAtRound: killRound,
       killed: victims,
       clientsMergedAtKillRound: rows.find((r) => r.round === killRound)?.clients,
+      droppedAtKillRound: Number(serverLog.match(new RegExp(`round ${killRound} secagg done: sum of \\d+ clients \\((\\d+) dropped`))?.[1]),
       resumedFrom: /resumed from round (\d+)/.exec(serverLog)?.[1],
       bytesFromClientsPerClientPerRound: Math.round(perRound.reduce((a, b) => a + b, 0) / perRound.length),
       servedSeconds: Number(servedSeconds.toFixed(1)),

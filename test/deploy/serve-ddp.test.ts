@@ -93,7 +93,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     const processes: Process[] = [];
     const sprung: Promise<void>[] = [];
     for (let i = 0; i < 6; i++) {
-      const trap = i < 2 ? await stepTrap(url, 1, "masked-input", () => processes[i]!) : undefined;
+      const trap = i < 2 ? await stepTrap(url, 1, "masked-input", () => processes[i]!.child) : undefined;
       if (trap !== undefined) (traps.push(trap), sprung.push(trap.sprung));
       processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
     }

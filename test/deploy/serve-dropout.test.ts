@@ -31,7 +31,7 @@ async function runWithKills(clients: number, victims: number, rounds: number, mi
   const url = await serverUrl(server);
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
-    const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!) : undefined;
+    const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;
     if (trap !== undefined) traps.push(trap);
     processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
   }

@@ -70,7 +70,7 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
     const server = track(startProcess(args));
     const url = await serverUrl(server);
     const processes: Process[] = [];
-    const trap = await stepTrap(url, 1, "unmask", () => processes[0]!);
+    const trap = await stepTrap(url, 1, "unmask", () => processes[0]!.child);
     traps.push(trap);
     for (let i = 0; i < 4; i++) processes.push(track(startFileClient(i === 0 ? trap.url : url, tokens[i]!, files[i]!)));
     expect(await server.exited()).toBe(0);
