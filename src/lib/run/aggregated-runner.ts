@@ -7,9 +7,9 @@
  * The aggregator's key is the run's secret's (src/lib/privacy/secret.ts) when the chain
  * releases (dp's noise, secure's masks; never the seed's), the seed's otherwise (simulated
  * attacks, quantization); it is folded with the round inside the program, so a resumed run
- * draws what an uninterrupted one does. Rounds whose chain needs each client's update at once
- * (robust stages, attack, quantize) run the whole cohort in this process (FT322 otherwise);
- * the others stream (src/lib/run/cohort.ts).
+ * draws what an uninterrupted one does. Rounds whose chain compares the clients' updates
+ * (the robust stages) run the whole cohort in this process (FT322 otherwise); the others
+ * stream (src/lib/run/cohort.ts), the attackers' flags with them as a per-client input.
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
@@ -18,7 +18,7 @@ import type { RoundSample } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { RunSecret } from "../privacy/secret.js";
 import type { TensorTree } from "./checkpoint.js";
-import { cohortData, runOnCohort, type ChunkEngine } from "./cohort.js";
+import { runOnCohort, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
 import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
@@ -39,8 +39,8 @@ export interface AlgorithmRound {
   readonly nextState?: (out: Outputs) => DeviceTree;
   /** Outputs the runner disposes (AFL's worst loss). */
   readonly unused?: readonly string[];
-  /** CLIENTS inputs besides the data, from the cohort's clients: then the cohort always runs whole (AFL's positions). */
-  readonly clientInputs?: (clients: Int32Array) => Record<string, unknown>;
+  /** CLIENTS inputs besides the data, by place in the cohort (AFL's client ids). */
+  readonly perClient?: (clients: Int32Array) => PerClientInputs;
   /** Whether --server-lr scales the program's step here (for programs without a serverLr input). */
   readonly scalesByServerLr: boolean;
 }
@@ -134,22 +134,14 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
   };
 }
 
-/** The round on the cohort: whole when the chain or the algorithm needs it, streamed otherwise. */
+/** The round on the cohort (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole. */
 async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, dp: boolean): Promise<unknown> {
   // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
   const sample = dp && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
-  const options = { backend: cfg.backend };
-  // The attackers are a per-client input by place in the cohort: a chunk (or worker job) takes its slice.
-  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
-  const malicious = attackers === undefined ? undefined : Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0));
-  if (!aggregator.wholeCohort && algorithm.clientInputs === undefined) {
-    const engine: ChunkEngine | undefined = sample === cohort ? at.engine : undefined;
-    const settings = { chunkClients: cfg.chunkClients, options, ...(engine === undefined ? {} : { engine }), ...(malicious === undefined ? {} : { perClient: { malicious } }) };
-    return runOnCohort(algorithm.program as never, serverInputs, sample, settings);
-  }
   if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
-  const batches = sample.batch(sample.clients);
-  const perClient = malicious === undefined ? {} : { malicious: { shape: [malicious.length], data: malicious } };
-  const inputs = { ...serverInputs, ...cohortData(batches), ...algorithm.clientInputs?.(batches.clients), ...perClient };
-  return algorithm.program.run(inputs as never, options as never);
+  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
+  const malicious: PerClientInputs = attackers === undefined ? {} : { malicious: { shape: [sample.clients.length], data: Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
+  const engine = sample === cohort ? at.engine : undefined;
+  const perClient = { ...malicious, ...algorithm.perClient?.(sample.clients) };
+  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...(engine === undefined ? {} : { engine }) });
 }

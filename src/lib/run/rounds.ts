@@ -153,8 +153,8 @@ function mime(model: AnyModel, variant: MimeVariant, config: RunConfig, aggregat
 
 /**
  * Agnostic FL: lambda (one weight per client of --clients) is the server state; the cohort's
- * positions name their entries. `client` is a CLIENTS input that the chunked MapReduce path
- * does not carry, so the cohort runs whole (as SCAFFOLD's).
+ * ids name their entries, a per-client input (`client`) that each chunk, or worker job, takes
+ * its rows of.
  */
 function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   return {
@@ -163,7 +163,7 @@ function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): Algori
     serverInputs: (cfg, state) => ({ aflLr: cfg.aflLr ?? 0.001, lambda: (state as { lambda: TfTensor }).lambda }),
     nextState: (out) => ({ lambda: out.lambda as TfTensor }),
     unused: ["worstLoss"],
-    clientInputs: (clients) => ({ client: { shape: [clients.length], data: clients } }),
+    perClient: (clients) => ({ client: { shape: [clients.length], data: clients } }),
     scalesByServerLr: true,
   };
 }
