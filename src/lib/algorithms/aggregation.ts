@@ -26,7 +26,8 @@ export function roundName(algorithm: string, options: AggregatorOptions): string
 
 /**
  * roundProgram with the aggregator's inputs (its state first) after `extraInputs`, the client
- * data private when the aggregator releases; `name` overrides the program's name.
+ * data private when the aggregator releases; `name` overrides the program's name. FT305 when
+ * the algorithm cannot take the aggregator.
  */
 export function aggregatedRoundProgram(
   model: AnyModel,
@@ -35,6 +36,7 @@ export function aggregatedRoundProgram(
   round: (inputs: Value, data: RoundData) => Value,
   options: AggregatorOptions & { readonly name?: string },
 ): unknown {
+  requireAggregator(algorithm, options);
   const agg = aggregatorIn(options);
   return roundProgram(model, options.name ?? roundName(algorithm, options), { ...extraInputs, ...agg.state, ...agg.inputs }, round, agg.releases ? { private: true } : {});
 }

@@ -1,5 +1,6 @@
 /**
- * One runner for every algorithm that takes an aggregator (src/lib/aggregators): it feeds the
+ * What a round runner is (rounds.ts drives one per run), and one runner for every algorithm
+ * that takes an aggregator (src/lib/aggregators): it feeds the
  * round program the algorithm's server inputs and the aggregator's (its state, the dp stage's
  * noise multiplier and expected cohort, the key and round, the attackers), and keeps both
  * states at the server.
@@ -15,18 +16,47 @@ import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { RoundSample } from "../data/federated.js";
+import type { HostParams } from "../models/model.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { RunSecret } from "../privacy/secret.js";
 import type { TensorTree } from "./checkpoint.js";
-import { runOnCohort, type PerClientInputs } from "./cohort.js";
+import { runOnCohort, type ChunkEngine, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
 import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
-import type { DeviceTree, RoundContext, RoundRunner, TrainingState } from "./round-types.js";
 
-type Params = Parameters<RoundRunner["initialServerState"]>[0];
+type Params = HostParams<Record<string, unknown>>;
 type RoundProgramLike = { readonly ir: unknown; run(inputs: never, options: never): Promise<unknown> };
 type Outputs = Record<string, unknown> & { params: unknown; loss?: TfTensor };
+
+/** A run's state on the device between rounds (rounds.ts drives the runners). */
+export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+export interface TrainingState {
+  readonly params: DeviceTree;
+  /** State at the server besides the parameters: the algorithm's, the aggregator's (a dp stage's clip), or { algorithm, aggregator } when both keep one ({} when none does). */
+  readonly server: DeviceTree;
+  /** Per-client state on the host, by client position ({} when the algorithm keeps none). */
+  readonly clients: { readonly [client: string]: TensorTree };
+}
+
+export interface RoundResult {
+  readonly state: TrainingState;
+  /** The cohort's mean training loss; none under a releasing aggregator (dp, secure), whose clients' losses are private. */
+  readonly loss: TfTensor | undefined;
+}
+
+/** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
+export interface RoundContext {
+  readonly round: number;
+  readonly engine?: ChunkEngine;
+}
+
+export interface RoundRunner {
+  /** The algorithm's server state for a fresh run, from the initial parameters. */
+  initialServerState(params: Params): TensorTree;
+  /** One round (`at.round`, from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams, through `at.engine` when workers run the chunks). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, at: RoundContext): Promise<RoundResult>;
+}
 
 /** What an algorithm adds to the aggregated runner. */
 export interface AlgorithmRound {

@@ -18,9 +18,7 @@ import type { RunSecret } from "../privacy/secret.js";
 import { runOnCohort } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientTraining } from "./optimizers.js";
-import type { RoundSample } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
-import type { RoundContext } from "./round-types.js";
+import type { DeviceTree, RoundRunner } from "./aggregated-runner.js";
 
 /**
  * The mechanism's options from a run's config, for a model of `parameters` parameters: with
@@ -52,17 +50,14 @@ const parameterCount = (specs: unknown): number => {
   return Object.values(specs as object).reduce((n: number, spec) => n + parameterCount(spec), 0);
 };
 
-/**
- * The round runner (rounds.ts's RoundRunner, typed structurally here: rounds.ts imports this
- * file) of the run: no server state besides the model, no loss.
- */
-export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret) {
+/** The run's round runner: no server state besides the model, no loss. */
+export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret): RoundRunner {
   const options = distributedDpOptionsOf(config, parameterCount(model.params));
   const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...options });
   const key = secret.key("distributed-dp");
   return {
     initialServerState: () => ({}),
-    async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round, engine }: RoundContext): Promise<{ state: S; loss: undefined }> {
+    async round(state, cohort, cfg, { round, engine }) {
       // Each client's own noise randomness: it stays in this process (FT331 with --engine).
       const clientKeys = { shape: [cohort.clients.length, 2], data: Int32Array.from([...cohort.clients].flatMap((c) => secret.clientKey(round, c))), coordinatorOnly: true };
       const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
@@ -70,7 +65,7 @@ export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: 
         options: { backend: cfg.backend },
         perClient: { clientKeys },
         ...(engine === undefined ? {} : { engine }),
-      })) as { params: S["params"] };
+      })) as { params: DeviceTree };
       // No loss: the clients' losses are private and reach the server through no release.
       return { state: { ...state, params: out.params }, loss: undefined };
     },

@@ -22,7 +22,7 @@ import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { HostParam, HostParams } from "../models/model.js";
-import { aggregatedRunner, type AlgorithmRound } from "./aggregated-runner.js";
+import { aggregatedRunner, type AlgorithmRound, type DeviceTree, type RoundRunner, type TrainingState } from "./aggregated-runner.js";
 import { runStages } from "./aggregator-chain.js";
 import type { TensorTree } from "./checkpoint.js";
 import { cohortData } from "./cohort.js";
@@ -31,8 +31,7 @@ import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./opti
 import { RunSecret } from "../privacy/secret.js";
 import { distributedDpRunner } from "./distributed-dp-run.js";
 
-export type { DeviceTree, RoundContext, RoundResult, RoundRunner, TrainingState } from "./round-types.js";
-import type { DeviceTree, RoundRunner, TrainingState } from "./round-types.js";
+export type { DeviceTree, RoundContext, RoundResult, RoundRunner, TrainingState } from "./aggregated-runner.js";
 type Params = HostParams<Record<string, unknown>>;
 
 /** The run options every round program gets from the run config: its backend. */
