@@ -15,7 +15,7 @@ import { labelledDataset } from "../../src/lib/data/dataset.js";
 import { federate, roundCohort, sampleRound } from "../../src/lib/data/federated.js";
 import { partitionDirichlet } from "../../src/lib/data/partition.js";
 import { aggregatorOf } from "../../src/lib/aggregators/aggregator.js";
-import { attack } from "../../src/lib/aggregators/stages.js";
+import { aggregationStages } from "../../src/lib/aggregators/stages.js";
 import { bucketSteps, cohortChunks, cohortData, perClientSlice, runOnCohort, type ChunkEngine, type PlacedChunk } from "../../src/lib/run/cohort.js";
 import { Rng } from "../../src/lib/random.js";
 import { host, read, tiny } from "../lib/helpers.js";
@@ -87,7 +87,7 @@ describe("a streamed round", () => {
 });
 
 describe("per-client inputs", () => {
-  const chain = aggregatorOf([attack("sign-flip")]);
+  const chain = aggregatorOf([aggregationStages.attack("sign-flip")]);
   const program = fedAvgProgram(tiny, { aggregator: chain });
   const inputs = { params, lr: 0.3, attackScale: 1, key: [0, 1], round: 1 };
   /** An engine that keeps the chunks it is given and runs none. */

@@ -143,13 +143,18 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
   return { update, below: ops.mul(ops.sub(ops.cast(ops.lessEqual(norm, m.clip), "float32"), 0.5), present) };
 }
 
+/** secureSum of values in `range` with the stage's modulus, cohort bound and mask graph; float values quantized by `scale`. */
+function stageSecureSum(s: SecureStage, values: Value, key: Value, range: [number, number], scale?: number): Value {
+  const graph = { ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }), ...(s.minClients === undefined ? {} : { minClients: s.minClients }) };
+  return release.secureSum(values, { bits: s.bits, maxClients: s.maxClients, ...graph, key, range, ...(scale === undefined ? {} : { scale }) });
+}
+
 /** The secure weighted mean: sum_i n_i u_i / sum_i n_i, both sums masked. */
 function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
   const [updateKey, weightKey] = draw.split(key, 2);
-  const common = { bits: s.bits, maxClients: s.maxClients, ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }), ...(s.minClients === undefined ? {} : { minClients: s.minClients }) };
   const bound = s.clip * s.maxWeight;
-  const weightedSum = release.secureSum(local.update, { ...common, key: updateKey, range: [-bound, bound], scale: secureScale(s.bits, s.maxClients, bound) });
-  const totalWeight = release.secureSum(local.weight, { ...common, key: weightKey, range: [0, s.maxWeight] });
+  const weightedSum = stageSecureSum(s, local.update, updateKey, [-bound, bound], secureScale(s.bits, s.maxClients, bound));
+  const totalWeight = stageSecureSum(s, local.weight, weightKey, [0, s.maxWeight]);
   return ops.div(weightedSum, ops.maximum(ops.cast(totalWeight, "float32"), 1));
 }
 
@@ -169,11 +174,10 @@ function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, m
     if (adaptive) belowSum = release.dpSum(local.below, { clip: 0.5, noiseMultiplier: ops.mul(inputs.countStddev, 2), key: countNoise });
   } else {
     const [updateMask, countMask] = draw.split(maskKey, 2);
-    const common = { bits: secure.bits, maxClients: secure.maxClients, ...(secure.neighbours === undefined ? {} : { neighbours: secure.neighbours }), ...(secure.minClients === undefined ? {} : { minClients: secure.minClients }) };
-    const masked = release.secureSum(local.update, { ...common, key: updateMask, range: [-secure.clip, secure.clip], scale: secureScale(secure.bits, secure.maxClients, secure.clip) });
+    const masked = stageSecureSum(secure, local.update, updateMask, [-secure.clip, secure.clip], secureScale(secure.bits, secure.maxClients, secure.clip));
     sum = ops.add(masked, release.gaussianTreeNoise(masked, ops.mul(inputs.noiseMultiplier, clip), updateNoise));
     if (adaptive) {
-      const bits = release.secureSum(local.below, { ...common, key: countMask, range: [-0.5, 0.5], scale: 2 });
+      const bits = stageSecureSum(secure, local.below, countMask, [-0.5, 0.5], 2);
       belowSum = ops.add(bits, ops.mul(draw.normal(countNoise, []), inputs.countStddev));
     }
   }

@@ -150,8 +150,10 @@ type AggregatedProgram<M extends AnyModel, R, I, ExtraInputs, ExtraOutputs> = un
     ? RoundProgram<M, ExtraInputs, ExtraOutputs>
     : Program<
         (true extends R ? PrivateRoundInputs<M> : RoundInputs<M>) & ExtraInputs & I,
-        { params: ParamsAt<M, "server"> } & (true extends R ? unknown : { loss: ServerScalar }) & ExtraOutputs & (I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown)
+        Flat<{ params: ParamsAt<M, "server"> } & (true extends R ? unknown : { loss: ServerScalar }) & ExtraOutputs & (I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown)>
       >;
+/** An intersection of outputs as one object type (what a program's outputs print as). */
+type Flat<T> = { [K in keyof T]: T[K] };
 
 /** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
