@@ -67,19 +67,13 @@ export function secureFedAvgProgram<M extends AnyModel>(model: M, options: Clien
 }
 
 /** DP-FedAvg's round as a typed function: (server params, the cohort's batches, hypers) -> (params, next clip) at the SERVER. */
-export function dpFedAvg<M extends AnyModel>(
-  model: M,
-  options: DpFedAvgOptions = {},
-): ReleasingRoundFunction<DpRoundHypers, { params: ParamsAt<M, "server">; clip: ServerScalar }> {
-  return fedAvg(model, { ...options, aggregator: dpChain(options.adaptive ?? false) }) as never;
+export function dpFedAvg<M extends AnyModel>(model: M, options: DpFedAvgOptions = {}): ReleasingRoundFunction<DpRoundHypers, { params: ParamsAt<M, "server">; clip: ServerScalar }> {
+  return fedAvg(model, { ...options, aggregator: dpChain(options.adaptive ?? false) });
 }
 
 /** Secure FedAvg's round as a typed function: (server params, the cohort's batches, { lr, key }) -> params at the SERVER. */
-export function secureFedAvg<M extends AnyModel>(
-  model: M,
-  options: ClientTrainingOptions & SecureAggregationOptions,
-): ReleasingRoundFunction<SecureRoundHypers, { params: ParamsAt<M, "server"> }> {
-  return fedAvg(model, { ...options, aggregator: secureChain(options) }) as never;
+export function secureFedAvg<M extends AnyModel>(model: M, options: ClientTrainingOptions & SecureAggregationOptions): ReleasingRoundFunction<SecureRoundHypers, { params: ParamsAt<M, "server"> }> {
+  return fedAvg(model, { ...options, aggregator: secureChain(options) });
 }
 
 /**
