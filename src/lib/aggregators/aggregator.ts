@@ -16,8 +16,11 @@ import { checkChain, chainName, robustKinds, type ChainCheck, type ClipStage, ty
 type Scalar = TensorSpec<[], "float32", "local">;
 /** The program inputs of a dp stage: DP-FedAvg's, as dpFedAvgProgram has always taken them. */
 export interface DpInputSpecs {
+  /** The update's noise multiplier z: N(0, (z C)^2) is added to the sum of updates clipped to C (the state `clip`). */
   readonly noiseMultiplier: Scalar;
+  /** The denominator m: the expected number of clients that report. */
   readonly expectedClients: Scalar;
+  /** Adaptive clipping only: gamma, eta and sigma_b. */
   readonly targetQuantile?: Scalar;
   readonly clipLr?: Scalar;
   readonly countStddev?: Scalar;
