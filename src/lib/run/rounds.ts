@@ -95,23 +95,18 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
   };
 }
 
-/** Algorithms whose server state is a momentum buffer (FedAvgM, DiLoCo): serverLr and the buffer go in, the buffer comes out. */
-const momentum = (program: AlgorithmRound["program"]): AlgorithmRound => ({
-  program,
-  initialState: (params) => filledLike(params, 0) as unknown as TensorTree,
-  serverInputs: (cfg, buffer) => ({ serverLr: cfg.serverLr, buffer }),
-  nextState: (out) => out.buffer as DeviceTree,
-  scalesByServerLr: false,
-});
-
-/** Algorithms whose program takes serverLr and the server optimiser's `state`, and returns the next one: FedOpt, Mime. */
-const optimizerState = (program: AlgorithmRound["program"], initialState: (params: Params) => TensorTree): AlgorithmRound => ({
+/**
+ * Algorithms whose program takes serverLr and its server state `name`, and returns the next
+ * one: a momentum buffer (FedAvgM, DiLoCo), the server optimiser's state (FedOpt, Mime).
+ */
+const withServerState = (program: AlgorithmRound["program"], name: "buffer" | "state", initialState: (params: Params) => TensorTree): AlgorithmRound => ({
   program,
   initialState,
-  serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, state }),
-  nextState: (out) => out.state as DeviceTree,
+  serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, [name]: state }),
+  nextState: (out) => out[name] as DeviceTree,
   scalesByServerLr: false,
 });
+const momentum = (program: AlgorithmRound["program"]) => withServerState(program, "buffer", (params) => filledLike(params, 0) as unknown as TensorTree);
 
 const stateless = (program: AlgorithmRound["program"], serverInputs?: AlgorithmRound["serverInputs"]): AlgorithmRound => ({
   program,
@@ -141,13 +136,13 @@ const algorithms: Readonly<Record<string, (model: AnyModel, config: RunConfig, a
 function fedOpt(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   const tau = config.tau ?? 1e-3;
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config), aggregator });
-  return optimizerState(program as never, (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
+  return withServerState(program as never, "state", (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
 }
 
 /** Mime and MimeLite: the base optimiser's state (a step count and its moments) is the server state. */
 function mime(model: AnyModel, variant: MimeVariant, config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   const options = { baseOptimizer: mimeBaseOptimizerFor(config) };
-  return optimizerState(mimeProgram(model, variant, { ...options, aggregator }) as never, (params) => initialMimeState(model, params, options) as unknown as TensorTree);
+  return withServerState(mimeProgram(model, variant, { ...options, aggregator }) as never, "state", (params) => initialMimeState(model, params, options) as unknown as TensorTree);
 }
 
 /**
