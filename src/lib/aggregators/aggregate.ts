@@ -18,13 +18,13 @@ import * as privacy from "../../front/privacy.js";
 import * as quantization from "../../front/quantize.js";
 import * as random from "../../front/random.js";
 import * as robust from "../../front/robust.js";
+import { inverseRandomHadamard, randomHadamard } from "../../front/rotation.js";
 import * as secureOps from "../../front/secure.js";
 import { isTracer } from "../../front/trace.js";
 import { flatten, unflatten } from "../../front/tree.js";
 import { ops, type Value } from "../algorithms/loose.js";
 import type { RoundData } from "../algorithms/types.js";
 import { isAdaptive, type Aggregator } from "./aggregator.js";
-import { rotate, rotationKeys, unrotate } from "./rotation.js";
 import type { Attack, SecureStage, Stage } from "./stages.js";
 
 // Through loose signatures, as loose.ts gives the other operations: checked while tracing.
@@ -33,6 +33,7 @@ const draw = random as unknown as Record<"split" | "foldIn" | "normal" | "client
 const robustOps = robust as unknown as Record<"reduceMedian" | "reduceTrimmedMean" | "krum" | "clipByNorm" | "zeroAboveNorm" | "globalNorm", Loose>;
 const release = { ...privacy, ...secureOps } as unknown as Record<"dpSum" | "secureSum" | "gaussianTreeNoise", Loose>;
 const stochasticQuantize = quantization.stochasticQuantize as unknown as Loose;
+const hadamard = { forward: randomHadamard, inverse: inverseRandomHadamard } as unknown as Record<"forward" | "inverse", Loose>;
 
 /** What the algorithm hands its aggregator: the updates, the round's data (masks, counts), and its own weights when not the counts. */
 export interface Aggregand {
@@ -56,13 +57,37 @@ export function secureScale(bits: number, maxClients: number, bound: number): nu
   return Math.fround((0.999 * (2 ** bits - 1)) / (maxClients * 2 * bound));
 }
 
+/** One key per leaf of `tree`, split from `key` (at the SERVER where the key is shared: a key equal on every client may not be split inside map(), FT317). */
+function leafKeys(key: Value, tree: Value): Value[] {
+  const n = flatten(tree, isTracer, "update tree").leaves.length;
+  return n === 1 ? [key] : draw.split(key, n);
+}
+
 /** What a malicious client sends instead of its update. */
 function attacked(kind: Attack, update: Value, scale: Value, key: Value): Value {
   if (kind === "sign-flip") return ops.mul(update, ops.neg(scale));
   if (kind === "scale") return ops.mul(update, scale);
   const { leaves, def } = flatten(update, isTracer, "update tree");
-  const keys: Value[] = leaves.length === 1 ? [key] : draw.split(key, leaves.length);
+  const keys = leafKeys(key, update);
   return unflatten(def, leaves.map((leaf, i) => ops.mul(draw.normal(keys[i], leaf.shape), scale)));
+}
+
+/**
+ * The random Hadamard rotation of a whole update tree before quantization (Suresh et al. 2017;
+ * TFF's HadamardTransform): each leaf rotated by src/front/rotation.ts's randomHadamard with
+ * its key of `keys` (split from the cohort's shared one), so that a coordinate far from the
+ * others is spread over all of them and few bits lose less; each leaf zero-padded to a power of two.
+ */
+function rotate(tree: Value, keys: readonly Value[]): Value {
+  const { leaves, def } = flatten(tree, isTracer, "update tree");
+  return unflatten(def, leaves.map((leaf, i) => hadamard.forward(leaf, keys[i])));
+}
+
+/** rotate's inverse: each rotated leaf back to the shape of `like`'s leaf. */
+function unrotate(rotated: Value, keys: readonly Value[], like: Value): Value {
+  const { leaves, def } = flatten(rotated, isTracer, "rotated tree");
+  const shapes = flatten(like, isTracer, "update tree").leaves.map((leaf) => leaf.shape);
+  return unflatten(def, leaves.map((leaf, i) => hadamard.inverse(leaf, keys[i], shapes[i])));
 }
 
 const stageOf = <K extends Stage["kind"]>(stages: readonly Stage[], kind: K) => stages.find((s) => s.kind === kind) as Extract<Stage, { kind: K }> | undefined;
@@ -88,7 +113,7 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   if (attackKey !== undefined && stageOf(stages, "attack")) Object.assign(members, { malicious: inputs.malicious, attackKey: ops.broadcast(attackKey) });
   const quantizing = stageOf(stages, "quantize");
   if (quantizeKey !== undefined && quantizing) members.quantizeKey = ops.broadcast(quantizeKey);
-  if (quantizing?.rotation) members.rotationKeys = rotationKeys(rotationKey, updates).map((key) => ops.broadcast(key));
+  if (quantizing?.rotation) members.rotationKeys = leafKeys(rotationKey, updates).map((key) => ops.broadcast(key));
   if (serverClip !== undefined) members.clip = ops.broadcast(serverClip);
   const local = ops.map((m: Value) => clientSide(stages, m, inputs, secure, adaptive), members);
 

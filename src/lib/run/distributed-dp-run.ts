@@ -15,10 +15,11 @@ import { distributedDpFedAvgProgram, type DistributedDpOptions } from "../algori
 import type { AnyModel } from "../algorithms/types.js";
 import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../privacy/distributed-dp.js";
 import type { RunSecret } from "../privacy/secret.js";
-import { runOnCohort } from "./cohort.js";
+import { runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientTraining } from "./optimizers.js";
-import type { DeviceTree, RoundRunner } from "./aggregated-runner.js";
+import type { RoundSample } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
 
 /**
  * The mechanism's options from a run's config, for a model of `parameters` parameters: with
@@ -50,14 +51,17 @@ const parameterCount = (specs: unknown): number => {
   return Object.values(specs as object).reduce((n: number, spec) => n + parameterCount(spec), 0);
 };
 
-/** The run's round runner: no server state besides the model, no loss. */
-export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret): RoundRunner {
+/**
+ * The round runner (rounds.ts's RoundRunner, typed structurally here: rounds.ts imports this
+ * file) of the run: no server state besides the model, no loss.
+ */
+export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: RunSecret) {
   const options = distributedDpOptionsOf(config, parameterCount(model.params));
   const program = distributedDpFedAvgProgram(model, { ...clientTraining(config), ...options });
   const key = secret.key("distributed-dp");
   return {
     initialServerState: () => ({}),
-    async round(state, cohort, cfg, { round, engine }) {
+    async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round, engine }: { readonly round: number; readonly engine?: ChunkEngine }): Promise<{ state: S; loss: undefined }> {
       // Each client's own noise randomness: it stays in this process (FT331 with --engine).
       const clientKeys = { shape: [cohort.clients.length, 2], data: Int32Array.from([...cohort.clients].flatMap((c) => secret.clientKey(round, c))), coordinatorOnly: true };
       const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
@@ -65,7 +69,7 @@ export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: 
         options: { backend: cfg.backend },
         perClient: { clientKeys },
         ...(engine === undefined ? {} : { engine }),
-      })) as { params: DeviceTree };
+      })) as { params: S["params"] };
       // No loss: the clients' losses are private and reach the server through no release.
       return { state: { ...state, params: out.params }, loss: undefined };
     },

@@ -34,7 +34,7 @@ import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
-import { clipOf } from "./aggregated-runner.js";
+import { clipOf } from "./rounds.js";
 import { chainHas, releasesPrivateData } from "./aggregator-chain.js";
 import { RunSecret } from "../privacy/secret.js";
 import { distributedDpColumns, distributedDpEpsilonAfter } from "./distributed-dp-run.js";
