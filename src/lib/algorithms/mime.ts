@@ -34,7 +34,7 @@ import { aggregatedRoundProgram, aggregatorIn, reportedLoss, requireAggregator, 
 import { clientDelta, serverParamSpecs, type ClientOptimizer } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export type MimeVariant = "mime" | "mimelite";
 

@@ -44,7 +44,7 @@ import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumn
 import { isEvaluatedRound, personalizationLine, RunEvaluation, shortRunNotice } from "./run-evaluation.js";
 import { plotCaption } from "./plot-caption.js";
 import { roundLearningRates } from "./optimizers.js";
-import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
+import { runnerFor, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy and loss, and the clients' training loss. */

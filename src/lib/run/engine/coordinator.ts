@@ -19,7 +19,6 @@ import { FlowProducer, Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { ftError } from "../../../errors/error.js";
 import type { TreeDef } from "../../../ir/types.js";
-import type { RemoteChunks } from "../../../runtime/mapreduce.js";
 import type { MapReduceForm } from "../../../transform/mapreduce.js";
 import type { HostTensor } from "../../data/host-tensor.js";
 import type { ChunkEngine, PlacedChunk } from "../cohort.js";
@@ -98,7 +97,6 @@ const queueOptions = (connection: Redis) => ({ connection, streams: { events: { 
 export class RedisEngine {
   readonly traffic: EngineTraffic = { rounds: 0, sent: 0, received: 0 };
   private readonly session = randomUUID();
-  private readonly storedForms = new Set<string>();
   private readonly heartbeat: NodeJS.Timeout;
 
   private constructor(
