@@ -131,8 +131,8 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
     make: () => ({ kind: "dp" }),
   },
   secure: {
-    help: "masked sums (SecAgg, --secure-bits, --secure-clip, --secure-neighbours); after dp, the noise goes on the secure sum",
-    keys: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours" },
+    help: "masked sums (SecAgg+, --secure-bits, --secure-clip, --secure-neighbours; streamed in groups of --secure-group-min or more); after dp, the noise goes on the secure sum",
+    keys: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours", groupMin: "secureGroupMin" },
     make: (config, dp, largestClient) => ({
       kind: "secure",
       bits: config.secureBits ?? 30,
