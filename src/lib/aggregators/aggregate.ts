@@ -117,14 +117,14 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   if (serverClip !== undefined) members.clip = ops.broadcast(serverClip);
   const local = ops.map((m: Value) => clientSide(stages, m, inputs, secure, adaptive), members);
 
-  const state: Record<string, Value> = "clip" in agg.state ? { clip: inputs.clip } : {};
-  if (dp) return dpMean(agg, local, inputs, noiseKey, maskKey, secure, adaptive);
-  if (secure !== undefined) return { value: secureWeightedMean(secure, local, maskKey), state };
+  // Only a dp stage keeps a state (its clip: dp always has a clip stage before it).
+  if (dp) return dpMean(local, inputs, noiseKey, maskKey, secure, adaptive);
+  if (secure !== undefined) return { value: secureWeightedMean(secure, local, maskKey), state: {} };
   const robustStage = stages.find((s) => s.kind === "median" || s.kind === "trimmed-mean" || s.kind === "krum");
-  if (robustStage?.kind === "median") return { value: robustOps.reduceMedian(local.update), state };
-  if (robustStage?.kind === "trimmed-mean") return { value: robustOps.reduceTrimmedMean(local.update, { trim: robustStage.trim }), state };
-  if (robustStage?.kind === "krum") return { value: robustOps.krum(local.update, { byzantine: robustStage.byzantine, select: robustStage.select }), state };
-  return { value: ops.reduceWeightedMean(local.update, weights), state };
+  if (robustStage?.kind === "median") return { value: robustOps.reduceMedian(local.update), state: {} };
+  if (robustStage?.kind === "trimmed-mean") return { value: robustOps.reduceTrimmedMean(local.update, { trim: robustStage.trim }), state: {} };
+  if (robustStage?.kind === "krum") return { value: robustOps.krum(local.update, { byzantine: robustStage.byzantine, select: robustStage.select }), state: {} };
+  return { value: ops.reduceWeightedMean(local.update, weights), state: {} };
 }
 
 /** One client's side of the chain: its update through the client stages, and what the server stages need of it. */
@@ -189,7 +189,7 @@ function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
  * sums the clipped-count bits b_i = [||u_i|| <= C] - 1/2 with noise of std sigma_b and moves
  * C <- C exp(-eta (b - gamma)), b = sum / m + 1/2.
  */
-function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, maskKey: Value, secure: SecureStage | undefined, adaptive: boolean): Aggregated {
+function dpMean(local: Value, inputs: Value, noiseKey: Value, maskKey: Value, secure: SecureStage | undefined, adaptive: boolean): Aggregated {
   const [updateNoise, countNoise] = draw.split(noiseKey, 2);
   const clip = inputs.clip;
   let sum: Value;
@@ -207,7 +207,7 @@ function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, m
     }
   }
   const value = ops.div(sum, inputs.expectedClients);
-  if (!adaptive) return { value, state: "clip" in agg.state ? { clip } : {} };
+  if (!adaptive) return { value, state: { clip } };
   const fractionBelow = ops.add(ops.div(belowSum, inputs.expectedClients), 0.5);
   const next = ops.mul(clip, ops.exp(ops.mul(ops.neg(inputs.clipLr), ops.sub(fractionBelow, inputs.targetQuantile))));
   return { value, state: { clip: next } };
