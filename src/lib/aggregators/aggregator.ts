@@ -11,7 +11,7 @@ import type { TensorSpec } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { HostTensor } from "../data/host-tensor.js";
-import { checkChain, chainName, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
+import { checkChain, chainName, isClientStage, releasingKinds, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
 
 type Scalar = TensorSpec<[], "float32", "local">;
 /** The program inputs of a dp stage: DP-FedAvg's, as dpFedAvgProgram has always taken them. */
@@ -89,7 +89,7 @@ export function aggregator(...stages: Stage[]): Aggregator {
 /** aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip. */
 export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): Aggregator {
   checkChain(given);
-  const stages = given.every((s) => s.kind === "attack" || s.kind === "quantize" || s.kind === "zeroing" || s.kind === "clip") ? [...given, { kind: "mean" } as const] : [...given];
+  const stages = given.every(isClientStage) ? [...given, { kind: "mean" } as const] : [...given];
   const kinds = new Set(stages.map((s) => s.kind));
   const clip = dpClip(stages);
   const keyed = kinds.has("dp") || kinds.has("secure") || kinds.has("attack") || kinds.has("quantize");
@@ -104,7 +104,7 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
   return {
     stages,
     name: chainName(given),
-    releases: kinds.has("dp") || kinds.has("secure"),
+    releases: [...kinds].some((k) => releasingKinds.has(k)),
     wholeCohort: [...kinds].some((k) => robustKinds.has(k)),
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
