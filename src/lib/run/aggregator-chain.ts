@@ -41,7 +41,7 @@ export const chainHas = (value: unknown, kind: StageKind): boolean => (chainKind
 export const distributedDp = "distributed-dp";
 
 /** Whether the chain releases private client data (holds dp or secure, or is distributed DP): the run's data is then private. */
-export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || chainHas(value, "dp") || chainHas(value, "secure");
+export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || (chainKinds(value) ?? []).some((kind) => releasingKinds.has(kind));
 
 /** Options that apply when the chain holds `kind` (and, with `without`, lacks that one). */
 export function withStage(kind: StageKind, without?: StageKind): Condition {
