@@ -34,6 +34,9 @@ expectType<"FT114: aggregator secure,krum: krum needs each client's value, and s
 const dpHypers = { lr: 0.1, clip: value<F32<[], "server">>(), noiseMultiplier: 1, expectedClients: 10, key: value<I32<[2], "server">>(), round: 0 };
 const privateRound = fedProx(logistic, { aggregator: aggregator(s.clip(1), s.dp()) });
 expectAssignable<{ params: Logistic<"server"> }>(privateRound(serverParams, privateData, { ...dpHypers, mu: 0.01 }));
+// Its hyperparameters are the chain's inputs: all of dp's, and the key at the SERVER.
+expectError(privateRound(serverParams, privateData, { lr: 0.1, mu: 0.01 }));
+expectError(privateRound(serverParams, privateData, { ...dpHypers, mu: 0.01, key: value<I32<[2], "clients">>() }));
 expectError(fedAvg(logistic)(serverParams, privateData, { lr: 0.1 }));
 expectError(fedAvg(logistic, { aggregator: aggregator(s.median()) })(serverParams, privateData, { lr: 0.1 }));
 

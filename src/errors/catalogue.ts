@@ -570,6 +570,16 @@ export const catalogue = {
       "alone: the chunks before it are merged already.",
     fix: "Keep Redis up for the length of a round, or give it persistence; the run resumes from its last checkpoint with --resume.",
   },
+  FT331: {
+    title: "A coordinator-only input sent to the workers",
+    message: "the round's per-client input {input} stays in the coordinator: it cannot go to the workers of --engine",
+    explanation:
+      "A streamed round on the BullMQ engine puts each chunk's rows of its per-client inputs in " +
+      "the chunk's job, which Redis and the workers read. Distributed DP's client keys are each " +
+      "client's own noise randomness, derived from the run's secret: whoever holds them can " +
+      "subtract the clients' noise, so they never go into a job (docs/distributed.md).",
+    fix: "Run --aggregator distributed-dp without --engine: it streams its chunks in this process.",
+  },
   FT334: {
     title: "A secret key written out",
     message: "a secret key cannot be {what}: it is the secret of the releases it feeds",

@@ -9,7 +9,9 @@
  *   give the in-process streamed run's bytes;
  * - secure: Redis holds each group's sum (the sum of its clients' values, of the size of one
  *   client's), in groups of at least --secure-group-min, nothing per client, and the run gives
- *   the bytes of the in-process streamed run.
+ *   the bytes of the in-process streamed run;
+ * - AFL: its client ids (an int32 per-client input) travel in the jobs, same bytes;
+ * - distributed DP: its clients' keys never go into a job, FT331.
  * Skipped, saying why, without redis-server.
  */
 import type { ChildProcess } from "node:child_process";
@@ -162,4 +164,16 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     const [local, remote] = [await run(robust), await captured(robust)];
     expect(remote.params).toEqual(local.params);
   }, 300_000);
+
+  test("AFL: each job carries its clients' ids, an int32 per-client input, and the engine gives the in-process streamed run's bytes", async () => {
+    const afl = { algorithm: "afl", aflLr: 0.01 };
+    const [local, remote] = [await run(afl), await captured(afl)];
+    expect(capturedHas(remote.capture, Buffer.from('"perClient":{"client":{"shape":['))).toBe(true);
+    expect(capturedHas(remote.capture, Buffer.from('"dtype":"int32"'))).toBe(true);
+    expect(remote.params).toEqual(local.params);
+  }, 300_000);
+
+  test("distributed DP: its clients' keys stay in the coordinator, so a round sent to the workers is FT331", async () => {
+    await expect(run({ aggregator: "distributed-dp", engine: redis.url })).rejects.toThrow(/^FT331: the round's per-client input clientKeys stays in the coordinator/);
+  }, 60_000);
 });

@@ -2,7 +2,9 @@
  * Streamed cohorts and ragged clients: a round run in bucketed chunks through its MapReduce
  * form gives the whole, padded round's results (to float32 rounding: the sums group
  * differently) and the same bits every time; the buckets pad each client to within 1.5x of
- * its own batches, not to the cohort's largest; SCAFFOLD, which has no MapReduce form, runs whole.
+ * its own batches, not to the cohort's largest; SCAFFOLD, which has no MapReduce form, runs whole;
+ * per-client inputs of any dtype and shape reach each chunk as its clients' rows, and one that
+ * stays in the coordinator is refused to an engine (FT331).
  */
 import { describe, expect, test } from "vitest";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
@@ -12,7 +14,9 @@ import { initialAdaptiveState } from "../../src/lib/algorithms/server-optimizers
 import { labelledDataset } from "../../src/lib/data/dataset.js";
 import { federate, roundCohort, sampleRound } from "../../src/lib/data/federated.js";
 import { partitionDirichlet } from "../../src/lib/data/partition.js";
-import { bucketSteps, cohortChunks, cohortData, runOnCohort } from "../../src/lib/run/cohort.js";
+import { aggregatorOf } from "../../src/lib/aggregators/aggregator.js";
+import { aggregationStages } from "../../src/lib/aggregators/stages.js";
+import { bucketSteps, cohortChunks, cohortData, perClientSlice, runOnCohort, type ChunkEngine, type PlacedChunk } from "../../src/lib/run/cohort.js";
 import { Rng } from "../../src/lib/random.js";
 import { host, read, tiny } from "../lib/helpers.js";
 
@@ -80,4 +84,51 @@ describe("a streamed round", () => {
       closeTrees(first, await read(whole));
     });
   }
+});
+
+describe("per-client inputs", () => {
+  const chain = aggregatorOf([aggregationStages.attack("sign-flip")]);
+  const program = fedAvgProgram(tiny, { aggregator: chain });
+  const inputs = { params, lr: 0.3, attackScale: 1, key: [0, 1], round: 1 };
+  /** An engine that keeps the chunks it is given and runs none. */
+  const capturing = () => {
+    const seen: PlacedChunk[][] = [];
+    const engine: ChunkEngine = {
+      partials: (_form, _tree, chunks) => {
+        seen.push([...chunks]);
+        return () => {
+          throw new Error("not run");
+        };
+      },
+    };
+    return { seen, engine };
+  };
+
+  test("each chunk, here or in an engine's job, takes its clients' rows, whatever the dtype and shape", async () => {
+    const sample = sampleRound(data, roundOptions);
+    const n = sample.clients.length;
+    const keys = { shape: [n, 2], data: Int32Array.from({ length: 2 * n }, (_, i) => 1000 + i) };
+    const malicious = { shape: [n], data: Float32Array.from({ length: n }, (_, p) => p % 2) };
+    const { seen, engine } = capturing();
+    await expect(runOnCohort(program as never, inputs, sample, { chunkClients: 5, options: { backend: "onnx" }, engine, perClient: { malicious, keys } })).rejects.toThrow("not run");
+    const chunks = seen[0]!;
+    expect(chunks.flatMap((c) => [...c.positions]).sort((a, b) => a - b)).toEqual([...Array(n).keys()]);
+    for (const chunk of chunks) {
+      expect([...chunk.positions].map((p) => sample.clients[p])).toEqual([...chunk.clients]);
+      expect(chunk.perClient.malicious).toEqual({ shape: [chunk.clients.length], data: Float32Array.from(chunk.positions, (p) => p % 2) });
+      expect(chunk.perClient.keys).toEqual({ shape: [chunk.clients.length, 2], data: Int32Array.from([...chunk.positions].flatMap((p) => [1000 + 2 * p, 1001 + 2 * p])) });
+    }
+    expect(perClientSlice({ keys }, [2, 0])).toEqual({ keys: { shape: [2, 2], data: Int32Array.of(1004, 1005, 1000, 1001) } });
+  });
+
+  test("one that stays in the coordinator is FT331 with an engine, and rides along in this process", async () => {
+    const sample = sampleRound(data, roundOptions);
+    const malicious = { shape: [sample.clients.length], data: new Float32Array(sample.clients.length), coordinatorOnly: true };
+    const { seen, engine } = capturing();
+    const settings = { chunkClients: 5, options: { backend: "onnx" }, perClient: { malicious } } as const;
+    await expect(runOnCohort(program as never, inputs, sample, { ...settings, engine })).rejects.toThrow(/^FT331: the round's per-client input malicious stays in the coordinator/);
+    expect(seen).toEqual([]);
+    // No attacker: the sign-flip chain's round is FedAvg's.
+    closeTrees(await read(await runOnCohort(program as never, inputs, sample, settings)), await read(await runOnCohort(fedAvgProgram(tiny) as never, { params, lr: 0.3 }, sample, settings)));
+  });
 });

@@ -18,13 +18,13 @@ import * as privacy from "../../front/privacy.js";
 import * as quantization from "../../front/quantize.js";
 import * as random from "../../front/random.js";
 import * as robust from "../../front/robust.js";
+import { inverseRandomHadamard, randomHadamard } from "../../front/rotation.js";
 import * as secureOps from "../../front/secure.js";
 import { isTracer } from "../../front/trace.js";
 import { flatten, unflatten } from "../../front/tree.js";
 import { ops, type Value } from "../algorithms/loose.js";
 import type { RoundData } from "../algorithms/types.js";
 import { isAdaptive, type Aggregator } from "./aggregator.js";
-import { rotate, rotationKeys, unrotate } from "./rotation.js";
 import type { Attack, SecureStage, Stage } from "./stages.js";
 
 // Through loose signatures, as loose.ts gives the other operations: checked while tracing.
@@ -33,6 +33,7 @@ const draw = random as unknown as Record<"split" | "foldIn" | "normal" | "client
 const robustOps = robust as unknown as Record<"reduceMedian" | "reduceTrimmedMean" | "krum" | "clipByNorm" | "zeroAboveNorm" | "globalNorm", Loose>;
 const release = { ...privacy, ...secureOps } as unknown as Record<"dpSum" | "secureSum" | "gaussianTreeNoise", Loose>;
 const stochasticQuantize = quantization.stochasticQuantize as unknown as Loose;
+const hadamard = { forward: randomHadamard, inverse: inverseRandomHadamard } as unknown as Record<"forward" | "inverse", Loose>;
 
 /** What the algorithm hands its aggregator: the updates, the round's data (masks, counts), and its own weights when not the counts. */
 export interface Aggregand {
@@ -56,13 +57,37 @@ export function secureScale(bits: number, maxClients: number, bound: number): nu
   return Math.fround((0.999 * (2 ** bits - 1)) / (maxClients * 2 * bound));
 }
 
+/** One key per leaf of `tree`, split from `key` (at the SERVER where the key is shared: a key equal on every client may not be split inside map(), FT317). */
+function leafKeys(key: Value, tree: Value): Value[] {
+  const n = flatten(tree, isTracer, "update tree").leaves.length;
+  return n === 1 ? [key] : draw.split(key, n);
+}
+
 /** What a malicious client sends instead of its update. */
 function attacked(kind: Attack, update: Value, scale: Value, key: Value): Value {
   if (kind === "sign-flip") return ops.mul(update, ops.neg(scale));
   if (kind === "scale") return ops.mul(update, scale);
   const { leaves, def } = flatten(update, isTracer, "update tree");
-  const keys: Value[] = leaves.length === 1 ? [key] : draw.split(key, leaves.length);
+  const keys = leafKeys(key, update);
   return unflatten(def, leaves.map((leaf, i) => ops.mul(draw.normal(keys[i], leaf.shape), scale)));
+}
+
+/**
+ * The random Hadamard rotation of a whole update tree before quantization (Suresh et al. 2017;
+ * TFF's HadamardTransform): each leaf rotated by src/front/rotation.ts's randomHadamard with
+ * its key of `keys` (split from the cohort's shared one), so that a coordinate far from the
+ * others is spread over all of them and few bits lose less; each leaf zero-padded to a power of two.
+ */
+function rotate(tree: Value, keys: readonly Value[]): Value {
+  const { leaves, def } = flatten(tree, isTracer, "update tree");
+  return unflatten(def, leaves.map((leaf, i) => hadamard.forward(leaf, keys[i])));
+}
+
+/** rotate's inverse: each rotated leaf back to the shape of `like`'s leaf. */
+function unrotate(rotated: Value, keys: readonly Value[], like: Value): Value {
+  const { leaves, def } = flatten(rotated, isTracer, "rotated tree");
+  const shapes = flatten(like, isTracer, "update tree").leaves.map((leaf) => leaf.shape);
+  return unflatten(def, leaves.map((leaf, i) => hadamard.inverse(leaf, keys[i], shapes[i])));
 }
 
 const stageOf = <K extends Stage["kind"]>(stages: readonly Stage[], kind: K) => stages.find((s) => s.kind === kind) as Extract<Stage, { kind: K }> | undefined;
@@ -88,18 +113,18 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   if (attackKey !== undefined && stageOf(stages, "attack")) Object.assign(members, { malicious: inputs.malicious, attackKey: ops.broadcast(attackKey) });
   const quantizing = stageOf(stages, "quantize");
   if (quantizeKey !== undefined && quantizing) members.quantizeKey = ops.broadcast(quantizeKey);
-  if (quantizing?.rotation) members.rotationKeys = rotationKeys(rotationKey, updates).map((key) => ops.broadcast(key));
+  if (quantizing?.rotation) members.rotationKeys = leafKeys(rotationKey, updates).map((key) => ops.broadcast(key));
   if (serverClip !== undefined) members.clip = ops.broadcast(serverClip);
   const local = ops.map((m: Value) => clientSide(stages, m, inputs, secure, adaptive), members);
 
-  const state: Record<string, Value> = "clip" in agg.state ? { clip: inputs.clip } : {};
-  if (dp) return dpMean(agg, local, inputs, noiseKey, maskKey, secure, adaptive);
-  if (secure !== undefined) return { value: secureWeightedMean(secure, local, maskKey), state };
+  // Only a dp stage keeps a state (its clip: dp always has a clip stage before it).
+  if (dp) return dpMean(local, inputs, noiseKey, maskKey, secure, adaptive);
+  if (secure !== undefined) return { value: secureWeightedMean(secure, local, maskKey), state: {} };
   const robustStage = stages.find((s) => s.kind === "median" || s.kind === "trimmed-mean" || s.kind === "krum");
-  if (robustStage?.kind === "median") return { value: robustOps.reduceMedian(local.update), state };
-  if (robustStage?.kind === "trimmed-mean") return { value: robustOps.reduceTrimmedMean(local.update, { trim: robustStage.trim }), state };
-  if (robustStage?.kind === "krum") return { value: robustOps.krum(local.update, { byzantine: robustStage.byzantine, select: robustStage.select }), state };
-  return { value: ops.reduceWeightedMean(local.update, weights), state };
+  if (robustStage?.kind === "median") return { value: robustOps.reduceMedian(local.update), state: {} };
+  if (robustStage?.kind === "trimmed-mean") return { value: robustOps.reduceTrimmedMean(local.update, { trim: robustStage.trim }), state: {} };
+  if (robustStage?.kind === "krum") return { value: robustOps.krum(local.update, { byzantine: robustStage.byzantine, select: robustStage.select }), state: {} };
+  return { value: ops.reduceWeightedMean(local.update, weights), state: {} };
 }
 
 /** One client's side of the chain: its update through the client stages, and what the server stages need of it. */
@@ -143,13 +168,18 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
   return { update, below: ops.mul(ops.sub(ops.cast(ops.lessEqual(norm, m.clip), "float32"), 0.5), present) };
 }
 
+/** secureSum of values in `range` with the stage's modulus, cohort bound and mask graph; float values quantized by `scale`. */
+function stageSecureSum(s: SecureStage, values: Value, key: Value, range: [number, number], scale?: number): Value {
+  const graph = { ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }), ...(s.minClients === undefined ? {} : { minClients: s.minClients }) };
+  return release.secureSum(values, { bits: s.bits, maxClients: s.maxClients, ...graph, key, range, ...(scale === undefined ? {} : { scale }) });
+}
+
 /** The secure weighted mean: sum_i n_i u_i / sum_i n_i, both sums masked. */
 function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
   const [updateKey, weightKey] = draw.split(key, 2);
-  const common = { bits: s.bits, maxClients: s.maxClients, ...(s.neighbours === undefined ? {} : { neighbours: s.neighbours }), ...(s.minClients === undefined ? {} : { minClients: s.minClients }) };
   const bound = s.clip * s.maxWeight;
-  const weightedSum = release.secureSum(local.update, { ...common, key: updateKey, range: [-bound, bound], scale: secureScale(s.bits, s.maxClients, bound) });
-  const totalWeight = release.secureSum(local.weight, { ...common, key: weightKey, range: [0, s.maxWeight] });
+  const weightedSum = stageSecureSum(s, local.update, updateKey, [-bound, bound], secureScale(s.bits, s.maxClients, bound));
+  const totalWeight = stageSecureSum(s, local.weight, weightKey, [0, s.maxWeight]);
   return ops.div(weightedSum, ops.maximum(ops.cast(totalWeight, "float32"), 1));
 }
 
@@ -159,7 +189,7 @@ function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
  * sums the clipped-count bits b_i = [||u_i|| <= C] - 1/2 with noise of std sigma_b and moves
  * C <- C exp(-eta (b - gamma)), b = sum / m + 1/2.
  */
-function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, maskKey: Value, secure: SecureStage | undefined, adaptive: boolean): Aggregated {
+function dpMean(local: Value, inputs: Value, noiseKey: Value, maskKey: Value, secure: SecureStage | undefined, adaptive: boolean): Aggregated {
   const [updateNoise, countNoise] = draw.split(noiseKey, 2);
   const clip = inputs.clip;
   let sum: Value;
@@ -169,16 +199,15 @@ function dpMean(agg: Aggregator, local: Value, inputs: Value, noiseKey: Value, m
     if (adaptive) belowSum = release.dpSum(local.below, { clip: 0.5, noiseMultiplier: ops.mul(inputs.countStddev, 2), key: countNoise });
   } else {
     const [updateMask, countMask] = draw.split(maskKey, 2);
-    const common = { bits: secure.bits, maxClients: secure.maxClients, ...(secure.neighbours === undefined ? {} : { neighbours: secure.neighbours }), ...(secure.minClients === undefined ? {} : { minClients: secure.minClients }) };
-    const masked = release.secureSum(local.update, { ...common, key: updateMask, range: [-secure.clip, secure.clip], scale: secureScale(secure.bits, secure.maxClients, secure.clip) });
+    const masked = stageSecureSum(secure, local.update, updateMask, [-secure.clip, secure.clip], secureScale(secure.bits, secure.maxClients, secure.clip));
     sum = ops.add(masked, release.gaussianTreeNoise(masked, ops.mul(inputs.noiseMultiplier, clip), updateNoise));
     if (adaptive) {
-      const bits = release.secureSum(local.below, { ...common, key: countMask, range: [-0.5, 0.5], scale: 2 });
+      const bits = stageSecureSum(secure, local.below, countMask, [-0.5, 0.5], 2);
       belowSum = ops.add(bits, ops.mul(draw.normal(countNoise, []), inputs.countStddev));
     }
   }
   const value = ops.div(sum, inputs.expectedClients);
-  if (!adaptive) return { value, state: "clip" in agg.state ? { clip } : {} };
+  if (!adaptive) return { value, state: { clip } };
   const fractionBelow = ops.add(ops.div(belowSum, inputs.expectedClients), 0.5);
   const next = ops.mul(clip, ops.exp(ops.mul(ops.neg(inputs.clipLr), ops.sub(fractionBelow, inputs.targetQuantile))));
   return { value, state: { clip: next } };

@@ -7,16 +7,20 @@
  * declare its client data private.
  */
 import type { Validate } from "../../../types/errors.js";
-import type { Tensor, TensorSpec } from "../../../types/tensor.js";
+import type { TensorSpec } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
-import { checkChain, chainName, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
+import type { HostTensor } from "../data/host-tensor.js";
+import { checkChain, chainName, isClientStage, releasingKinds, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
 
 type Scalar = TensorSpec<[], "float32", "local">;
 /** The program inputs of a dp stage: DP-FedAvg's, as dpFedAvgProgram has always taken them. */
 export interface DpInputSpecs {
+  /** The update's noise multiplier z: N(0, (z C)^2) is added to the sum of updates clipped to C (the state `clip`). */
   readonly noiseMultiplier: Scalar;
+  /** The denominator m: the expected number of clients that report. */
   readonly expectedClients: Scalar;
+  /** Adaptive clipping only: gamma, eta and sigma_b. */
   readonly targetQuantile?: Scalar;
   readonly clipLr?: Scalar;
   readonly countStddev?: Scalar;
@@ -32,12 +36,6 @@ export interface AttackInputSpecs {
   readonly attackScale: Scalar;
 }
 
-/** A host tensor of the state's initial value. */
-export interface HostScalar {
-  readonly shape: number[];
-  readonly data: Float32Array;
-}
-
 /**
  * The program inputs a chain of literal stages adds to a round (its state `clip` included):
  * the dp stage's, the key and round of the stages that draw or mask, the attack's.
@@ -45,9 +43,6 @@ export interface HostScalar {
 export type ChainInputs<S extends readonly Stage[]> = ("dp" extends S[number]["kind"] ? { readonly clip: TensorSpec<[], "float32", "server"> } & DpInputSpecs : unknown) &
   ("attack" extends S[number]["kind"] ? AttackInputSpecs : unknown) &
   (Extract<S[number]["kind"], "dp" | "secure" | "attack" | "quantize"> extends never ? unknown : KeyInputSpecs);
-
-/** The outputs a chain adds to a round: the dp stage's next clip. */
-export type ChainOutputs<I> = I extends { readonly clip: unknown } ? { clip: Tensor<[], "float32", "server"> } : unknown;
 
 /**
  * An aggregator; R says whether it releases private data, I the program inputs it adds (known
@@ -69,7 +64,7 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
   /** Its server state, as program inputs (and outputs of the same names): { clip } with dp. */
   readonly state: InputSpecs;
   /** The state of the first round (TFF's initialize). */
-  initialize(): Record<string, HostScalar>;
+  initialize(): Record<string, HostTensor>;
 }
 
 /** The clip stage of a chain with dp: its bound is the server state `clip`. */
@@ -94,7 +89,7 @@ export function aggregator(...stages: Stage[]): Aggregator {
 /** aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip. */
 export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): Aggregator {
   checkChain(given);
-  const stages = given.every((s) => s.kind === "attack" || s.kind === "quantize" || s.kind === "zeroing" || s.kind === "clip") ? [...given, { kind: "mean" } as const] : [...given];
+  const stages = given.every(isClientStage) ? [...given, { kind: "mean" } as const] : [...given];
   const kinds = new Set(stages.map((s) => s.kind));
   const clip = dpClip(stages);
   const keyed = kinds.has("dp") || kinds.has("secure") || kinds.has("attack") || kinds.has("quantize");
@@ -109,11 +104,11 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
   return {
     stages,
     name: chainName(given),
-    releases: kinds.has("dp") || kinds.has("secure"),
+    releases: [...kinds].some((k) => releasingKinds.has(k)),
     wholeCohort: [...kinds].some((k) => robustKinds.has(k)),
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
-    initialize: (): Record<string, HostScalar> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
+    initialize: (): Record<string, HostTensor> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
   };
 }
 

@@ -101,16 +101,19 @@ export const releasingKinds: ReadonlySet<string> = new Set(["dp", "secure"]);
 
 export const isClientStage = (stage: Stage): stage is ClientStage => clientKinds.has(stage.kind);
 
-export const attack = (kind: Attack): AttackStage => ({ kind: "attack", attack: kind });
-export const quantize = (bits: number, options: { readonly rotation?: boolean } = {}): QuantizeStage => ({ kind: "quantize", bits, rotation: options.rotation ?? false });
-export const zeroing = (bound: number): ZeroingStage => ({ kind: "zeroing", bound });
-export const clip = <const B extends number | "adaptive">(bound: B): ClipStage & { readonly bound: B } => ({ kind: "clip", bound });
-export const dp = (): DpStage => ({ kind: "dp" });
-export const secure = (options: Omit<SecureStage, "kind">): SecureStage => ({ kind: "secure", ...options });
-export const mean = (): MeanStage => ({ kind: "mean" });
-export const median = (): MedianStage => ({ kind: "median" });
-export const trimmedMean = (trim = 0.1): TrimmedMeanStage => ({ kind: "trimmed-mean", trim });
-export const krum = (options: { readonly byzantine?: number; readonly select?: number } = {}): KrumStage => ({ kind: "krum", byzantine: options.byzantine ?? 1, select: options.select ?? 1 });
+/** The stage constructors, one value: `aggregator(aggregationStages.clip(1), aggregationStages.dp())`. */
+export const aggregationStages = {
+  attack: (kind: Attack): AttackStage => ({ kind: "attack", attack: kind }),
+  quantize: (bits: number, options: { readonly rotation?: boolean } = {}): QuantizeStage => ({ kind: "quantize", bits, rotation: options.rotation ?? false }),
+  zeroing: (bound: number): ZeroingStage => ({ kind: "zeroing", bound }),
+  clip: <const B extends number | "adaptive">(bound: B): ClipStage & { readonly bound: B } => ({ kind: "clip", bound }),
+  dp: (): DpStage => ({ kind: "dp" }),
+  secure: (options: Omit<SecureStage, "kind">): SecureStage => ({ kind: "secure", ...options }),
+  mean: (): MeanStage => ({ kind: "mean" }),
+  median: (): MedianStage => ({ kind: "median" }),
+  trimmedMean: (trim = 0.1): TrimmedMeanStage => ({ kind: "trimmed-mean", trim }),
+  krum: (options: { readonly byzantine?: number; readonly select?: number } = {}): KrumStage => ({ kind: "krum", byzantine: options.byzantine ?? 1, select: options.select ?? 1 }),
+} as const;
 
 /** Whether a chain of these stages releases private client data: it holds dp or secure. */
 export type Releases<S extends readonly Stage[]> = Extract<S[number]["kind"], "dp" | "secure"> extends never ? false : true;
@@ -226,6 +229,3 @@ export function checkChain(stages: readonly Stage[]): void {
   const why = chainProblem(stages);
   if (why !== undefined) throw ftError("FT326", { chain: Array.isArray(stages) ? stages.map((s) => String((s as Stage | undefined)?.kind)).join(",") : String(stages), why });
 }
-
-/** The stage constructors as one value: `aggregator(aggregationStages.clip(1), aggregationStages.dp())`. */
-export const aggregationStages = { attack, quantize, zeroing, clip, dp, secure, mean, median, trimmedMean, krum } as const;

@@ -108,7 +108,6 @@ export function aflRound(model: AnyModel, options: AflOptions, params: Value, da
   };
 }
 
-
 /** FT302 unless every client position is an integer in [0, N): one outside would get no weight, silently. */
 async function checkClients(client: unknown, n: number, what: string): Promise<void> {
   const values = await valuesOf(client);
@@ -128,7 +127,6 @@ export function aflProgram<M extends AnyModel, const N extends number>(model: M,
   const n = options.clients;
   if (!(Number.isSafeInteger(n) && n >= 1)) throw ftError("FT302", { what: "aflProgram clients", why: `must be a whole number of clients >= 1, got ${n}` });
   const extra = { aflLr: f32([]), lambda: atServer(f32([n])), client: atClients(i32([])) };
-  requireAggregator("afl", options);
   const traced = aggregatedRoundProgram(model, "afl", extra, (all: Value, data) => aflRound(model, options, all.params, { ...data, client: all.client }, all, all), options);
   // The client positions are checked as well as the data before it runs.
   const check = (inputs: unknown, name: string) => checkClients((inputs as { client?: unknown } | null)?.client, n, `${name} input client`);

@@ -18,15 +18,11 @@ export interface AggregatorOptions {
 
 export const aggregatorIn = (options: AggregatorOptions): Aggregator => options.aggregator ?? meanAggregator;
 
-/** The program's name: the algorithm's, prefixed by its aggregator chain unless that is the mean (clip_dp_fedavg). */
-export function roundName(algorithm: string, options: AggregatorOptions): string {
-  const agg = aggregatorIn(options);
-  return agg.name === "mean" ? algorithm : `${agg.name.replace(/[,-]/g, "_")}_${algorithm}`;
-}
-
 /**
  * roundProgram with the aggregator's inputs (its state first) after `extraInputs`, the client
- * data private when the aggregator releases; `name` overrides the program's name.
+ * data private when the aggregator releases; named `name`, or the algorithm prefixed by its
+ * chain unless that is the mean (clip_dp_fedavg). FT305 when the algorithm cannot take the
+ * aggregator.
  */
 export function aggregatedRoundProgram(
   model: AnyModel,
@@ -35,8 +31,10 @@ export function aggregatedRoundProgram(
   round: (inputs: Value, data: RoundData) => Value,
   options: AggregatorOptions & { readonly name?: string },
 ): unknown {
+  requireAggregator(algorithm, options);
   const agg = aggregatorIn(options);
-  return roundProgram(model, options.name ?? roundName(algorithm, options), { ...extraInputs, ...agg.state, ...agg.inputs }, round, agg.releases ? { private: true } : {});
+  const name = options.name ?? (agg.name === "mean" ? algorithm : `${agg.name.replace(/[,-]/g, "_")}_${algorithm}`);
+  return roundProgram(model, name, { ...extraInputs, ...agg.state, ...agg.inputs }, round, agg.releases ? { private: true } : {});
 }
 
 /** { loss: the cohort's example-weighted mean loss }, or {} under a releasing aggregator. */

@@ -7,12 +7,11 @@
  *   g = x - mean(x_i);   buffer = momentum buffer + g;   x = x - serverLr (g + momentum buffer)
  */
 import { adamw } from "../optimizers/optimizers.js";
-import { fedAvgM, fedAvgMProgram, fedAvgMRound, type FedAvgMHypers, type FedAvgMProgram } from "./fedavgm.js";
+import { fedAvgM, fedAvgMProgram, type FedAvgMHypers, type FedAvgMProgram } from "./fedavgm.js";
 import type { ClientOptimizer } from "./local.js";
-import type { Value } from "./loose.js";
 import type { AggregatorOptions } from "./aggregation.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundFunction, RoundOutputs } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundOutputs } from "./types.js";
 
 export interface DiLoCoOptions extends AggregatorOptions {
   /** The outer Nesterov momentum (default 0.9, as in the paper). */
@@ -43,11 +42,6 @@ export function diloco<M extends AnyModel, A extends Aggregator = Aggregator<fal
 ): AggregatedRoundFunction<A, DiLoCoHypers<ParamsAt<M, "server">>, RoundOutputs<M> & { buffer: ParamsAt<M, "server"> }, RoundData, "diloco"> {
   // FedAvgM's round under DiLoCo's name: only the name in its FT109 message differs.
   return fedAvgM(model, asFedAvgM(options)) as never;
-}
-
-/** One DiLoCo round on traced values. */
-export function dilocoRound(model: AnyModel, options: DiLoCoOptions, params: Value, data: RoundData, hypers: DiLoCoHypers<Value>, inputs: Value = {}): Record<string, Value> {
-  return fedAvgMRound(model, asFedAvgM(options), params, data, hypers, inputs);
 }
 
 /**

@@ -12,7 +12,7 @@ import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from ".
 import type { Value } from "./loose.js";
 import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimizers.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions, AggregatorOptions {}
 

@@ -10,7 +10,7 @@ import { meanClientDelta, serverParamSpecs, type ClientTrainingOptions } from ".
 import type { Value } from "./loose.js";
 import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type AdaptiveState } from "./server-optimizers.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */

@@ -9,7 +9,7 @@ import { meanClientDelta, type ClientTrainingOptions } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs, ScalarSpec } from "./types.js";
 
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */

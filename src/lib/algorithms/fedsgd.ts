@@ -10,7 +10,7 @@ import { maskedLossSum } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import { zerosLikeTree } from "./trees.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram } from "./types.js";
+import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs } from "./types.js";
 
 /** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
 export function fedSgd<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {

@@ -34,7 +34,7 @@ import { aggregatedRoundProgram, aggregatorIn, reportedLoss, requireAggregator, 
 import { clientDelta, serverParamSpecs, type ClientOptimizer } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
-import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
+import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
 export type MimeVariant = "mime" | "mimelite";
 
@@ -152,7 +152,6 @@ export function mimeRound(
   };
 }
 
-
 /** B's initial state for the model's parameters, traced once: (params@SERVER) -> state@SERVER. */
 function initProgram(model: AnyModel, options: AnyMimeOptions) {
   return program({ params: serverParamSpecs(model) } as never, ({ params }: Value) => ({ state: baseOf(options)(0).init(params) }));
@@ -174,7 +173,6 @@ function outputSpecs(ir: ProgramIR, tree: TreeDef): unknown {
 export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(model: M, variant: MimeVariant, options: MimeOptions<K> = {}): MimeProgram<M, K> {
   const init = initProgram(model, options).ir;
   const stateSpecs = outputSpecs(init, (init.outputTree as { state: TreeDef }).state);
-  requireAggregator(variant, options);
   return aggregatedRoundProgram(model, variant, { serverLr: f32([]), state: stateSpecs as never }, (all: Value, data) => mimeRound(model, variant, options, all.params, data, all, all), options) as never;
 }
 

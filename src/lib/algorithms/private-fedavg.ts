@@ -20,15 +20,12 @@
  * Both declare the clients' batches private and report no training loss (a plain mean of
  * private losses would be a release outside the aggregator, FT109).
  */
-import type { Program } from "../../front/program.js";
-import type { TensorSpec } from "../../../types/tensor.js";
-import { aggregatorOf } from "../aggregators/aggregator.js";
+import { aggregatorOf, type Aggregator, type ChainInputs } from "../aggregators/aggregator.js";
 import { secureScale } from "../aggregators/aggregate.js";
-import type { SecureStage } from "../aggregators/stages.js";
-import { fedAvgProgram, fedAvgRound } from "./fedavg.js";
+import type { ClipStage, DpStage, SecureStage } from "../aggregators/stages.js";
+import { fedAvg, fedAvgProgram } from "./fedavg.js";
 import type { ClientTrainingOptions } from "./local.js";
-import type { Value } from "./loose.js";
-import type { AnyModel, DpRoundHypers, ParamsAt, PrivateRoundInputs, ReleasingRoundFunction, ScalarSpec, SecureRoundHypers, ServerScalar } from "./types.js";
+import type { AggregatedRoundProgram, AnyModel, DpRoundHypers, ParamsAt, ReleasingRoundFunction, SecureRoundHypers, ServerScalar } from "./types.js";
 
 export { gaussianTreeNoise } from "../../front/privacy.js";
 
@@ -37,31 +34,19 @@ export interface DpFedAvgOptions extends ClientTrainingOptions {
   readonly adaptive?: boolean;
 }
 
-export type DpFedAvgProgram<M extends AnyModel> = Program<
-  PrivateRoundInputs<M> & {
-    readonly clip: TensorSpec<[], "float32", "server">;
-    readonly noiseMultiplier: ScalarSpec;
-    readonly expectedClients: ScalarSpec;
-    readonly key: TensorSpec<[2], "int32", "server">;
-    readonly round: TensorSpec<[], "int32", "local">;
-    readonly targetQuantile?: ScalarSpec;
-    readonly clipLr?: ScalarSpec;
-    readonly countStddev?: ScalarSpec;
-  },
-  { params: ParamsAt<M, "server">; clip: ServerScalar }
->;
+/** DP-FedAvg's chain, clip then dp, as a type: the program's inputs and outputs follow from it. */
+type DpChain = Aggregator<true, ChainInputs<[ClipStage, DpStage]>>;
+export type DpFedAvgProgram<M extends AnyModel> = AggregatedRoundProgram<M, DpChain>;
 
 /** Secure aggregation's options: the secure stage's (bits, clip, maxWeight, maxClients, neighbours). */
 export type SecureAggregationOptions = Omit<SecureStage, "kind">;
 
-export type SecureFedAvgProgram<M extends AnyModel> = Program<
-  PrivateRoundInputs<M> & { readonly key: TensorSpec<[2], "int32", "server">; readonly round: TensorSpec<[], "int32", "local"> },
-  { params: ParamsAt<M, "server"> }
->;
+type SecureChain = Aggregator<true, ChainInputs<[SecureStage]>>;
+export type SecureFedAvgProgram<M extends AnyModel> = AggregatedRoundProgram<M, SecureChain>;
 
 /** The aggregator of DP-FedAvg: clip (fixed, its C the `clip` input, or adaptive), then dp. */
-const dpChain = (adaptive: boolean) => aggregatorOf([{ kind: "clip", bound: adaptive ? "adaptive" : 1 }, { kind: "dp" }]);
-const secureChain = (options: SecureAggregationOptions) => aggregatorOf([{ kind: "secure", ...options }]);
+const dpChain = (adaptive: boolean) => aggregatorOf([{ kind: "clip", bound: adaptive ? "adaptive" : 1 }, { kind: "dp" }]) as DpChain;
+const secureChain = (options: SecureAggregationOptions) => aggregatorOf([{ kind: "secure", ...options }]) as SecureChain;
 
 /** The quantization scale of secure FedAvg's weighted updates, in [-clip maxWeight, clip maxWeight]. */
 export const secureUpdateScale = (o: SecureAggregationOptions): number => secureScale(o.bits, o.maxClients, o.clip * o.maxWeight);
@@ -73,30 +58,22 @@ export const secureUpdateScale = (o: SecureAggregationOptions): number => secure
  */
 export function dpFedAvgProgram<M extends AnyModel>(model: M, options: DpFedAvgOptions = {}): DpFedAvgProgram<M> {
   const name = options.adaptive ? "dp_fedavg_adaptive" : "dp_fedavg";
-  return fedAvgProgram(model, { ...options, aggregator: dpChain(options.adaptive ?? false), name }) as never;
+  return fedAvgProgram(model, { ...options, aggregator: dpChain(options.adaptive ?? false), name });
 }
 
 /** Secure FedAvg's round as a program: (server params, private cohort batches, lr, key@SERVER, round) -> params. */
 export function secureFedAvgProgram<M extends AnyModel>(model: M, options: ClientTrainingOptions & SecureAggregationOptions): SecureFedAvgProgram<M> {
-  return fedAvgProgram(model, { ...options, aggregator: secureChain(options), name: "secure_fedavg" }) as never;
+  return fedAvgProgram(model, { ...options, aggregator: secureChain(options), name: "secure_fedavg" });
 }
 
 /** DP-FedAvg's round as a typed function: (server params, the cohort's batches, hypers) -> (params, next clip) at the SERVER. */
-export function dpFedAvg<M extends AnyModel>(
-  model: M,
-  options: DpFedAvgOptions = {},
-): ReleasingRoundFunction<DpRoundHypers, { params: ParamsAt<M, "server">; clip: ServerScalar }> {
-  const aggregator = dpChain(options.adaptive ?? false);
-  return ((params: Value, data: Value, hypers: Value) => fedAvgRound(model, params, data, hypers.lr, { ...options, aggregator }, hypers)) as never;
+export function dpFedAvg<M extends AnyModel>(model: M, options: DpFedAvgOptions = {}): ReleasingRoundFunction<DpRoundHypers, { params: ParamsAt<M, "server">; clip: ServerScalar }> {
+  return fedAvg(model, { ...options, aggregator: dpChain(options.adaptive ?? false) });
 }
 
 /** Secure FedAvg's round as a typed function: (server params, the cohort's batches, { lr, key }) -> params at the SERVER. */
-export function secureFedAvg<M extends AnyModel>(
-  model: M,
-  options: ClientTrainingOptions & SecureAggregationOptions,
-): ReleasingRoundFunction<SecureRoundHypers, { params: ParamsAt<M, "server"> }> {
-  const aggregator = secureChain(options);
-  return ((params: Value, data: Value, hypers: Value) => fedAvgRound(model, params, data, hypers.lr, { ...options, aggregator }, hypers)) as never;
+export function secureFedAvg<M extends AnyModel>(model: M, options: ClientTrainingOptions & SecureAggregationOptions): ReleasingRoundFunction<SecureRoundHypers, { params: ParamsAt<M, "server"> }> {
+  return fedAvg(model, { ...options, aggregator: secureChain(options) });
 }
 
 /**

@@ -64,9 +64,7 @@ export function qfflRound(model: AnyModel, options: QfflOptions, params: Value, 
 
 export interface QfflOptions extends ClientTrainingOptions, AggregatorOptions {}
 
-
 /** q-FedAvg's round as a program: (server params, cohort batches, lr, q) -> (params, loss). */
 export function qfflProgram<M extends AnyModel>(model: M, options: QfflOptions = {}): QfflProgram<M> {
-  requireAggregator("qffl", options);
   return aggregatedRoundProgram(model, "qffl", { q: f32([]) }, (all: Value, data) => qfflRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -10,6 +10,8 @@ import type { Place, Placement, PlacementsOf, PrivatePlacement, ReleasedServer, 
 import type { Program } from "../../front/program.js";
 import type { InputDType, Model, ParamSpecs, ParamsLike } from "../models/model.js";
 import type { JoinedOf } from "./placements.js";
+import type { ChainInputs } from "../aggregators/aggregator.js";
+import type { ClipStage, DpStage, SecureStage } from "../aggregators/stages.js";
 
 export type { ComputedFrom, JoinCheck, Joined, JoinedOf } from "./placements.js";
 
@@ -134,8 +136,8 @@ export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = Round
  * (key, round, clip, ...) and whose result has no loss; a RoundFunction (FT109 on private
  * data) otherwise.
  */
-export type AggregatedRoundFunction<A, Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = A extends { readonly releases: true }
-  ? ReleasingRoundFunction<Hypers & { readonly [input: string]: unknown }, Omit<Result, "loss">, Data>
+export type AggregatedRoundFunction<A, Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = A extends { readonly releases: true; readonly inputTypes?: infer Given }
+  ? ReleasingRoundFunction<Hypers & (unknown extends Given ? { readonly [input: string]: unknown } : HypersOf<Exclude<Given, undefined>>), Flat<Omit<Result, "loss"> & ClipOutput<Exclude<Given, undefined>>>, Data>
   : RoundFunction<Hypers, Result, Data, Name>;
 
 /**
@@ -150,35 +152,25 @@ type AggregatedProgram<M extends AnyModel, R, I, ExtraInputs, ExtraOutputs> = un
     ? RoundProgram<M, ExtraInputs, ExtraOutputs>
     : Program<
         (true extends R ? PrivateRoundInputs<M> : RoundInputs<M>) & ExtraInputs & I,
-        { params: ParamsAt<M, "server"> } & (true extends R ? unknown : { loss: ServerScalar }) & ExtraOutputs & (I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown)
+        Flat<{ params: ParamsAt<M, "server"> } & (true extends R ? unknown : { loss: ServerScalar }) & ExtraOutputs & ClipOutput<I>>
       >;
+/** An intersection of outputs as one object type (what a program's outputs print as). */
+type Flat<T> = { [K in keyof T]: T[K] };
+/** The dp stage's next clip, among a round's outputs when its inputs I hold the clip. */
+type ClipOutput<I> = I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown;
 
 /** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
 
-/** The hyperparameters of DP-FedAvg's round function (dpFedAvg), as dpFedAvgProgram's inputs. */
-export interface DpRoundHypers {
-  /** The clients' learning rate. */
-  readonly lr: Hyper;
-  /** The clip norm C of this round, at the SERVER (adaptive clipping updates it). */
-  readonly clip: ServerOrLocalScalar;
-  /** The update's noise multiplier z: N(0, (z C)^2) is added to the sum. */
-  readonly noiseMultiplier: Hyper;
-  /** The denominator m: the expected number of clients that report. */
-  readonly expectedClients: Hyper;
-  /** The run's key at the SERVER; folded with `round`, it draws this round's noise. */
-  readonly key: Tensor<[2], "int32", "server">;
-  readonly round: Tensor<[], "int32", "local"> | number;
-  /** Adaptive clipping only: gamma, eta and sigma_b. */
-  readonly targetQuantile?: Hyper;
-  readonly clipLr?: Hyper;
-  readonly countStddev?: Hyper;
-}
+/**
+ * A round function's hyperparameters for an aggregator's program inputs I: a scalar may be a
+ * number or a local tensor (a DP round's clip), and `round` may be left out when `key` is the
+ * round's already (folded with it).
+ */
+export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> & ("round" extends keyof I ? { readonly round?: HyperOf<I["round"]> } : unknown);
+type HyperOf<S> = S extends TensorSpec<infer Shape, infer D, infer P> ? (Shape extends [] ? Tensor<[], D, P | "local"> | number : Tensor<Shape, D, P>) : never;
 
-/** The hyperparameters of secure FedAvg's round function (secureFedAvg). */
-export interface SecureRoundHypers {
-  /** The clients' learning rate. */
-  readonly lr: Hyper;
-  /** This round's key at the SERVER (the run's key folded with the round): the masks derive from it. */
-  readonly key: Tensor<[2], "int32", "server">;
-}
+/** The hyperparameters of DP-FedAvg's round function (dpFedAvg), as dpFedAvgProgram's inputs (aggregator.ts DpInputSpecs). */
+export type DpRoundHypers = { readonly lr: Hyper } & HypersOf<ChainInputs<[ClipStage, DpStage]>>;
+/** The hyperparameters of secure FedAvg's round function (secureFedAvg): its key is the round's. */
+export type SecureRoundHypers = { readonly lr: Hyper } & HypersOf<ChainInputs<[SecureStage]>>;

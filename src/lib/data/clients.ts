@@ -13,7 +13,7 @@
 import { ftError } from "../../errors/error.js";
 import type { Rng } from "../random.js";
 import { labelledDataset } from "./dataset.js";
-import { federate, type FederatedDataset } from "./federated.js";
+import { epochOrder, federate, type FederatedDataset } from "./federated.js";
 import { elementCount, type HostData, type HostTensor } from "./host-tensor.js";
 import { checkInteger } from "./options.js";
 import { firstNonFinite, markVerified } from "./verified.js";
@@ -156,17 +156,7 @@ export function batchClients<F extends string>(data: ClientDataset<F>, clients: 
   const cohort = checkedCohort(data, clients);
   const largest = largestOf(clientCounts(data, cohort));
   const nBatches = Math.max(steps, Math.ceil((epochs * largest) / batchSize));
-  return gatherCohort(data, cohort, [nBatches, batchSize], (client) => {
-    const indices = range(data.offsets[client]!, data.offsets[client + 1]!);
-    const clientRng = rng.fork(`client:${client}`);
-    const order = new Int32Array(indices.length * epochs);
-    for (let epoch = 0; epoch < epochs; epoch++) {
-      const epochOrder = order.subarray(epoch * indices.length, (epoch + 1) * indices.length);
-      epochOrder.set(indices);
-      clientRng.shuffle(epochOrder);
-    }
-    return order;
-  });
+  return gatherCohort(data, cohort, [nBatches, batchSize], (client) => epochOrder(range(data.offsets[client]!, data.offsets[client + 1]!), epochs, rng.fork(`client:${client}`)));
 }
 
 export interface FederateClientsOptions<F extends string = string> {

@@ -157,18 +157,22 @@ export function batchCohort<X extends HostData>(
   const slotsPerClient = nBatches * batchSize;
   const batches = allocateBatches(dataset.train, [cohort.length, nBatches, batchSize]);
   cohort.forEach((client, position) => {
-    const clientRng = rng.fork(`client:${client}`);
-    const indices = dataset.clientIndices[client]!;
-    const order = new Int32Array(indices.length * epochs);
-    for (let epoch = 0; epoch < epochs; epoch++) {
-      const epochOrder = order.subarray(epoch * indices.length, (epoch + 1) * indices.length);
-      epochOrder.set(indices);
-      clientRng.shuffle(epochOrder);
-    }
+    const order = epochOrder(dataset.clientIndices[client]!, epochs, rng.fork(`client:${client}`));
     gatherExamples(dataset.train, order, position * slotsPerClient, batches);
   });
   const count: HostTensor<Float32Array> = { shape: [cohort.length], data: Float32Array.from(sizes) };
   return { ...batches, clients: cohort, count };
+}
+
+/** A client's examples for `epochs` local epochs: `indices` shuffled afresh for each, by the client's own `rng`. */
+export function epochOrder(indices: ArrayLike<number>, epochs: number, rng: Rng): Int32Array {
+  const order = new Int32Array(indices.length * epochs);
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const epochIndices = order.subarray(epoch * indices.length, (epoch + 1) * indices.length);
+    epochIndices.set(indices);
+    rng.shuffle(epochIndices);
+  }
+  return order;
 }
 
 /**

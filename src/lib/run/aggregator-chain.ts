@@ -14,23 +14,24 @@ import { ftError } from "../../errors/error.js";
 import { chainProblem, releasingKinds, stageKinds, type Stage, type StageKind } from "../aggregators/stages.js";
 import type { Condition, OptionSpec } from "./option-specs.js";
 
-/** The names --aggregator took before chains, and the chains they stand for. */
-const singleNames: Readonly<Record<string, readonly StageKind[]>> = { fedavg: ["mean"], dp: ["clip", "dp"], "norm-clip": ["clip"] };
 /** The stages --aggregator names (the attack comes from --attack). */
-export const chainStageNames = stageKinds.filter((kind) => kind !== "attack");
+type ChainStageKind = Exclude<StageKind, "attack">;
+export const chainStageNames = stageKinds.filter((kind): kind is ChainStageKind => kind !== "attack");
+/** The names --aggregator took before chains, and the chains they stand for. */
+const singleNames: Readonly<Record<string, readonly ChainStageKind[]>> = { fedavg: ["mean"], dp: ["clip", "dp"], "norm-clip": ["clip"] };
 
 /** The stage kinds of an --aggregator value, single names expanded; undefined when it is no chain of known names. */
-export function chainKinds(value: unknown): StageKind[] | undefined {
+export function chainKinds(value: unknown): ChainStageKind[] | undefined {
   if (typeof value !== "string" || value === "") return undefined;
   // A single name keeps its old meaning (dp is clip,dp); inside a chain each name is one stage.
   const single = singleNames[value.trim()];
   if (single !== undefined) return [...single];
   const names = value.split(",").map((part) => part.trim());
-  return names.every((name) => (chainStageNames as readonly string[]).includes(name)) ? (names as StageKind[]) : undefined;
+  return names.every((name) => (chainStageNames as readonly string[]).includes(name)) ? (names as ChainStageKind[]) : undefined;
 }
 
 /** Whether the chain of an --aggregator value holds the stage. */
-export const chainHas = (value: unknown, kind: StageKind): boolean => chainKinds(value)?.includes(kind) ?? false;
+export const chainHas = (value: unknown, kind: StageKind): boolean => (chainKinds(value) as StageKind[] | undefined)?.includes(kind) ?? false;
 
 /**
  * Distributed DP (src/lib/run/distributed-dp-run.ts) is its own aggregator, not a stage: the
@@ -40,7 +41,7 @@ export const chainHas = (value: unknown, kind: StageKind): boolean => chainKinds
 export const distributedDp = "distributed-dp";
 
 /** Whether the chain releases private client data (holds dp or secure, or is distributed DP): the run's data is then private. */
-export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || chainHas(value, "dp") || chainHas(value, "secure");
+export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || (chainKinds(value) ?? []).some((kind) => releasingKinds.has(kind));
 
 /** Options that apply when the chain holds `kind` (and, with `without`, lacks that one). */
 export function withStage(kind: StageKind, without?: StageKind): Condition {
@@ -57,7 +58,7 @@ export const aggregatorOption: OptionSpec<string> = {
   default: "fedavg",
   range: `stages separated by commas, from the clients to the server (${chainStageNames.join(", ")}); or fedavg (mean), dp (clip,dp), norm-clip (clip); or ${distributedDp} alone`,
   description:
-    "How the server combines the clients' updates: a chain such as clip,dp,secure or quantize,secure (docs/algorithms.md \"Aggregators\"). Client stages: quantize, zeroing, clip; server stages: mean, dp (Gaussian noise on the clipped sum, needs clip before it), secure (masked sums; an in-process simulation: the server holds the pair keys), median, trimmed-mean, krum (these three need the whole cohort in one process, FT322); distributed-dp alone (FedAvg whose clients noise their own updates: docs/language.md \"Distributed DP\")",
+    "How the server combines the clients' updates: a chain of the stages listed below, such as clip,dp,secure or quantize,secure (docs/algorithms.md \"Aggregators\"); or distributed-dp alone (FedAvg whose clients noise their own updates: docs/language.md \"Distributed DP\")",
   accepts: (value): value is string => value === distributedDp || chainKinds(value) !== undefined,
 };
 
@@ -73,7 +74,7 @@ export function representativeChains(): string[] {
     const withClip: StageKind[] = kinds.includes("dp") && !kinds.includes("clip") ? [...kinds, "clip"] : kinds;
     return chainStageNames.filter((kind) => withClip.includes(kind)).join(",");
   });
-  return [...new Set(chains)].filter((chain) => chainProblem(chainKinds(chain)!.map((kind) => ({ kind, bits: 4, bound: 1, trim: 0.1, byzantine: 0, select: 1, clip: 1, maxWeight: 1, maxClients: 2 }) as Stage)) === undefined);
+  return [...new Set(chains)].filter((aggregator) => runChainProblem({ aggregator, attack: "none", quantizeBits: chainHas(aggregator, "quantize") ? 4 : 0, clientsPerRound: 2, clients: 2 }) === undefined);
 }
 
 /** The run options a chain's stages read (a RunConfig is one). */
@@ -104,37 +105,60 @@ export interface ChainOptions {
 export const poissonCohortBound = (config: Pick<ChainOptions, "clientsPerRound" | "clients">): number =>
   Math.min(config.clients, Math.ceil(config.clientsPerRound + 8 * Math.sqrt(config.clientsPerRound) + 8));
 
+const wholeCohort = "needs every client's update at once, in one process (FT322: no --engine, --chunk-clients at least the cohort)";
+
+/**
+ * Each stage --aggregator names, as `fedtensor run` knows it: its --help line, the options a
+ * config file's stage object gives it (by the run option each sets: clip's bound is --dp-clip
+ * with dp, --norm-bound without), and the stage the run's options make, given whether the chain
+ * holds dp and the most examples a client has (secure's weights' range).
+ */
+const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; readonly keys: Readonly<Record<string, string | ((dp: boolean) => string)>>; make(config: ChainOptions, dp: boolean, largestClient: number): Stage }>> = {
+  quantize: {
+    help: "each client quantizes its update to --quantize-bits bits (unbiased), after a shared random Hadamard rotation with --quantize-rotation",
+    keys: { bits: "quantizeBits", rotation: "quantizeRotation" },
+    make: (config) => ({ kind: "quantize", bits: config.quantizeBits, rotation: config.quantizeRotation ?? false }),
+  },
+  zeroing: { help: "a client's update whose L2 norm exceeds --zeroing-bound is zeroed", keys: { bound: "zeroingBound" }, make: (config) => ({ kind: "zeroing", bound: config.zeroingBound ?? 1 }) },
+  clip: {
+    help: "each client's update is scaled to L2 norm --dp-clip (with dp; or adaptive) or --norm-bound (without)",
+    keys: { bound: (dp) => (dp ? "dpClip" : "normBound"), initialClip: "dpInitialClip", targetQuantile: "dpTargetQuantile", clipLr: "dpClipLr" },
+    make: (config, dp) => ({ kind: "clip", bound: dp ? (config.dpClip ?? 1) : (config.normBound ?? 1) }),
+  },
+  dp: {
+    help: "N(0, (z C)^2) added to the sum of the clipped updates, over the expected cohort; needs clip before it; epsilon reported",
+    keys: { noise: "dpNoise", delta: "dpDelta", targetEpsilon: "dpTargetEpsilon" },
+    make: () => ({ kind: "dp" }),
+  },
+  secure: {
+    help: "masked sums (SecAgg+, --secure-bits, --secure-clip, --secure-neighbours; streamed in groups of --secure-group-min or more); after dp, the noise goes on the secure sum",
+    keys: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours", groupMin: "secureGroupMin" },
+    make: (config, dp, largestClient) => ({
+      kind: "secure",
+      bits: config.secureBits ?? 30,
+      clip: config.secureClip ?? 1,
+      maxWeight: Math.max(1, largestClient),
+      maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
+      ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
+      ...(config.secureGroupMin === undefined ? {} : { minClients: config.secureGroupMin }),
+    }),
+  },
+  mean: { help: "the example-weighted mean (the default)", keys: {}, make: () => ({ kind: "mean" }) },
+  median: { help: `the coordinate-wise median; ${wholeCohort}`, keys: {}, make: () => ({ kind: "median" }) },
+  "trimmed-mean": { help: `the coordinate-wise mean without --trim-fraction of each end; ${wholeCohort}`, keys: { trim: "trimFraction" }, make: (config) => ({ kind: "trimmed-mean", trim: config.trimFraction ?? 0.1 }) },
+  krum: {
+    help: `(multi-)Krum, --krum-byzantine and --krum-select; ${wholeCohort}`,
+    keys: { byzantine: "krumByzantine", select: "krumSelect" },
+    make: (config) => ({ kind: "krum", byzantine: config.krumByzantine ?? 1, select: config.krumSelect ?? 1 }),
+  },
+};
+
 /** The run's chain of stages, with their options; `largestClient` is the most examples a client has (secure's weights' range). */
 export function runStages(config: ChainOptions, largestClient: number): Stage[] {
   const kinds = chainKinds(config.aggregator) ?? [];
-  const dp = kinds.includes("dp");
-  const stages: Stage[] = kinds.map((kind): Stage => {
-    switch (kind) {
-      case "quantize":
-        return { kind, bits: config.quantizeBits, rotation: config.quantizeRotation ?? false };
-      case "zeroing":
-        return { kind, bound: config.zeroingBound ?? 1 };
-      case "clip":
-        return { kind, bound: dp ? (config.dpClip ?? 1) : (config.normBound ?? 1) };
-      case "secure":
-        return {
-          kind,
-          bits: config.secureBits ?? 30,
-          clip: config.secureClip ?? 1,
-          maxWeight: Math.max(1, largestClient),
-          maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
-          ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
-          ...(config.secureGroupMin === undefined ? {} : { minClients: config.secureGroupMin }),
-        };
-      case "trimmed-mean":
-        return { kind, trim: config.trimFraction ?? 0.1 };
-      case "krum":
-        return { kind, byzantine: config.krumByzantine ?? 1, select: config.krumSelect ?? 1 };
-      default:
-        return { kind } as Stage;
-    }
-  });
-  if (config.quantizeBits > 0 && !kinds.includes("quantize")) stages.unshift({ kind: "quantize", bits: config.quantizeBits, rotation: config.quantizeRotation ?? false });
+  const make = (kind: ChainStageKind) => runStageTable[kind].make(config, kinds.includes("dp"), largestClient);
+  const stages = kinds.map(make);
+  if (config.quantizeBits > 0 && !kinds.includes("quantize")) stages.unshift(make("quantize"));
   if (config.attack !== "none") stages.unshift({ kind: "attack", attack: config.attack as never });
   return stages;
 }
@@ -146,19 +170,6 @@ export function runChainProblem(config: ChainOptions): string | undefined {
   return chainProblem(runStages(config, 1));
 }
 
-/** The short names a config file's stage objects may use, by stage, for the run options they set. */
-const stageObjectKeys: Readonly<Record<string, Readonly<Record<string, string | ((dp: boolean) => string)>>>> = {
-  quantize: { bits: "quantizeBits", rotation: "quantizeRotation" },
-  zeroing: { bound: "zeroingBound" },
-  clip: { bound: (dp) => (dp ? "dpClip" : "normBound"), initialClip: "dpInitialClip", targetQuantile: "dpTargetQuantile", clipLr: "dpClipLr" },
-  dp: { noise: "dpNoise", delta: "dpDelta", targetEpsilon: "dpTargetEpsilon" },
-  secure: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours" },
-  "trimmed-mean": { trim: "trimFraction" },
-  krum: { byzantine: "krumByzantine", select: "krumSelect" },
-  mean: {},
-  median: {},
-};
-
 /**
  * A config file's `aggregator` given as a list of stage objects, such as
  * `[{ "stage": "clip", "bound": 1 }, { "stage": "dp", "noise": 1.1 }, { "stage": "secure", "bits": 30 }]`,
@@ -169,15 +180,16 @@ export function expandAggregatorList(given: Readonly<Record<string, unknown>>, s
   if (!Array.isArray(list)) return { ...given };
   const bad = (why: string) => ftError("FT305", { option: source, why });
   const names = list.map((item) => (typeof item === "object" && item !== null && typeof (item as { stage?: unknown }).stage === "string" ? (item as { stage: string }).stage : undefined));
-  const missing = names.findIndex((name) => name === undefined || stageObjectKeys[name] === undefined);
-  if (list.length === 0 || missing >= 0) throw bad(`a list of stage objects such as { "stage": "clip", "bound": 1 }; stages: ${Object.keys(stageObjectKeys).join(", ")}${missing >= 0 ? ` (item ${missing + 1} is not one)` : ""}`);
+  const missing = names.findIndex((name) => name === undefined || !Object.hasOwn(runStageTable, name));
+  if (list.length === 0 || missing >= 0) throw bad(`a list of stage objects such as { "stage": "clip", "bound": 1 }; stages: ${chainStageNames.join(", ")}${missing >= 0 ? ` (item ${missing + 1} is not one)` : ""}`);
   const dp = names.includes("dp");
   const out: Record<string, unknown> = { ...given, aggregator: names.join(",") };
   list.forEach((item: Record<string, unknown>, i) => {
     for (const [field, value] of Object.entries(item)) {
       if (field === "stage") continue;
-      const target = stageObjectKeys[names[i]!]![field];
-      if (target === undefined) throw bad(`stage ${names[i]} has no option '${field}'; it takes ${Object.keys(stageObjectKeys[names[i]!]!).join(", ") || "none"}`);
+      const { keys } = runStageTable[names[i] as ChainStageKind];
+      const target = Object.hasOwn(keys, field) ? keys[field] : undefined;
+      if (target === undefined) throw bad(`stage ${names[i]} has no option '${field}'; it takes ${Object.keys(keys).join(", ") || "none"}`);
       const key = typeof target === "function" ? target(dp) : target;
       if (key in out && out[key] !== value) throw bad(`${names[i]}'s ${field} sets ${key}, which is given as ${JSON.stringify(out[key])} too`);
       out[key] = value;
@@ -189,11 +201,5 @@ export function expandAggregatorList(given: Readonly<Record<string, unknown>>, s
 /** The stages as `fedtensor run --help` lists them. */
 export const stagesHelp = [
   "Aggregator stages (--aggregator a,b,c, from the clients to the server; a config file may give a list of { \"stage\": ..., options } objects):",
-  "  quantize      each client quantizes its update to --quantize-bits bits (unbiased), after a shared random Hadamard rotation with --quantize-rotation",
-  "  zeroing       a client's update whose L2 norm exceeds --zeroing-bound is zeroed",
-  "  clip          each client's update is scaled to L2 norm --dp-clip (with dp; or adaptive) or --norm-bound (without)",
-  "  mean          the example-weighted mean (the default)",
-  "  dp            N(0, (z C)^2) added to the sum of the clipped updates, over the expected cohort; needs clip before it; epsilon reported",
-  "  secure        masked sums (SecAgg, --secure-bits, --secure-clip, --secure-neighbours); after dp, the noise goes on the secure sum",
-  "  median, trimmed-mean, krum   robust aggregators: they need every client's update at once, in one process (FT322: no --engine, --chunk-clients at least the cohort)",
+  ...chainStageNames.map((kind) => `  ${kind.padEnd(13)} ${runStageTable[kind].help}`),
 ].join("\n");

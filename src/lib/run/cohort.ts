@@ -17,7 +17,7 @@ import { cachedForm, runStreamed, type RemoteChunks } from "../../runtime/mapred
 import type { RunOptions } from "../../runtime/run.js";
 import type { MapReduceForm } from "../../transform/mapreduce.js";
 import type { CohortBatches, RoundSample } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
+import { allocateLike, elementCount, type HostData, type HostTensor } from "../data/host-tensor.js";
 
 /** The smallest of 1, 2, 3, 4, 6, 8, 12, 16, ... that is at least `steps`. */
 export function bucketSteps(steps: number): number {
@@ -85,20 +85,39 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
 
 /** Runs a round's chunks elsewhere (src/lib/run/engine: BullMQ workers) from references to their clients. */
 export interface ChunkEngine {
-  /**
-   * The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid
-   * out as `inputTree`; `positions[k]` are chunk k's clients' places in the cohort (clientIndex()),
-   * `perClient` the round's per-client scalar inputs besides the data, by place in the cohort.
-   */
-  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly Chunk[], positions: readonly Int32Array[], perClient: PerClientInputs): RemoteChunks<tf.Tensor>;
+  /** The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid out as `inputTree`. */
+  partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly PlacedChunk[]): RemoteChunks<tf.Tensor>;
 }
 
-/** CLIENTS inputs of one f32 scalar a client that are not data (robust rounds' malicious flags), by the client's place in the cohort. */
-export type PerClientInputs = Readonly<Record<string, Float32Array>>;
+/** A chunk as an engine runs it: with its clients' places in the cohort (clientIndex()) and their rows of the per-client inputs. */
+export interface PlacedChunk extends Chunk {
+  readonly positions: Int32Array;
+  readonly perClient: Record<string, HostTensor>;
+}
 
-/** The chunk's slice of the per-client inputs, as host tensors [clients]. */
-export const perClientSlice = (perClient: PerClientInputs, positions: ArrayLike<number>) =>
-  Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, { shape: [positions.length], data: Float32Array.from(positions, (p) => values[p]!) }]));
+/** A per-client input: row p of `data` ([cohort, ...]) is the value of the cohort's client at place p. */
+export interface PerClientInput extends HostTensor {
+  /** Never put in a worker's job (distributed DP's client keys, each client's own noise): FT331 with an engine. */
+  readonly coordinatorOnly?: boolean;
+}
+
+/**
+ * CLIENTS inputs besides the data, by place in the cohort (the attackers' flags, AFL's client
+ * ids, distributed DP's client keys): a chunk, here or in a worker's job, takes its clients' rows.
+ */
+export type PerClientInputs = Readonly<Record<string, PerClientInput>>;
+
+/** The rows `positions` of each per-client input, as host tensors [positions, ...]. */
+export function perClientSlice(perClient: PerClientInputs, positions: ArrayLike<number>): Record<string, HostTensor> {
+  return Object.fromEntries(
+    Object.entries(perClient).map(([name, { shape, data }]) => {
+      const row = elementCount(shape.slice(1));
+      const rows = allocateLike(data, positions.length * row);
+      Array.from(positions, (p, i) => rows.set(data.subarray(p * row, (p + 1) * row), i * row));
+      return [name, { shape: [positions.length, ...shape.slice(1)], data: rows }];
+    }),
+  );
+}
 
 export interface CohortRunSettings {
   /** Clients per chunk. */
@@ -106,10 +125,8 @@ export interface CohortRunSettings {
   readonly options: RunOptions;
   /** Where the chunks run when not in this process. */
   readonly engine?: ChunkEngine;
-  /** The round's per-client inputs besides the data, by place in the cohort. */
+  /** The round's per-client inputs besides the data. */
   readonly perClient?: PerClientInputs;
-  /** CLIENTS inputs besides the batches, for the given clients (distributed DP's client keys). */
-  readonly clientInputs?: (clients: Int32Array) => Record<string, unknown>;
 }
 
 /**
@@ -133,19 +150,17 @@ export async function runOnCohort(
   const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
   const perClient = settings.perClient ?? {};
   if (streams && settings.engine !== undefined) {
-    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, chunks, positions, perClient);
+    const held = Object.keys(perClient).find((name) => perClient[name]!.coordinatorOnly === true);
+    if (held !== undefined) throw ftError("FT331", { input: held });
+    const placed = chunks.map((chunk, k) => ({ ...chunk, positions: positions[k]!, perClient: perClientSlice(perClient, positions[k]!) }));
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, placed);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
-  const extra = (clients: Int32Array) => settings.clientInputs?.(clients) ?? {};
-  if (!streams)
-    return program.run(
-      { ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, sample.clients.map((_, i) => i)), ...extra(sample.clients) } as never,
-      settings.options as never,
-    );
+  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, sample.clients.map((_, i) => i)) } as never, settings.options as never);
   const data = function* () {
-    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!), ...extra(chunk.clients) };
+    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!) };
   };
   return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data(), positions: (k) => positions[k]! }, settings.options);
 }

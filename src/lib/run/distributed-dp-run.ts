@@ -15,7 +15,7 @@ import { distributedDpFedAvgProgram, type DistributedDpOptions } from "../algori
 import type { AnyModel } from "../algorithms/types.js";
 import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../privacy/distributed-dp.js";
 import type { RunSecret } from "../privacy/secret.js";
-import { runOnCohort } from "./cohort.js";
+import { runOnCohort, type ChunkEngine } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientTraining } from "./optimizers.js";
 import type { RoundSample } from "../data/federated.js";
@@ -61,12 +61,14 @@ export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: 
   const key = secret.key("distributed-dp");
   return {
     initialServerState: () => ({}),
-    async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round }: { readonly round: number }): Promise<{ state: S; loss: undefined }> {
-      const clientKeys = (clients: Int32Array) => ({ clientKeys: { shape: [clients.length, 2], data: Int32Array.from([...clients].flatMap((c) => secret.clientKey(round, c))) } });
+    async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round, engine }: { readonly round: number; readonly engine?: ChunkEngine }): Promise<{ state: S; loss: undefined }> {
+      // Each client's own noise randomness: it stays in this process (FT331 with --engine).
+      const clientKeys = { shape: [cohort.clients.length, 2], data: Int32Array.from([...cohort.clients].flatMap((c) => secret.clientKey(round, c))), coordinatorOnly: true };
       const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
         chunkClients: cfg.chunkClients,
         options: { backend: cfg.backend },
-        clientInputs: clientKeys,
+        perClient: { clientKeys },
+        ...(engine === undefined ? {} : { engine }),
       })) as { params: S["params"] };
       // No loss: the clients' losses are private and reach the server through no release.
       return { state: { ...state, params: out.params }, loss: undefined };

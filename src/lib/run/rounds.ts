@@ -4,6 +4,16 @@
  * the model (optimiser moments, a momentum buffer, the aggregator's clip), and the state some
  * algorithms keep per client between that client's rounds (SCAFFOLD's controls, held on the
  * host and handed to the round for its cohort only).
+ *
+ * One runner serves every algorithm that takes an aggregator: it feeds the round program the
+ * algorithm's server inputs and the aggregator's (its state, the dp stage's noise multiplier
+ * and expected cohort, the key and round, the attackers), and keeps both states at the
+ * server. The aggregator's key is the run's secret's (src/lib/privacy/secret.ts) when the
+ * chain releases (dp's noise, secure's masks; never the seed's), the seed's otherwise
+ * (simulated attacks, quantization); it is folded with the round inside the program, so a
+ * resumed run draws what an uninterrupted one does. Rounds whose chain compares the clients'
+ * updates (the robust stages) run the whole cohort in this process (FT322 otherwise); the
+ * others stream (src/lib/run/cohort.ts), the attackers' flags with them as a per-client input.
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
@@ -21,19 +31,169 @@ import { initialMimeState, mimeProgram, type MimeVariant } from "../algorithms/m
 import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
+import type { RoundSample } from "../data/federated.js";
+import type { HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
-import { aggregatedRunner, type AlgorithmRound } from "./aggregated-runner.js";
 import { runStages } from "./aggregator-chain.js";
 import type { TensorTree } from "./checkpoint.js";
-import { cohortData } from "./cohort.js";
+import { cohortData, runOnCohort, type ChunkEngine, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
+import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
+import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
 import { RunSecret } from "../privacy/secret.js";
 import { distributedDpRunner } from "./distributed-dp-run.js";
 
-export type { DeviceTree, RoundContext, RoundResult, RoundRunner, TrainingState } from "./round-types.js";
-import type { DeviceTree, RoundRunner, TrainingState } from "./round-types.js";
 type Params = HostParams<Record<string, unknown>>;
+type RoundProgramLike = { readonly ir: unknown; run(inputs: never, options: never): Promise<unknown> };
+type Outputs = Record<string, unknown> & { params: unknown; loss?: TfTensor };
+
+/** A run's state on the device between rounds. */
+export type DeviceTree = TfTensor | readonly DeviceTree[] | { readonly [key: string]: DeviceTree };
+export interface TrainingState {
+  readonly params: DeviceTree;
+  /** State at the server besides the parameters: the algorithm's, the aggregator's (a dp stage's clip), or { algorithm, aggregator } when both keep one ({} when none does). */
+  readonly server: DeviceTree;
+  /** Per-client state on the host, by client position ({} when the algorithm keeps none). */
+  readonly clients: { readonly [client: string]: TensorTree };
+}
+
+export interface RoundResult {
+  readonly state: TrainingState;
+  /** The cohort's mean training loss; none under a releasing aggregator (dp, secure), whose clients' losses are private. */
+  readonly loss: TfTensor | undefined;
+}
+
+/** Where a round stands: its number, and the engine that runs its chunks when not in this process. */
+export interface RoundContext {
+  readonly round: number;
+  readonly engine?: ChunkEngine;
+}
+
+export interface RoundRunner {
+  /** The algorithm's server state for a fresh run, from the initial parameters. */
+  initialServerState(params: Params): TensorTree;
+  /** One round (`at.round`, from 1) on the sampled cohort, whose data the runner copies in (by chunk when it streams, through `at.engine` when workers run the chunks). */
+  round(state: TrainingState, cohort: RoundSample<HostData>, config: RunConfig, at: RoundContext): Promise<RoundResult>;
+}
+
+/** What an algorithm adds to the aggregated runner. */
+export interface AlgorithmRound {
+  readonly program: RoundProgramLike;
+  /** The algorithm's own server state for a fresh run; none when absent. */
+  readonly initialState?: (params: Params) => TensorTree;
+  /** Its server inputs besides params and lr, from its state. */
+  readonly serverInputs?: (config: RunConfig, state: DeviceTree) => Record<string, unknown>;
+  /** Its next state from the program's outputs (and their names it consumes, disposed otherwise). */
+  readonly nextState?: (out: Outputs) => DeviceTree;
+  /** Outputs the runner disposes (AFL's worst loss). */
+  readonly unused?: readonly string[];
+  /** CLIENTS inputs besides the data, by place in the cohort (AFL's client ids). */
+  readonly perClient?: (clients: Int32Array) => PerClientInputs;
+  /** Whether --server-lr scales the program's step here (for programs without a serverLr input). */
+  readonly scalesByServerLr: boolean;
+}
+
+/**
+ * The server learning rate for algorithms whose program has none (FedAvg, FedProx, FedSGD):
+ * the aggregated update scaled, params + serverLr (new - params). At 1 (the default) it is
+ * the program's result as it is.
+ */
+export function withServerLr(old: DeviceTree, next: DeviceTree, serverLr: number): DeviceTree {
+  if (serverLr === 1) return next;
+  const scaled = tf.tidy(() => mapTrees(old, next, (o, n) => tf.add(o, tf.mul(tf.sub(n, o), serverLr))) as never) as DeviceTree;
+  tf.dispose(next as never);
+  return scaled;
+}
+
+function mapTrees(a: DeviceTree, b: DeviceTree, f: (x: TfTensor, y: TfTensor) => TfTensor): DeviceTree {
+  if (a instanceof tf.Tensor) return f(a, b as TfTensor);
+  if (Array.isArray(a)) return a.map((x, i) => mapTrees(x, (b as DeviceTree[])[i]!, f));
+  const out: Record<string, DeviceTree> = {};
+  for (const [k, x] of Object.entries(a)) out[k] = mapTrees(x, (b as Record<string, DeviceTree>)[k]!, f);
+  return out;
+}
+
+/**
+ * The server state as the run keeps it: the algorithm's alone, or the aggregator's alone
+ * (DP-FedAvg's { clip }, as it has always been), or both as { algorithm, aggregator }.
+ */
+function joined(algorithm: DeviceTree | TensorTree | undefined, aggregator: Record<string, unknown>): DeviceTree {
+  if (Object.keys(aggregator).length === 0) return (algorithm ?? {}) as DeviceTree;
+  if (algorithm === undefined) return aggregator as DeviceTree;
+  return { algorithm, aggregator } as DeviceTree;
+}
+
+/** The clip norm of a run's dp stage, from the server state. */
+export function clipOf(server: DeviceTree): TfTensor {
+  const tree = server as { clip?: TfTensor; aggregator?: { clip: TfTensor } };
+  return tree.clip ?? tree.aggregator!.clip;
+}
+
+/**
+ * The cohort an empty DP round runs on: one member without examples (all its batch slots
+ * masked out, shaped as client 0's), which the dp stage multiplies out. Its count is 1 only
+ * so that the round's input check sees a member; the dp stage does not read counts.
+ */
+function standInCohort(empty: RoundSample<HostData>): RoundSample<HostData> {
+  const batch = () => {
+    const like = empty.batch([0], 1);
+    for (const t of [like.x, like.y, like.mask]) t.data.fill(0);
+    return { ...like, count: { shape: [1], data: Float32Array.of(1) } };
+  };
+  return { clients: Int32Array.of(0), dropped: empty.dropped, steps: () => 1, batch };
+}
+
+/** The aggregator's server inputs for a round besides its state: the dp stage's hypers, the key and round, the attack's scale. */
+function aggregatorInputs(aggregator: Aggregator, config: RunConfig, round: number, key: readonly number[] | Int32Array): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  const wants = (name: string) => name in aggregator.inputs;
+  if (wants("noiseMultiplier")) Object.assign(inputs, { noiseMultiplier: updateNoiseMultiplier(config), expectedClients: expectedClientsOf(config) });
+  if (wants("attackScale")) inputs.attackScale = config.attackScale ?? 1;
+  if (wants("key")) Object.assign(inputs, { key, round });
+  if (wants("targetQuantile")) Object.assign(inputs, { targetQuantile: config.dpTargetQuantile, clipLr: config.dpClipLr, countStddev: countStddevOf(config) });
+  return inputs;
+}
+
+/** The runner of an algorithm's round program with the run's aggregator. */
+export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregator, config: RunConfig, secret: RunSecret): RoundRunner {
+  const dp = isDpRun(config);
+  const key = aggregator.releases ? secret.key(dp ? "dp-noise" : "secure-masks") : seedKey(config.seed);
+  const stateNames = Object.keys(aggregator.state);
+  return {
+    initialServerState: (params) => joined(algorithm.initialState?.(params), aggregator.initialize() as never) as unknown as TensorTree,
+    async round(state, cohort, cfg, at: RoundContext) {
+      const server = state.server as Record<string, DeviceTree>;
+      const both = algorithm.initialState !== undefined && stateNames.length > 0;
+      const algorithmState = both ? server.algorithm! : (state.server as DeviceTree);
+      const aggregatorState = Object.fromEntries(stateNames.map((name) => [name, both ? (server.aggregator as Record<string, DeviceTree>)[name] : server[name]]));
+      const serverInputs = {
+        params: state.params,
+        lr: cfg.lr,
+        ...algorithm.serverInputs?.(cfg, algorithmState),
+        ...aggregatorState,
+        ...aggregatorInputs(aggregator, cfg, at.round, key),
+      };
+      const out = (await runRound(algorithm, aggregator, serverInputs, cohort, cfg, at, dp)) as Outputs;
+      for (const name of algorithm.unused ?? []) tf.dispose(out[name] as never);
+      const params = algorithm.scalesByServerLr ? withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) : (out.params as DeviceTree);
+      const nextAggregator = Object.fromEntries(stateNames.map((name) => [name, out[name]]));
+      return { state: { ...state, params, server: joined(algorithm.nextState?.(out), nextAggregator) }, loss: out.loss };
+    },
+  };
+}
+
+/** The round on the cohort (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole. */
+async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, dp: boolean): Promise<unknown> {
+  // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
+  const sample = dp && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
+  if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
+  const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
+  const malicious: PerClientInputs = attackers === undefined ? {} : { malicious: { shape: [sample.clients.length], data: Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
+  const engine = sample === cohort ? at.engine : undefined;
+  const perClient = { ...malicious, ...algorithm.perClient?.(sample.clients) };
+  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...(engine === undefined ? {} : { engine }) });
+}
 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
@@ -96,23 +256,18 @@ function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
   };
 }
 
-/** Algorithms whose server state is a momentum buffer (FedAvgM, DiLoCo): serverLr and the buffer go in, the buffer comes out. */
-const momentum = (program: AlgorithmRound["program"]): AlgorithmRound => ({
-  program,
-  initialState: (params) => filledLike(params, 0) as unknown as TensorTree,
-  serverInputs: (cfg, buffer) => ({ serverLr: cfg.serverLr, buffer }),
-  nextState: (out) => out.buffer as DeviceTree,
-  scalesByServerLr: false,
-});
-
-/** Algorithms whose program takes serverLr and the server optimiser's `state`, and returns the next one: FedOpt, Mime. */
-const optimizerState = (program: AlgorithmRound["program"], initialState: (params: Params) => TensorTree): AlgorithmRound => ({
+/**
+ * Algorithms whose program takes serverLr and its server state `name`, and returns the next
+ * one: a momentum buffer (FedAvgM, DiLoCo), the server optimiser's state (FedOpt, Mime).
+ */
+const withServerState = (program: AlgorithmRound["program"], name: "buffer" | "state", initialState: (params: Params) => TensorTree): AlgorithmRound => ({
   program,
   initialState,
-  serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, state }),
-  nextState: (out) => out.state as DeviceTree,
+  serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, [name]: state }),
+  nextState: (out) => out[name] as DeviceTree,
   scalesByServerLr: false,
 });
+const momentum = (program: AlgorithmRound["program"]) => withServerState(program, "buffer", (params) => filledLike(params, 0) as unknown as TensorTree);
 
 const stateless = (program: AlgorithmRound["program"], serverInputs?: AlgorithmRound["serverInputs"]): AlgorithmRound => ({
   program,
@@ -142,19 +297,19 @@ const algorithms: Readonly<Record<string, (model: AnyModel, config: RunConfig, a
 function fedOpt(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   const tau = config.tau ?? 1e-3;
   const program = fedOptProgram(model, { optimizer, beta1: config.beta1, beta2: config.beta2, tau, ...clientTraining(config), aggregator });
-  return optimizerState(program as never, (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
+  return withServerState(program as never, "state", (params) => initialAdaptiveState(params, tau) as unknown as TensorTree);
 }
 
 /** Mime and MimeLite: the base optimiser's state (a step count and its moments) is the server state. */
 function mime(model: AnyModel, variant: MimeVariant, config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   const options = { baseOptimizer: mimeBaseOptimizerFor(config) };
-  return optimizerState(mimeProgram(model, variant, { ...options, aggregator }) as never, (params) => initialMimeState(model, params, options) as unknown as TensorTree);
+  return withServerState(mimeProgram(model, variant, { ...options, aggregator }) as never, "state", (params) => initialMimeState(model, params, options) as unknown as TensorTree);
 }
 
 /**
  * Agnostic FL: lambda (one weight per client of --clients) is the server state; the cohort's
- * positions name their entries. `client` is a CLIENTS input that the chunked MapReduce path
- * does not carry, so the cohort runs whole (as SCAFFOLD's).
+ * ids name their entries, a per-client input (`client`) that each chunk, or worker job, takes
+ * its rows of.
  */
 function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): AlgorithmRound {
   return {
@@ -163,7 +318,7 @@ function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): Algori
     serverInputs: (cfg, state) => ({ aflLr: cfg.aflLr ?? 0.001, lambda: (state as { lambda: TfTensor }).lambda }),
     nextState: (out) => ({ lambda: out.lambda as TfTensor }),
     unused: ["worstLoss"],
-    clientInputs: (clients) => ({ client: { shape: [clients.length], data: clients } }),
+    perClient: (clients) => ({ client: { shape: [clients.length], data: clients } }),
     scalesByServerLr: true,
   };
 }

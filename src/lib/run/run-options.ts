@@ -284,18 +284,13 @@ export const crossChecks: readonly {
       typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
   },
   {
-    keys: ["aggregator", "quantizeBits", "attack"],
+    // The chain's own problems first (FT326), then whether the algorithm takes it (FT305's reasons).
+    keys: ["aggregator", "quantizeBits", "attack", "algorithm"],
     problem: (config) => {
       const why = runChainProblem(config as unknown as ChainOptions);
-      return why === undefined ? undefined : `aggregator ${String(config.aggregator)}: ${why} (FT326)`;
-    },
-  },
-  {
-    keys: ["aggregator", "algorithm"],
-    problem: (config) => {
-      if (config.aggregator === distributedDp || runChainProblem(config as unknown as ChainOptions) !== undefined) return undefined;
-      const why = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
-      return why === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${why}`;
+      if (why !== undefined) return `aggregator ${String(config.aggregator)}: ${why} (FT326)`;
+      const refusal = config.aggregator === distributedDp ? undefined : aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
+      return refusal === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${refusal}`;
     },
   },
   {

@@ -34,7 +34,7 @@ import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
 import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
-import { clipOf } from "./aggregated-runner.js";
+import { clipOf } from "./rounds.js";
 import { chainHas, releasesPrivateData } from "./aggregator-chain.js";
 import { RunSecret } from "../privacy/secret.js";
 import { distributedDpColumns, distributedDpEpsilonAfter } from "./distributed-dp-run.js";
@@ -44,7 +44,7 @@ import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumn
 import { isEvaluatedRound, personalizationLine, RunEvaluation, shortRunNotice } from "./run-evaluation.js";
 import { plotCaption } from "./plot-caption.js";
 import { roundLearningRates } from "./optimizers.js";
-import { runnerFor, runOptionsOf, type DeviceTree, type TrainingState } from "./rounds.js";
+import { runnerFor, type DeviceTree, type TrainingState } from "./rounds.js";
 import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy and loss, and the clients' training loss. */

@@ -19,9 +19,9 @@ import { FlowProducer, Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { ftError } from "../../../errors/error.js";
 import type { TreeDef } from "../../../ir/types.js";
-import type { RemoteChunks } from "../../../runtime/mapreduce.js";
 import type { MapReduceForm } from "../../../transform/mapreduce.js";
-import type { Chunk, ChunkEngine, PerClientInputs } from "../cohort.js";
+import type { HostTensor } from "../../data/host-tensor.js";
+import type { ChunkEngine, PlacedChunk } from "../cohort.js";
 import type { RunConfig } from "../config.js";
 import { bullConnection, checkReachable, chunkQueue, keys, roundQueue, timedOut, within } from "./redis.js";
 import { decodeRecord, encodeRecord, toTensor } from "./wire.js";
@@ -34,8 +34,8 @@ export interface ChunkJobData {
   readonly clients: readonly number[];
   /** The clients' places in the round's cohort (clientIndex()). */
   readonly positions: readonly number[];
-  /** The round's per-client scalar inputs besides the data (cohort.ts PerClientInputs), for these clients. */
-  readonly perClient: Readonly<Record<string, readonly number[]>>;
+  /** The clients' rows of the round's per-client inputs besides the data (cohort.ts PerClientInputs). */
+  readonly perClient: Readonly<Record<string, JobTensor>>;
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
@@ -67,6 +67,15 @@ export interface StoredForm {
   readonly groupKeyInputs: readonly string[];
 }
 
+/** A host tensor as a job's JSON carries it. */
+export interface JobTensor {
+  readonly shape: readonly number[];
+  readonly dtype: "float32" | "int32";
+  readonly data: readonly number[];
+}
+
+const jobTensor = ({ shape, data }: HostTensor): JobTensor => ({ shape, dtype: data instanceof Int32Array ? "int32" : "float32", data: Array.from(data) });
+
 /** Bytes through Redis: to Redis (form as JSON, inputs as a binary record, jobs) and back (chunks' binary records). */
 export interface EngineTraffic {
   rounds: number;
@@ -88,7 +97,6 @@ const queueOptions = (connection: Redis) => ({ connection, streams: { events: { 
 export class RedisEngine {
   readonly traffic: EngineTraffic = { rounds: 0, sent: 0, received: 0 };
   private readonly session = randomUUID();
-  private readonly storedForms = new Set<string>();
   private readonly heartbeat: NodeJS.Timeout;
 
   private constructor(
@@ -129,7 +137,7 @@ export class RedisEngine {
 
   /** The chunk engine for one round of a run with `config`, whose model sees examples of `featureShape`. */
   forRound(config: RunConfig, round: number, featureShape: readonly number[]): ChunkEngine {
-    return { partials: (form, inputTree, chunks, positions, perClient) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, { chunks, positions, perClient }, shared) };
+    return { partials: (form, inputTree, chunks) => (shared) => this.roundPartials({ config, round, featureShape }, form, inputTree, chunks, shared) };
   }
 
   /** Closes the queues and the connection; bounded in time, so a run that failed with Redis gone still ends. */
@@ -154,7 +162,7 @@ export class RedisEngine {
     ctx: { config: RunConfig; round: number; featureShape: readonly number[] },
     form: MapReduceForm,
     inputTree: TreeDef,
-    { chunks, positions, perClient }: { chunks: readonly Chunk[]; positions: readonly Int32Array[]; perClient: PerClientInputs },
+    chunks: readonly PlacedChunk[],
     shared: ReadonlyMap<string, unknown>,
   ): AsyncIterable<Map<string, tf.Tensor>> {
     const part = form.workAndAccumulate;
@@ -179,7 +187,7 @@ export class RedisEngine {
     const hash = createHash("sha256").update(formJson).digest("hex").slice(0, 32);
     this.traffic.rounds++;
     for (let attempt = 1; ; attempt++) {
-      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks, positions, perClient);
+      const results = await this.runFlow(ctx, attempt, { hash, json: formJson }, inputs, chunks);
       if (results !== undefined) {
         yield* this.readResults(ctx.round, part.outputs, results);
         return;
@@ -194,9 +202,7 @@ export class RedisEngine {
     attempt: number,
     form: { hash: string; json: string },
     inputs: Buffer,
-    chunks: readonly Chunk[],
-    positions: readonly Int32Array[],
-    perClient: PerClientInputs,
+    chunks: readonly PlacedChunk[],
   ): Promise<string[] | undefined> {
     const formKey = keys.form(form.hash);
     const inputsKey = keys.inputs(this.session, ctx.round, attempt);
@@ -214,7 +220,7 @@ export class RedisEngine {
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...positions[k]!], perClient: Object.fromEntries(Object.entries(perClient).map(([name, values]) => [name, Array.from(positions[k]!, (p) => values[p]!)])), steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...chunk.positions], perClient: Object.fromEntries(Object.entries(chunk.perClient).map(([name, rows]) => [name, jobTensor(rows)])), steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
