@@ -38,10 +38,12 @@ export async function runRound(
     clientRandom?: (id: string) => RandomBytes;
     /** Called with the server after each step closes (before the next step's answers arrive). */
     afterStep?: (server: SecAggServer) => void;
+    /** The fewest masked inputs the server lets a sum hold. */
+    minSurvivors?: number;
   } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
-  const server = new SecAggServer(params, clientIds);
+  const server = new SecAggServer(params, clientIds, { minSurvivors: options.minSurvivors ?? 0 });
   const clients = new Map<string, SecAggClient>();
   const received: Uint8Array[] = [];
   const sent: Uint8Array[] = [];

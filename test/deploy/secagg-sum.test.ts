@@ -111,6 +111,20 @@ describe("SecAgg+ sum", () => {
     expect(run.sent.some((raw) => jsonOf(raw).includes('"step":"unmask"'))).toBe(false);
   });
 
+  it("with minSurvivors (distributed DP's --min-clients), aborts before unmasking a sum of fewer masked inputs", async () => {
+    const clientIds = ids(8);
+    const vectors = randomVectors(clientIds, base.vector_length, 1);
+    // 6 masked inputs meet the threshold of 5, but not the 7 a sum must hold: the unmask step is never asked.
+    const run = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 2) }, minSurvivors: 7 });
+    expect(run.outcome.kind).toBe("aborted");
+    expect(run.server.aborted).toMatch(/6 clients sent their masked input, fewer than the 7 a sum must hold/);
+    expect(run.server.events.some((e) => e.code === "FT337" && e.level === "error")).toBe(true);
+    expect(run.sent.some((raw) => jsonOf(raw).includes('"step":"unmask"'))).toBe(false);
+    // One dropout fewer: 7 masked inputs, and the sum is unmasked as usual.
+    const enough = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 1) }, minSurvivors: 7 });
+    expect(enough.outcome.kind).toBe("done");
+  });
+
   it("aborts when a survivor's self-mask seed cannot be rebuilt (too many of its neighbours gone)", async () => {
     const clientIds = ids(10);
     const vectors = randomVectors(clientIds, base.vector_length, 1);

@@ -6,8 +6,9 @@
  * spent so far (increasing; three clients are far too few for that noise to leave the logistic
  * model's accuracy, which is why the two are separate runs). The run's secret is saved to the
  * run folder (mode 0600) and no metrics file holds it. --ddp-target-epsilon's noise and epsilons
- * are the accountant's. A round with fewer than --min-clients survivors (two clients killed with
- * SIGKILL before their masked input) is aborted and not decoded, and the run goes on. Needs
+ * are the accountant's. A round with fewer than --min-clients masked inputs (two clients killed
+ * with SIGKILL before theirs) is aborted before the unmask step, so the server never learns a sum
+ * with less noise than accounted, and the run goes on. Needs
  * `npm run build`.
  */
 import { readFileSync, statSync } from "node:fs";
@@ -81,7 +82,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
   }, 60_000);
 
   // The noise is calibrated for --min-clients survivors: a sum of fewer has too little noise, so the server does not decode it.
-  it("aborts a round in which fewer than --min-clients survive the secure sum, decodes nothing, and goes on", async () => {
+  it("aborts a round in which fewer than --min-clients send their masked input before it is unmasked, and goes on", async () => {
     const dir = tempDir("fedtensor-serve-ddp-");
     const out = join(dir, "run");
     const { path, tokens } = writeTokens(dir, 6);
@@ -102,9 +103,11 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     for (const i of [0, 1]) track(startFileClient(url, tokens[i]!, files[i]!));
     expect(await server.exited()).toBe(0);
     const log = server.output();
-    // SecAgg+ itself completes: 4 clients are its threshold of 6 shares.
-    expect(log).toMatch(/round 1: secure sum of 4 clients; dropped: client-001 at masked-input, client-002 at masked-input/);
-    expect(log).toMatch(/round 1 skipped: 4 clients survived the secure sum, fewer than the 5 \(--min-clients\) the distributed-DP noise is calibrated for: not decoded/);
+    // 4 masked inputs would meet SecAgg+'s threshold, but a sum of 4 carries less noise than the 5 it is
+    // calibrated for: the server aborts before the unmask step, so it never learns that sum.
+    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 4 clients sent their masked input, fewer than the 5 a sum must hold: no unmask step, so the sum is never learnt/);
+    expect(log).not.toMatch(/round 1: secagg unmask to/);
+    expect(log).not.toMatch(/round 1: secure sum of/);
     expect(log).toMatch(/round 1\/2: 0 of 6 clients merged/);
     // Round 2 samples whoever is ready once 5 are: the two restarted clients may not both be back.
     const second = log.match(/round 2\/2: (\d) of (\d) clients merged/);

@@ -40,6 +40,12 @@ export type CollectingStep = "advertise-keys" | "share-keys" | "masked-input" | 
 export interface SecAggServerOptions {
   readonly randomBytes?: RandomBytes;
   readonly log?: SecAggLog;
+  /**
+   * The fewest masked inputs a sum may hold. With fewer, the round aborts before the unmask
+   * step, so the server never learns a sum of fewer clients: distributed DP's noise is
+   * calibrated for that many (a sum of fewer would carry less noise than accounted).
+   */
+  readonly minSurvivors?: number;
 }
 
 export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
@@ -81,6 +87,7 @@ export class SecAggServer {
   private runningSum: Uint32Array;
   private readonly droppedAt = new Map<string, CollectingStep>();
   private abortReason: string | null = null;
+  private readonly minSurvivors: number;
 
   constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
     const ids = new Set(clients);
@@ -90,6 +97,7 @@ export class SecAggServer {
     this.clients = clients.slice();
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.sink = options.log ?? (() => {});
+    this.minSurvivors = options.minSurvivors ?? 0;
     this.runningSum = new Uint32Array(this.params.vector_length);
   }
 
@@ -153,6 +161,8 @@ export class SecAggServer {
     const answered = this.answeredAt(step);
     const t = this.params.reconstruction_threshold;
     if (answered.length < t) return this.abort(step, `${answered.length} clients answered ${step}, reconstruction_threshold is ${t}`);
+    if (step === "masked-input" && answered.length < this.minSurvivors)
+      return this.abort(step, `${answered.length} clients sent their masked input, fewer than the ${this.minSurvivors} a sum must hold: no unmask step, so the sum is never learnt`);
     switch (step) {
       case "advertise-keys":
         return this.sendShareKeys(answered);

@@ -3,7 +3,8 @@
  * member's scaled accumulator encoded by the distributed-DP codec (clip to L2 norm --ddp-clip,
  * rotate, round, add discrete Gaussian noise, all at the member) and summed by SecAgg+ mod
  * 2^--ddp-bits as it is; the server decodes the survivors' sum. The noise is calibrated for
- * --min-clients survivors: a round with fewer is aborted, not decoded.
+ * --min-clients survivors: a round in which fewer send their masked input aborts before its
+ * unmask step, so the server never learns a sum with less noise than accounted.
  *
  * The rotation key is fresh each round, from the run's secret (saved to the run folder's
  * secret.key; --resume reads it back), never from --seed; the server sends it to the cohort in

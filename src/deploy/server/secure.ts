@@ -29,6 +29,8 @@ export interface SecureSumSettings {
   readonly deadlineMs: number;
   readonly shares?: ShareSettings;
   readonly log: (line: string) => void;
+  /** The fewest masked inputs the sum may hold (distributed DP's --min-clients): with fewer the round aborts before unmasking. */
+  readonly minSurvivors?: number;
 }
 
 /** The share counts of a cohort of `clients` clients (FT335 when the settings do not fit it). */
@@ -83,6 +85,7 @@ export class SecureSum {
     modulusBits?: number,
   ) {
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares), members.map((m) => m.id), {
+      minSurvivors: settings.minSurvivors ?? 0,
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }

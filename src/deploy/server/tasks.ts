@@ -198,15 +198,15 @@ export class RoundTasks {
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), log: this.settings.log }, traffic, codec?.calibration.bits);
+    // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
+    const settings = { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), log: this.settings.log, minSurvivors: codec?.calibration.minClients ?? 0 };
+    const sum = new SecureSum(round, trained, vectorLength, settings, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
     try {
       const result = await sum.result();
       survivors = result.clients;
-      if (codec !== undefined && result.clients < codec.calibration.minClients)
-        throw new RoundAborted(`${result.clients} clients survived the secure sum, fewer than the ${codec.calibration.minClients} (--min-clients) the distributed-DP noise is calibrated for: not decoded`);
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
