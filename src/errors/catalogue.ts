@@ -557,8 +557,10 @@ export const catalogue = {
       "A round with a secureSum streams in groups (docs/distributed.md): each chunk of clients, in " +
       "this process or on a worker, is one SecAgg+ group whose masks cancel within it, and the " +
       "server learns each group's sum. No group may be smaller than the sum's minClients " +
-      "(--secure-group-min), so a chunk must be able to hold that many clients.",
-    fix: "Give --chunk-clients at least --secure-group-min, or lower --secure-group-min (a smaller group reveals more of each member's value).",
+      "(--secure-group-min), so a chunk must be able to hold that many clients. A distributed-DP " +
+      "round's groups hold at least --min-clients clients, so that each group's noisy sum carries " +
+      "the noise the accounting assumes.",
+    fix: "Give --chunk-clients at least --secure-group-min (distributed DP: --min-clients), or lower it (a smaller group reveals more of each member's value).",
   },
   FT330: {
     title: "A chunk's result lost while the round merged",
@@ -569,16 +571,6 @@ export const catalogue = {
       "(Redis restarted without persistence, or someone deleted the key) cannot be redone " +
       "alone: the chunks before it are merged already.",
     fix: "Keep Redis up for the length of a round, or give it persistence; the run resumes from its last checkpoint with --resume.",
-  },
-  FT331: {
-    title: "A coordinator-only input sent to the workers",
-    message: "the round's per-client input {input} stays in the coordinator: it cannot go to the workers of --engine",
-    explanation:
-      "A streamed round on the BullMQ engine puts each chunk's rows of its per-client inputs in " +
-      "the chunk's job, which Redis and the workers read. Distributed DP's client keys are each " +
-      "client's own noise randomness, derived from the run's secret: whoever holds them can " +
-      "subtract the clients' noise, so they never go into a job (docs/distributed.md).",
-    fix: "Run --aggregator distributed-dp without --engine: it streams its chunks in this process.",
   },
   FT334: {
     title: "A secret key written out",

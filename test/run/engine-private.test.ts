@@ -11,7 +11,8 @@
  *   client's), in groups of at least --secure-group-min, nothing per client, and the run gives
  *   the bytes of the in-process streamed run;
  * - AFL: its client ids (an int32 per-client input) travel in the jobs, same bytes;
- * - distributed DP: its clients' keys never go into a job, FT331.
+ * - distributed DP: its clients' keys never go into a job (each worker draws its clients' own
+ *   from its CSPRNG), and each group holds at least --min-clients clients.
  * Skipped, saying why, without redis-server.
  */
 import type { ChildProcess } from "node:child_process";
@@ -173,7 +174,28 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     expect(remote.params).toEqual(local.params);
   }, 300_000);
 
-  test("distributed DP: its clients' keys stay in the coordinator, so a round sent to the workers is FT331", async () => {
-    await expect(run({ aggregator: "distributed-dp", engine: redis.url })).rejects.toThrow(/^FT331: the round's per-client input clientKeys stays in the coordinator/);
-  }, 60_000);
+  test("distributed DP: the workers draw their clients' keys, which never reach Redis, in groups of at least --min-clients", async () => {
+    const ddp = { aggregator: "distributed-dp", minClients: 3, ddpClip: 10, ddpNoise: 0.001, ddpBits: 20 };
+    const { out, capture } = await captured(ddp);
+    const jobs = capture.args.flatMap((arg) => {
+      const text = arg.toString("utf8");
+      return text.startsWith("{") && text.includes('"positions"') ? [JSON.parse(text) as { clients: number[]; perClient: object; drawn: Record<string, number[]> }] : [];
+    });
+    expect(jobs.length).toBeGreaterThanOrEqual(2 * small.rounds);
+    for (const job of jobs) {
+      // Only the keys' shape travels: one i32[2] per client of the group, drawn by the worker.
+      expect(job.perClient).toEqual({});
+      expect(job.drawn).toEqual({ clientKeys: [job.clients.length, 2] });
+      expect(job.clients.length).toBeGreaterThanOrEqual(3);
+    }
+    // Nor the keys this process would have used (derived from the run's secret), nor the secret.
+    const secret = await RunSecret.load(out);
+    for (let round = 1; round <= small.rounds; round++)
+      for (let client = 0; client < small.clients; client++) for (const bytes of encodings(secret.clientKey(round, client))) expect(capturedHas(capture, bytes)).toBe(false);
+    const hex = readFileSync(join(out, SECRET_FILE), "utf8").trim();
+    for (const bytes of [Buffer.from(hex), Buffer.from(hex, "hex")]) expect(capturedHas(capture, bytes)).toBe(false);
+    // It trained: the little noise leaves the logistic model well above chance.
+    const rows = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { test_accuracy?: number; epsilon?: number });
+    expect(rows.at(-1)!.test_accuracy!).toBeGreaterThan(0.5);
+  }, 300_000);
 });

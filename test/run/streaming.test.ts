@@ -4,7 +4,7 @@
  * differently) and the same bits every time; the buckets pad each client to within 1.5x of
  * its own batches, not to the cohort's largest; SCAFFOLD, which has no MapReduce form, runs whole;
  * per-client inputs of any dtype and shape reach each chunk as its clients' rows, and one that
- * stays in the coordinator is refused to an engine (FT331).
+ * a worker draws (each client's own randomness) goes to an engine as its shape only.
  */
 import { describe, expect, test } from "vitest";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
@@ -121,13 +121,18 @@ describe("per-client inputs", () => {
     expect(perClientSlice({ keys }, [2, 0])).toEqual({ keys: { shape: [2, 2], data: Int32Array.of(1004, 1005, 1000, 1001) } });
   });
 
-  test("one that stays in the coordinator is FT331 with an engine, and rides along in this process", async () => {
+  test("one that a worker draws goes to an engine as its shape only, with groups of groupMin, and rides along in this process", async () => {
     const sample = sampleRound(data, roundOptions);
-    const malicious = { shape: [sample.clients.length], data: new Float32Array(sample.clients.length), coordinatorOnly: true };
+    const malicious = { shape: [sample.clients.length], data: new Float32Array(sample.clients.length), drawnByWorker: true };
     const { seen, engine } = capturing();
     const settings = { chunkClients: 5, options: { backend: "onnx" }, perClient: { malicious } } as const;
-    await expect(runOnCohort(program as never, inputs, sample, { ...settings, engine })).rejects.toThrow(/^FT331: the round's per-client input malicious stays in the coordinator/);
-    expect(seen).toEqual([]);
+    await expect(runOnCohort(program as never, inputs, sample, { ...settings, engine, groupMin: 4 })).rejects.toThrow("not run");
+    for (const chunk of seen[0]!) {
+      expect(chunk.perClient).toEqual({});
+      expect(chunk.drawn).toEqual({ malicious: [chunk.clients.length] });
+      expect(chunk.clients.length).toBeGreaterThanOrEqual(4);
+    }
+    await expect(runOnCohort(program as never, inputs, sample, { ...settings, engine, groupMin: 6 })).rejects.toThrow(/^FT329: /);
     // No attacker: the sign-flip chain's round is FedAvg's.
     closeTrees(await read(await runOnCohort(program as never, inputs, sample, settings)), await read(await runOnCohort(fedAvgProgram(tiny) as never, { params, lr: 0.3 }, sample, settings)));
   });

@@ -89,16 +89,25 @@ export interface ChunkEngine {
   partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly PlacedChunk[]): RemoteChunks<tf.Tensor>;
 }
 
-/** A chunk as an engine runs it: with its clients' places in the cohort (clientIndex()) and their rows of the per-client inputs. */
+/**
+ * A chunk as an engine runs it: with its clients' places in the cohort (clientIndex()) and their
+ * rows of the per-client inputs, except those drawn by the worker (only their shape travels).
+ */
 export interface PlacedChunk extends Chunk {
   readonly positions: Int32Array;
   readonly perClient: Record<string, HostTensor>;
+  /** The int32 per-client inputs the worker fills from its own CSPRNG, with their shapes. */
+  readonly drawn: Record<string, readonly number[]>;
 }
 
 /** A per-client input: row p of `data` ([cohort, ...]) is the value of the cohort's client at place p. */
 export interface PerClientInput extends HostTensor {
-  /** Never put in a worker's job (distributed DP's client keys, each client's own noise): FT331 with an engine. */
-  readonly coordinatorOnly?: boolean;
+  /**
+   * Each client's own randomness (distributed DP's client keys): a worker's job never carries
+   * these rows; the worker draws them from its CSPRNG, as each client would. In this process
+   * the given rows stand in (derived from the run's secret, so --resume replays them).
+   */
+  readonly drawnByWorker?: boolean;
 }
 
 /**
@@ -127,6 +136,11 @@ export interface CohortRunSettings {
   readonly engine?: ChunkEngine;
   /** The round's per-client inputs besides the data. */
   readonly perClient?: PerClientInputs;
+  /**
+   * The fewest clients of a chunk (distributed DP's --min-clients: each chunk's noisy sum, all a
+   * worker's reader sees, then carries the noise the accounting assumes); FT329 if a chunk cannot hold them.
+   */
+  readonly groupMin?: number;
 }
 
 /**
@@ -142,17 +156,17 @@ export async function runOnCohort(
 ): Promise<unknown> {
   if (!Number.isInteger(settings.chunkClients) || settings.chunkClients < 1) throw ftError("FT305", { option: "chunkClients", why: `expected a whole number of clients of at least 1, got ${settings.chunkClients}` });
   const streams = streamable(program.ir, sample.clients.length);
-  const least = streams ? cachedForm(program.ir, sample.clients.length).secureGroupMin : 0;
+  const least = Math.max(settings.groupMin ?? 0, streams ? cachedForm(program.ir, sample.clients.length).secureGroupMin : 0);
   const stepsOf = (client: number) => sample.steps(client);
-  // A round with a secure sum is cut into groups of at least its minClients; the others into bucketed chunks.
+  // A round with a secure sum (or a group minimum) is cut into groups of at least its minClients; the others into bucketed chunks.
   const chunks = least > 0 ? secureGroups(sample.clients, stepsOf, settings.chunkClients, least) : cohortChunks(sample.clients, stepsOf, settings.chunkClients);
   const place = new Map(Array.from(sample.clients, (client, i) => [client, i]));
   const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
   const perClient = settings.perClient ?? {};
   if (streams && settings.engine !== undefined) {
-    const held = Object.keys(perClient).find((name) => perClient[name]!.coordinatorOnly === true);
-    if (held !== undefined) throw ftError("FT331", { input: held });
-    const placed = chunks.map((chunk, k) => ({ ...chunk, positions: positions[k]!, perClient: perClientSlice(perClient, positions[k]!) }));
+    const sent = Object.fromEntries(Object.entries(perClient).filter(([, input]) => input.drawnByWorker !== true));
+    const drawnShape = (k: number) => Object.fromEntries(Object.entries(perClient).filter(([, input]) => input.drawnByWorker === true).map(([name, input]) => [name, [chunks[k]!.clients.length, ...input.shape.slice(1)]]));
+    const placed = chunks.map((chunk, k) => ({ ...chunk, positions: positions[k]!, perClient: perClientSlice(sent, positions[k]!), drawn: drawnShape(k) }));
     const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, placed);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }

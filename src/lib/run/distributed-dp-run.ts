@@ -62,12 +62,15 @@ export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: 
   return {
     initialServerState: () => ({}),
     async round<S extends { readonly params: unknown }>(state: S, cohort: RoundSample<HostData>, cfg: RunConfig, { round, engine }: { readonly round: number; readonly engine?: ChunkEngine }): Promise<{ state: S; loss: undefined }> {
-      // Each client's own noise randomness: it stays in this process (FT331 with --engine).
-      const clientKeys = { shape: [cohort.clients.length, 2], data: Int32Array.from([...cohort.clients].flatMap((c) => secret.clientKey(round, c))), coordinatorOnly: true };
+      // Each client's own noise randomness: derived from the run's secret in this process; with
+      // --engine each worker draws its clients' keys from its own CSPRNG (they are in no job).
+      const clientKeys = { shape: [cohort.clients.length, 2], data: Int32Array.from([...cohort.clients].flatMap((c) => secret.clientKey(round, c))), drawnByWorker: true };
       const out = (await runOnCohort(program as unknown as { ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> }, { params: state.params, lr: cfg.lr, key, round }, cohort, {
         chunkClients: cfg.chunkClients,
         options: { backend: cfg.backend },
         perClient: { clientKeys },
+        // Each chunk's sum, all that whoever reads a worker's result sees, holds the calibrated noise.
+        groupMin: options.minClients,
         ...(engine === undefined ? {} : { engine }),
       })) as { params: S["params"] };
       // No loss: the clients' losses are private and reach the server through no release.

@@ -36,6 +36,8 @@ export interface ChunkJobData {
   readonly positions: readonly number[];
   /** The clients' rows of the round's per-client inputs besides the data (cohort.ts PerClientInputs). */
   readonly perClient: Readonly<Record<string, JobTensor>>;
+  /** The int32 per-client inputs the worker draws from its own CSPRNG, by shape: their values never pass through Redis. */
+  readonly drawn: Readonly<Record<string, readonly number[]>>;
   readonly steps: number;
   readonly form: string;
   readonly inputs: string;
@@ -220,7 +222,7 @@ export class RedisEngine {
     });
     this.traffic.sent += inputs.length;
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...chunk.positions], perClient: Object.fromEntries(Object.entries(chunk.perClient).map(([name, rows]) => [name, jobTensor(rows)])), steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...chunk.positions], perClient: Object.fromEntries(Object.entries(chunk.perClient).map(([name, rows]) => [name, jobTensor(rows)])), drawn: chunk.drawn, steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
