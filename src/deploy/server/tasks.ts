@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { localLossEntries } from "./local-loss.js";
 import { RoundAborted } from "./round-aborted.js";
-import { SecureSum, type ShareSettings } from "./secure.js";
+import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -30,6 +30,8 @@ export interface TaskSettings {
   readonly secure: boolean;
   /** --num-shares and --reconstruction-threshold of secure rounds (defaults when absent). */
   readonly shares?: ShareSettings;
+  /** --clipping-range, --quantization-range and --modulus-range of secure rounds without distributed DP (defaults when absent). */
+  readonly ranges?: RangeSettings;
   /**
    * Distributed DP (with secure): the codec's options, and each round's rotation key (from the
    * run's secret). The members encode their scaled accumulators, SecAgg+ sums the integers mod
@@ -198,7 +200,7 @@ export class RoundTasks {
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), log: this.settings.log }, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), ...(this.settings.ranges === undefined ? {} : { ranges: this.settings.ranges }), log: this.settings.log }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
