@@ -8,7 +8,7 @@ import { UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** The flags serve takes besides `fedtensor run`'s, each with a value. */
-const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold"]);
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "clipping-range", "quantization-range", "modulus-range"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
 function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
@@ -44,6 +44,23 @@ const shareCount = (option: string, text: string | undefined): number | undefine
   return value;
 };
 
+/**
+ * A SecAgg+ range as Flower's SecAggPlusWorkflow takes it (FT305 when out of its domain):
+ * clipping_range a finite number > 0, quantization_range a whole number >= 1, modulus_range a
+ * power of two in [2, 2^32] (masks are 32-bit words). Whether the cohort's sum fits is FT342.
+ */
+const range = (option: string, text: string | undefined, kind: "positive" | "whole" | "power of two"): number | undefined => {
+  if (text === undefined) return undefined;
+  const value = text.trim() === "" ? NaN : Number(text);
+  const fits =
+    kind === "positive" ? Number.isFinite(value) && value > 0
+    : kind === "whole" ? Number.isSafeInteger(value) && value >= 1
+    : Number.isSafeInteger(value) && value >= 2 && value <= 2 ** 32 && Number.isInteger(Math.log2(value));
+  const expected = kind === "positive" ? "a finite number > 0" : kind === "whole" ? "a whole number >= 1" : "a power of two from 2 to 2^32 (4294967296)";
+  if (!fits) throw ftError("FT305", { option, why: `expected ${expected}, got ${text}` });
+  return value;
+};
+
 export const serveCommand: Command = {
   name: "serve",
   summary: "run a training run with real clients: `fedtensor client` processes and browser tabs",
@@ -51,6 +68,7 @@ export const serveCommand: Command = {
     "usage: fedtensor serve [example | config.json] --client-tokens FILE [--port 8080] [--host 127.0.0.1]",
     "                       [--tls-cert cert.pem --tls-key key.pem] [--round-timeout 60] [--join-wait 5]",
     "                       [--num-shares N|P --reconstruction-threshold T|P]",
+    "                       [--clipping-range C --quantization-range Q --modulus-range M]",
     "                       [fedtensor run's options: --rounds, --clients-per-round, --min-clients, --resume, ...]",
     "",
     "Serves the run at ws://HOST:PORT/fedtensor (wss:// with TLS) and the browser client at",
@@ -69,6 +87,12 @@ export const serveCommand: Command = {
     "                         num_shares). Raised to odd, capped at the cohort. Default 2 ceil(log2 n) + 1",
     "  --reconstruction-threshold T|P  shares that rebuild a secret: a count, or a proportion in (0, 1] of",
     "                         num_shares; a strict majority of it for every cohort size (FT341). Default: a majority",
+    "  --clipping-range C     SecAgg+ (--aggregator secure only): each value a client sends is clipped to [-C, C]",
+    "                         (finite ones; NaN or infinity is FT309 on the client). Default 8 (Flower's clipping_range)",
+    "  --quantization-range Q clipped values map to whole numbers in [0, Q], rounded stochastically: steps of 2C / Q.",
+    "                         A whole number >= 1. Default 2^22 (4194304)",
+    "  --modulus-range M      masks and sums live mod M, a power of two up to 2^32 (the default). --clients-per-round",
+    "                         x Q must stay below M, or the sum would wrap (FT342). distributed-dp fixes M from --ddp-bits",
   ].join("\n"),
   async run(args) {
     const { serve: flags, rest } = splitArgs(args);
@@ -78,6 +102,11 @@ export const serveCommand: Command = {
     const port = Number(flags.port ?? 8080);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw ftError("FT305", { option: "--port", why: `expected a port from 0 to 65535, got ${flags.port}` });
     const shares = { num_shares: shareCount("--num-shares", flags["num-shares"]), reconstruction_threshold: shareCount("--reconstruction-threshold", flags["reconstruction-threshold"]) };
+    const ranges = {
+      clipping_range: range("--clipping-range", flags["clipping-range"], "positive"),
+      quantization_range: range("--quantization-range", flags["quantization-range"], "whole"),
+      modulus_range: range("--modulus-range", flags["modulus-range"], "power of two"),
+    };
     // Loaded here so that other commands start without TensorFlow.js.
     const { loadRunArguments } = await import("../lib/run/config.js");
     const { config } = await loadRunArguments(resolveExample(rest));
@@ -92,6 +121,7 @@ export const serveCommand: Command = {
       deadlineMs: seconds("--round-timeout", flags["round-timeout"], 60) * 1000,
       joinWaitMs: seconds("--join-wait", flags["join-wait"], 5) * 1000,
       shares,
+      ranges,
       log,
     });
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;

@@ -652,6 +652,21 @@ export const catalogue = {
       "Give the threshold as a proportion above 0.5 of num_shares (or leave it out: a strict majority), " +
       "or raise --min-clients so that every cohort has room for the shares.",
   },
+  FT342: {
+    title: "SecAgg+ ranges whose sum would wrap",
+    message:
+      "--clients-per-round {clients} x --quantization-range {quantization} is not below --modulus-range {modulus}: " +
+      "the secure sum would wrap; {change}",
+    explanation:
+      "`fedtensor serve --aggregator secure` quantizes each client's clipped values to whole " +
+      "numbers in [0, quantization_range] and sums them modulo modulus_range, as Flower's " +
+      "SecAggPlusWorkflow does. The sum of n clients is exact only while n x quantization_range " +
+      "< modulus_range; past that it wraps and the dequantized mean is wrong without any sign. " +
+      "The server checks the largest cohort (--clients-per-round) before it starts.",
+    fix:
+      "Lower --quantization-range (coarser steps of 2 clipping_range / quantization_range), raise " +
+      "--modulus-range (a power of two up to 2^32, the default), or sample fewer clients per round.",
+  },
   FT346: {
     title: "Distributed DP parameters that cannot be calibrated",
     message: "distributed DP cannot be calibrated: {why}",

@@ -35,7 +35,7 @@ import { startServer, type ServerSettings } from "./http.js";
 import { RoundAborted } from "./round-aborted.js";
 import { RoundTasks, type RoundTraffic } from "./tasks.js";
 import { servedDistributedDp } from "./distributed-dp.js";
-import { checkShareSettings, type ShareSettings } from "./secure.js";
+import { checkRangeSettings, checkShareSettings, rangesOf, type RangeSettings, type ShareSettings } from "./secure.js";
 
 export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
   /** How long each member has to answer a round's task. */
@@ -44,6 +44,8 @@ export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" |
   readonly joinWaitMs: number;
   /** SecAgg+'s num_shares and reconstruction_threshold (secure and distributed-dp rounds); the defaults when absent. */
   readonly shares?: ShareSettings;
+  /** SecAgg+'s clipping_range, quantization_range and modulus_range (secure rounds only); Flower's defaults when absent. */
+  readonly ranges?: RangeSettings;
   /** Called with the server's URL once it listens. */
   readonly onListening?: (url: string) => void;
 }
@@ -85,6 +87,11 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
     if (config.aggregator === "fedavg") throw ftError("FT305", { option: settings.shares.num_shares === undefined ? "--reconstruction-threshold" : "--num-shares", why: "SecAgg+'s parameters need --aggregator secure or distributed-dp" });
     checkShareSettings(settings.shares, config.minClients, config.clientsPerRound);
   }
+  const rangeFlag = rangeFlagGiven(settings.ranges);
+  // Distributed DP's codec quantizes on the client and fixes the modulus from --ddp-bits: the float path's ranges do not exist there.
+  if (rangeFlag !== undefined && config.aggregator !== "secure")
+    throw ftError("FT305", { option: rangeFlag, why: config.aggregator === "fedavg" ? "SecAgg+'s ranges need --aggregator secure" : "with --aggregator distributed-dp the codec quantizes each update and --ddp-bits fixes the modulus; SecAgg+'s ranges apply to --aggregator secure" });
+  if (config.aggregator === "secure") checkRangeSettings(settings.ranges ?? {}, config.clientsPerRound);
   await makeRunFolder(config.out);
   const lock = await lockRunFolder(config.out);
   try {
@@ -92,6 +99,14 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
   } finally {
     await lock.release();
   }
+}
+
+/** The first of --clipping-range, --quantization-range, --modulus-range given, for the refusals. */
+function rangeFlagGiven(ranges: RangeSettings | undefined): string | undefined {
+  if (ranges?.clipping_range !== undefined) return "--clipping-range";
+  if (ranges?.quantization_range !== undefined) return "--quantization-range";
+  if (ranges?.modulus_range !== undefined) return "--modulus-range";
+  return undefined;
 }
 
 async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
@@ -140,12 +155,16 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
   const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined, log) : undefined;
-  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(settings.shares === undefined ? {} : { shares: settings.shares }), ...(ddp === undefined ? {} : { ddp }), log });
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(settings.shares === undefined ? {} : { shares: settings.shares }), ...(settings.ranges === undefined ? {} : { ranges: settings.ranges }), ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
   const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
   settings.onListening?.(server.url);
   log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);
+  if (config.aggregator === "secure") {
+    const { clipping_range, quantization_range, modulus_range } = rangesOf(settings.ranges);
+    log(`SecAgg+ ranges: clipping_range ${clipping_range}, quantization_range ${quantization_range}, modulus_range ${modulus_range} (a step of ${(2 * clipping_range) / quantization_range} per client and value)`);
+  }
   let accuracy: number | undefined;
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {

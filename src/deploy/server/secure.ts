@@ -25,9 +25,21 @@ export interface ShareSettings {
   readonly reconstruction_threshold?: number;
 }
 
+/**
+ * `fedtensor serve --clipping-range --quantization-range --modulus-range` (Flower's
+ * clipping_range, quantization_range, modulus_range) for the float path of --aggregator secure;
+ * each one absent is Flower's default (SECAGG_DEFAULTS).
+ */
+export interface RangeSettings {
+  readonly clipping_range?: number;
+  readonly quantization_range?: number;
+  readonly modulus_range?: number;
+}
+
 export interface SecureSumSettings {
   readonly deadlineMs: number;
   readonly shares?: ShareSettings;
+  readonly ranges?: RangeSettings;
   readonly log: (line: string) => void;
   /** The fewest masked inputs the sum may hold (distributed DP's --min-clients): with fewer the round aborts before unmasking. */
   readonly minSurvivors?: number;
@@ -57,10 +69,34 @@ export function checkShareSettings(settings: ShareSettings, smallest: number, la
   }
 }
 
-/** The parameters of a round of `clients` clients summing vectors of `length` (Flower's defaults for the ranges). */
-export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}): SecAggParams {
+/** The ranges of the float path: the settings over Flower's defaults. */
+export const rangesOf = (settings: RangeSettings = {}): Pick<SecAggParams, "clipping_range" | "quantization_range" | "modulus_range"> => ({
+  clipping_range: settings.clipping_range ?? SECAGG_DEFAULTS.clipping_range,
+  quantization_range: settings.quantization_range ?? SECAGG_DEFAULTS.quantization_range,
+  modulus_range: settings.modulus_range ?? SECAGG_DEFAULTS.modulus_range,
+});
+
+/**
+ * Checks at start-up that the largest cohort's sum cannot wrap: --clients-per-round times
+ * quantization_range must stay below modulus_range (FT342), or every round of that size would
+ * fail on its parameters (FT335). Smaller cohorts then fit too.
+ */
+export function checkRangeSettings(settings: RangeSettings, largest: number): void {
+  const { quantization_range, modulus_range } = rangesOf(settings);
+  const clients = Math.max(2, largest);
+  if (clients * quantization_range >= modulus_range) {
+    // The largest Q that fits this cohort under this M: the usual fix, as M is at most 2^32.
+    const fits = Math.floor((modulus_range - 1) / clients);
+    const others = "raise --modulus-range (at most 2^32) or lower --clients-per-round";
+    const change = fits >= 1 ? `lower --quantization-range to at most ${fits}, ${others}` : `no --quantization-range fits: ${others}`;
+    throw ftError("FT342", { clients, quantization: quantization_range, modulus: modulus_range, change });
+  }
+}
+
+/** The parameters of a round of `clients` clients summing vectors of `length`. */
+export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}, rangeSettings: RangeSettings = {}): SecAggParams {
   // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
-  const ranges = modulusBits === undefined ? SECAGG_DEFAULTS : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
+  const ranges = modulusBits === undefined ? rangesOf(rangeSettings) : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
   return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges };
 }
 
@@ -84,7 +120,7 @@ export class SecureSum {
     /** Set for pre-quantized inputs mod 2^modulusBits (distributed DP); the caller reads result().quantizedSum. */
     modulusBits?: number,
   ) {
-    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares), members.map((m) => m.id), {
+    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
       minSurvivors: settings.minSurvivors ?? 0,
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });

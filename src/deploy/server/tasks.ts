@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { localLossEntries } from "./local-loss.js";
 import { RoundAborted } from "./round-aborted.js";
-import { SecureSum, type ShareSettings } from "./secure.js";
+import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -30,6 +30,8 @@ export interface TaskSettings {
   readonly secure: boolean;
   /** --num-shares and --reconstruction-threshold of secure rounds (defaults when absent). */
   readonly shares?: ShareSettings;
+  /** --clipping-range, --quantization-range and --modulus-range of secure rounds without distributed DP (defaults when absent). */
+  readonly ranges?: RangeSettings;
   /**
    * Distributed DP (with secure): the codec's options, and each round's rotation key (from the
    * run's secret). The members encode their scaled accumulators, SecAgg+ sums the integers mod
@@ -199,7 +201,13 @@ export class RoundTasks {
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const settings = { deadlineMs: this.settings.deadlineMs, ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }), log: this.settings.log, minSurvivors: codec?.calibration.minClients ?? 0 };
+    const settings = {
+      deadlineMs: this.settings.deadlineMs,
+      ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }),
+      ...(this.settings.ranges === undefined ? {} : { ranges: this.settings.ranges }),
+      log: this.settings.log,
+      minSurvivors: codec?.calibration.minClients ?? 0,
+    };
     const sum = new SecureSum(round, trained, vectorLength, settings, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
