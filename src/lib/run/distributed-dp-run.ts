@@ -69,9 +69,9 @@ export function distributedDpRunner(model: AnyModel, config: RunConfig, secret: 
         chunkClients: cfg.chunkClients,
         options: { backend: cfg.backend },
         perClient: { clientKeys },
-        // Each chunk's sum, all that whoever reads a worker's result sees, holds the calibrated noise.
-        groupMin: options.minClients,
-        ...(engine === undefined ? {} : { engine }),
+        // On workers, each chunk's sum (all that Redis and the coordinator see of it) holds the
+        // calibrated noise. In this process no one sees a chunk's sum but the process that holds the keys.
+        ...(engine === undefined ? {} : { engine, groupMin: options.minClients }),
       })) as { params: S["params"] };
       // No loss: the clients' losses are private and reach the server through no release.
       return { state: { ...state, params: out.params }, loss: undefined };
