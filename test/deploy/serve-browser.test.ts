@@ -61,6 +61,12 @@ describe.skipIf(!hasChromium)("the browser client", () => {
     if (adapter === null) {
       console.log("serve-browser.test.ts: chromium gave no WebGPU adapter here, so WebGPU was not tested; the page fell back to wasm:", onGpu.backend!.why);
       expect(onGpu.backend).toMatchObject({ provider: "wasm", why: "the browser gave no WebGPU adapter" });
+    } else if (onGpu.backend!.provider === "wasm") {
+      // The page's own check against wasm caught a WebGPU result that differs (SwiftShader's WebGPU did so in
+      // 1 of 4 CI runs here, by 0.0995): the tab must say so and train on wasm, which the checks below hold it to.
+      expect(onGpu.backend!.why).toMatch(/^WebGPU's results differ from wasm's by \S+ \(more than 0\.01\); wasm instead$/);
+      expect(onGpu.backend!.check!.relativeDifference).toBeGreaterThan(0.01);
+      console.log(`serve-browser.test.ts: WebGPU (${adapter}) differed from wasm by ${onGpu.backend!.check!.relativeDifference.toExponential(2)}; the page's check moved the tab to wasm`);
     } else {
       // Trained on WebGPU, and its first task's outputs matched wasm's within the tolerance.
       expect(onGpu.backend, JSON.stringify(onGpu.backend)).toMatchObject({ provider: "webgpu", why: expect.stringContaining(`WebGPU adapter: ${adapter}`) });
