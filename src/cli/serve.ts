@@ -3,6 +3,7 @@
  * rounds with real clients (`fedtensor client` processes and browser tabs at /client) over
  * WebSockets, as docs/deployment.md describes. The run's options are `fedtensor run`'s.
  */
+import { rangeDomains } from "../deploy/secagg/params.js";
 import { ftError } from "../errors/error.js";
 import { UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
@@ -44,20 +45,12 @@ const shareCount = (option: string, text: string | undefined): number | undefine
   return value;
 };
 
-/**
- * A SecAgg+ range as Flower's SecAggPlusWorkflow takes it (FT305 when out of its domain):
- * clipping_range a finite number > 0, quantization_range a whole number >= 1, modulus_range a
- * power of two in [2, 2^32] (masks are 32-bit words). Whether the cohort's sum fits is FT342.
- */
-const range = (option: string, text: string | undefined, kind: "positive" | "whole" | "power of two"): number | undefined => {
+/** A SecAgg+ range flag as Flower's SecAggPlusWorkflow takes it, in the protocol's domain (FT305). Whether the cohort's sum fits is FT342. */
+const range = (name: keyof typeof rangeDomains, text: string | undefined): number | undefined => {
   if (text === undefined) return undefined;
   const value = text.trim() === "" ? NaN : Number(text);
-  const fits =
-    kind === "positive" ? Number.isFinite(value) && value > 0
-    : kind === "whole" ? Number.isSafeInteger(value) && value >= 1
-    : Number.isSafeInteger(value) && value >= 2 && value <= 2 ** 32 && Number.isInteger(Math.log2(value));
-  const expected = kind === "positive" ? "a finite number > 0" : kind === "whole" ? "a whole number >= 1" : "a power of two from 2 to 2^32 (4294967296)";
-  if (!fits) throw ftError("FT305", { option, why: `expected ${expected}, got ${text}` });
+  const option = `--${name.replace("_", "-")}`;
+  if (!rangeDomains[name].holds(value)) throw ftError("FT305", { option, why: `expected ${rangeDomains[name].expected}, got ${text}` });
   return value;
 };
 
@@ -103,9 +96,9 @@ export const serveCommand: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw ftError("FT305", { option: "--port", why: `expected a port from 0 to 65535, got ${flags.port}` });
     const shares = { num_shares: shareCount("--num-shares", flags["num-shares"]), reconstruction_threshold: shareCount("--reconstruction-threshold", flags["reconstruction-threshold"]) };
     const ranges = {
-      clipping_range: range("--clipping-range", flags["clipping-range"], "positive"),
-      quantization_range: range("--quantization-range", flags["quantization-range"], "whole"),
-      modulus_range: range("--modulus-range", flags["modulus-range"], "power of two"),
+      clipping_range: range("clipping_range", flags["clipping-range"]),
+      quantization_range: range("quantization_range", flags["quantization-range"]),
+      modulus_range: range("modulus_range", flags["modulus-range"]),
     };
     // Loaded here so that other commands start without TensorFlow.js.
     const { loadRunArguments } = await import("../lib/run/config.js");

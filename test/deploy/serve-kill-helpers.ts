@@ -2,13 +2,13 @@
  * Killing `fedtensor client` processes with SIGKILL at a chosen SecAgg+ step, deterministically:
  * the victims connect through bench/step-trap.ts's relays (the serve demo uses them too).
  */
-import { afterAll } from "vitest";
+import { afterAll, expect } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { federatedData } from "../../src/lib/run/setup.js";
 import type { StepTrap } from "../../bench/step-trap.js";
-import { startProcess, type Process } from "./serve-helpers.js";
+import { smallServe, startProcess, type Process } from "./serve-helpers.js";
 
 export { stepTrap } from "../../bench/step-trap.js";
 
@@ -24,6 +24,18 @@ export function killedAfterAll(): { track: (p: Process) => Process; traps: StepT
     traps.forEach((t) => t.close());
   });
   return { track: (p) => (started.push(p), p), traps };
+}
+
+/**
+ * A `fedtensor serve` of smallServe's run with `extra` options that must refuse to start: its
+ * output, for the test to read the reason.
+ */
+export function refusedServe(track: (p: Process) => Process, tokensPath: string, out: string): (...extra: string[]) => Promise<string> {
+  return async (...extra) => {
+    const server = track(startProcess(smallServe(tokensPath, out, ...extra)));
+    expect(await server.exited()).not.toBe(0);
+    return server.output();
+  };
 }
 
 /**

@@ -47,7 +47,7 @@
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
  *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
  */
-export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold } from "./params.js";
+export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
 export type { SecAggEvent, SecAggLog } from "./events.js";

@@ -54,6 +54,17 @@ export const MAX_CLIENTS = 100_000;
 
 const bad = (what: string, why: string) => ftError("FT335", { what, why });
 
+type RangeName = "clipping_range" | "quantization_range" | "modulus_range";
+/** The domain of each range (Flower's; masks are 32-bit words): what a value must be, and the test. */
+export const rangeDomains: Readonly<Record<RangeName, { readonly expected: string; holds(value: number): boolean }>> = {
+  clipping_range: { expected: "a finite number > 0", holds: (x) => Number.isFinite(x) && x > 0 },
+  quantization_range: { expected: "a whole number >= 1", holds: (x) => Number.isSafeInteger(x) && x >= 1 },
+  modulus_range: { expected: "a power of two from 2 to 2^32 (4294967296)", holds: (x) => Number.isSafeInteger(x) && x >= 2 && x <= 2 ** 32 && Number.isInteger(Math.log2(x)) },
+};
+
+/** Whether the sum of `clients` values quantized to [0, quantization_range] is exact mod modulus_range (it cannot wrap). */
+export const sumFits = (clients: number, quantizationRange: number, modulusRange: number): boolean => clients * quantizationRange < modulusRange;
+
 const isProportion = (x: number): boolean => x > 0 && x <= 1;
 
 /** ceil(p n) for a proportion p, without float error: 0.14 x 50 is 7.000000000000001 in binary, and 7 is meant. */
@@ -116,13 +127,9 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
     throw bad("cohort", `needs between 2 and ${MAX_CLIENTS} clients, got ${clients}`);
   if (!Number.isSafeInteger(vector_length) || vector_length < 1 || vector_length > MAX_VECTOR_LENGTH)
     throw bad("vector_length", `must be a whole number in [1, ${MAX_VECTOR_LENGTH}], got ${vector_length}`);
-  if (!Number.isFinite(clipping_range) || clipping_range <= 0)
-    throw bad("clipping_range", `must be a finite number > 0, got ${clipping_range}`);
-  if (!Number.isSafeInteger(quantization_range) || quantization_range < 1)
-    throw bad("quantization_range", `must be a whole number >= 1, got ${quantization_range}`);
-  if (!Number.isSafeInteger(modulus_range) || modulus_range < 2 || modulus_range > 2 ** 32 || (modulus_range & (modulus_range - 1)) !== 0)
-    throw bad("modulus_range", `must be a power of two in [2, 2^32], got ${modulus_range}`);
-  if (clients * quantization_range >= modulus_range)
+  for (const [name, value] of [["clipping_range", clipping_range], ["quantization_range", quantization_range], ["modulus_range", modulus_range]] as const)
+    if (!rangeDomains[name].holds(value)) throw bad(name, `must be ${rangeDomains[name].expected}, got ${value}`);
+  if (!sumFits(clients, quantization_range, modulus_range))
     throw bad(
       "modulus_range",
       `${clients} clients x quantization_range ${quantization_range} must stay below modulus_range ${modulus_range} for the sum to be exact`,

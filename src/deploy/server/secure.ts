@@ -11,7 +11,7 @@
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
 import { FedTensorError, ftError } from "../../errors/error.js";
-import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted } from "./round-aborted.js";
 
@@ -84,7 +84,7 @@ export const rangesOf = (settings: RangeSettings = {}): Pick<SecAggParams, "clip
 export function checkRangeSettings(settings: RangeSettings, largest: number): void {
   const { quantization_range, modulus_range } = rangesOf(settings);
   const clients = Math.max(2, largest);
-  if (clients * quantization_range >= modulus_range) {
+  if (!sumFits(clients, quantization_range, modulus_range)) {
     // The largest Q that fits this cohort under this M: the usual fix, as M is at most 2^32.
     const fits = Math.floor((modulus_range - 1) / clients);
     const others = "raise --modulus-range (at most 2^32) or lower --clients-per-round";

@@ -164,9 +164,15 @@ export async function runOnCohort(
   const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
   const perClient = settings.perClient ?? {};
   if (streams && settings.engine !== undefined) {
-    const sent = Object.fromEntries(Object.entries(perClient).filter(([, input]) => input.drawnByWorker !== true));
-    const drawnShape = (k: number) => Object.fromEntries(Object.entries(perClient).filter(([, input]) => input.drawnByWorker === true).map(([name, input]) => [name, [chunks[k]!.clients.length, ...input.shape.slice(1)]]));
-    const placed = chunks.map((chunk, k) => ({ ...chunk, positions: positions[k]!, perClient: perClientSlice(sent, positions[k]!), drawn: drawnShape(k) }));
+    const inputs = Object.entries(perClient);
+    const sent = Object.fromEntries(inputs.filter(([, input]) => input.drawnByWorker !== true));
+    const drawn = inputs.filter(([, input]) => input.drawnByWorker === true);
+    const placed = chunks.map((chunk, k) => ({
+      ...chunk,
+      positions: positions[k]!,
+      perClient: perClientSlice(sent, positions[k]!),
+      drawn: Object.fromEntries(drawn.map(([name, input]) => [name, [chunk.clients.length, ...input.shape.slice(1)]])),
+    }));
     const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, placed);
     return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
   }
