@@ -55,7 +55,7 @@ async function createSession(bytes: Uint8Array, settings: SessionSettings): Prom
     logSeverityLevel: ERRORS_ONLY,
     // Without the CPU arena: each session's arena keeps its peak and, released, does not go back
     // to the OS, so a run that compiles a session per chunk shape (Poisson cohorts in DP) grew
-    // to 8.1 GiB in 100 rounds, 1.4 GiB without it, at about the same speed (docs/benchmarks.md).
+    // to 8.1 GiB in 100 rounds, 1.4 GiB without it (docs/benchmarks.md).
     enableCpuMemArena: false,
     ...(process.env[PROFILE_VARIABLE] ? { enableProfiling: true, profileFilePrefix: process.env[PROFILE_VARIABLE] } : {}),
     ...(settings.threads === undefined ? {} : { intraOpNumThreads: settings.threads, interOpNumThreads: 1 }),
