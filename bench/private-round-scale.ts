@@ -5,12 +5,12 @@
  * processes (this file in worker mode: the engine's startWorker with this bench's data) on a
  * redis-server the bench starts on a free local port.
  *
- * The round: each client clips its update to L2 norm 1; the clients' clipped updates are
- * summed with secureSum in groups (each chunk one SecAgg+ group of at least --group-min
- * clients, masks over the SecAgg+ graph); the coordinator adds N(0, (z C)^2) noise (z = 1)
- * drawn from a key split from a fresh node:crypto key, which never leaves it, and divides by
- * the cohort size. As `--aggregator clip,dp,secure` means: central DP on a securely summed,
- * clipped sum.
+ * The round is the library's FedAvg with the aggregator chain clip,dp,secure (what `fedtensor
+ * run --aggregator clip,dp,secure` runs): each client clips its update to L2 norm 1; the
+ * clients' clipped updates are summed with secureSum in groups (each chunk one SecAgg+ group
+ * of at least --group-min clients, masks over the SecAgg+ graph); the coordinator adds
+ * N(0, (z C)^2) noise (z = 1) drawn from a key split from a fresh node:crypto key, which never
+ * leaves it, and divides by the cohort size (the dp stage's expected cohort, here all clients).
  *
  * The clients share a pool of 6,000 examples (client c has examples 600c mod 6,000 onwards),
  * as bench/fedavg-scaling.ts, so that 10,000 clients need no 19 GB of data. Each cohort size
@@ -30,13 +30,9 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
-import { atServer, f32, i32 } from "../src/front/specs.js";
-import * as random from "../src/front/random.js";
-import * as secure from "../src/front/secure.js";
-import { gaussianTreeNoise } from "../src/front/privacy.js";
-import { clientDelta, roundProgram } from "../src/lib/algorithms/local.js";
-import { ops, type Value } from "../src/lib/algorithms/loose.js";
-import { squaredNorm } from "../src/lib/algorithms/trees.js";
+import { aggregator } from "../src/lib/aggregators/aggregator.js";
+import { aggregationStages as stages } from "../src/lib/aggregators/stages.js";
+import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
 import { labelledDataset } from "../src/lib/data/dataset.js";
 import { federate, type FederatedDataset } from "../src/lib/data/federated.js";
 import type { HostData } from "../src/lib/data/host-tensor.js";
@@ -64,7 +60,6 @@ const { values } = parseArgs({
 });
 const [examples, batchSize, lr, pool, clip, noiseMultiplier, bits] = [600, 20, 0.1, 6000, 1, 1, 30];
 const [chunk, groupMin] = [Number(values.chunk), Number(values["group-min"])];
-const loose = { ...random, ...secure } as unknown as Record<"split" | "foldIn" | "secureSum", (...args: Value[]) => Value>;
 
 /** The clients' data: `clients` clients of 600 examples from one seeded pool of 6,000 (the same in every process). */
 function pooledData(clients: number): FederatedDataset<HostData> {
@@ -74,33 +69,15 @@ function pooledData(clients: number): FederatedDataset<HostData> {
   return federate(train, train, partition);
 }
 
-/** The round program: clip, secure sum in groups, noise at the coordinator, divided by the cohort's size. */
+/**
+ * The round program: the library's FedAvg with the chain `clip,dp,secure`, as `fedtensor run
+ * --aggregator clip,dp,secure` builds it (fixed clip C, dp's noise on the secure sum, each
+ * chunk one secure group of at least --group-min clients).
+ */
 function privateRound() {
   // A group holds at most twice --chunk clients (src/lib/run/cohort.ts secureGroups): the quantization fits them.
-  const maxClients = 2 * chunk;
-  const scale = Math.fround((0.999 * (2 ** bits - 1)) / (maxClients * 2 * clip));
-  return roundProgram(
-    mlp2nn,
-    "clip_dp_secure",
-    { key: atServer(i32([2])), round: i32([]), cohort: f32([]) },
-    (all: Value, data) => {
-      const clipped = ops.map(
-        (w: Value, x: Value, y: Value, mask: Value) => {
-          const delta = clientDelta(mlp2nn, w, { x, y, mask }, all.lr).delta;
-          return ops.mul(delta, ops.div(clip, ops.maximum(ops.sqrt(squaredNorm(delta)), clip)));
-        },
-        ops.broadcast(all.params),
-        data.x,
-        data.y,
-        data.mask,
-      );
-      const [maskKey, noiseKey] = loose.split(loose.foldIn(all.key, all.round), 2);
-      const sum = loose.secureSum(clipped, { bits, key: maskKey, range: [-clip, clip], scale, minClients: groupMin, maxClients });
-      const noisy = ops.add(sum, gaussianTreeNoise(sum, noiseMultiplier * clip, noiseKey));
-      return { params: ops.add(all.params, ops.div(noisy, all.cohort)) };
-    },
-    { private: true },
-  ) as { ir: never; run(inputs: never, options: never): Promise<unknown> };
+  const chain = aggregator(stages.clip(clip), stages.dp(), stages.secure({ bits, clip, maxWeight: examples, maxClients: 2 * chunk, minClients: groupMin }));
+  return fedAvgProgram(mlp2nn, { aggregator: chain }) as unknown as { ir: never; run(inputs: never, options: never): Promise<unknown> };
 }
 
 const configFor = (clients: number, url: string): RunConfig =>
@@ -125,10 +102,12 @@ async function coordinate(clients: number, url: string): Promise<Record<string, 
   try {
     for (const round of single ? [1] : [1, 2]) {
       const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, [784]);
-      inputs = { params, lr, key, round, cohort: clients };
+      inputs = { params, lr, clip, noiseMultiplier, expectedClients: clients, key, round };
       const start = performance.now();
       tf.dispose(Object.values(result));
-      result = ((await runOnCohort(program, inputs, sample, { chunkClients: chunk, options: { backend: "onnx" }, engine: engine.forRound(config, round, [784]) })) as { params: Record<string, tf.Tensor> }).params;
+      const out = (await runOnCohort(program, inputs, sample, { chunkClients: chunk, options: { backend: "onnx" }, engine: engine.forRound(config, round, [784]) })) as { params: Record<string, tf.Tensor>; clip: tf.Tensor };
+      tf.dispose(out.clip);
+      result = out.params;
       await Promise.all(Object.values(result).map((t) => t.data()));
       seconds = (performance.now() - start) / 1000;
     }
