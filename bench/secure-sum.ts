@@ -3,8 +3,8 @@
  * plain sum run alongside (machines here are noisy: compare ratios, not seconds).
  *
  * 1. One FedAvg round of the 2NN (784-200-200-10), 10 clients x 600 MNIST-shaped examples,
- *    B=20, lr 0.1, on onnx: fedAvgProgram against secureFedAvgProgram (30 bits, clip 1,
- *    all pairs, and a 2-neighbour SecAgg+ graph).
+ *    B=20, lr 0.1, on onnx: fedAvgProgram with the mean against the chain secure (30 bits,
+ *    clip 1, all pairs, and a 2-neighbour SecAgg+ graph).
  * 2. The sum alone of f32[10000] per client over n clients on onnx: reduceSum against
  *    secureSum with all pairs (n floor(n/2) mask words per coordinate) and with 4 neighbours
  *    (2n): the O(n^2) against O(n k) growth behind docs/language.md's mask-graph choice.
@@ -16,7 +16,8 @@ import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
 import { atClients, atServer, f32, i32, program, reduceSum, secureSum } from "../src/index.js";
 import { fedAvgProgram } from "../src/lib/algorithms/fedavg.js";
-import { secureFedAvgProgram } from "../src/lib/algorithms/private-fedavg.js";
+import { aggregator } from "../src/lib/aggregators/aggregator.js";
+import { aggregationStages } from "../src/lib/aggregators/stages.js";
 import { mlp2nn } from "../src/lib/models/dense.js";
 import { Rng } from "../src/lib/random.js";
 import { useBackend } from "../src/runtime/backend.js";
@@ -56,8 +57,8 @@ const cohort = {
 };
 const secureOptions = { bits: 30, clip: 1, maxWeight: examples, maxClients: clients };
 const plainRound = fedAvgProgram(mlp2nn);
-const secureRound = secureFedAvgProgram(mlp2nn, secureOptions);
-const ringRound = secureFedAvgProgram(mlp2nn, { ...secureOptions, neighbours: 2 });
+const secureRound = fedAvgProgram(mlp2nn, { aggregator: aggregator(aggregationStages.secure(secureOptions)) });
+const ringRound = fedAvgProgram(mlp2nn, { aggregator: aggregator(aggregationStages.secure({ ...secureOptions, neighbours: 2 })) });
 const roundInputs = { params, ...cohort, lr };
 const secureInputs = { ...roundInputs, key: [0, 1], round: 1 };
 report(

@@ -43,8 +43,8 @@ const aggregatorNames = new Set(["reduceSum", "reduceMean", "reduceMax", "reduce
 /**
  * The FedTensor aggregators that the program declared at `node` (`const p = program(...)`)
  * calls in its body, each once in order, read from the source: calls through the library's
- * own functions (such as dpFedAvgProgram's) are not seen; `fedtensor ir --signature` lists
- * those from the traced IR.
+ * own functions (such as fedAvgProgram's dpSum under the chain clip,dp) are not seen;
+ * `fedtensor ir --signature` lists those from the traced IR.
  */
 function aggregatorsCalled(typescript: typeof ts, checker: ts.TypeChecker, node: ts.Node): string[] {
   const declaration = checker.getSymbolAtLocation(node)?.valueDeclaration;

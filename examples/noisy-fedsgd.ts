@@ -3,7 +3,7 @@
  * regression where every client applies dropout to its features with its own key
  * (foldIn(key, clientIndex())), clips its gradient to L2 norm C, and the server adds Gaussian
  * noise of standard deviation z C to the sum (the Gaussian mechanism of DP-FedSGD, written by
- * hand; the library's is dpFedAvgProgram, `fedtensor run --aggregator dp`). The RDP
+ * hand; the library's is FedAvg with the chain clip,dp, `fedtensor run --aggregator dp`). The RDP
  * accountant then says what (epsilon, delta) the rounds spent, for cohorts sampled at rate q.
  *
  *   npm run build && node dist/examples/noisy-fedsgd.js

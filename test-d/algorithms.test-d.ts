@@ -9,11 +9,12 @@ import type { Tensor as TfTensor } from "@tensorflow/tfjs";
 import { expectError, expectType } from "tsd";
 import { atClients, atServer, broadcast, f32, i32, map, program, reduceSum, type Program, type TensorSpec } from "../dist/src/index.js";
 import {
+  aggregationStages as stages,
+  aggregator,
   characterModel,
   cnn,
   diloco,
   dilocoProgram,
-  dpFedAvgProgram,
   evaluationProgram,
   fedAvg,
   fedAvgProgram,
@@ -88,9 +89,9 @@ const outer = dilocoProgram(cnn, { momentum: 0.8 });
 expectType<"params" | "x" | "y" | "mask" | "count" | "lr" | "serverLr" | "buffer">(value<keyof RunInputsOf<typeof outer>>());
 expectType<F32<[5, 5, 32, 64], "server">>(value<OutputsOf<typeof outer>["buffer"]["conv2"]>());
 
-// DP-FedAvg: the clip and the noise key at the SERVER; the next clip comes back there. Its
-// client data is private (FedAvg's is not), and it reports no training loss.
-const dp = dpFedAvgProgram(logistic, { adaptive: true });
+// DP-FedAvg (FedAvg with clip,dp): the clip and the noise key at the SERVER; the next clip
+// comes back there. Its client data is private (FedAvg's is not), and it reports no training loss.
+const dp = fedAvgProgram(logistic, { aggregator: aggregator(stages.clip("adaptive"), stages.dp()) });
 expectType<TensorSpec<[], "float32", "server">>(value<InputsOf<typeof dp>["clip"]>());
 expectType<TensorSpec<[2], "int32", "server">>(value<InputsOf<typeof dp>["key"]>());
 expectType<TensorSpec<["S", "B", 784], "float32", "clients-private">>(value<InputsOf<typeof dp>["x"]>());

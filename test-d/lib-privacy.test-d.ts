@@ -4,19 +4,20 @@
  * evaluation, an optimiser's init and update and a schedule computed from private data are
  * private; inside map() on private members they type-check as on any member (no false
  * rejection); a round function whose plain means would release private client data is FT109,
- * and DP-FedAvg's, whose only release is dpSum, takes private data.
+ * and FedAvg's under clip,dp (DP-FedAvg), whose only release is dpSum, takes private data.
  */
 import { expectError, expectType } from "tsd";
 import { add, broadcast, f32, grad, map, matmul, mul, reduceMean, reduceSum, sum, type Placement, type ReleasedServer, type Tensor } from "../dist/src/index.js";
 import {
   adam,
+  aggregationStages as stages,
+  aggregator,
   applyUpdates,
   chain,
   clipByGlobalNorm,
   constantSchedule,
   cosineDecay,
   defineModel,
-  dpFedAvg,
   evaluate,
   fedAvg,
   fedProx,
@@ -26,7 +27,6 @@ import {
   maskedLoss,
   mime,
   scaffold,
-  secureFedAvg,
   sgd,
   type Schedule,
 } from "../dist/src/lib/index.js";
@@ -173,15 +173,15 @@ expectError(mime(logistic, "mimelite")(serverParams, privateData, { lr: 0.1, ser
 expectError(
   scaffold(logistic)(serverParams, { ...publicData, clientControls: value<Logistic<"clients-private">>() }, { lr: 0.1, serverLr: 1, control: serverParams }),
 );
-// Secure FedAvg releases only through secureSum (no loss): private data is its input too.
-const secure = secureFedAvg(logistic, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 });
+// FedAvg with secure releases only through secureSum (no loss): private data is its input too.
+const secure = fedAvg(logistic, { aggregator: aggregator(stages.secure({ bits: 30, clip: 1, maxWeight: 600, maxClients: 10 })) });
 // From private data the result is the release (ReleasedServer): no gradient reaches back through it.
 expectType<{ params: Logistic<ReleasedServer> }>(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "server">>() }));
 expectType<{ params: Logistic<"server"> }>(secure(serverParams, publicData, { lr: 0.1, key: value<I32<[2], "server">>() }));
 expectError(secure(serverParams, privateData, { lr: 0.1, key: value<I32<[2], "clients">>() }));
 
-// DP-FedAvg releases only through dpSum: private data is its input.
-const dpRound = dpFedAvg(logistic);
+// DP-FedAvg (FedAvg with clip,dp) releases only through dpSum: private data is its input.
+const dpRound = fedAvg(logistic, { aggregator: aggregator(stages.clip(1), stages.dp()) });
 const dpHypers = { lr: 0.1, clip: value<F32<[], "server">>(), noiseMultiplier: 1, expectedClients: 10, key: value<I32<[2], "server">>(), round: 0 };
 expectType<{ params: Logistic<ReleasedServer>; clip: F32<[], ReleasedServer> }>(dpRound(serverParams, privateData, dpHypers));
 // The gradient of a DP round with respect to the SERVER model is FT109 (broadcast()'s transpose sums the clients' private cotangents).

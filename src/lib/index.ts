@@ -33,7 +33,6 @@ export type {
   Batches,
   ClientBatchSpecs,
   ComputedFrom,
-  DpRoundHypers,
   JoinCheck,
   Joined,
   JoinedOf,
@@ -41,7 +40,6 @@ export type {
   ReleaseCheck,
   ReleasingRoundFunction,
   ScalarFrom,
-  SecureRoundHypers,
   ServerOrLocalScalar,
   ClientBatches,
   EvaluationBatchSpecs,
@@ -70,19 +68,6 @@ export {
 } from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, type FedAvgOptions } from "./algorithms/fedavg.js";
 export type { AggregatorOptions } from "./algorithms/aggregation.js";
-export {
-  dpFedAvg,
-  dpFedAvgProgram,
-  dpNoiseSplit,
-  gaussianTreeNoise,
-  secureFedAvg,
-  secureFedAvgProgram,
-  secureUpdateScale,
-  type DpFedAvgOptions,
-  type DpFedAvgProgram,
-  type SecureAggregationOptions,
-  type SecureFedAvgProgram,
-} from "./algorithms/private-fedavg.js";
 export { aggregator, aggregatorOf, meanAggregator, type Aggregator } from "./aggregators/aggregator.js";
 export { aggregationStages, chainProblem, stageKinds, type ChainCheck, type Releases, type Stage, type StageKind } from "./aggregators/stages.js";
 export { fedAvgM, fedAvgMProgram, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
@@ -133,7 +118,8 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
-export { dpFedAvgEpsilon, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
+export { dpFedAvgEpsilon, dpNoiseSplit, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
+export { gaussianTreeNoise } from "../front/privacy.js";
 export { RunSecret, SECRET_FILE, type SecretPurpose, type UniformSource } from "./privacy/secret.js";
 export { RdpAccountant, type RdpAccountantOptions } from "./privacy/accountant.js";
 export {

@@ -6,8 +6,9 @@
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import {
+  aggregationStages as stages,
+  aggregator,
   dilocoProgram,
-  dpFedAvgProgram,
   evaluationProgram,
   fedAvgMProgram,
   fedAvgProgram,
@@ -18,7 +19,6 @@ import {
   fedSgdProgram,
   mlp2nn,
   scaffoldProgram,
-  secureFedAvgProgram,
   mimeProgram,
   qfflProgram,
   aflProgram,
@@ -35,9 +35,9 @@ test("docs/algorithms.md prints the signatures the library's programs have", () 
   const programs = {
     fedAvg: fedAvgProgram(mlp2nn),
     fedAvgM: fedAvgMProgram(mlp2nn),
-    dpFedAvg: dpFedAvgProgram(mlp2nn),
-    dpFedAvgAdaptive: dpFedAvgProgram(mlp2nn, { adaptive: true }),
-    secureFedAvg: secureFedAvgProgram(mlp2nn, { bits: 30, clip: 1, maxWeight: 600, maxClients: 10 }),
+    dpFedAvg: fedAvgProgram(mlp2nn, { aggregator: aggregator(stages.clip(1), stages.dp()) }),
+    dpFedAvgAdaptive: fedAvgProgram(mlp2nn, { aggregator: aggregator(stages.clip("adaptive"), stages.dp()) }),
+    secureFedAvg: fedAvgProgram(mlp2nn, { aggregator: aggregator(stages.secure({ bits: 30, clip: 1, maxWeight: 600, maxClients: 10 })) }),
     fedSgd: fedSgdProgram(mlp2nn),
     fedProx: fedProxProgram(mlp2nn),
     fedAdam: fedOptProgram(mlp2nn, { optimizer: "adam" }),

@@ -22,7 +22,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { atClients, atServer, dpSum, f32, foldIn, i32, interpret, program } from "../../src/index.js";
-import { dpFedAvgProgram } from "../../src/lib/algorithms/private-fedavg.js";
+import { aggregator, aggregationStages as stages, fedAvgProgram } from "../../src/lib/index.js";
 import { poissonCohort } from "../../src/lib/data/federated.js";
 import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { RunSecret } from "../../src/lib/privacy/secret.js";
@@ -93,7 +93,7 @@ describe("privacy audit: one DP-FedAvg round (Poisson cohort, tiny model)", () =
   const z = 1.5;
   const q = 0.5;
   const lr = 1;
-  const round = dpFedAvgProgram(tiny);
+  const round = fedAvgProgram(tiny, { aggregator: aggregator(stages.clip(clip), stages.dp()) });
   const params = tiny.init(undefined as never);
   // Four clients of two examples each, and the canary, whose examples push hard on one class.
   const examples = [

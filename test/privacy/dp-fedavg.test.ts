@@ -1,5 +1,5 @@
 /**
- * DP-FedAvg's aggregator against hand computations: with negligible noise (noiseMultiplier
+ * DP-FedAvg (FedAvg with the aggregator chain clip,dp) against hand computations: with negligible noise (noiseMultiplier
  * 1e-30: 0 is FT110, a release without noise) the round is the clipped
  * mean of the clients' updates (sum over the expected cohort size), an update longer than C is
  * scaled to norm C, adaptive clipping follows C exp(-eta (b - gamma)), and the server noise
@@ -7,7 +7,9 @@
  */
 import { describe, expect, test } from "vitest";
 import { atServer, f32, i32, program } from "../../src/index.js";
-import { dpFedAvgProgram, dpNoiseSplit, gaussianTreeNoise } from "../../src/lib/algorithms/private-fedavg.js";
+import { gaussianTreeNoise } from "../../src/front/privacy.js";
+import { aggregator, aggregationStages as stages, fedAvgProgram } from "../../src/lib/index.js";
+import { dpNoiseSplit } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { batchInputs, host, oneParam, oneParamLocalSgd, pointCohort, read, tiny, separableCohort, twoClients } from "../lib/helpers.js";
 
 const w0 = 0.4;
@@ -17,6 +19,8 @@ const deltas = twoClients.map((batches) => oneParamLocalSgd(w0, batches, lr) - w
 const key = [0, 7];
 /** A noise multiplier whose noise vanishes in float32 next to the updates (0 is refused, FT110). */
 const negligible = 1e-30;
+/** DP-FedAvg's chain: the clip C is the program's input `clip` (the 1 is only the first round's state). */
+const clipDp = aggregator(stages.clip(1), stages.dp());
 const round = (inputs: { clip: number; noiseMultiplier?: number; expectedClients?: number }) => ({
   params: { w: [w0] },
   ...batchInputs(pointCohort(twoClients)),
@@ -30,14 +34,14 @@ const round = (inputs: { clip: number; noiseMultiplier?: number; expectedClients
 
 describe("DP-FedAvg", () => {
   test("with negligible noise and a large clip it is the uniform mean of the clients' updates", async () => {
-    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip: 100 })));
+    const out = await read(await fedAvgProgram(oneParam, { aggregator: clipDp }).run(round({ clip: 100 })));
     expect((out.params.w as number[])[0]).toBeCloseTo(w0 + (deltas[0]! + deltas[1]!) / 2, 6);
     expect(out.clip).toBeCloseTo(100, 5);
   });
 
   test("an update longer than C is scaled to norm C; the sum is divided by the expected cohort size", async () => {
     const clip = Math.min(...deltas.map(Math.abs)) / 2;
-    const out = await read(await dpFedAvgProgram(oneParam).run(round({ clip, expectedClients: 5 })));
+    const out = await read(await fedAvgProgram(oneParam, { aggregator: clipDp }).run(round({ clip, expectedClients: 5 })));
     const clipped = deltas.map((d) => Math.sign(d) * Math.min(Math.abs(d), clip));
     expect((out.params.w as number[])[0]).toBeCloseTo(w0 + (clipped[0]! + clipped[1]!) / 5, 6);
   });
@@ -46,8 +50,8 @@ describe("DP-FedAvg", () => {
     const cohort = separableCohort([6], 3);
     const params = { w: host([2, 2], [0.3, -0.2, 0.1, 0.4]), b: host([2], [0.05, -0.05]) };
     const inputs = { params, ...batchInputs(cohort), lr: 0.5, noiseMultiplier: negligible, expectedClients: 1, key, round: 1 };
-    const free = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 1e6 }));
-    const clipped = await read(await dpFedAvgProgram(tiny).run({ ...inputs, clip: 0.01 }));
+    const free = await read(await fedAvgProgram(tiny, { aggregator: clipDp }).run({ ...inputs, clip: 1e6 }));
+    const clipped = await read(await fedAvgProgram(tiny, { aggregator: clipDp }).run({ ...inputs, clip: 0.01 }));
     const update = (tree: typeof free) => [...(tree.params.w as number[][]).flat(), ...(tree.params.b as number[])].map((v, i) => v - [0.3, -0.2, 0.1, 0.4, 0.05, -0.05][i]!);
     const [u, c] = [update(free), update(clipped)];
     const norm = Math.hypot(...u);
@@ -56,7 +60,7 @@ describe("DP-FedAvg", () => {
   });
 
   test("adaptive clipping: C <- C exp(-eta (b - gamma)) from the fraction of clients below C", async () => {
-    const adaptive = dpFedAvgProgram(oneParam, { adaptive: true });
+    const adaptive = fedAvgProgram(oneParam, { aggregator: aggregator(stages.clip("adaptive"), stages.dp()) });
     const [eta, gamma] = [0.2, 0.7];
     // C = 1.5 |delta_1|: one update within C (b = 1/2); C = 0.5 |delta_1|: none (b = 1/2 - 1/4 with m = 4).
     for (const [expectedClients, clipFactor, b] of [[2, 1.5, 0.5], [4, 0.5, 0.25]] as const) {
@@ -79,7 +83,7 @@ describe("DP-FedAvg", () => {
     expect(Math.abs(std - 0.3)).toBeLessThan(0.004);
 
     const [z, clip, m] = [1.5, 0.02, 4];
-    const program1 = dpFedAvgProgram(oneParam);
+    const program1 = fedAvgProgram(oneParam, { aggregator: clipDp });
     const draws: number[] = [];
     for (let r = 1; r <= 60; r++) {
       const free = (await read(await program1.run({ ...round({ clip, expectedClients: m }), round: r }))).params.w as number[];

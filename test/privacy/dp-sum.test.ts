@@ -88,9 +88,9 @@ test("`fedtensor ir --signature` prints private inputs and the aggregators each 
 });
 
 test("the library's DP-FedAvg traces with private client data and aggregates only through dpSum; FedAvg's data is not private", async () => {
-  const { dpFedAvgProgram, fedAvgProgram, logistic: model } = await import("../../src/lib/index.js");
-  for (const adaptive of [false, true]) {
-    const dpRound = dpFedAvgProgram(model, { adaptive });
+  const { aggregator, aggregationStages: stages, fedAvgProgram, logistic: model } = await import("../../src/lib/index.js");
+  for (const bound of [1, "adaptive"] as const) {
+    const dpRound = fedAvgProgram(model, { aggregator: aggregator(stages.clip(bound), stages.dp()) });
     expect(dpRound.aggregators).toEqual(["dpSum"]);
     expect(dpRound.signature).toContain("x={f32[S,B,784]}@CLIENTS(private),y={i32[S,B]}@CLIENTS(private)");
     expect(dpRound.ir.graph.nodes.filter((n) => n.op === "federated_sum").every((n) => n.attrs.aggregator === "dpSum")).toBe(true);

@@ -31,7 +31,7 @@ export function fedAvgRound(model: AnyModel, params: Value, data: RoundData, lr:
 /** FedAvg's round as a program: (server params, cohort batches, lr, the aggregator's inputs) -> (params, loss, its state). */
 export function fedAvgProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
-  options: FedAvgOptions & { readonly aggregator?: A; readonly name?: string } = {},
+  options: FedAvgOptions & { readonly aggregator?: A } = {},
 ): AggregatedRoundProgram<M, A> {
   return aggregatedRoundProgram(model, "fedavg", {}, (all: Value, data) => fedAvgRound(model, all.params, data, all.lr, options, all), options) as never;
 }

@@ -10,8 +10,6 @@ import type { Place, Placement, PlacementsOf, PrivatePlacement, ReleasedServer, 
 import type { Program } from "../../front/program.js";
 import type { InputDType, Model, ParamSpecs, ParamsLike } from "../models/model.js";
 import type { JoinedOf } from "./placements.js";
-import type { ChainInputs } from "../aggregators/aggregator.js";
-import type { ClipStage, DpStage, SecureStage } from "../aggregators/stages.js";
 
 export type { ComputedFrom, JoinCheck, Joined, JoinedOf } from "./placements.js";
 
@@ -170,7 +168,3 @@ export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | nu
 export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> & ("round" extends keyof I ? { readonly round?: HyperOf<I["round"]> } : unknown);
 type HyperOf<S> = S extends TensorSpec<infer Shape, infer D, infer P> ? (Shape extends [] ? Tensor<[], D, P | "local"> | number : Tensor<Shape, D, P>) : never;
 
-/** The hyperparameters of DP-FedAvg's round function (dpFedAvg), as dpFedAvgProgram's inputs (aggregator.ts DpInputSpecs). */
-export type DpRoundHypers = { readonly lr: Hyper } & HypersOf<ChainInputs<[ClipStage, DpStage]>>;
-/** The hyperparameters of secure FedAvg's round function (secureFedAvg): its key is the round's. */
-export type SecureRoundHypers = { readonly lr: Hyper } & HypersOf<ChainInputs<[SecureStage]>>;

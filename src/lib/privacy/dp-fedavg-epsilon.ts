@@ -54,3 +54,15 @@ export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, de
   }
   return { epsilon: Infinity, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
 }
+
+/**
+ * Andrew et al.'s split of a round's noise multiplier z between the clipped-count estimate
+ * (std sigma_b, sensitivity 1/2) and the update: z_delta = (z^-2 - (2 sigma_b)^-2)^(-1/2), so
+ * the round is as private as one Gaussian mechanism of multiplier z. Undefined when sigma_b is
+ * too small for z (the count alone would spend the budget).
+ */
+export function dpNoiseSplit(noiseMultiplier: number, countStddev: number): number | undefined {
+  if (noiseMultiplier === 0) return 0;
+  const rest = noiseMultiplier ** -2 - (2 * countStddev) ** -2;
+  return rest > 0 ? rest ** -0.5 : undefined;
+}

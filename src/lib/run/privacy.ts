@@ -14,10 +14,9 @@
  * round's multiplier: Andrew et al.'s Theorem 1 split gives the update z_delta and the clipped
  * count sigma_b = m / 20 (TFF's default), so the same accountant applies unchanged.
  */
-import { dpNoiseSplit } from "../algorithms/private-fedavg.js";
 import { chainHas } from "./aggregator-chain.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
-import { dpFedAvgEpsilon } from "../privacy/dp-fedavg-epsilon.js";
+import { dpFedAvgEpsilon, dpNoiseSplit } from "../privacy/dp-fedavg-epsilon.js";
 
 /** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
 export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
