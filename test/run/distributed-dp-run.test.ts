@@ -1,8 +1,10 @@
 /**
- * `fedtensor run --aggregator distributed-dp`: FedAvg through distributedDpSum. With little
- * noise it trains as plain FedAvg does (the same cohorts; the sums differ by the clip, the
- * rounding and the noise only); each row reports the epsilon the accountant computes for its
- * round (none when the noise is too small for a finite one); the run's keys come from its secret (secret.key in the run folder); options are checked.
+ * `fedtensor run --aggregator distributed-dp`: the distributed-dp stage, whose sum is
+ * distributedDpSum's. With little noise FedAvg and FedProx train as they do without it (the
+ * same cohorts; the sums differ by the clip, the rounding and the noise only); each row reports
+ * the epsilon the accountant computes for its round (none when the noise is too small for a
+ * finite one; MimeLite's for its two trees); the run's keys come from its secret (secret.key in
+ * the run folder); options and chains are checked.
  */
 import { existsSync } from "node:fs";
 import { describe, expect, test } from "vitest";
@@ -24,16 +26,29 @@ async function run(options: Record<string, unknown>) {
 }
 
 describe("fedtensor run --aggregator distributed-dp", () => {
-  test("with little noise and a large clip it trains as plain FedAvg (epsilon: none finite)", async () => {
-    const plain = (await run({})).rows;
-    const options = { aggregator: "distributed-dp", ddpClip: 100, ddpNoise: 1e-4, ddpBits: 20, minClients: 5, chunkClients: 2 };
-    const { rows, out } = await run(options);
-    expect(existsSync(`${out}/secret.key`)).toBe(true);
-    expect(rows).toHaveLength(3);
+  test("with little noise and a large clip FedAvg, FedProx and FedAdam train as without it (epsilon: none finite)", async () => {
+    for (const algorithm of ["fedavg", "fedprox", "fedadam"]) {
+      const plain = (await run({ algorithm })).rows;
+      const options = { algorithm, aggregator: "distributed-dp", ddpClip: 100, ddpNoise: 1e-4, ddpBits: 20, minClients: 5, chunkClients: 2 };
+      const { rows, out } = await run(options);
+      expect(existsSync(`${out}/secret.key`)).toBe(true);
+      expect(rows).toHaveLength(3);
+      rows.forEach((row, i) => {
+        expect(Math.abs((row.test_accuracy as number) - (plain[i]!.test_accuracy as number)), `${algorithm} round ${i + 1}`).toBeLessThan(0.01);
+        expect(row.epsilon).toBeNull();
+        expect(row.train_loss).toBeNull();
+      });
+    }
+  }, 300_000);
+
+  test("MimeLite trains with it; its epsilon is for its delta and gradient in one tree, twice the parameters", async () => {
+    const options = { algorithm: "mimelite", aggregator: "distributed-dp", ddpClip: 1, ddpNoise: 1, ddpBits: 20, minClients: 5 };
+    const { rows } = await run(options);
+    const config = validateRunConfig({ ...small, out: "unused", ...options }, "test");
+    expect(distributedDpEpsilonAfter(config, 3, 2 * 7850)).not.toBe(distributedDpEpsilonAfter(config, 3, 7850));
     rows.forEach((row, i) => {
-      expect(Math.abs((row.test_accuracy as number) - (plain[i]!.test_accuracy as number))).toBeLessThan(0.01);
-      expect(row.epsilon).toBeNull();
-      expect(row.train_loss).toBeNull();
+      expect(Number.isFinite(row.test_accuracy)).toBe(true);
+      expect(row.epsilon).toBe(distributedDpEpsilonAfter(config, i + 1, 2 * 7850));
     });
   }, 300_000);
 
@@ -60,7 +75,11 @@ describe("fedtensor run --aggregator distributed-dp", () => {
   test("bad options are FT305", () => {
     const invalid = (options: Record<string, unknown>) => () => validateRunConfig({ ...small, out: "unused", ...options }, "test");
     expect(invalid({ aggregator: "distributed-dp", ddpBits: 31 })).toThrow(/^FT305: /);
-    expect(invalid({ aggregator: "distributed-dp", algorithm: "fedprox" })).toThrow(/--aggregator distributed-dp is FedAvg with distributed DP/);
+    expect(invalid({ aggregator: "distributed-dp", algorithm: "mime" })).toThrow(/--algorithm mime cannot take --aggregator distributed-dp: Mime aggregates .* two releases a round/);
+    expect(invalid({ aggregator: "distributed-dp", algorithm: "afl" })).toThrow(/--algorithm afl cannot take --aggregator distributed-dp: AFL's ascent/);
+    expect(invalid({ aggregator: "clip,distributed-dp" })).toThrow(/distributed-dp clips each client's whole update .* \(FT326\)/);
+    expect(invalid({ aggregator: "distributed-dp", quantizeBits: 4 })).toThrow(/aggregator distributed-dp: distributed-dp rotates and rounds each update itself/);
+    expect(invalid({ aggregator: "distributed-dp,secure" })).toThrow(/distributed-dp is itself the secure sum and its noise/);
     expect(invalid({ ddpNoise: 2 })).toThrow(/^FT305: /);
   });
 });

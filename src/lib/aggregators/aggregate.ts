@@ -12,8 +12,13 @@
  *   et al. 2018), with Andrew et al.'s adaptive clip when the clip is adaptive;
  * - secure: the weighted mean from two secure sums, sum_i n_i clip(u_i) and sum_i n_i (TFF's
  *   secure MeanFactory); with dp before it, the updates clipped to C are secure-summed, and the
- *   server adds the noise to that sum: central DP whose server sees only the sum.
+ *   server adds the noise to that sum: central DP whose server sees only the sum;
+ * - distributed-dp: distributedDpSum of the updates (each client clips, rotates, rounds and
+ *   noises its own; the server learns the sum mod 2^bits) over the number of clients that took
+ *   part, clients weighed alike (in distributed DP the server sees who took part: the count is
+ *   no secret). Its rotation key is the round's key itself, its clients' keys a CLIENTS input.
  */
+import { distributedDpSum } from "../../front/distributed-dp.js";
 import * as privacy from "../../front/privacy.js";
 import * as quantization from "../../front/quantize.js";
 import * as random from "../../front/random.js";
@@ -25,13 +30,13 @@ import { flatten, unflatten } from "../../front/tree.js";
 import { ops, type Value } from "../algorithms/loose.js";
 import type { RoundData } from "../algorithms/types.js";
 import { isAdaptive, type Aggregator } from "./aggregator.js";
-import type { Attack, SecureStage, Stage } from "./stages.js";
+import type { Attack, DistributedDpStage, SecureStage, Stage } from "./stages.js";
 
 // Through loose signatures, as loose.ts gives the other operations: checked while tracing.
 type Loose = (...args: Value[]) => Value;
 const draw = random as unknown as Record<"split" | "foldIn" | "normal" | "clientIndex", Loose>;
 const robustOps = robust as unknown as Record<"reduceMedian" | "reduceTrimmedMean" | "krum" | "clipByNorm" | "zeroAboveNorm" | "globalNorm", Loose>;
-const release = { ...privacy, ...secureOps } as unknown as Record<"dpSum" | "secureSum" | "gaussianTreeNoise", Loose>;
+const release = { ...privacy, ...secureOps, distributedDpSum } as unknown as Record<"dpSum" | "secureSum" | "gaussianTreeNoise" | "distributedDpSum", Loose>;
 const stochasticQuantize = quantization.stochasticQuantize as unknown as Loose;
 const hadamard = { forward: randomHadamard, inverse: inverseRandomHadamard } as unknown as Record<"forward" | "inverse", Loose>;
 
@@ -100,6 +105,7 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
   const { stages } = agg;
   const dp = stages.some((s) => s.kind === "dp");
   const secure = stageOf(stages, "secure");
+  const distributed = stageOf(stages, "distributed-dp");
   const adaptive = isAdaptive(stages);
   // A round function given the round's key (folded already) has no round input.
   const base = !("key" in agg.inputs) ? undefined : inputs.round === undefined ? inputs.key : draw.foldIn(inputs.key, inputs.round);
@@ -119,6 +125,7 @@ export function aggregate(agg: Aggregator, { updates, data, weights = data.count
 
   // Only a dp stage keeps a state (its clip: dp always has a clip stage before it).
   if (dp) return dpMean(local, inputs, noiseKey, maskKey, secure, adaptive);
+  if (distributed !== undefined) return { value: distributedDpMean(distributed, local, call, inputs.clientKeys), state: {} };
   if (secure !== undefined) return { value: secureWeightedMean(secure, local, maskKey), state: {} };
   const robustStage = stages.find((s) => s.kind === "median" || s.kind === "trimmed-mean" || s.kind === "krum");
   if (robustStage?.kind === "median") return { value: robustOps.reduceMedian(local.update), state: {} };
@@ -147,6 +154,7 @@ function clientSide(stages: readonly Stage[], m: Value, inputs: Value, secure: S
       update = robustOps.clipByNorm(update, stage.bound);
     }
   }
+  if (stages.some((s) => s.kind === "distributed-dp")) return { update, one: ops.full([], 1) };
   if (!dp && secure === undefined) return { update };
   if (secure !== undefined && !dp) {
     // The declared range: each coordinate clipped to [-clip, clip], then weighted by the client's example count.
@@ -181,6 +189,12 @@ function secureWeightedMean(s: SecureStage, local: Value, key: Value): Value {
   const weightedSum = stageSecureSum(s, local.update, updateKey, [-bound, bound], secureScale(s.bits, s.maxClients, bound));
   const totalWeight = stageSecureSum(s, local.weight, weightKey, [0, s.maxWeight]);
   return ops.div(weightedSum, ops.maximum(ops.cast(totalWeight, "float32"), 1));
+}
+
+/** Distributed DP's mean: the distributed sum of the updates, rotated with `rotationKey`, over the clients that took part (at least 1). */
+function distributedDpMean(stage: DistributedDpStage, local: Value, rotationKey: Value, clientKeys: Value): Value {
+  const sum = release.distributedDpSum(local.update, { ...stage, rotationKey, clientKeys });
+  return ops.div(sum, ops.maximum(ops.reduceSum(local.one), 1));
 }
 
 /**

@@ -30,6 +30,10 @@ export interface KeyInputSpecs {
   readonly key: TensorSpec<[2], "int32", "server">;
   readonly round: TensorSpec<[], "int32", "local">;
 }
+/** Distributed DP's CLIENTS input: each client's own key for its rounding and noise, private as its data. */
+export interface DistributedDpInputSpecs {
+  readonly clientKeys: TensorSpec<[2], "int32", "clients-private">;
+}
 /** The simulated attack's inputs: which clients attack (1s and 0s) and the attack's scale. */
 export interface AttackInputSpecs {
   readonly malicious: TensorSpec<[], "float32", "clients">;
@@ -38,11 +42,13 @@ export interface AttackInputSpecs {
 
 /**
  * The program inputs a chain of literal stages adds to a round (its state `clip` included):
- * the dp stage's, the key and round of the stages that draw or mask, the attack's.
+ * the dp stage's, the key and round of the stages that draw or mask, distributed DP's clients'
+ * keys, the attack's.
  */
 export type ChainInputs<S extends readonly Stage[]> = ("dp" extends S[number]["kind"] ? { readonly clip: TensorSpec<[], "float32", "server"> } & DpInputSpecs : unknown) &
   ("attack" extends S[number]["kind"] ? AttackInputSpecs : unknown) &
-  (Extract<S[number]["kind"], "dp" | "secure" | "attack" | "quantize"> extends never ? unknown : KeyInputSpecs);
+  ("distributed-dp" extends S[number]["kind"] ? DistributedDpInputSpecs : unknown) &
+  (Extract<S[number]["kind"], "dp" | "secure" | "distributed-dp" | "attack" | "quantize"> extends never ? unknown : KeyInputSpecs);
 
 /**
  * An aggregator; R says whether it releases private data, I the program inputs it adds (known
@@ -55,7 +61,7 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
   readonly stages: readonly Stage[];
   /** The chain as --aggregator writes it, e.g. "clip,dp,secure". */
   readonly name: string;
-  /** Whether it takes private client data to the SERVER (it holds dp or secure). */
+  /** Whether it takes private client data to the SERVER (it holds dp, secure or distributed-dp). */
   readonly releases: R;
   /** Whether it needs every client's update at once (a robust stage, or the per-client draws of attack and quantize): FT322 for chunks. */
   readonly wholeCohort: boolean;
@@ -92,19 +98,21 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
   const stages = given.every(isClientStage) ? [...given, { kind: "mean" } as const] : [...given];
   const kinds = new Set(stages.map((s) => s.kind));
   const clip = dpClip(stages);
-  const keyed = kinds.has("dp") || kinds.has("secure") || kinds.has("attack") || kinds.has("quantize");
+  const releases = [...kinds].some((k) => releasingKinds.has(k));
+  const keyed = releases || kinds.has("attack") || kinds.has("quantize");
   const adaptive = clip?.bound === "adaptive";
   const inputs: Record<string, unknown> = {
     ...(kinds.has("dp") ? { noiseMultiplier: f32([]), expectedClients: f32([]) } : {}),
     ...(kinds.has("attack") ? { malicious: atClients(f32([])), attackScale: f32([]) } : {}),
     ...(keyed ? { key: atServer(i32([2])), round: i32([]) } : {}),
+    ...(kinds.has("distributed-dp") ? { clientKeys: atClients(i32([2]), { private: true }) } : {}),
     ...(adaptive ? { targetQuantile: f32([]), clipLr: f32([]), countStddev: f32([]) } : {}),
   };
   const first = clip === undefined ? undefined : adaptive ? (options.initialClip ?? 0.1) : (clip.bound as number);
   return {
     stages,
     name: chainName(given),
-    releases: [...kinds].some((k) => releasingKinds.has(k)),
+    releases,
     wholeCohort: [...kinds].some((k) => robustKinds.has(k)),
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,

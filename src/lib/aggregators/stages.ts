@@ -10,7 +10,7 @@
  * server sees only as a masked sum, with the noise added to that sum.
  *
  * The chain releases private client data (docs/language.md "Privacy") only when it contains a
- * releasing stage, dp or secure: the type Releases<S> says it, and the programs that use it
+ * releasing stage, dp, secure or distributed-dp: the type Releases<S> says it, and the programs that use it
  * declare their client data private only then. Compositions that cannot work are refused, in
  * the types where the stages are literal (FT114) and when the chain is built (FT326), with the
  * reason.
@@ -66,6 +66,26 @@ export interface SecureStage {
   /** The fewest clients of a secure group (secureSum's minClients; a streamed chunk is one group). */
   readonly minClients?: number;
 }
+/**
+ * Distributed DP (Kairouz, Liu and Steinke 2021; TFF's DistributedDpSumFactory inside a mean):
+ * each client clips its whole update, rotates, rounds and noises it (src/front/distributed-dp.ts's
+ * distributedDpSum), and the server learns only the sum mod 2^bits, which it divides by the
+ * number of clients that took part. It is the chain's only server stage.
+ */
+export interface DistributedDpStage {
+  readonly kind: "distributed-dp";
+  /** c: each client's whole update is clipped to this L2 norm. */
+  readonly clip: number;
+  /** z: with minClients clients the sum's noise is about N(0, (z c)^2) per coordinate. */
+  readonly noiseMultiplier: number;
+  /** The modulus 2^bits of the secure sum. */
+  readonly bits: number;
+  /** The clients the noise is calibrated for (a round with fewer is not aggregated). */
+  readonly minClients: number;
+  /** The most clients a round sums. */
+  readonly maxClients: number;
+}
+export type DistributedDpOptions = Omit<DistributedDpStage, "kind">;
 /** The weighted mean (FedAvg's): the default server stage. */
 export interface MeanStage {
   readonly kind: "mean";
@@ -87,17 +107,19 @@ export interface KrumStage {
 }
 
 export type ClientStage = AttackStage | QuantizeStage | ZeroingStage | ClipStage;
-export type ServerStage = DpStage | SecureStage | MeanStage | MedianStage | TrimmedMeanStage | KrumStage;
+export type ServerStage = DpStage | SecureStage | DistributedDpStage | MeanStage | MedianStage | TrimmedMeanStage | KrumStage;
 export type Stage = ClientStage | ServerStage;
 export type StageKind = Stage["kind"];
 
 /** Every stage by name, client stages first, in the order a chain lists them. */
-export const stageKinds = ["attack", "quantize", "zeroing", "clip", "dp", "secure", "mean", "median", "trimmed-mean", "krum"] as const satisfies readonly StageKind[];
+export const stageKinds = ["attack", "quantize", "zeroing", "clip", "dp", "secure", "distributed-dp", "mean", "median", "trimmed-mean", "krum"] as const satisfies readonly StageKind[];
 const clientKinds: ReadonlySet<string> = new Set(["attack", "quantize", "zeroing", "clip"]);
 /** The server stages that compare clients with each other: no MapReduce form, and each client's value is needed. */
 export const robustKinds: ReadonlySet<string> = new Set(["median", "trimmed-mean", "krum"]);
 /** The stages that may take private client data to the SERVER. */
-export const releasingKinds: ReadonlySet<string> = new Set(["dp", "secure"]);
+export const releasingKinds: ReadonlySet<string> = new Set(["dp", "secure", "distributed-dp"]);
+/** The releasing stages that add noise: a round is one accounted mechanism. */
+export const noisingKinds: ReadonlySet<string> = new Set(["dp", "distributed-dp"]);
 
 export const isClientStage = (stage: Stage): stage is ClientStage => clientKinds.has(stage.kind);
 
@@ -109,14 +131,15 @@ export const aggregationStages = {
   clip: <const B extends number | "adaptive">(bound: B): ClipStage & { readonly bound: B } => ({ kind: "clip", bound }),
   dp: (): DpStage => ({ kind: "dp" }),
   secure: (options: Omit<SecureStage, "kind">): SecureStage => ({ kind: "secure", ...options }),
+  distributedDp: (options: DistributedDpOptions): DistributedDpStage => ({ kind: "distributed-dp", ...options }),
   mean: (): MeanStage => ({ kind: "mean" }),
   median: (): MedianStage => ({ kind: "median" }),
   trimmedMean: (trim = 0.1): TrimmedMeanStage => ({ kind: "trimmed-mean", trim }),
   krum: (options: { readonly byzantine?: number; readonly select?: number } = {}): KrumStage => ({ kind: "krum", byzantine: options.byzantine ?? 1, select: options.select ?? 1 }),
 } as const;
 
-/** Whether a chain of these stages releases private client data: it holds dp or secure. */
-export type Releases<S extends readonly Stage[]> = Extract<S[number]["kind"], "dp" | "secure"> extends never ? false : true;
+/** Whether a chain of these stages releases private client data: it holds dp, secure or distributed-dp. */
+export type Releases<S extends readonly Stage[]> = Extract<S[number]["kind"], "dp" | "secure" | "distributed-dp"> extends never ? false : true;
 
 type Kinds<S extends readonly Stage[]> = { [I in keyof S]: S[I] extends Stage ? S[I]["kind"] : never };
 type Chain<K extends readonly string[]> = K extends readonly [infer H extends string, ...infer R extends string[]] ? (R extends [] ? H : `${H},${Chain<R>}`) : "";
@@ -130,7 +153,8 @@ type Before<K extends readonly string[], A extends string, B extends string> = K
 type Count<K extends readonly string[], A extends string, N extends unknown[] = []> = K extends readonly [infer H, ...infer R extends string[]]
   ? Count<R, A, H extends A ? [...N, 0] : N>
   : N["length"];
-type ChainWhy<K extends readonly string[]> = Extract<K[number], "median" | "trimmed-mean" | "krum"> extends infer Robust extends string
+type ChainWhy<K extends readonly string[]> = "distributed-dp" extends K[number] ? DistributedDpWhy<K> : SummedWhy<K>;
+type SummedWhy<K extends readonly string[]> = Extract<K[number], "median" | "trimmed-mean" | "krum"> extends infer Robust extends string
   ? [Robust] extends [never]
     ? DpWhy<K>
     : "secure" extends K[number]
@@ -148,6 +172,22 @@ type DpWhy<K extends readonly string[]> = "dp" extends K[number]
         : "dp needs a clip stage before it: its noise is calibrated to the clip norm"
     : "two releasing noise stages: a round is one Gaussian mechanism, so the chain has one dp stage"
   : never;
+type DistributedDpWhy<K extends readonly string[]> = Exclude<K[number], "distributed-dp" | ClientStage["kind"]> extends infer Other extends string
+  ? [Other] extends [never]
+    ? Extract<K[number], "clip" | "quantize"> extends infer Own extends string
+      ? Own extends "clip"
+        ? typeof distributedDpClips
+        : typeof distributedDpRounds
+      : never
+    : Other extends "dp" | "secure"
+      ? `distributed-dp is itself the secure sum and its noise, so no ${Other} stage goes with it`
+      : Other extends "mean"
+        ? typeof distributedDpMeans
+        : `${Other} needs each client's value, and distributed-dp shows the server only the noised sum`
+  : never;
+const distributedDpClips = "distributed-dp clips each client's whole update to its own bound (--ddp-clip), so no clip stage goes before it";
+const distributedDpRounds = "distributed-dp rotates and rounds each update itself, to its modulus 2^bits, so no quantize stage goes before it";
+const distributedDpMeans = "distributed-dp divides its sum by the number of clients that took part, so no mean stage goes with it";
 
 /** FT114 where a chain of literal stages cannot work, with the reason; never when it can (or the kinds are not known statically). */
 export type ChainCheck<S extends readonly Stage[]> = string extends S[number]["kind"]
@@ -178,6 +218,12 @@ function stageProblem(stage: Stage): string | undefined {
       if (!positive(stage.clip)) return `secure's clip must be > 0, got ${String(stage.clip)}`;
       if (!whole(stage.maxWeight, 1) || !whole(stage.maxClients, 1)) return `secure's maxWeight and maxClients must be whole numbers >= 1, got ${String(stage.maxWeight)} and ${String(stage.maxClients)}`;
       return stage.neighbours === undefined || (whole(stage.neighbours, 2) && stage.neighbours % 2 === 0) ? undefined : `secure's neighbours must be an even number >= 2, got ${String(stage.neighbours)}`;
+    case "distributed-dp":
+      if (!positive(stage.clip) || !positive(stage.noiseMultiplier)) return `distributed-dp's clip and noiseMultiplier must be > 0, got ${String(stage.clip)} and ${String(stage.noiseMultiplier)}`;
+      if (!(whole(stage.bits, 2) && stage.bits <= 30)) return `distributed-dp's bits must be a whole number from 2 to 30, got ${String(stage.bits)}`;
+      return whole(stage.minClients, 1) && whole(stage.maxClients, stage.minClients) && stage.maxClients <= 65535
+        ? undefined
+        : `distributed-dp's minClients and maxClients must be whole numbers, 1 <= minClients <= maxClients <= 65535, got ${String(stage.minClients)} and ${String(stage.maxClients)}`;
     case "trimmed-mean":
       return typeof stage.trim === "number" && stage.trim >= 0 && stage.trim < 0.5 ? undefined : `trimmed-mean's trim must be in [0, 0.5), got ${String(stage.trim)}`;
     case "krum":
@@ -196,6 +242,8 @@ export function chainProblem(stages: readonly Stage[]): string | undefined {
     if (problem !== undefined) return problem;
   }
   const kinds = stages.map((s) => s.kind);
+  const distributed = kinds.includes("distributed-dp") ? distributedDpProblem(kinds) : undefined;
+  if (distributed !== undefined) return distributed;
   const count = (kind: string) => kinds.filter((k) => k === kind).length;
   const repeated = stageKinds.find((k) => k !== "dp" && count(k) > 1);
   if (count("dp") > 1) return "two releasing noise stages: a round is one Gaussian mechanism, so the chain has one dp stage";
@@ -222,6 +270,16 @@ export function chainProblem(stages: readonly Stage[]): string | undefined {
     return "adaptive clipping estimates its quantile with dp's noise on the clipped count: give a fixed bound without dp";
   }
   return undefined;
+}
+
+/** Why a chain with distributed-dp cannot work: it is the chain's only server stage, and it clips, rotates and rounds each update itself. */
+function distributedDpProblem(kinds: readonly StageKind[]): string | undefined {
+  const other = kinds.find((k) => k !== "distributed-dp" && !clientKinds.has(k));
+  if (other === "dp" || other === "secure") return `distributed-dp is itself the secure sum and its noise, so no ${other} stage goes with it`;
+  if (other === "mean") return distributedDpMeans;
+  if (other !== undefined) return `${other} needs each client's value, and distributed-dp shows the server only the noised sum`;
+  if (kinds.includes("clip")) return distributedDpClips;
+  return kinds.includes("quantize") ? distributedDpRounds : undefined;
 }
 
 /** FT326 unless the stages make a chain that can work. */

@@ -1,12 +1,13 @@
 /**
  * How an algorithm takes an aggregator (src/lib/aggregators/): its round program gets the
  * aggregator's inputs and state, declares its client data private when the aggregator
- * releases (dp or secure), and reports the cohort's training loss only when it does not (a
+ * releases (dp, secure or distributed-dp), and reports the cohort's training loss only when it does not (a
  * plain mean of private losses would be a release outside the aggregator, FT109).
  */
 import type { InputSpecs } from "../../front/program.js";
 import { ftError } from "../../errors/error.js";
 import { meanAggregator, type Aggregator } from "../aggregators/aggregator.js";
+import { noisingKinds } from "../aggregators/stages.js";
 import { roundProgram } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, RoundData } from "./types.js";
@@ -48,7 +49,7 @@ export function reportedLoss(options: AggregatorOptions, losses: Value, data: Ro
  * chain, except where a per-client value or a second release would escape it.
  */
 export function aggregatorRefusal(algorithm: string, agg: Aggregator): string | undefined {
-  const dp = agg.stages.some((s) => s.kind === "dp");
+  const noised = agg.stages.some((s) => noisingKinds.has(s.kind));
   switch (algorithm) {
     case "scaffold":
       return agg.name === "mean"
@@ -56,15 +57,15 @@ export function aggregatorRefusal(algorithm: string, agg: Aggregator): string | 
         : "SCAFFOLD's control variates: the server control moves by the plain mean of the clients' control deltas, in step with the updates' mean, and the round hands each client its new control; a chain that clips, quantizes, reweights or hides the updates leaves the controls correcting a different step";
     case "afl":
       return agg.releases
-        ? "AFL's ascent on lambda puts each client's loss in its own coordinate, and its worst loss is one client's: both release per-client losses that neither dp's noise nor a secure sum covers"
+        ? "AFL's ascent on lambda puts each client's loss in its own coordinate, and its worst loss is one client's: both release per-client losses that neither a noised sum nor a secure sum covers"
         : undefined;
     case "qffl":
       return agg.releases
-        ? "q-FFL weighs each client's step by h_k = q F_k^(q-1) ||dw_k||^2 + L F_k^q, from its loss F_k: dp's mean weighs clients alike, and a secure sum needs a declared range that these unbounded weights have not"
+        ? "q-FFL weighs each client's step by h_k = q F_k^(q-1) ||dw_k||^2 + L F_k^q, from its loss F_k: dp's and distributed-dp's means weigh clients alike, and a secure sum needs a declared range that these unbounded weights have not"
         : undefined;
     case "mime":
-      return dp
-        ? "Mime aggregates the full-batch gradients before the clients train and their deltas after, two releases a round, and the accountant counts one Gaussian mechanism (MimeLite sends both in one exchange: --algorithm mimelite)"
+      return noised
+        ? "Mime aggregates the full-batch gradients before the clients train and their deltas after, two releases a round, and the accountant counts one noised release a round (MimeLite sends both in one exchange: --algorithm mimelite)"
         : undefined;
     default:
       return undefined;

@@ -6,12 +6,14 @@
  * Each stage reads its options from the run's flags: clip --dp-clip with dp (a number or
  * adaptive) and --norm-bound without; dp --dp-noise and the other --dp-*; secure --secure-bits,
  * --secure-clip, --secure-neighbours; quantize --quantize-bits and --quantize-rotation;
- * zeroing --zeroing-bound; trimmed-mean --trim-fraction; krum --krum-byzantine, --krum-select.
+ * zeroing --zeroing-bound; trimmed-mean --trim-fraction; krum --krum-byzantine, --krum-select;
+ * distributed-dp the --ddp-* flags and --min-clients.
  * --attack puts the simulated attack first; --quantize-bits without a quantize stage quantizes
  * before the rest of the chain, as it always has.
  */
 import { ftError } from "../../errors/error.js";
 import { chainProblem, releasingKinds, stageKinds, type Stage, type StageKind } from "../aggregators/stages.js";
+import { distributedDpOptionsOf, type DistributedDpRunOptions } from "./distributed-dp-run.js";
 import type { Condition, OptionSpec } from "./option-specs.js";
 
 /** The stages --aggregator names (the attack comes from --attack). */
@@ -33,15 +35,8 @@ export function chainKinds(value: unknown): ChainStageKind[] | undefined {
 /** Whether the chain of an --aggregator value holds the stage. */
 export const chainHas = (value: unknown, kind: StageKind): boolean => (chainKinds(value) as StageKind[] | undefined)?.includes(kind) ?? false;
 
-/**
- * Distributed DP (src/lib/run/distributed-dp-run.ts) is its own aggregator, not a stage: the
- * clients clip, rotate, round and noise their own updates, so no other stage can sit between
- * them and the modular sum. It goes with --algorithm fedavg.
- */
-export const distributedDp = "distributed-dp";
-
-/** Whether the chain releases private client data (holds dp or secure, or is distributed DP): the run's data is then private. */
-export const releasesPrivateData = (value: unknown): boolean => value === distributedDp || (chainKinds(value) ?? []).some((kind) => releasingKinds.has(kind));
+/** Whether the chain releases private client data (holds dp, secure or distributed-dp): the run's data is then private. */
+export const releasesPrivateData = (value: unknown): boolean => (chainKinds(value) ?? []).some((kind) => releasingKinds.has(kind));
 
 /** Options that apply when the chain holds `kind` (and, with `without`, lacks that one). */
 export function withStage(kind: StageKind, without?: StageKind): Condition {
@@ -56,29 +51,30 @@ export function withStage(kind: StageKind, without?: StageKind): Condition {
 export const aggregatorOption: OptionSpec<string> = {
   type: "text",
   default: "fedavg",
-  range: `stages separated by commas, from the clients to the server (${chainStageNames.join(", ")}); or fedavg (mean), dp (clip,dp), norm-clip (clip); or ${distributedDp} alone`,
-  description:
-    "How the server combines the clients' updates: a chain of the stages listed below, such as clip,dp,secure or quantize,secure (docs/algorithms.md \"Aggregators\"); or distributed-dp alone (FedAvg whose clients noise their own updates: docs/language.md \"Distributed DP\")",
-  accepts: (value): value is string => value === distributedDp || chainKinds(value) !== undefined,
+  range: `stages separated by commas, from the clients to the server (${chainStageNames.join(", ")}); or fedavg (mean), dp (clip,dp), norm-clip (clip)`,
+  description: "How the server combines the clients' updates: a chain of the stages listed below, such as clip,dp,secure, quantize,secure or distributed-dp (docs/algorithms.md \"Aggregators\")",
+  accepts: (value): value is string => chainKinds(value) !== undefined,
 };
 
 /**
  * The chains docs/algorithms.md's table runs every algorithm with, generated from the stages:
  * each stage in the shortest chain that holds it (dp needs clip before it), quantize with each
- * releasing stage, and every releasing stage together, in stage order. Each is a valid chain.
+ * releasing stage, and the releasing stages that go together, in stage order. Each is a valid chain.
  */
 export function representativeChains(): string[] {
+  const chainOf = (kinds: readonly StageKind[]) => chainStageNames.filter((kind) => kinds.includes(kind) || (kind === "clip" && kinds.includes("dp"))).join(",");
+  const valid = (kinds: readonly StageKind[]) => {
+    const aggregator = chainOf(kinds);
+    return runChainProblem({ aggregator, attack: "none", quantizeBits: chainHas(aggregator, "quantize") ? 4 : 0, clientsPerRound: 2, clients: 2, minClients: 1, rounds: 1 }) === undefined;
+  };
   const releasing = chainStageNames.filter((kind) => releasingKinds.has(kind));
-  const wanted: StageKind[][] = [...chainStageNames.map((kind) => [kind]), ...releasing.map((kind): StageKind[] => ["quantize", kind]), releasing];
-  const chains = wanted.map((kinds) => {
-    const withClip: StageKind[] = kinds.includes("dp") && !kinds.includes("clip") ? [...kinds, "clip"] : kinds;
-    return chainStageNames.filter((kind) => withClip.includes(kind)).join(",");
-  });
-  return [...new Set(chains)].filter((aggregator) => runChainProblem({ aggregator, attack: "none", quantizeBits: chainHas(aggregator, "quantize") ? 4 : 0, clientsPerRound: 2, clients: 2 }) === undefined);
+  const together = releasing.reduce<StageKind[]>((kinds, kind) => (valid([...kinds, kind]) ? [...kinds, kind] : kinds), []);
+  const wanted: StageKind[][] = [...chainStageNames.map((kind) => [kind]), ...releasing.map((kind): StageKind[] => ["quantize", kind]), together];
+  return [...new Set(wanted.filter(valid).map(chainOf))];
 }
 
 /** The run options a chain's stages read (a RunConfig is one). */
-export interface ChainOptions {
+export interface ChainOptions extends DistributedDpRunOptions {
   readonly aggregator: string;
   readonly attack: string;
   readonly quantizeBits: number;
@@ -108,12 +104,24 @@ export const poissonCohortBound = (config: Pick<ChainOptions, "clientsPerRound" 
 const wholeCohort = "needs every client's update at once, in one process (FT322: no --engine, --chunk-clients at least the cohort)";
 
 /**
+ * The sizes some stages' options follow from: the most examples a client has (secure's weights'
+ * range) and the length of the vector a round releases (distributed DP's calibration).
+ */
+export interface RunSizes {
+  readonly largestClient: number;
+  readonly released: number;
+}
+
+/** The sizes a chain is checked with before the data and the model are known: its rules depend on neither. */
+const checkingSizes: RunSizes = { largestClient: 1, released: 1 };
+
+/**
  * Each stage --aggregator names, as `fedtensor run` knows it: its --help line, the options a
  * config file's stage object gives it (by the run option each sets: clip's bound is --dp-clip
  * with dp, --norm-bound without), and the stage the run's options make, given whether the chain
- * holds dp and the most examples a client has (secure's weights' range).
+ * holds dp and the run's sizes.
  */
-const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; readonly keys: Readonly<Record<string, string | ((dp: boolean) => string)>>; make(config: ChainOptions, dp: boolean, largestClient: number): Stage }>> = {
+const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; readonly keys: Readonly<Record<string, string | ((dp: boolean) => string)>>; make(config: ChainOptions, dp: boolean, sizes: RunSizes): Stage }>> = {
   quantize: {
     help: "each client quantizes its update to --quantize-bits bits (unbiased), after a shared random Hadamard rotation with --quantize-rotation",
     keys: { bits: "quantizeBits", rotation: "quantizeRotation" },
@@ -133,15 +141,20 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
   secure: {
     help: "masked sums (SecAgg+, --secure-bits, --secure-clip, --secure-neighbours; streamed in groups of --secure-group-min or more); after dp, the noise goes on the secure sum",
     keys: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours", groupMin: "secureGroupMin" },
-    make: (config, dp, largestClient) => ({
+    make: (config, dp, sizes) => ({
       kind: "secure",
       bits: config.secureBits ?? 30,
       clip: config.secureClip ?? 1,
-      maxWeight: Math.max(1, largestClient),
+      maxWeight: Math.max(1, sizes.largestClient),
       maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
       ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
       ...(config.secureGroupMin === undefined ? {} : { minClients: config.secureGroupMin }),
     }),
+  },
+  "distributed-dp": {
+    help: "each client clips its whole update to --ddp-clip, rotates, rounds and noises it (--ddp-noise, or --ddp-target-epsilon); the server learns the sum mod 2^--ddp-bits of at least --min-clients, over their number; alone at the server; epsilon reported",
+    keys: { clip: "ddpClip", noise: "ddpNoise", bits: "ddpBits", delta: "ddpDelta", targetEpsilon: "ddpTargetEpsilon" },
+    make: (config, _, sizes) => ({ kind: "distributed-dp", ...distributedDpOptionsOf(config, sizes.released) }),
   },
   mean: { help: "the example-weighted mean (the default)", keys: {}, make: () => ({ kind: "mean" }) },
   median: { help: `the coordinate-wise median; ${wholeCohort}`, keys: {}, make: () => ({ kind: "median" }) },
@@ -153,10 +166,10 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
   },
 };
 
-/** The run's chain of stages, with their options; `largestClient` is the most examples a client has (secure's weights' range). */
-export function runStages(config: ChainOptions, largestClient: number): Stage[] {
+/** The run's chain of stages, with their options for the run's sizes (to check the chain, any: checkingSizes). */
+export function runStages(config: ChainOptions, sizes: RunSizes = checkingSizes): Stage[] {
   const kinds = chainKinds(config.aggregator) ?? [];
-  const make = (kind: ChainStageKind) => runStageTable[kind].make(config, kinds.includes("dp"), largestClient);
+  const make = (kind: ChainStageKind) => runStageTable[kind].make(config, kinds.includes("dp"), sizes);
   const stages = kinds.map(make);
   if (config.quantizeBits > 0 && !kinds.includes("quantize")) stages.unshift(make("quantize"));
   if (config.attack !== "none") stages.unshift({ kind: "attack", attack: config.attack as never });
@@ -165,9 +178,8 @@ export function runStages(config: ChainOptions, largestClient: number): Stage[] 
 
 /** Why the run's chain cannot work, or undefined (a quantize stage without --quantize-bits included). */
 export function runChainProblem(config: ChainOptions): string | undefined {
-  if (config.aggregator === distributedDp) return undefined;
   if (chainHas(config.aggregator, "quantize") && config.quantizeBits === 0) return "the quantize stage needs --quantize-bits 1 to 16";
-  return chainProblem(runStages(config, 1));
+  return chainProblem(runStages(config));
 }
 
 /**

@@ -36,17 +36,17 @@ function localTrainingParts(config: RunConfig): string[] {
 
 function aggregationParts(config: RunConfig): string[] {
   if (config.aggregator === "fedavg" || config.aggregator === "mean") return ["weighted-mean aggregation"];
-  if (config.aggregator === "distributed-dp") {
-    const noise = (config.ddpTargetEpsilon ?? 0) > 0 ? `noise for epsilon ${config.ddpTargetEpsilon} in ${config.rounds} rounds` : `noise multiplier ${config.ddpNoise}`;
-    return [`distributed DP (discrete Gaussian from the clients, simulated secure sum): clip ${config.ddpClip}, ${noise} at ${config.minClients} clients, ${config.ddpBits}-bit sums, delta ${config.ddpDelta}`];
-  }
   const parts: string[] = [];
+  if (chainHas(config.aggregator, "distributed-dp")) {
+    const noise = (config.ddpTargetEpsilon ?? 0) > 0 ? `noise for epsilon ${config.ddpTargetEpsilon} in ${config.rounds} rounds` : `noise multiplier ${config.ddpNoise}`;
+    parts.push(`distributed DP (discrete Gaussian from the clients, simulated secure sum): clip ${config.ddpClip}, ${noise} at ${config.minClients} clients, ${config.ddpBits}-bit sums, delta ${config.ddpDelta}`);
+  }
   if (chainHas(config.aggregator, "dp")) {
     const clip = config.dpClip === "adaptive" ? `adaptive clip from ${config.dpInitialClip}` : `clip ${config.dpClip}`;
     parts.push(`${config.algorithm === "fedavg" ? "DP-FedAvg" : "DP"}: ${clip}, noise multiplier ${config.dpNoise}, delta ${config.dpDelta}`);
   }
   if (chainHas(config.aggregator, "secure")) parts.push(`secure aggregation (simulated): ${config.secureBits}-bit sums, clip ${config.secureClip}`);
-  return parts.length > 0 && config.aggregator.split(",").every((name) => ["dp", "clip", "secure"].includes(name)) ? parts : [...parts, `${config.aggregator} aggregation`];
+  return parts.length > 0 && config.aggregator.split(",").every((name) => ["dp", "clip", "secure", "distributed-dp"].includes(name)) ? parts : [...parts, `${config.aggregator} aggregation`];
 }
 
 function robustnessParts(config: RunConfig): string[] {

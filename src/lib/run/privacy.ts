@@ -61,9 +61,11 @@ export function updateNoiseMultiplier(config: PrivacyOptions): number | undefine
   return config.dpClip === "adaptive" ? dpNoiseSplit(z, countStddevOf(config)) : z;
 }
 
-/** Normal draws a DP round makes: one per released coordinate (MimeLite releases two trees of the parameters' size), one more for adaptive clipping's count. */
-export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number =>
-  parameters * (config.algorithm === "mimelite" ? 2 : 1) + (config.dpClip === "adaptive" ? 1 : 0);
+/** The length of the vector a private round releases: the model's parameters, twice them for MimeLite (its delta and gradient in one tree). */
+export const releasedLength = (config: Pick<PrivacyOptions, "algorithm">, parameters: number): number => parameters * (config.algorithm === "mimelite" ? 2 : 1);
+
+/** Normal draws a DP round makes: one per released coordinate, one more for adaptive clipping's count. */
+export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number => releasedLength(config, parameters) + (config.dpClip === "adaptive" ? 1 : 0);
 
 /** The epsilon at --dp-delta after `rounds` rounds of a model of `parameters` parameters; Infinity without noise. */
 export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters: number): number {

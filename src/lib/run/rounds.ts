@@ -7,13 +7,14 @@
  *
  * One runner serves every algorithm that takes an aggregator: it feeds the round program the
  * algorithm's server inputs and the aggregator's (its state, the dp stage's noise multiplier
- * and expected cohort, the key and round, the attackers), and keeps both states at the
- * server. The aggregator's key is the run's secret's (src/lib/privacy/secret.ts) when the
- * chain releases (dp's noise, secure's masks; never the seed's), the seed's otherwise
- * (simulated attacks, quantization); it is folded with the round inside the program, so a
- * resumed run draws what an uninterrupted one does. Rounds whose chain compares the clients'
- * updates (the robust stages) run the whole cohort in this process (FT322 otherwise); the
- * others stream (src/lib/run/cohort.ts), the attackers' flags with them as a per-client input.
+ * and expected cohort, the key and round, the attackers, distributed DP's clients' keys), and
+ * keeps both states at the server. The aggregator's key is the run's secret's
+ * (src/lib/privacy/secret.ts) when the chain releases (dp's noise, secure's masks, distributed
+ * DP's rotation; never the seed's), the seed's otherwise (simulated attacks, quantization); it
+ * is folded with the round inside the program, so a resumed run draws what an uninterrupted one
+ * does. Rounds whose chain compares the clients' updates (the robust stages) run the whole
+ * cohort in this process (FT322 otherwise); the others stream (src/lib/run/cohort.ts), the
+ * attackers' flags and the clients' keys with them as per-client inputs.
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Tensor as TfTensor } from "@tensorflow/tfjs-core";
@@ -39,10 +40,9 @@ import type { TensorTree } from "./checkpoint.js";
 import { cohortData, runOnCohort, type ChunkEngine, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
-import { countStddevOf, expectedClientsOf, isDpRun, updateNoiseMultiplier } from "./privacy.js";
+import { countStddevOf, expectedClientsOf, isDpRun, releasedLength, updateNoiseMultiplier } from "./privacy.js";
 import { maliciousClients, requireWholeCohort, seedKey } from "./robust.js";
 import { RunSecret } from "../privacy/secret.js";
-import { distributedDpRunner } from "./distributed-dp-run.js";
 
 type Params = HostParams<Record<string, unknown>>;
 type RoundProgramLike = { readonly ir: unknown; run(inputs: never, options: never): Promise<unknown> };
@@ -158,7 +158,8 @@ function aggregatorInputs(aggregator: Aggregator, config: RunConfig, round: numb
 /** The runner of an algorithm's round program with the run's aggregator. */
 export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregator, config: RunConfig, secret: RunSecret): RoundRunner {
   const dp = isDpRun(config);
-  const key = aggregator.releases ? secret.key(dp ? "dp-noise" : "secure-masks") : seedKey(config.seed);
+  const purpose = "clientKeys" in aggregator.inputs ? "distributed-dp" : dp ? "dp-noise" : "secure-masks";
+  const key = aggregator.releases ? secret.key(purpose) : seedKey(config.seed);
   const stateNames = Object.keys(aggregator.state);
   return {
     initialServerState: (params) => joined(algorithm.initialState?.(params), aggregator.initialize() as never) as unknown as TensorTree,
@@ -174,7 +175,7 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
         ...aggregatorState,
         ...aggregatorInputs(aggregator, cfg, at.round, key),
       };
-      const out = (await runRound(algorithm, aggregator, serverInputs, cohort, cfg, at, dp)) as Outputs;
+      const out = (await runRound(algorithm, aggregator, serverInputs, cohort, cfg, at, secret)) as Outputs;
       for (const name of algorithm.unused ?? []) tf.dispose(out[name] as never);
       const params = algorithm.scalesByServerLr ? withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) : (out.params as DeviceTree);
       const nextAggregator = Object.fromEntries(stateNames.map((name) => [name, out[name]]));
@@ -184,15 +185,28 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
 }
 
 /** The round on the cohort (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole. */
-async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, dp: boolean): Promise<unknown> {
+async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, secret: RunSecret): Promise<unknown> {
   // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
-  const sample = dp && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
+  const sample = isDpRun(cfg) && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
   if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
   const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
   const malicious: PerClientInputs = attackers === undefined ? {} : { malicious: { shape: [sample.clients.length], data: Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
   const engine = sample === cohort ? at.engine : undefined;
-  const perClient = { ...malicious, ...algorithm.perClient?.(sample.clients) };
-  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...(engine === undefined ? {} : { engine }) });
+  const perClient = { ...malicious, ...clientKeys(aggregator, sample.clients, at.round, secret), ...algorithm.perClient?.(sample.clients) };
+  // Distributed DP on workers: each chunk's sum (all that Redis and the coordinator see of it) holds the calibrated noise.
+  const groupMin = aggregator.stages.find((s) => s.kind === "distributed-dp")?.minClients;
+  const onEngine = engine === undefined ? {} : { engine, ...(groupMin === undefined ? {} : { groupMin }) };
+  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...onEngine });
+}
+
+/**
+ * Distributed DP's clients' own keys for their rounding and noise: derived from the run's
+ * secret in this process; with --engine each worker draws its clients' keys from its own
+ * CSPRNG (they are in no job).
+ */
+function clientKeys(aggregator: Aggregator, clients: Int32Array, round: number, secret: RunSecret): PerClientInputs {
+  if (!("clientKeys" in aggregator.inputs)) return {};
+  return { clientKeys: { shape: [clients.length, 2], data: Int32Array.from([...clients].flatMap((c) => secret.clientKey(round, c))), drawnByWorker: true } };
 }
 
 /** The run options every round program gets from the run config: its backend. */
@@ -323,15 +337,22 @@ function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): Algori
   };
 }
 
+/** The number of parameters of a tree of parameter specs. */
+const parameterCount = (specs: unknown): number => {
+  const shape = (specs as { shape?: unknown }).shape;
+  if (Array.isArray(shape)) return (shape as number[]).reduce((a, b) => a * b, 1);
+  return Object.values(specs as object).reduce((n: number, spec) => n + parameterCount(spec), 0);
+};
+
 /**
  * The runner of the configured algorithm with the configured aggregator; `data` gives secure
  * aggregation its clients' sizes, `secret` a private run its keys (a fresh one from the OS
  * when not given).
  */
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
-  if (config.aggregator === "distributed-dp") return distributedDpRunner(model, config, secret);
   const largestClient = Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length));
-  const aggregator = aggregatorOf(runStages(config, largestClient), { initialClip: config.dpInitialClip ?? 0.1 });
+  const sizes = { largestClient, released: releasedLength(config, parameterCount(model.params)) };
+  const aggregator = aggregatorOf(runStages(config, sizes), { initialClip: config.dpInitialClip ?? 0.1 });
   if (config.algorithm === "scaffold") return scaffoldRunner(model, config);
   const make = algorithms[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });

@@ -6,7 +6,7 @@
 import { aggregatorRefusal } from "../algorithms/aggregation.js";
 import { aggregatorOf } from "../aggregators/aggregator.js";
 import { attacks } from "../aggregators/stages.js";
-import { aggregatorOption, chainHas, distributedDp, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
+import { aggregatorOption, chainHas, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { redisUrlProblem } from "./engine/url.js";
 import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
@@ -92,8 +92,8 @@ const secureOptions = {
   secureGroupMin: onlyWhen(secure, integer("Secure aggregation: the fewest clients of a group; each streamed chunk is one group, and the server learns each group's sum (docs/distributed.md)", 2, { min: 2 })),
 };
 
-// Distributed DP (src/lib/run/distributed-dp-run.ts; docs/language.md "Distributed DP").
-const distributedDpRun = { key: "aggregator", values: ["distributed-dp"] };
+// Distributed DP: the distributed-dp stage (src/lib/run/distributed-dp-run.ts; docs/language.md "Distributed DP").
+const distributedDpRun = withStage("distributed-dp");
 const distributedDpOptions = {
   ddpClip: onlyWhen(distributedDpRun, real("Distributed DP: each client's whole update is clipped to this L2 norm", 1, { min: 0, minExclusive: true })),
   ddpNoise: onlyWhen(distributedDpRun, real("Distributed DP noise multiplier z: with --min-clients survivors the sum carries about N(0, (z clip)^2), added by the clients", 1, { min: 0, minExclusive: true })),
@@ -274,11 +274,6 @@ export const crossChecks: readonly {
         : undefined,
   },
   {
-    keys: ["aggregator", "algorithm"],
-    problem: ({ aggregator, algorithm }) =>
-      aggregator === distributedDp && algorithm !== "fedavg" ? `--aggregator distributed-dp is FedAvg with distributed DP: it goes with --algorithm fedavg, not ${String(algorithm)}` : undefined,
-  },
-  {
     keys: ["secureNeighbours"],
     problem: ({ secureNeighbours }) =>
       typeof secureNeighbours === "number" && secureNeighbours % 2 !== 0 ? `the mask graph pairs each client with as many clients on either side: give an even number, not ${secureNeighbours}` : undefined,
@@ -289,7 +284,7 @@ export const crossChecks: readonly {
     problem: (config) => {
       const why = runChainProblem(config as unknown as ChainOptions);
       if (why !== undefined) return `aggregator ${String(config.aggregator)}: ${why} (FT326)`;
-      const refusal = config.aggregator === distributedDp ? undefined : aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1)));
+      const refusal = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions)));
       return refusal === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${refusal}`;
     },
   },
@@ -310,11 +305,6 @@ export const crossChecks: readonly {
     },
   },
   {
-    keys: ["aggregator", "attack", "quantizeBits"],
-    problem: ({ aggregator, attack, quantizeBits }) =>
-      aggregator === distributedDp && (attack !== "none" || quantizeBits !== 0) ? `--attack and --quantize-bits do not go with --aggregator distributed-dp (its clients round their own updates)` : undefined,
-  },
-  {
     keys: ["evalClients", "personalizeEpochs", "clientHoldout"],
     problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
       clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
@@ -325,7 +315,7 @@ export const crossChecks: readonly {
     keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
     problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
       releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
-        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${chainHas(aggregator, "dp") || aggregator === distributedDp ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
+        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${chainHas(aggregator, "dp") || chainHas(aggregator, "distributed-dp") ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
         : undefined,
   },
   {

@@ -33,7 +33,7 @@ import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
-import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics } from "./privacy.js";
+import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics, releasedLength } from "./privacy.js";
 import { clipOf } from "./rounds.js";
 import { chainHas, releasesPrivateData } from "./aggregator-chain.js";
 import { RunSecret } from "../privacy/secret.js";
@@ -214,6 +214,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const algorithm = algorithmName(config);
   const leafSizes = leafSizesOf(state.params);
   const parameters = leafSizes.reduce((total, size) => total + size, 0);
+  const distributedDp = chainHas(config.aggregator, "distributed-dp");
   if (config.quantizeBits > 0) {
     const [sent, full] = [bitsPerClient(leafSizes, config.quantizeBits, config.quantizeRotation ?? false), bitsPerClient(leafSizes, 0)];
     progress.log(`updates quantized to ${config.quantizeBits} bits: ${sent} bits per client per round instead of ${full} as float32 (${(full / sent).toFixed(2)}x less)`);
@@ -222,7 +223,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     name: `${algorithm} ${model.name}`,
     title: `${algorithm} on ${config.dataset} (${model.name})${notPrivate === undefined ? "" : `: ${notPrivate}`}`,
     caption: plotCaption(config),
-    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(isDpRun(config) || config.aggregator === "distributed-dp" ? privacyPlotMetrics : [])],
+    metrics: [...plottedMetrics, ...evaluation.plotMetrics, ...(isDpRun(config) || distributedDp ? privacyPlotMetrics : [])],
   };
   // Set when --dp-target-epsilon ends the run before --rounds.
   let stoppedAfter: number | undefined;
@@ -274,7 +275,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       if (config.dropout > 0) counts.dropped = cohort.dropped.length;
       row = { round, train_loss: row.train_loss!, ...counts, ...row };
       if (isDpRun(config)) row = { ...row, ...privacyColumns(config, round, clipUsed, parameters) };
-      if (config.aggregator === "distributed-dp") row = { ...row, ...distributedDpColumns(config, round, parameters) };
+      if (distributedDp) row = { ...row, ...distributedDpColumns(config, round, releasedLength(config, parameters)) };
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
@@ -306,8 +307,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const rounds = stoppedAfter ?? finalRound;
   const privacy = isDpRun(config)
     ? { epsilon: epsilonAfter(config, rounds, parameters) }
-    : config.aggregator === "distributed-dp"
-      ? { epsilon: distributedDpEpsilonAfter(config, rounds, parameters) }
+    : distributedDp
+      ? { epsilon: distributedDpEpsilonAfter(config, rounds, releasedLength(config, parameters)) }
       : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
