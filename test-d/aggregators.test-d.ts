@@ -1,6 +1,6 @@
 /**
  * Aggregator chains in the types: a chain of literal stages releases (Releases) exactly when it
- * holds dp or secure; chains that cannot work are FT114 with the reason; an algorithm's round
+ * holds dp, secure or distributed-dp; chains that cannot work are FT114 with the reason; an algorithm's round
  * function given a releasing chain takes private client data and returns no loss, and without
  * one private data stays FT109.
  */
@@ -20,6 +20,9 @@ expectType<true>(aggregator(s.quantize(4, { rotation: true }), secureStage).rele
 expectType<true>(aggregator(s.clip(1), s.dp(), secureStage).releases);
 expectType<false>(aggregator(s.zeroing(2), s.median()).releases);
 expectType<false>(aggregator(s.clip(1), s.mean()).releases);
+const ddpStage = s.distributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 3, maxClients: 10 });
+expectType<true>(aggregator(ddpStage).releases);
+expectType<true>(aggregator(s.attack("scale"), s.zeroing(2), ddpStage).releases);
 
 // A median over masked values, noise before clipping, dp without a clip, two dp stages: FT114.
 expectError(aggregator(secureStage, s.median()));
@@ -28,6 +31,24 @@ expectError(aggregator(s.dp()));
 expectError(aggregator(s.clip(1), s.dp(), s.dp()));
 expectType<"FT114: aggregator secure,krum: krum needs each client's value, and secure aggregation shows the server only the sum of masked values">(
   value<ChainCheck<[ReturnType<typeof s.secure>, ReturnType<typeof s.krum>]>>(),
+);
+// distributed-dp is the chain's only server stage, and clips, rotates and rounds itself: FT114 with the reason, as FT326.
+expectError(aggregator(s.clip(1), ddpStage));
+expectError(aggregator(s.quantize(4), ddpStage));
+expectError(aggregator(s.clip(1), s.dp(), ddpStage));
+expectError(aggregator(ddpStage, s.mean()));
+expectError(aggregator(ddpStage, s.median()));
+type Ddp = ReturnType<typeof s.distributedDp>;
+expectType<"FT114: aggregator distributed-dp,secure: distributed-dp is itself the secure sum and its noise, so no secure stage goes with it">(value<ChainCheck<[Ddp, ReturnType<typeof s.secure>]>>());
+expectType<"FT114: aggregator distributed-dp,mean: distributed-dp divides its sum by the number of clients that took part, so no mean stage goes with it">(value<ChainCheck<[Ddp, ReturnType<typeof s.mean>]>>());
+expectType<"FT114: aggregator zeroing,distributed-dp,krum: krum needs each client's value, and distributed-dp shows the server only the noised sum">(
+  value<ChainCheck<[ReturnType<typeof s.zeroing>, Ddp, ReturnType<typeof s.krum>]>>(),
+);
+expectType<"FT114: aggregator clip,distributed-dp: distributed-dp clips each client's whole update to its own bound (--ddp-clip), so no clip stage goes before it">(
+  value<ChainCheck<[ReturnType<typeof s.clip<1>>, Ddp]>>(),
+);
+expectType<"FT114: aggregator quantize,distributed-dp: distributed-dp rotates and rounds each update itself, to its modulus 2^bits, so no quantize stage goes before it">(
+  value<ChainCheck<[ReturnType<typeof s.quantize>, Ddp]>>(),
 );
 
 // With a releasing chain the round takes private data and reports no loss; without, FT109.
@@ -52,5 +73,10 @@ expectType<"clients-private">(value<InputsOf<typeof dpProgram>["x"]["placement"]
 const robustProgram = fedAvgProgram(logistic, { aggregator: aggregator(s.quantize(2, { rotation: true }), s.median()) });
 expectType<"params" | "loss">(value<keyof OutputsOf<typeof robustProgram>>());
 expectType<"clients">(value<InputsOf<typeof robustProgram>["x"]["placement"]>());
+// distributed-dp adds the round's key and the clients' own keys, private as their data.
+const ddpProgram = fedAvgProgram(logistic, { aggregator: aggregator(s.zeroing(2), ddpStage) });
+expectType<"params" | "lr" | "x" | "y" | "mask" | "count" | "key" | "round" | "clientKeys">(value<keyof InputsOf<typeof ddpProgram>>());
+expectType<"clients-private">(value<InputsOf<typeof ddpProgram>["clientKeys"]["placement"]>());
+expectType<"params">(value<keyof OutputsOf<typeof ddpProgram>>());
 // Without a chain, the program is the algorithm's as before.
 expectType<"params" | "loss">(value<keyof OutputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>>());

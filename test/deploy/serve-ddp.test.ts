@@ -123,11 +123,11 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     expect(rows[1]!.test_accuracy as number).toBeGreaterThan(0.7);
   }, 90_000);
 
-  it("refuses an algorithm other than FedAvg, as `fedtensor run --aggregator distributed-dp` does (FT305)", async () => {
+  it("refuses an algorithm whose accumulator is not a weighted mean, which SecAgg+ cannot sum (FT305)", async () => {
     const dir = tempDir("fedtensor-serve-ddp-");
     const { path } = writeTokens(dir, 2);
     const server = track(startProcess(smallServe(path, join(dir, "run"), "--algorithm", "fedadam", "--aggregator", "distributed-dp")));
     expect(await server.exited()).not.toBe(0);
-    expect(server.output()).toMatch(/FT305: .*distributed-dp/);
+    expect(server.output()).toMatch(/FT305: .*distributed-dp rounds sum the clients' accumulators with SecAgg\+, which needs a weighted-mean algorithm/);
   }, 60_000);
 });
