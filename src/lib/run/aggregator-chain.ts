@@ -152,7 +152,7 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
     }),
   },
   "distributed-dp": {
-    help: "each client clips its whole update to --ddp-clip, rotates, rounds and noises it (--ddp-noise, or --ddp-target-epsilon); the server learns the sum mod 2^--ddp-bits of at least --min-clients, over their number; alone at the server; epsilon reported",
+    help: "each client clips its whole update to --ddp-clip, rotates, rounds and noises it (--ddp-noise, or --ddp-target-epsilon); the server learns only the sum mod 2^--ddp-bits, over the clients that took part (at least --min-clients); the chain's only server stage; epsilon reported",
     keys: { clip: "ddpClip", noise: "ddpNoise", bits: "ddpBits", delta: "ddpDelta", targetEpsilon: "ddpTargetEpsilon" },
     make: (config, _, sizes) => ({ kind: "distributed-dp", ...distributedDpOptionsOf(config, sizes.released) }),
   },
@@ -213,5 +213,5 @@ export function expandAggregatorList(given: Readonly<Record<string, unknown>>, s
 /** The stages as `fedtensor run --help` lists them. */
 export const stagesHelp = [
   "Aggregator stages (--aggregator a,b,c, from the clients to the server; a config file may give a list of { \"stage\": ..., options } objects):",
-  ...chainStageNames.map((kind) => `  ${kind.padEnd(13)} ${runStageTable[kind].help}`),
+  ...chainStageNames.map((kind) => `  ${kind.padEnd(14)} ${runStageTable[kind].help}`),
 ].join("\n");
