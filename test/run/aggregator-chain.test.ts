@@ -26,26 +26,25 @@ describe("--aggregator chains", () => {
 
   test("each stage takes its options from the run's flags", async () => {
     const cfg = await loadRunConfig(["--aggregator", "quantize,clip,dp,secure", "--quantize-bits", "4", "--quantize-rotation", "--dp-clip", "0.5", "--dp-noise", "1.1", "--secure-bits", "28", "--algorithm", "fedadam"]);
-    const sizes = { largestClient: 60, released: 7850 };
-    expect(runStages(cfg, sizes)).toEqual([
+    expect(runStages(cfg, 60, 7850)).toEqual([
       { kind: "quantize", bits: 4, rotation: true },
       { kind: "clip", bound: 0.5 },
       { kind: "dp" },
       { kind: "secure", bits: 28, clip: 1, maxWeight: 60, maxClients: 44, minClients: 2 },
     ]);
-    expect(runStages(await loadRunConfig(["--aggregator", "zeroing,clip,median", "--zeroing-bound", "3", "--norm-bound", "2"]), sizes)).toEqual([
+    expect(runStages(await loadRunConfig(["--aggregator", "zeroing,clip,median", "--zeroing-bound", "3", "--norm-bound", "2"]), 60, 7850)).toEqual([
       { kind: "zeroing", bound: 3 },
       { kind: "clip", bound: 2 },
       { kind: "median" },
     ]);
     const ddp = ["--aggregator", "zeroing,distributed-dp", "--ddp-clip", "0.5", "--ddp-bits", "18", "--min-clients", "4", "--clients-per-round", "8"];
-    expect(runStages(await loadRunConfig([...ddp, "--ddp-noise", "1.2"]), sizes)).toEqual([
+    expect(runStages(await loadRunConfig([...ddp, "--ddp-noise", "1.2"]), 60, 7850)).toEqual([
       { kind: "zeroing", bound: 1 },
       { kind: "distributed-dp", clip: 0.5, noiseMultiplier: 1.2, bits: 18, minClients: 4, maxClients: 8 },
     ]);
     // --ddp-target-epsilon: the noise is calibrated to the released vector's length.
     const targeted = await loadRunConfig([...ddp, "--ddp-target-epsilon", "6"]);
-    expect(runStages(targeted, sizes)[1]).toEqual({ kind: "distributed-dp", ...distributedDpOptionsOf(targeted, 7850) });
+    expect(runStages(targeted, 60, 7850)[1]).toEqual({ kind: "distributed-dp", ...distributedDpOptionsOf(targeted, 7850) });
   });
 
   test("a config file's aggregator may be a list of stage objects", () => {

@@ -10,12 +10,13 @@
  * server sees only as a masked sum, with the noise added to that sum.
  *
  * The chain releases private client data (docs/language.md "Privacy") only when it contains a
- * releasing stage, dp, secure or distributed-dp: the type Releases<S> says it, and the programs that use it
- * declare their client data private only then. Compositions that cannot work are refused, in
- * the types where the stages are literal (FT114) and when the chain is built (FT326), with the
- * reason.
+ * releasing stage, dp, secure or distributed-dp: the type Releases<S> says it, and the programs
+ * that use it declare their client data private only then. Compositions that cannot work are
+ * refused, in the types where the stages are literal (FT114) and when the chain is built
+ * (FT326), with the reason.
  */
 import type { Message } from "../../../types/errors.js";
+import type { DistributedDpSumOptions } from "../../front/distributed-dp.js";
 import { ftError } from "../../errors/error.js";
 
 /** The attacks a simulated malicious client makes (robustness experiments; never in a real deployment). */
@@ -66,26 +67,17 @@ export interface SecureStage {
   /** The fewest clients of a secure group (secureSum's minClients; a streamed chunk is one group). */
   readonly minClients?: number;
 }
+/** distributedDpSum's options (src/front/distributed-dp.ts) that a distributed-dp stage fixes. */
+export type DistributedDpOptions = Pick<DistributedDpSumOptions<unknown, unknown>, "clip" | "noiseMultiplier" | "bits" | "minClients" | "maxClients">;
 /**
  * Distributed DP (Kairouz, Liu and Steinke 2021; TFF's DistributedDpSumFactory inside a mean):
- * each client clips its whole update, rotates, rounds and noises it (src/front/distributed-dp.ts's
- * distributedDpSum), and the server learns only the sum mod 2^bits, which it divides by the
- * number of clients that took part. It is the chain's only server stage.
+ * each client clips its whole update, rotates, rounds and noises it (distributedDpSum), and the
+ * server learns only the sum mod 2^bits, which it divides by the number of clients that took
+ * part. It is the chain's only server stage.
  */
-export interface DistributedDpStage {
+export interface DistributedDpStage extends DistributedDpOptions {
   readonly kind: "distributed-dp";
-  /** c: each client's whole update is clipped to this L2 norm. */
-  readonly clip: number;
-  /** z: with minClients clients the sum's noise is about N(0, (z c)^2) per coordinate. */
-  readonly noiseMultiplier: number;
-  /** The modulus 2^bits of the secure sum. */
-  readonly bits: number;
-  /** The clients the noise is calibrated for (a round with fewer is not aggregated). */
-  readonly minClients: number;
-  /** The most clients a round sums. */
-  readonly maxClients: number;
 }
-export type DistributedDpOptions = Omit<DistributedDpStage, "kind">;
 /** The weighted mean (FedAvg's): the default server stage. */
 export interface MeanStage {
   readonly kind: "mean";

@@ -104,24 +104,13 @@ export const poissonCohortBound = (config: Pick<ChainOptions, "clientsPerRound" 
 const wholeCohort = "needs every client's update at once, in one process (FT322: no --engine, --chunk-clients at least the cohort)";
 
 /**
- * The sizes some stages' options follow from: the most examples a client has (secure's weights'
- * range) and the length of the vector a round releases (distributed DP's calibration).
- */
-export interface RunSizes {
-  readonly largestClient: number;
-  readonly released: number;
-}
-
-/** The sizes a chain is checked with before the data and the model are known: its rules depend on neither. */
-const checkingSizes: RunSizes = { largestClient: 1, released: 1 };
-
-/**
  * Each stage --aggregator names, as `fedtensor run` knows it: its --help line, the options a
  * config file's stage object gives it (by the run option each sets: clip's bound is --dp-clip
  * with dp, --norm-bound without), and the stage the run's options make, given whether the chain
- * holds dp and the run's sizes.
+ * holds dp, the most examples a client has (secure's weights' range) and the length of the
+ * vector a round releases (distributed DP's calibration).
  */
-const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; readonly keys: Readonly<Record<string, string | ((dp: boolean) => string)>>; make(config: ChainOptions, dp: boolean, sizes: RunSizes): Stage }>> = {
+const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; readonly keys: Readonly<Record<string, string | ((dp: boolean) => string)>>; make(config: ChainOptions, dp: boolean, largestClient: number, released: number): Stage }>> = {
   quantize: {
     help: "each client quantizes its update to --quantize-bits bits (unbiased), after a shared random Hadamard rotation with --quantize-rotation",
     keys: { bits: "quantizeBits", rotation: "quantizeRotation" },
@@ -141,11 +130,11 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
   secure: {
     help: "masked sums (SecAgg+, --secure-bits, --secure-clip, --secure-neighbours; streamed in groups of --secure-group-min or more); after dp, the noise goes on the secure sum",
     keys: { bits: "secureBits", clip: "secureClip", neighbours: "secureNeighbours", groupMin: "secureGroupMin" },
-    make: (config, dp, sizes) => ({
+    make: (config, dp, largestClient) => ({
       kind: "secure",
       bits: config.secureBits ?? 30,
       clip: config.secureClip ?? 1,
-      maxWeight: Math.max(1, sizes.largestClient),
+      maxWeight: Math.max(1, largestClient),
       maxClients: dp ? poissonCohortBound(config) : config.clientsPerRound,
       ...(config.secureNeighbours ? { neighbours: config.secureNeighbours } : {}),
       ...(config.secureGroupMin === undefined ? {} : { minClients: config.secureGroupMin }),
@@ -154,7 +143,7 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
   "distributed-dp": {
     help: "each client clips its whole update to --ddp-clip, rotates, rounds and noises it (--ddp-noise, or --ddp-target-epsilon); the server learns only the sum mod 2^--ddp-bits, over the clients that took part (at least --min-clients); the chain's only server stage; epsilon reported",
     keys: { clip: "ddpClip", noise: "ddpNoise", bits: "ddpBits", delta: "ddpDelta", targetEpsilon: "ddpTargetEpsilon" },
-    make: (config, _, sizes) => ({ kind: "distributed-dp", ...distributedDpOptionsOf(config, sizes.released) }),
+    make: (config, _dp, _largestClient, released) => ({ kind: "distributed-dp", ...distributedDpOptionsOf(config, released) }),
   },
   mean: { help: "the example-weighted mean (the default)", keys: {}, make: () => ({ kind: "mean" }) },
   median: { help: `the coordinate-wise median; ${wholeCohort}`, keys: {}, make: () => ({ kind: "median" }) },
@@ -166,10 +155,13 @@ const runStageTable: Readonly<Record<ChainStageKind, { readonly help: string; re
   },
 };
 
-/** The run's chain of stages, with their options for the run's sizes (to check the chain, any: checkingSizes). */
-export function runStages(config: ChainOptions, sizes: RunSizes = checkingSizes): Stage[] {
+/**
+ * The run's chain of stages, with their options; `largestClient` is the most examples a client
+ * has, `released` the length of the vector a round releases (the chain's rules depend on neither).
+ */
+export function runStages(config: ChainOptions, largestClient: number, released: number): Stage[] {
   const kinds = chainKinds(config.aggregator) ?? [];
-  const make = (kind: ChainStageKind) => runStageTable[kind].make(config, kinds.includes("dp"), sizes);
+  const make = (kind: ChainStageKind) => runStageTable[kind].make(config, kinds.includes("dp"), largestClient, released);
   const stages = kinds.map(make);
   if (config.quantizeBits > 0 && !kinds.includes("quantize")) stages.unshift(make("quantize"));
   if (config.attack !== "none") stages.unshift({ kind: "attack", attack: config.attack as never });
@@ -179,7 +171,7 @@ export function runStages(config: ChainOptions, sizes: RunSizes = checkingSizes)
 /** Why the run's chain cannot work, or undefined (a quantize stage without --quantize-bits included). */
 export function runChainProblem(config: ChainOptions): string | undefined {
   if (chainHas(config.aggregator, "quantize") && config.quantizeBits === 0) return "the quantize stage needs --quantize-bits 1 to 16";
-  return chainProblem(runStages(config));
+  return chainProblem(runStages(config, 1, 1));
 }
 
 /**

@@ -351,8 +351,7 @@ const parameterCount = (specs: unknown): number => {
  */
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
   const largestClient = Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length));
-  const sizes = { largestClient, released: releasedLength(config, parameterCount(model.params)) };
-  const aggregator = aggregatorOf(runStages(config, sizes), { initialClip: config.dpInitialClip ?? 0.1 });
+  const aggregator = aggregatorOf(runStages(config, largestClient, releasedLength(config, parameterCount(model.params))), { initialClip: config.dpInitialClip ?? 0.1 });
   if (config.algorithm === "scaffold") return scaffoldRunner(model, config);
   const make = algorithms[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });

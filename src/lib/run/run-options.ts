@@ -284,7 +284,7 @@ export const crossChecks: readonly {
     problem: (config) => {
       const why = runChainProblem(config as unknown as ChainOptions);
       if (why !== undefined) return `aggregator ${String(config.aggregator)}: ${why} (FT326)`;
-      const refusal = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions)));
+      const refusal = aggregatorRefusal(String(config.algorithm), aggregatorOf(runStages(config as unknown as ChainOptions, 1, 1)));
       return refusal === undefined ? undefined : `--algorithm ${String(config.algorithm)} cannot take --aggregator ${String(config.aggregator)}: ${refusal}`;
     },
   },
