@@ -130,6 +130,10 @@ describe("plotCaption", () => {
     expect(dp[0]).toMatch(/^about 100 of 1000 clients per round \(Poisson\)/);
     expect(dp).toContain("DP-FedAvg: adaptive clip from 0.1, noise multiplier 1.1, delta 0.00001");
     expect(caption({ aggregator: "secure", secureBits: 20 })).toContain("secure aggregation (simulated): 20-bit sums, clip 1");
+    // Distributed DP's settings, alone or after other stages (then the chain is named too).
+    const ddp = "distributed DP (discrete Gaussian from the clients, simulated secure sum): clip 1, noise multiplier 1 at 1 clients, 16-bit sums, delta 0.00001";
+    expect(caption({ aggregator: "distributed-dp" }).join(" · ")).toContain(`${ddp} · test set`);
+    expect(caption({ aggregator: "zeroing,distributed-dp", algorithm: "fedprox" }).join(" · ")).toContain(`${ddp} · zeroing,distributed-dp aggregation`);
     const robust = caption({ aggregator: "krum", attack: "sign-flip", byzantine: 0.2, quantizeBits: 8, dropout: 0.1 });
     expect(robust[0]).toContain("dropout 0.1");
     expect(robust.join(" · ")).toContain("krum aggregation · sign-flip attack (scale 10) by 0.2 of each cohort · updates quantized to 8 bits");
