@@ -51,6 +51,8 @@ describe("--aggregator chains", () => {
     const cfg = config({ aggregator: [{ stage: "clip", bound: 1 }, { stage: "dp", noise: 1.1 }, { stage: "secure", bits: 30, clip: 0.5 }], algorithm: "fedprox" });
     expect([cfg.aggregator, cfg.dpClip, cfg.dpNoise, cfg.secureBits, cfg.secureClip]).toEqual(["clip,dp,secure", 1, 1.1, 30, 0.5]);
     expect(config({ aggregator: [{ stage: "clip", bound: 2 }, { stage: "mean" }] }).normBound).toBe(2);
+    const ddp = config({ aggregator: [{ stage: "zeroing", bound: 2 }, { stage: "distributed-dp", clip: 0.5, noise: 1.2, bits: 18 }], algorithm: "fedadam" });
+    expect([ddp.aggregator, ddp.zeroingBound, ddp.ddpClip, ddp.ddpNoise, ddp.ddpBits]).toEqual(["zeroing,distributed-dp", 2, 0.5, 1.2, 18]);
     expect(() => config({ aggregator: [{ stage: "dp", clip: 1 }] })).toThrow("FT305: aggregator (in run.json): stage dp has no option 'clip'; it takes noise, delta, targetEpsilon");
     expect(() => config({ aggregator: [{ stage: "average" }] })).toThrow(/FT305: aggregator \(in run.json\): a list of stage objects .* \(item 1 is not one\)/);
     expect(() => config({ aggregator: [{ stage: "dp", noise: 1 }, { stage: "clip", bound: 1 }] })).toThrow(/FT305: aggregator \(in run.json\): aggregator dp,clip: noise before clipping/);
