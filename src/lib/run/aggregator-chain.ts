@@ -59,7 +59,8 @@ export const aggregatorOption: OptionSpec<string> = {
 /**
  * The chains docs/algorithms.md's table runs every algorithm with, generated from the stages:
  * each stage in the shortest chain that holds it (dp needs clip before it), quantize with each
- * releasing stage, and the releasing stages that go together, in stage order. Each is a valid chain.
+ * releasing stage, and the releasing stages that go together, in stage order. Each is a valid
+ * chain.
  */
 export function representativeChains(): string[] {
   const chainOf = (kinds: readonly StageKind[]) => chainStageNames.filter((kind) => kinds.includes(kind) || (kind === "clip" && kinds.includes("dp"))).join(",");
