@@ -80,3 +80,18 @@ expectType<"clients-private">(value<InputsOf<typeof ddpProgram>["clientKeys"]["p
 expectType<"params">(value<keyof OutputsOf<typeof ddpProgram>>());
 // Without a chain, the program is the algorithm's as before.
 expectType<"params" | "loss">(value<keyof OutputsOf<ReturnType<typeof fedAvgProgram<typeof logistic>>>>());
+
+// next (TFF's AggregationProcess.next): {T}@CLIENTS to T@SERVER, with the next state.
+const perClient = { count: value<F32<[], "clients">>(), mask: value<F32<["S", "B"], "clients">>() };
+const privatePerClient = { count: value<F32<[], "clients-private">>(), mask: value<F32<["S", "B"], "clients-private">>() };
+const plainNext = aggregator(s.zeroing(2), s.mean()).next(value<{ w: F32<[3], "clients">; b: F32<[], "clients"> }>(), perClient, { key: value<I32<[2], "server">>(), round: 0 });
+expectType<{ w: F32<[3], "server">; b: F32<[], "server"> }>(plainNext.value);
+// Private values through a chain that does not release: FT109; a SERVER value: FT103; int32: FT205.
+expectError(aggregator(s.median()).next(value<F32<[3], "clients-private">>(), privatePerClient, {}));
+expectError(aggregator(s.median()).next(value<F32<[3], "server">>(), perClient, {}));
+expectError(aggregator(s.median()).next(value<I32<[3], "clients">>(), perClient, {}));
+// Through clip,dp they come out released, with the next clip; dp's inputs are required.
+const dpNext = aggregator(s.clip(1), s.dp()).next(value<F32<[3], "clients-private">>(), privatePerClient, dpHypers);
+expectAssignable<F32<[3], "server">>(dpNext.value);
+expectType<{ clip: F32<[], "server"> }>(dpNext.state);
+expectError(aggregator(s.clip(1), s.dp()).next(value<F32<[3], "clients-private">>(), privatePerClient, { key: value<I32<[2], "server">>() }));

@@ -29,8 +29,7 @@ import { isTracer } from "../../front/trace.js";
 import { flatten, unflatten } from "../../front/tree.js";
 import { ops, type Value } from "../algorithms/loose.js";
 import type { RoundData } from "../algorithms/types.js";
-import { isAdaptive, type Aggregator } from "./aggregator.js";
-import type { Attack, DistributedDpStage, SecureStage, Stage } from "./stages.js";
+import { isAdaptive, type Attack, type DistributedDpStage, type SecureStage, type Stage } from "./stages.js";
 
 // Through loose signatures, as loose.ts gives the other operations: checked while tracing.
 type Loose = (...args: Value[]) => Value;
@@ -43,8 +42,14 @@ const hadamard = { forward: randomHadamard, inverse: inverseRandomHadamard } as 
 /** What the algorithm hands its aggregator: the updates, the round's data (masks, counts), and its own weights when not the counts. */
 export interface Aggregand {
   readonly updates: Value;
-  readonly data: RoundData;
+  readonly data: Pick<RoundData, "mask" | "count">;
   readonly weights?: Value;
+}
+
+/** What aggregate() reads of an aggregator (aggregator.ts): its stages, and its inputs' names. */
+export interface Chain {
+  readonly stages: readonly Stage[];
+  readonly inputs: object;
 }
 
 /** One aggregation's result: the value at the SERVER and the aggregator's next state (by state name). */
@@ -101,7 +106,7 @@ const stageOf = <K extends Stage["kind"]>(stages: readonly Stage[], kind: K) => 
  * The aggregator's next on traced values: `slot` of `slots` names this aggregation among the
  * round's (Mime aggregates twice), so that each draws from its own keys.
  */
-export function aggregate(agg: Aggregator, { updates, data, weights = data.count }: Aggregand, inputs: Value, slot = 0, slots = 1): Aggregated {
+export function aggregate(agg: Chain, { updates, data, weights = data.count }: Aggregand, inputs: Value, slot = 0, slots = 1): Aggregated {
   const { stages } = agg;
   const dp = stages.some((s) => s.kind === "dp");
   const secure = stageOf(stages, "secure");

@@ -6,15 +6,19 @@
  * returns the next state under the same names; `releases` says whether the program may
  * declare its client data private.
  */
-import type { Validate } from "../../../types/errors.js";
-import type { TensorSpec } from "../../../types/tensor.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { Moved, PrivacyMessage, Release, ReduceCheck } from "../../../types/placement.js";
+import type { Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
+import type { Value } from "../algorithms/loose.js";
+import type { HypersOf, RoundData } from "../algorithms/types.js";
 import type { HostTensor } from "../data/host-tensor.js";
-import { checkChain, chainName, isClientStage, releasingKinds, robustKinds, type ChainCheck, type ClipStage, type Releases, type Stage } from "./stages.js";
+import { aggregate } from "./aggregate.js";
+import { checkChain, chainName, dpClip, isClientStage, releasingKinds, robustKinds, type ChainCheck, type Releases, type Stage } from "./stages.js";
 
 type Scalar = TensorSpec<[], "float32", "local">;
-/** The program inputs of a dp stage: DP-FedAvg's, as dpFedAvgProgram has always taken them. */
+/** The program inputs of a dp stage: DP-FedAvg's, as FedAvg under clip,dp takes them. */
 export interface DpInputSpecs {
   /** The update's noise multiplier z: N(0, (z C)^2) is added to the sum of updates clipped to C (the state `clip`). */
   readonly noiseMultiplier: Scalar;
@@ -71,14 +75,29 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
   readonly state: InputSpecs;
   /** The state of the first round (TFF's initialize). */
   initialize(): Record<string, HostTensor>;
+  /**
+   * TFF's next, on traced values inside a program: the clients' updates {T}@CLIENTS, with each
+   * client's round data (its batch mask and its example count, the mean's weight), to T@SERVER,
+   * and the next state. `inputs` are the aggregator's (its state among them: the dp stage's
+   * clip). Private updates go in only when it releases, and come out released (FT109 otherwise).
+   */
+  next<T extends TreeLike>(updates: Validate<T, NextCheck<R, T>>, data: ClientRoundData, inputs: HypersOf<I>): Presumed<{ value: R extends true ? Release<T> : Moved<T, "server">; state: StateOf<I> }>;
 }
 
-/** The clip stage of a chain with dp: its bound is the server state `clip`. */
-const dpClip = (stages: readonly Stage[]): ClipStage | undefined =>
-  stages.some((s) => s.kind === "dp") ? (stages.find((s) => s.kind === "clip") as ClipStage | undefined) : undefined;
+/** What next() needs of each client's round data: its batch mask (dp counts a client with no example as absent) and its example count. */
+export interface ClientRoundData {
+  readonly mask: TreeLike;
+  readonly count: TreeLike;
+}
 
-/** Whether a chain with dp clips adaptively (Andrew et al. 2021). */
-export const isAdaptive = (stages: readonly Stage[]): boolean => dpClip(stages)?.bound === "adaptive";
+/** next()'s updates: float32 CLIENTS trees, private only when the aggregator releases. */
+type NextCheck<R, T> = true extends R ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>> : ReduceCheck<"next", T, "float32">;
+/** The state next() returns: the dp stage's clip, when its inputs I hold one (any state when I is not known statically). */
+type StateOf<I> = unknown extends I
+  ? Record<string, Tensor<[], "float32", "server">>
+  : I extends { readonly clip: unknown }
+    ? { clip: Tensor<[], "float32", "server"> }
+    : Record<string, never>;
 
 /**
  * An aggregator from its stages, read from the clients to the server:
@@ -117,6 +136,7 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
     initialize: (): Record<string, HostTensor> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
+    next: ((updates: Value, data: RoundData, inputs: Value) => aggregate({ stages, inputs }, { updates, data }, inputs)) as never,
   };
 }
 

@@ -115,6 +115,13 @@ export const noisingKinds: ReadonlySet<string> = new Set(["dp", "distributed-dp"
 
 export const isClientStage = (stage: Stage): stage is ClientStage => clientKinds.has(stage.kind);
 
+/** The clip stage of a chain with dp: its bound is the server state `clip`. */
+export const dpClip = (stages: readonly Stage[]): ClipStage | undefined =>
+  stages.some((s) => s.kind === "dp") ? (stages.find((s) => s.kind === "clip") as ClipStage | undefined) : undefined;
+
+/** Whether a chain with dp clips adaptively (Andrew et al. 2021). */
+export const isAdaptive = (stages: readonly Stage[]): boolean => dpClip(stages)?.bound === "adaptive";
+
 /** The stage constructors, one value: `aggregator(aggregationStages.clip(1), aggregationStages.dp())`. */
 export const aggregationStages = {
   attack: (kind: Attack): AttackStage => ({ kind: "attack", attack: kind }),

@@ -21,8 +21,8 @@ export const aggregatorIn = (options: AggregatorOptions): Aggregator => options.
 
 /**
  * roundProgram with the aggregator's inputs (its state first) after `extraInputs`, the client
- * data private when the aggregator releases; named `name`, or the algorithm prefixed by its
- * chain unless that is the mean (clip_dp_fedavg). FT305 when the algorithm cannot take the
+ * data private when the aggregator releases; named by the algorithm, prefixed by its chain
+ * unless that is the mean (clip_dp_fedavg). FT305 when the algorithm cannot take the
  * aggregator.
  */
 export function aggregatedRoundProgram(
@@ -30,11 +30,11 @@ export function aggregatedRoundProgram(
   algorithm: string,
   extraInputs: InputSpecs,
   round: (inputs: Value, data: RoundData) => Value,
-  options: AggregatorOptions & { readonly name?: string },
+  options: AggregatorOptions,
 ): unknown {
   requireAggregator(algorithm, options);
   const agg = aggregatorIn(options);
-  const name = options.name ?? (agg.name === "mean" ? algorithm : `${agg.name.replace(/[,-]/g, "_")}_${algorithm}`);
+  const name = agg.name === "mean" ? algorithm : `${agg.name.replace(/[,-]/g, "_")}_${algorithm}`;
   return roundProgram(model, name, { ...extraInputs, ...agg.state, ...agg.inputs }, round, agg.releases ? { private: true } : {});
 }
 
