@@ -39,10 +39,13 @@ const release = { ...privacy, ...secureOps, distributedDpSum } as unknown as Rec
 const stochasticQuantize = quantization.stochasticQuantize as unknown as Loose;
 const hadamard = { forward: randomHadamard, inverse: inverseRandomHadamard } as unknown as Record<"forward" | "inverse", Loose>;
 
+/** What an aggregator needs of each client's round data: its batch mask (dp counts a client with no example as absent) and its example count. */
+export type ClientRoundData = Pick<RoundData, "mask" | "count">;
+
 /** What the algorithm hands its aggregator: the updates, the round's data (masks, counts), and its own weights when not the counts. */
 export interface Aggregand {
   readonly updates: Value;
-  readonly data: Pick<RoundData, "mask" | "count">;
+  readonly data: ClientRoundData;
   readonly weights?: Value;
 }
 

@@ -12,9 +12,9 @@ import type { Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { Value } from "../algorithms/loose.js";
-import type { HypersOf, RoundData } from "../algorithms/types.js";
+import type { HypersOf } from "../algorithms/types.js";
 import type { HostTensor } from "../data/host-tensor.js";
-import { aggregate } from "./aggregate.js";
+import { aggregate, type ClientRoundData } from "./aggregate.js";
 import { checkChain, chainName, dpClip, isClientStage, releasingKinds, robustKinds, type ChainCheck, type Releases, type Stage } from "./stages.js";
 
 type Scalar = TensorSpec<[], "float32", "local">;
@@ -84,12 +84,6 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
   next<T extends TreeLike>(updates: Validate<T, NextCheck<R, T>>, data: ClientRoundData, inputs: HypersOf<I>): Presumed<{ value: R extends true ? Release<T> : Moved<T, "server">; state: StateOf<I> }>;
 }
 
-/** What next() needs of each client's round data: its batch mask (dp counts a client with no example as absent) and its example count. */
-export interface ClientRoundData {
-  readonly mask: TreeLike;
-  readonly count: TreeLike;
-}
-
 /** next()'s updates: float32 CLIENTS trees, private only when the aggregator releases. */
 type NextCheck<R, T> = true extends R ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>> : ReduceCheck<"next", T, "float32">;
 /** The state next() returns: the dp stage's clip, when its inputs I hold one (any state when I is not known statically). */
@@ -136,7 +130,7 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
     inputs: inputs as InputSpecs,
     state: (first === undefined ? {} : { clip: atServer(f32([])) }) as InputSpecs,
     initialize: (): Record<string, HostTensor> => (first === undefined ? {} : { clip: { shape: [], data: Float32Array.of(first) } }),
-    next: ((updates: Value, data: RoundData, inputs: Value) => aggregate({ stages, inputs }, { updates, data }, inputs)) as never,
+    next: ((updates: Value, data: ClientRoundData, values: Value) => aggregate({ stages, inputs }, { updates, data }, values)) as never,
   };
 }
 

@@ -33,7 +33,7 @@ import { qfflProgram } from "../algorithms/qffl.js";
 import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizers.js";
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
+import { elementCount, type HostData } from "../data/host-tensor.js";
 import type { HostParam, HostParams } from "../models/model.js";
 import { runStages } from "./aggregator-chain.js";
 import type { TensorTree } from "./checkpoint.js";
@@ -337,12 +337,8 @@ function afl(model: AnyModel, config: RunConfig, aggregator: Aggregator): Algori
   };
 }
 
-/** The number of parameters of a tree of parameter specs. */
-const parameterCount = (specs: unknown): number => {
-  const shape = (specs as { shape?: unknown }).shape;
-  if (Array.isArray(shape)) return (shape as number[]).reduce((a, b) => a * b, 1);
-  return Object.values(specs as object).reduce((n: number, spec) => n + parameterCount(spec), 0);
-};
+/** The number of a model's parameters (its specs are one level of named tensors). */
+const parameterCount = (model: AnyModel): number => Object.values(model.params).reduce((n, spec) => n + elementCount(spec.shape as readonly number[]), 0);
 
 /**
  * The runner of the configured algorithm with the configured aggregator; `data` gives secure
@@ -351,7 +347,7 @@ const parameterCount = (specs: unknown): number => {
  */
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
   const largestClient = Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length));
-  const aggregator = aggregatorOf(runStages(config, largestClient, releasedLength(config, parameterCount(model.params))), { initialClip: config.dpInitialClip ?? 0.1 });
+  const aggregator = aggregatorOf(runStages(config, largestClient, releasedLength(config, parameterCount(model))), { initialClip: config.dpInitialClip ?? 0.1 });
   if (config.algorithm === "scaffold") return scaffoldRunner(model, config);
   const make = algorithms[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });

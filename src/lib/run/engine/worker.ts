@@ -14,7 +14,7 @@ import { useBackend } from "../../../runtime/backend.js";
 import { chunkInputs, leavesByPath } from "../../../runtime/mapreduce.js";
 import { runProgram } from "../../../runtime/run.js";
 import type { FederatedDataset } from "../../data/federated.js";
-import type { HostData } from "../../data/host-tensor.js";
+import { elementCount, type HostData } from "../../data/host-tensor.js";
 import { Rng } from "../../random.js";
 import { cohortData } from "../cohort.js";
 import { federatedData, roundSample } from "../setup.js";
@@ -81,7 +81,7 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
     const perClient = Object.fromEntries(Object.entries(job.data.perClient).map(([name, t]) => [name, { shape: [...t.shape], data: t.dtype === "int32" ? Int32Array.from(t.data) : Float32Array.from(t.data) }]));
     // Each client's own randomness (distributed DP's keys), drawn here as the client would: never in a job.
-    for (const [name, shape] of Object.entries(job.data.drawn ?? {})) perClient[name] = { shape: [...shape], data: globalThis.crypto.getRandomValues(new Int32Array(shape.reduce((a, b) => a * b, 1))) };
+    for (const [name, shape] of Object.entries(job.data.drawn ?? {})) perClient[name] = { shape: [...shape], data: globalThis.crypto.getRandomValues(new Int32Array(elementCount(shape))) };
     const clientLeaves = leavesByPath(form.inputTree, { ...cohortData(sample.batch(Int32Array.from(clients), steps)), ...perClient });
     const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
     // The chunk's places in the cohort, and its group keys drawn here: they never pass through Redis.
