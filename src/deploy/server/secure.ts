@@ -63,7 +63,9 @@ export function checkShareSettings(settings: ShareSettings, smallest: number, la
     try {
       shareCounts(settings, clients);
     } catch (error) {
-      const why = error instanceof FedTensorError ? error.message.replace(/^FT335: SecAgg\+ /, "") : String(error);
+      // FT335's own fields say what does not fit; anything else is not about the settings.
+      if (!(error instanceof FedTensorError) || error.code !== "FT335") throw error;
+      const why = `${error.params["what"]}: ${error.params["why"]}`;
       throw ftError("FT341", { numShares: String(settings.num_shares ?? "default"), threshold: String(settings.reconstruction_threshold ?? "default"), clients, why });
     }
   }
