@@ -126,7 +126,7 @@ export class SecureSum {
   ) {
     this.byId = new Map(members.map((m) => [m.id, m]));
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
-      minSurvivors: settings.minSurvivors ?? 0,
+      minSurvivors: settings.minSurvivors,
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }

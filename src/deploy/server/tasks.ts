@@ -200,15 +200,9 @@ export class RoundTasks {
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
+    const { deadlineMs, shares, ranges, log } = this.settings;
     // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const settings = {
-      deadlineMs: this.settings.deadlineMs,
-      ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }),
-      ...(this.settings.ranges === undefined ? {} : { ranges: this.settings.ranges }),
-      log: this.settings.log,
-      minSurvivors: codec?.calibration.minClients ?? 0,
-    };
-    const sum = new SecureSum(round, trained, vectorLength, settings, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
