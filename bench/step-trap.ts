@@ -44,8 +44,10 @@ export async function stepTrap(url: string, round: number, step: "masked-input" 
     up.on("close", () => down.destroy());
     let tail = Buffer.alloc(0);
     up.on("data", (chunk: Buffer) => {
+      // Sprung or passed: the relay is a plain pipe from then on, with no copy or search per chunk.
+      if (!armed) return down.write(chunk);
       const seen = Buffer.concat([tail, chunk]);
-      if (armed && seen.includes(marker)) {
+      if (seen.includes(marker)) {
         armed = false;
         const process = victim();
         if (process !== undefined) {

@@ -18,7 +18,7 @@ import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { killedAfterAll, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 
 const { track, traps } = killedAfterAll();
 
@@ -83,13 +83,8 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
 
   // The noise is calibrated for --min-clients survivors: a sum of fewer has too little noise, so the server does not decode it.
   it("aborts a round in which fewer than --min-clients send their masked input before it is unmasked, and goes on", async () => {
-    const dir = tempDir("fedtensor-serve-ddp-");
-    const out = join(dir, "run");
-    const { path, tokens } = writeTokens(dir, 6);
-    const files = partitionFiles(dir, 6);
     const ddp = ["--aggregator", "distributed-dp", "--ddp-clip", "100", "--ddp-noise", "0.0001", "--ddp-bits", "20"];
-    const server = track(startProcess(smallServe(path, out, "--model", "logistic", "--rounds", "2", "--clients-per-round", "6", "--min-clients", "5", ...ddp)));
-    const url = await serverUrl(server);
+    const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-ddp-", 6, "--model", "logistic", "--rounds", "2", "--clients-per-round", "6", "--min-clients", "5", ...ddp);
     // Clients 0 and 1 (client-001, client-002) are killed when round 1's masked-input request comes: after training, before their masked input.
     const processes: Process[] = [];
     const sprung: Promise<void>[] = [];

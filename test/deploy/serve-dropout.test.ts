@@ -11,9 +11,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
-import { tempDir } from "../run/temp-dir.js";
-import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { killedAfterAll, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import type { Process } from "./serve-helpers.js";
+import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 
 const { track, traps } = killedAfterAll();
 
@@ -22,13 +21,7 @@ const { track, traps } = killedAfterAll();
  * token's line), of which the first `victims` are killed after their masked input of round 1.
  */
 async function runWithKills(clients: number, victims: number, rounds: number, minClients: number) {
-  const dir = tempDir("fedtensor-serve-dropout-");
-  const out = join(dir, "run");
-  const { path, tokens } = writeTokens(dir, clients);
-  const files = partitionFiles(dir, clients);
-  const args = smallServe(path, out, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients));
-  const server = track(startProcess(args));
-  const url = await serverUrl(server);
+  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients));
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
     const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;

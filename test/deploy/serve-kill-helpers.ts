@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { federatedData } from "../../src/lib/run/setup.js";
 import type { StepTrap } from "../../bench/step-trap.js";
-import { smallServe, startProcess, type Process } from "./serve-helpers.js";
+import { tempDir } from "../run/temp-dir.js";
+import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
 
 export { stepTrap } from "../../bench/step-trap.js";
 
@@ -53,6 +54,20 @@ export function partitionFiles(dir: string, count: number): string[] {
     writeFileSync(path, encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
     return path;
   });
+}
+
+/**
+ * A listening `fedtensor serve` of smallServe's run with `extra` options, in a fresh folder
+ * (`prefix`) with `clients` tokens and those clients' record files: the set-up of the tests
+ * that start their client processes themselves (some through a step trap).
+ */
+export async function serveWithFiles(track: (p: Process) => Process, prefix: string, clients: number, ...extra: string[]): Promise<{ out: string; tokens: string[]; files: string[]; server: Process; url: string }> {
+  const dir = tempDir(prefix);
+  const out = join(dir, "run");
+  const { path, tokens } = writeTokens(dir, clients);
+  const files = partitionFiles(dir, clients);
+  const server = track(startProcess(smallServe(path, out, ...extra)));
+  return { out, tokens, files, server, url: await serverUrl(server) };
 }
 
 export const startFileClient = (url: string, token: string, file: string) => startProcess(["client", "--server", url, "--token", token, "--data", file, "--max-backoff", "1"]);

@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest";
 import { checkRangeSettings, rangesOf, secureParams } from "../../src/deploy/server/secure.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
-import { serverUrl, smallServe, startProcess, writeTokens } from "./serve-helpers.js";
-import { killedAfterAll, refusedServe, partitionFiles, startFileClient } from "./serve-kill-helpers.js";
+import { writeTokens } from "./serve-helpers.js";
+import { killedAfterAll, refusedServe, serveWithFiles, startFileClient } from "./serve-kill-helpers.js";
 
 const { track } = killedAfterAll();
 
@@ -47,14 +47,8 @@ describe("SecAgg+ ranges of fedtensor serve", () => {
   }, 60_000);
 
   it("reach the clients through the setup message and train: clipping 4, quantization 2^16, modulus 2^24", async () => {
-    const dir = tempDir("fedtensor-serve-ranges-");
-    const out = join(dir, "run");
-    const { path, tokens } = writeTokens(dir, 4);
-    const files = partitionFiles(dir, 4);
-    const args = smallServe(path, out, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "4",
+    const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-ranges-", 4, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "4",
       "--clipping-range", "4", "--quantization-range", "65536", "--modulus-range", String(2 ** 24));
-    const server = track(startProcess(args));
-    const url = await serverUrl(server);
     const clients = files.map((file, i) => track(startFileClient(url, tokens[i]!, file)));
     const code = await server.exited();
     const log = server.output();

@@ -12,8 +12,8 @@ import { resolveNumShares } from "../../src/deploy/secagg/index.js";
 import { checkShareSettings, shareCounts } from "../../src/deploy/server/secure.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
-import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { killedAfterAll, refusedServe, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { writeTokens, type Process } from "./serve-helpers.js";
+import { killedAfterAll, refusedServe, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 
 const { track, traps } = killedAfterAll();
 
@@ -58,13 +58,7 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
   }, 60_000);
 
   it("reach the protocol: with every share needed, a client killed after its masked input aborts the round (FT337), which the default threshold recovers", async () => {
-    const dir = tempDir("fedtensor-serve-shares-");
-    const out = join(dir, "run");
-    const { path, tokens } = writeTokens(dir, 4);
-    const files = partitionFiles(dir, 4);
-    const args = smallServe(path, out, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "3", "--num-shares", "1", "--reconstruction-threshold", "1");
-    const server = track(startProcess(args));
-    const url = await serverUrl(server);
+    const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-shares-", 4, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "3", "--num-shares", "1", "--reconstruction-threshold", "1");
     const processes: Process[] = [];
     const trap = await stepTrap(url, 1, "unmask", () => processes[0]!.child);
     traps.push(trap);

@@ -2,15 +2,38 @@
  * A client's training batches, built on the client from its own examples: x [1, steps, B,
  * ...feature], y and mask [1, steps, B], count [1] (the round program's CLIENTS inputs for a
  * cohort of one). The examples are shuffled anew each epoch and padded with masked slots, as
- * src/lib/data/federated.ts does for simulated clients. Runs in Node and in the browser.
+ * src/lib/data/federated.ts does for simulated clients; the examples themselves as a record
+ * file holds them. Runs in Node and in the browser.
  */
-import type { RecordTensor } from "../protocol/record.js";
+import { ftError } from "../../errors/error.js";
+import { decodeRecord, RecordError, type RecordTensor } from "../protocol/record.js";
 
 export interface ClientExamples {
   /** Features, example after example: [n, ...featureShape]. */
   readonly x: Float32Array | Int32Array;
   /** Labels [n]. */
   readonly y: Int32Array;
+}
+
+/**
+ * The examples of a record (x float32 or int32 [n, ...], y int32 [n], n >= 1): FT302, naming
+ * `what`, for bytes that are no such record. `fedtensor client --data` and the browser page's
+ * file and demo partition all read their examples here.
+ */
+export function examplesFromRecord(bytes: Uint8Array, what: string): ClientExamples {
+  let record;
+  try {
+    record = decodeRecord(bytes);
+  } catch (error) {
+    if (error instanceof RecordError) throw ftError("FT302", { what, why: error.message });
+    throw error;
+  }
+  const x = record.get("x");
+  const y = record.get("y");
+  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
+    throw ftError("FT302", { what, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
+  }
+  return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
 }
 
 /** Batches that `examples` examples fill over `epochs` epochs, at least 1: the server's steps for this client. */

@@ -10,8 +10,7 @@ import { readFileSync } from "node:fs";
 import { WebSocket } from "ws";
 import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
-import { decodeRecord, RecordError } from "../protocol/record.js";
-import type { ClientExamples } from "./batches.js";
+import { examplesFromRecord, type ClientExamples } from "./batches.js";
 import { ClientCore, FrameError, RefusedError, type OrtLike } from "./core.js";
 
 export interface NodeClientSettings {
@@ -31,19 +30,15 @@ export interface NodeClientSettings {
 
 /** A record file's examples: x float32 or int32 [n, ...], y int32 [n]. */
 export function readExamplesFile(path: string): ClientExamples {
-  let record;
+  const what = `data file ${path}`;
+  let bytes;
   try {
-    record = decodeRecord(readFileSync(path));
+    bytes = readFileSync(path);
   } catch (error) {
-    if (error instanceof RecordError || (error as NodeJS.ErrnoException).code !== undefined) throw ftError("FT302", { what: `data file ${path}`, why: (error as Error).message });
+    if ((error as NodeJS.ErrnoException).code !== undefined) throw ftError("FT302", { what, why: (error as Error).message });
     throw error;
   }
-  const x = record.get("x");
-  const y = record.get("y");
-  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
-    throw ftError("FT302", { what: `data file ${path}`, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
-  }
-  return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
+  return examplesFromRecord(bytes, what);
 }
 
 /** Client `index` of the run's partition of `dataset`, as `fedtensor run` splits it (the run's seed, clients, partition). */

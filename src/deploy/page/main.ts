@@ -9,8 +9,7 @@
  * esbuild into dist/page/client.js at `npm run build`.
  */
 import { ClientCore, RefusedError } from "../client/core.js";
-import type { ClientExamples } from "../client/batches.js";
-import { decodeRecord } from "../protocol/record.js";
+import { examplesFromRecord, type ClientExamples } from "../client/batches.js";
 import { ftError } from "../../errors/error.js";
 import { loadBackend, type BackendReport } from "./backend.js";
 
@@ -57,31 +56,15 @@ function drawChart(): void {
   chart.innerHTML = `${line(progress.losses, 'stroke="gray" stroke-width="1.5" stroke-dasharray="4 3"')}${line(progress.localLosses, 'stroke="steelblue" stroke-width="2"')}<text x="4" y="14" font-size="12">this tab ${last(progress.localLosses)}, round ${last(progress.losses)} (max ${high.toFixed(3)})</text>`;
 }
 
-function examplesOf(bytes: Uint8Array, what: string): ClientExamples {
-  let record;
-  try {
-    record = decodeRecord(bytes);
-  } catch (error) {
-    throw ftError("FT302", { what, why: (error as Error).message });
-  }
-  const x = record.get("x");
-  const y = record.get("y");
-  if (typeof x !== "object" || typeof y !== "object" || y.dtype !== "int32" || x.dtype === "bool" || x.shape[0] !== y.shape[0] || y.shape.length !== 1 || y.shape[0] === 0) {
-    // As `fedtensor client --data` says it (src/deploy/client/node.ts).
-    throw ftError("FT302", { what, why: "expected a record with x (float32 or int32, [n, ...features]) and y (int32 [n]), n >= 1" });
-  }
-  return { x: x.data as Float32Array | Int32Array, y: y.data as Int32Array };
-}
-
 async function join(token: string, source: { file: File } | { demo: number }): Promise<void> {
   setStatus("loading onnxruntime-web");
   const { ort, report } = await loadBackend(params.get("ep") === "wasm" ? "wasm" : undefined, showBackend);
   showBackend(report);
   const load = async (): Promise<ClientExamples> => {
-    if ("file" in source) return examplesOf(new Uint8Array(await source.file.arrayBuffer()), source.file.name);
+    if ("file" in source) return examplesFromRecord(new Uint8Array(await source.file.arrayBuffer()), source.file.name);
     const response = await fetch(`/demo-data?token=${encodeURIComponent(token)}&client=${source.demo}`);
     if (!response.ok) throw new Error(`demo partition: ${response.status} ${(await response.text()).trim()}`);
-    return examplesOf(new Uint8Array(await response.arrayBuffer()), "the demo partition");
+    return examplesFromRecord(new Uint8Array(await response.arrayBuffer()), "the demo partition");
   };
   const core = new ClientCore(ort, token, "browser", load, {
     status: setStatus,

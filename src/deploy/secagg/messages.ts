@@ -138,6 +138,8 @@ export const SETUP_SIZE_LIMIT = 4096;
 export type Parsed<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly reason: string };
 
 const utf8 = new TextEncoder();
+/** One decoder for every message: without { stream: true } a decode keeps no state between calls. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Checks the size, splits the JSON from the bytes after it, and checks the JSON against `schema`. */
 function parseWith<T>(schema: z.ZodType<T>, raw: Uint8Array, limit: number): Parsed<{ fields: T; tail: Uint8Array }> {
@@ -147,7 +149,7 @@ function parseWith<T>(schema: z.ZodType<T>, raw: Uint8Array, limit: number): Par
   if (4 + jsonLength > raw.byteLength) return { ok: false, reason: `message of ${raw.byteLength} bytes is shorter than its JSON length ${jsonLength}` };
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw.subarray(4, 4 + jsonLength)));
+    json = JSON.parse(strictUtf8.decode(raw.subarray(4, 4 + jsonLength)));
   } catch {
     return { ok: false, reason: "not JSON" };
   }

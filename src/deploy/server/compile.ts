@@ -17,6 +17,7 @@ import { batchProgram } from "../../transform/batch.js";
 import type { MapReduceForm } from "../../transform/mapreduce.js";
 import { simplify } from "../../transform/simplify.js";
 import { specialize } from "../../transform/specialize.js";
+import { localLossEntries, type LocalLossEntries } from "./local-loss.js";
 
 export interface CompiledPart {
   readonly hash: string;
@@ -27,6 +28,8 @@ export interface CompiledPart {
   readonly checks: readonly { readonly output: string; readonly what: string }[];
   /** The shared inputs the task carries: the part's inputs that are neither the client's data nor the accumulator. */
   readonly shared: readonly string[];
+  /** The accumulator entries whose ratio is the client's own training loss (local-loss.ts), if the form has them. */
+  readonly loss: LocalLossEntries | undefined;
 }
 
 /** The shape of one client's batches of `steps` steps, as a cohort of one. */
@@ -47,8 +50,11 @@ export class PartCompiler {
   private readonly zero: Promise<Map<string, Float32Array | Int32Array | Uint8Array>>;
   /** The accumulator's entries as an update must carry them: name, dtype and shape (the zero part's outputs). */
   readonly accumulator: Promise<Map<string, { readonly dtype: string; readonly shape: readonly number[] }>>;
+  /** The same for every part of the form: found once here. */
+  private readonly loss: LocalLossEntries | undefined;
 
   constructor(private readonly form: MapReduceForm) {
+    this.loss = localLossEntries(form);
     // The empty accumulator: the same for every client and round, computed once here.
     const computed = (async () => {
       const out = (await runProgram(form.parts.zero.ir, {}, { clients: 1, workers: 0 })) as Record<string, tf.Tensor>;
@@ -114,6 +120,7 @@ export class PartCompiler {
         // The check's own error for one violation says what it checks.
         checks: model.checks.map((c) => ({ output: c.output, what: c.fail(1).message })),
         shared: free.filter((name) => clientShapes[name] === undefined),
+        loss: this.loss,
       };
     } finally {
       bound.created.forEach((t) => t.dispose());

@@ -155,7 +155,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
   };
   const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined, log) : undefined;
-  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", ...(settings.shares === undefined ? {} : { shares: settings.shares }), ...(settings.ranges === undefined ? {} : { ranges: settings.ranges }), ...(ddp === undefined ? {} : { ddp }), log });
+  const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", shares: settings.shares, ranges: settings.ranges, ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
   const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });

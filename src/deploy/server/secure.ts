@@ -63,7 +63,9 @@ export function checkShareSettings(settings: ShareSettings, smallest: number, la
     try {
       shareCounts(settings, clients);
     } catch (error) {
-      const why = error instanceof FedTensorError ? error.message.replace(/^FT335: SecAgg\+ /, "") : String(error);
+      // FT335's own fields say what does not fit; anything else is not about the settings.
+      if (!(error instanceof FedTensorError) || error.code !== "FT335") throw error;
+      const why = `${error.params["what"]}: ${error.params["why"]}`;
       throw ftError("FT341", { numShares: String(settings.num_shares ?? "default"), threshold: String(settings.reconstruction_threshold ?? "default"), clients, why });
     }
   }
@@ -109,19 +111,22 @@ export interface SecureTraffic {
 /** One SecAgg+ round over `members`; the transport routes their secagg messages to `receive`. */
 export class SecureSum {
   private readonly server: SecAggServer;
+  /** The members by id: looked up for every send and, on every message, for each pending member. */
+  private readonly byId: ReadonlyMap<string, Member>;
   private wake: (() => void) | undefined;
 
   constructor(
     private readonly round: number,
-    private readonly members: readonly Member[],
+    members: readonly Member[],
     length: number,
     private readonly settings: SecureSumSettings,
     private readonly traffic: SecureTraffic,
     /** Set for pre-quantized inputs mod 2^modulusBits (distributed DP); the caller reads result().quantizedSum. */
     modulusBits?: number,
   ) {
+    this.byId = new Map(members.map((m) => [m.id, m]));
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
-      minSurvivors: settings.minSurvivors ?? 0,
+      minSurvivors: settings.minSurvivors,
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
@@ -147,11 +152,10 @@ export class SecureSum {
 
   /** Runs the four steps; the protocol's result (its quantizedSum is the exact sum mod M), or RoundAborted. */
   async result(): Promise<SecAggResult> {
-    const byId = new Map(this.members.map((m) => [m.id, m]));
     const send = (to: string, message: object) => {
       const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, encodeMessage(message as never));
       this.traffic.bytesOut += frame.length;
-      byId.get(to)?.send(frame);
+      this.byId.get(to)?.send(frame);
     };
     for (const [to, setup] of this.server.start()) send(to, setup);
     for (;;) {
@@ -171,7 +175,7 @@ export class SecureSum {
   /** Resolves when every expected member that is still connected answered the current step, or at its deadline. */
   private stepDone(): Promise<void> {
     return new Promise((resolve) => {
-      const connected = () => this.server.pending().filter((id) => this.members.find((m) => m.id === id)?.socket.readyState === 1);
+      const connected = () => this.server.pending().filter((id) => this.byId.get(id)?.socket.readyState === 1);
       if (connected().length === 0) return resolve();
       const timer = setTimeout(done, this.settings.deadlineMs);
       function done() {

@@ -16,7 +16,6 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
-import { localLossEntries } from "./local-loss.js";
 import { RoundAborted } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
@@ -136,8 +135,6 @@ export class RoundTasks {
     const codecOptions = ddpSettings === undefined ? undefined : { ...ddpSettings.options(this.accumulatorLength), rotationKey: ddpSettings.rotationKey(round) };
     const codec = codecOptions === undefined ? undefined : distributedDpCodec({ ...codecOptions, length: this.accumulatorLength });
     const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
-    const lossEntries = localLossEntries(form);
-    const localLoss = lossEntries === undefined ? {} : { loss: lossEntries };
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
       jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
@@ -146,7 +143,8 @@ export class RoundTasks {
         let record = records.get(key);
         if (record === undefined) records.set(key, (record = encodeRecord(await sharedRecord(part.shared, shared))));
         if (!member.parts.has(part.hash)) {
-          const frame = encodeFrame({ v: WIRE_VERSION, type: "part", hash: part.hash, inputs: part.inputs, outputs: part.outputs, checks: part.checks, ...localLoss }, part.bytes);
+          // A form without local-loss entries leaves loss undefined, which JSON leaves out.
+          const frame = encodeFrame({ v: WIRE_VERSION, type: "part", hash: part.hash, inputs: part.inputs, outputs: part.outputs, checks: part.checks, loss: part.loss }, part.bytes);
           member.send(frame);
           member.parts.add(part.hash);
           traffic.bytesOut += frame.length;
@@ -200,15 +198,9 @@ export class RoundTasks {
     if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
+    const { deadlineMs, shares, ranges, log } = this.settings;
     // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const settings = {
-      deadlineMs: this.settings.deadlineMs,
-      ...(this.settings.shares === undefined ? {} : { shares: this.settings.shares }),
-      ...(this.settings.ranges === undefined ? {} : { ranges: this.settings.ranges }),
-      log: this.settings.log,
-      minSurvivors: codec?.calibration.minClients ?? 0,
-    };
-    const sum = new SecureSum(round, trained, vectorLength, settings, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
