@@ -8,9 +8,9 @@ import { describe, expect, test } from "vitest";
 import { FedTensorError, atClients, f32, i32, map, program, reduceSum, sum } from "../../src/index.js";
 import { evaluationProgram } from "../../src/lib/algorithms/evaluation.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
+import { batchClients, clientsFrom, padClients } from "../../src/lib/data/clients.js";
 import { labelledDataset } from "../../src/lib/data/dataset.js";
 import { partitionIid } from "../../src/lib/data/partition.js";
-import { isVerified } from "../../src/lib/data/verified.js";
 import { batchCohort, federate } from "../../src/lib/data/federated.js";
 import { Rng } from "../../src/lib/random.js";
 import { batchInputs, separableCohort, tiny } from "./helpers.js";
@@ -71,7 +71,6 @@ describe("the algorithm library's round inputs", () => {
     );
     const set = labelledDataset("toy", { x: Float32Array.from([0, 1, 2, 3]), y: Int32Array.from([0, 1]), featureShape: [2], numClasses: 2 });
     const batches = batchCohort(federate(set, set, partitionIid(2, 2, Rng.fromSeed(0))), [0, 1], { batchSize: 1, rng: Rng.fromSeed(0) });
-    expect(isVerified(batches.x.data) || isVerified(batches.y.data)).toBe(false);
     const inputs = { params, lr: 0.1, x: batches.x, y: batches.y, mask: batches.mask, count: batches.count };
     await fedavg.run(inputs as never);
     // Written after the library made and checked them: each is caught, not trained on.
@@ -80,6 +79,58 @@ describe("the algorithm library's round inputs", () => {
     batches.y.data[1] = 1;
     batches.x.data[0] = Number.NaN;
     expect(await failure(() => fedavg.run(inputs as never))).toMatch(/input x: value NaN at flat index 0 is not finite/);
+  });
+});
+
+describe("data edited after the library checked it (issue 34)", () => {
+  // Two clients of 2-feature examples, labels 0 and 1: clientsFrom checks them once.
+  const data = clientsFrom(
+    [
+      { x: [[0, 1], [1, 0], [2, 2]], y: [0, 1, 0] },
+      { x: [[1, 1], [0, 2]], y: [1, 1] },
+    ],
+    { dtypes: { y: "int32" } },
+  );
+  const inputsOf = (cohort: { x: unknown; y: unknown; mask: unknown; count: unknown }) => ({ params, lr: 0.1, x: cohort.x, y: cohort.y, mask: cohort.mask, count: cohort.count });
+
+  test("NaN written into batchClients' batches after a run is FT302, not a model of NaN", async () => {
+    const batches = batchClients(data, [0, 1], { batchSize: 2, rng: Rng.fromSeed(1) });
+    const inputs = inputsOf(batches);
+    await fedavg.run(inputs as never);
+    batches.x.data[0] = Number.NaN;
+    expect(await failure(() => fedavg.run(inputs as never))).toMatch(/^FT302: fedavg_tiny input x: value NaN at flat index 0 is not finite/);
+  });
+
+  test("NaN written into padClients' tensors before the first run is FT302", async () => {
+    const padded = padClients(data);
+    padded.x.data[3] = Number.NaN;
+    expect(await failure(() => fedavg.run(inputsOf({ ...padded, x: { shape: [2, 1, 3, 2], data: padded.x.data }, y: { shape: [2, 1, 3], data: padded.y.data }, mask: { shape: [2, 1, 3], data: padded.mask.data } }) as never))).toMatch(
+      /input x: value NaN at flat index 3 is not finite/,
+    );
+  });
+
+  test("an edit of the data clientsFrom checked reaches the batches and is FT302 there", async () => {
+    const own = clientsFrom([{ x: [[0, 1], [1, 0]], y: [0, 1] }], { dtypes: { y: "int32" } });
+    own.fields.y.data[1] = 7;
+    const batches = batchClients(own, [0], { batchSize: 2, rng: Rng.fromSeed(2) });
+    expect(await failure(() => fedavg.run(inputsOf(batches) as never))).toMatch(/input y: label 7 at flat index \d is outside model tiny's classes \[0, 2\)/);
+  });
+
+  test("a tensor checked once and then written through dataSync() (the cpu backend's own storage) is FT302", async () => {
+    expect(tf.getBackend()).toBe("cpu");
+    const batches = batchClients(data, [0, 1], { batchSize: 2, rng: Rng.fromSeed(1) });
+    const x = tf.tensor(batches.x.data, batches.x.shape);
+    const y = tf.tensor(batches.y.data, batches.y.shape, "int32");
+    const inputs = { ...inputsOf(batches), x, y };
+    await fedavg.run(inputs as never);
+    const storage = x.dataSync() as Float32Array;
+    storage[1] = Number.NaN;
+    expect(x.dataSync()[1]).toBeNaN(); // the same storage: the edit is the tensor's
+    expect(await failure(() => fedavg.run(inputs as never))).toMatch(/input x: value NaN at flat index 1 is not finite/);
+    storage[1] = 0;
+    (y.dataSync() as Int32Array)[0] = 7;
+    expect(await failure(() => fedavg.run(inputs as never))).toMatch(/input y: label 7 at flat index 0 is outside model tiny's classes/);
+    tf.dispose([x, y]);
   });
 });
 

@@ -5,14 +5,15 @@
  * would poison the model, and a cohort whose weights are all zero (every client empty or
  * dropped) would average to NaN.
  *
- * Data the library made from data it checked (verified.ts) is not scanned again, nor is a
- * tfjs tensor scanned twice (tensors cannot change), so a training loop pays once.
+ * Every run scans its data again, tensors included: whoever holds a typed array, or a tensor
+ * whose storage dataSync() hands out, may have written into it since the last check, so a
+ * "checked" mark would outlive an edit (verified.ts says what the scan costs).
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
 import { Program, type RunInputs, type RunOutputs } from "../../front/program.js";
 import type { RunOptions } from "../../runtime/run.js";
-import { firstNonFinite, isVerified, markVerified } from "../data/verified.js";
+import { firstNonFinite } from "../data/verified.js";
 import type { AnyModel } from "./types.js";
 
 /**
@@ -28,21 +29,14 @@ export async function valuesOf(leaf: unknown): Promise<ArrayLike<number> | undef
   return data !== null && typeof data === "object" && typeof (data as ArrayLike<number>).length === "number" ? (data as ArrayLike<number>) : undefined;
 }
 
-/** The object whose verification is remembered: the tensor, or a host tensor's array. */
-const identityOf = (leaf: unknown): unknown => (leaf instanceof tf.Tensor ? leaf : (leaf as { data?: unknown } | null)?.data);
-
-/** Checks a leaf's values once; malformed leaves are left to the runtime's own FT302. */
-async function checkOnce(leaf: unknown, check: (values: ArrayLike<number>) => void): Promise<void> {
-  const identity = identityOf(leaf);
-  if (isVerified(identity)) return;
+/** Checks a leaf's values as they are now; malformed leaves are left to the runtime's own FT302. */
+async function checkNow(leaf: unknown, check: (values: ArrayLike<number>) => void): Promise<void> {
   const values = await valuesOf(leaf);
-  if (values === undefined) return;
-  check(values);
-  if (leaf instanceof tf.Tensor) markVerified(leaf);
+  if (values !== undefined) check(values);
 }
 
 function checkFeatures(model: AnyModel, x: unknown, what: string): Promise<void> {
-  return checkOnce(x, (values) => {
+  return checkNow(x, (values) => {
     if (model.inputDType === "int32") return; // integers, checked by the runtime for an i32 input
     const bad = firstNonFinite(values);
     if (bad >= 0) throw ftError("FT302", { what, why: `value ${values[bad]} at flat index ${bad} is not finite; training needs finite values` });
@@ -50,7 +44,7 @@ function checkFeatures(model: AnyModel, x: unknown, what: string): Promise<void>
 }
 
 function checkLabels(model: AnyModel, y: unknown, what: string): Promise<void> {
-  return checkOnce(y, (values) => {
+  return checkNow(y, (values) => {
     for (let i = 0; i < values.length; i++) {
       const label = values[i]!;
       if (!(Number.isInteger(label) && label >= 0 && label < model.classes)) {

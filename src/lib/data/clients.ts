@@ -16,7 +16,7 @@ import { labelledDataset } from "./dataset.js";
 import { epochOrder, federate, type FederatedDataset } from "./federated.js";
 import { elementCount, type HostData, type HostTensor } from "./host-tensor.js";
 import { checkInteger } from "./options.js";
-import { firstNonFinite, markVerified } from "./verified.js";
+import { firstNonFinite } from "./verified.js";
 
 export type ClientDType = "float32" | "int32";
 
@@ -217,8 +217,7 @@ function gatherCohort<F extends string>(data: ClientDataset<F>, cohort: Int32Arr
         out.set(field.data.subarray(example * size, (example + 1) * size), (position * slots + i) * size);
       }
     });
-    // Checked finite by clientsFrom; int32 fields stay unmarked, so a program's label check still runs.
-    if (field.dtype === "float32") markVerified(out);
+    // Not marked checked: the caller may write into `out`, so the program that takes it checks it (verified.ts).
     tensors[name] = { shape: [cohort.length, ...slotShape, ...field.shape], data: out };
   }
   orders.forEach((order, position) => mask.fill(1, position * slots, position * slots + order.length));
