@@ -7,15 +7,16 @@
  * Two links tie a checkpoint to its run: the options that change what a round computes, which
  * every checkpoint of one run shares (a resumed run may change only the others), and the
  * metrics row of its round, which the checkpoint stores and metrics.jsonl holds. Either
- * disagreeing is FT304 naming both files. (The round inside a file against its name is
+ * disagreeing is FT304 naming both files. A metrics file that is itself damaged (missing, a
+ * changed column, cut short) is FT304 naming it instead (metrics-check.ts). (The round inside a file against its name is
  * checked where checkpoints are loaded, checkpoint.ts.)
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { listCheckpoints, readCheckpoint, type JsonValue, type LoadedCheckpoint } from "./checkpoint.js";
 import { flagName, runOptions, validateRunConfig, type OptionSpec, type RunOptionKey } from "./config.js";
-import { metricsFiles, readMetrics } from "./metrics.js";
+import { metricsFiles } from "./metrics.js";
+import { checkMetricsToResume } from "./metrics-check.js";
 
 type JsonRecord = { readonly [key: string]: JsonValue };
 
@@ -71,10 +72,12 @@ export async function checkSameRun(dir: string, loaded: LoadedCheckpoint): Promi
       if (difference !== undefined) throw notThisRun(path, `its config differs from that of ${file.path}: ${difference}`);
     }
   }
+  // The metrics file's own damage (missing, a changed column, cut short) is named as such first.
+  const rows = checkMetricsToResume(dir, checkpoint.round, checkpoint.metricsRow);
+  if (checkpoint.metricsRow === undefined || rows.length === 0) return;
   const metricsPath = join(dir, metricsFiles.jsonl);
-  if (checkpoint.metricsRow === undefined || !existsSync(metricsPath)) return;
   // The row is on disk before its round's checkpoint is written: a missing one is no accident.
-  const row = readMetrics(metricsPath).find((candidate) => candidate.round === checkpoint.round);
+  const row = rows.find((candidate) => candidate.round === checkpoint.round);
   const stored = JSON.stringify(checkpoint.metricsRow);
   if (row === undefined) throw notThisRun(path, `its round ${checkpoint.round} has no row in ${metricsPath}`);
   if (JSON.stringify(row) !== stored) {

@@ -43,11 +43,17 @@ function checkRow(row: MetricsRow, columns: readonly string[]): void {
   }
 }
 
+/** metrics.jsonl as read: its whole rows, and the text of a last line cut short ("" when none). */
+export interface MetricsFile {
+  readonly rows: readonly MetricsRow[];
+  readonly torn: string;
+}
+
 /**
  * Reads metrics.jsonl. A last line without its newline is a row whose write was cut off by
- * a kill, and is left out; any other malformed line is an FT304 error.
+ * a kill, and is left out of `rows` (`torn` holds it); any other malformed line is an FT304 error.
  */
-export function readMetrics(path: string): MetricsRow[] {
+export function readMetricsFile(path: string): MetricsFile {
   let content: string;
   try {
     content = readFileSync(path, "utf8");
@@ -55,8 +61,8 @@ export function readMetrics(path: string): MetricsRow[] {
     throw ftError("FT304", { path, why: `cannot read metrics (${(error as Error).message})` });
   }
   const lines = content.split("\n");
-  lines.pop(); // the text after the last newline: empty, or a torn row
-  return lines.map((line, index) => {
+  const torn = lines.pop()!; // the text after the last newline: empty, or a torn row
+  const rows = lines.map((line, index) => {
     let row: unknown;
     try {
       row = JSON.parse(line);
@@ -68,7 +74,11 @@ export function readMetrics(path: string): MetricsRow[] {
     }
     return row as MetricsRow;
   });
+  return { rows, torn };
 }
+
+/** The whole rows of metrics.jsonl (readMetricsFile's). */
+export const readMetrics = (path: string): MetricsRow[] => [...readMetricsFile(path).rows];
 
 export class MetricsWriter {
   private readonly jsonlFd: number;
