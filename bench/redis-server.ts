@@ -32,8 +32,9 @@ export interface RedisServer {
   stop(): void;
 }
 
-function launch(port: number): Promise<ChildProcess> {
-  const child = spawn(redisBinary!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+function launch(port: number, password: string | undefined): Promise<ChildProcess> {
+  const auth = password === undefined ? [] : ["--requirepass", password];
+  const child = spawn(redisBinary!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...auth], { stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}: ${output}`)), 10_000);
@@ -48,18 +49,19 @@ function launch(port: number): Promise<ChildProcess> {
   });
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** A server on a free port; with `password`, one that requires it (its url then carries it, as redis://:password@host:port). */
+export async function startRedis(password?: string): Promise<RedisServer> {
   const port = await freePort();
-  let child = await launch(port);
+  let child = await launch(port, password);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${password === undefined ? "" : `:${password}@`}127.0.0.1:${port}`,
     port,
     async restart(downMs) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGKILL");
       await exited;
       await new Promise((resolve) => setTimeout(resolve, downMs));
-      child = await launch(port);
+      child = await launch(port, password);
     },
     kill: () => child.kill("SIGKILL"),
     stop: () => child.kill("SIGTERM"),

@@ -4,6 +4,7 @@
  * 70 an internal error (a bug: the message says so and where to report it).
  */
 import { FedTensorError } from "../errors/error.js";
+import { redactCredentials } from "../errors/redact.js";
 import { fileFault } from "../lib/run/file-faults.js";
 import { checkCommand } from "./check.js";
 import { clientCommand } from "./client.js";
@@ -54,7 +55,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 export function reportFailure(command: Pick<Command, "name" | "usage">, argv: readonly string[], thrown: unknown): number {
   const { name } = command;
   if (thrown instanceof UsageError) {
-    console.error(`fedtensor ${name}: ${thrown.message}\n\n${command.usage}`);
+    console.error(redactCredentials(`fedtensor ${name}: ${thrown.message}\n\n${command.usage}`));
     return 2;
   }
   // A file-system error that no caller named is still a fault of the disk, not a bug.
@@ -66,7 +67,8 @@ export function reportFailure(command: Pick<Command, "name" | "usage">, argv: re
     // An unknown or invalid option is bad usage; other FT errors are failures of the work.
     return error.code === "FT305" ? 2 : 1;
   }
-  console.error(internalErrorReport(name, argv, error));
+  // The report repeats the command line and a stack: a password in an --engine URL stays out.
+  console.error(redactCredentials(internalErrorReport(name, argv, error)));
   return internalErrorStatus;
 }
 

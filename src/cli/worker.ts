@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ftError } from "../errors/error.js";
+import { redactCredentials } from "../errors/redact.js";
 import { redisUrlProblem } from "../lib/run/engine/url.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -51,7 +52,7 @@ export const workerCommand: Command = {
     if (problem !== undefined) throw ftError("FT305", { option: "--redis", why: `expected redis://host:port, got ${url}: ${problem}` });
     // Loaded here so that other commands start without TensorFlow.js and BullMQ.
     const { startWorker } = await import("../lib/run/engine/worker.js");
-    const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+    const log = (line: string) => console.log(`${new Date().toISOString()} ${redactCredentials(line)}`);
     const worker = await startWorker({
       url,
       concurrency: positiveInteger("concurrency", values.concurrency, 1),

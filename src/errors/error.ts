@@ -3,16 +3,20 @@
  * filled from the same template the types use.
  */
 import { catalogue, type ErrorCode } from "./catalogue.js";
+import { redactCredentials } from "./redact.js";
 
 export type MessageParams = { readonly [name: string]: string | number };
 
-/** Fills a catalogue template; throws if a placeholder is missing, so templates and callers stay in step. */
+/**
+ * Fills a catalogue template; throws if a placeholder is missing, so templates and callers stay
+ * in step. A URL's password in a value never reaches the message (redact.ts).
+ */
 export function formatMessage(code: ErrorCode, params: MessageParams): string {
   const template: string = catalogue[code].message;
   const body = template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params[name];
     if (value === undefined) throw new Error(`internal: ${code} message needs {${name}}`);
-    return String(value);
+    return redactCredentials(String(value));
   });
   return `${code}: ${body}`;
 }

@@ -15,9 +15,10 @@
  * for by name (--dp-insecure-seed): reproducible, and therefore not private.
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
+import { writeFileAtomic } from "../run/atomic-file.js";
 
 /** The file in a run folder that holds the run's secret. */
 export const SECRET_FILE = "secret.key";
@@ -105,7 +106,8 @@ export class RunSecret {
   async save(dir: string): Promise<void> {
     const path = join(dir, SECRET_FILE);
     try {
-      await writeFile(path, `${this.bytes.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+      // Whole or not at all, and never over an existing key (exclusive): a resume needs this one.
+      await writeFileAtomic(path, `${this.bytes.toString("hex")}\n`, { mode: 0o600, exclusive: true });
     } catch (error) {
       throw ftError("FT307", { path, why: `cannot create the run's secret key file: ${(error as Error).message}` });
     }

@@ -9,9 +9,10 @@
  * of it, even after a kill or a crash; the digest catches damage done later (a truncated
  * copy, a bad disk).
  */
-import { open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
+import { writeFileAtomic } from "./atomic-file.js";
 import { decodeCheckpoint, encodeCheckpoint } from "./checkpoint-format.js";
 import type { Checkpoint } from "./checkpoint-types.js";
 import { fileFault } from "./file-faults.js";
@@ -65,32 +66,6 @@ export async function listCheckpoints(dir: string): Promise<CheckpointFile[]> {
     .map(({ round, path }) => ({ round, path }));
 }
 
-/** Makes a rename or unlink in `dir` durable; Windows cannot open a folder to fsync it. */
-async function syncDirectory(dir: string): Promise<void> {
-  if (process.platform === "win32") return;
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Writes the body (its digest is inside) to `temp`, and flushes it to the disk. */
-async function writeWhole(temp: string, body: readonly Buffer[]): Promise<void> {
-  const handle = await open(temp, "w");
-  try {
-    // A write may take fewer bytes than given (large chunks), so it goes on from where it stopped.
-    const writeAll = async (bytes: Buffer): Promise<void> => {
-      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
-    };
-    for (const chunk of body) await writeAll(chunk);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 export interface WriteCheckpointOptions {
   /** How many of the newest checkpoints to keep; older ones are deleted. */
   readonly keep: number;
@@ -108,15 +83,10 @@ export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { kee
   if (!Number.isSafeInteger(round) || round < 0) throw new Error(`a checkpoint's round must be an integer >= 0, got ${round}`);
   const name = checkpointFileName(round);
   const path = join(dir, name);
-  const temp = join(dir, `.${name}.tmp-${process.pid}-${Date.now()}`);
-  const body = encodeCheckpoint(checkpoint);
   try {
-    await writeWhole(temp, body);
-    await rename(temp, path);
-    await syncDirectory(dir);
-  } catch (error) {
     // A checkpoint cut short (a full disk) must not stay: the previous one is the one to resume from.
-    await rm(temp, { force: true }).catch(() => undefined);
+    await writeFileAtomic(path, encodeCheckpoint(checkpoint));
+  } catch (error) {
     throw fileFault(error, path, "write the checkpoint");
   }
 

@@ -8,7 +8,6 @@
  * turned into constants. The lowering works on concrete shapes: the batch dim is left
  * symbolic only where the graph is the same for every batch size (inferenceModel).
  */
-import { writeFile } from "node:fs/promises";
 import { ftError } from "../../errors/error.js";
 import { program } from "../../front/program.js";
 import { f32, i32 } from "../../front/specs.js";
@@ -20,6 +19,7 @@ import { simplify } from "../../transform/simplify.js";
 import { specialize } from "../../transform/specialize.js";
 import type { Value } from "../algorithms/loose.js";
 import type { AnyModel } from "../algorithms/types.js";
+import { writeFileAtomic } from "./atomic-file.js";
 import { loadLatestCheckpoint } from "./checkpoint.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { validateRunConfig } from "./config.js";
@@ -109,7 +109,7 @@ export async function exportRunToOnnx(runDir: string, onnxPath: string, batchSiz
   if (params === undefined) throw ftError("FT304", { path, why: "the checkpoint holds no model parameters" });
   const exported = inferenceModel(model, params, batchSize);
   try {
-    await writeFile(onnxPath, exported.bytes);
+    await writeFileAtomic(onnxPath, exported.bytes);
   } catch (error) {
     throw ftError("FT304", { path: onnxPath, why: `cannot write the ONNX model (${(error as Error).message})` });
   }

@@ -8,7 +8,6 @@
  * Federated evaluation runs on the rounds central evaluation runs on (--eval-every and the last
  * round): the two are read side by side, and it costs about what central evaluation does.
  */
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
@@ -20,7 +19,9 @@ import { batchHeldOut } from "../data/holdout.js";
 import type { Rng } from "../random.js";
 import { evaluationFiles } from "./evaluation-files.js";
 import { distribution, distributionColumns, distributionStats, type Distribution } from "./client-distribution.js";
+import { writeFileAtomic } from "./atomic-file.js";
 import { cohortChunks } from "./cohort.js";
+import { roundBatchSize } from "./data-limits.js";
 import type { RunConfig } from "./config.js";
 import { csvLine } from "./metrics.js";
 import { clientTraining } from "./optimizers.js";
@@ -153,11 +154,12 @@ export class FederatedEvaluator {
   async personalize(params: DeviceTree, round: number): Promise<{ before: ClientResults; after: ClientResults }> {
     const program = personalizationProgram(this.model, { topK: this.topK, ...clientTraining(this.config) });
     const epochs = this.config.personalizeEpochs;
-    const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / this.config.batchSize));
+    const batchSize = roundBatchSize(this.config, this.data);
+    const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / batchSize));
     const before: ClientResults[] = [];
     const after: ClientResults[] = [];
     for (const chunk of cohortChunks(this.clientsAt(round), trainSteps, this.config.chunkClients)) {
-      const train = batchCohort(this.data, chunk.clients, { batchSize: this.config.batchSize, epochs, rng: this.rng.fork("personalize"), steps: chunk.steps });
+      const train = batchCohort(this.data, chunk.clients, { batchSize, epochs, rng: this.rng.fork("personalize"), steps: chunk.steps });
       const inputs = { params, lr: this.config.lr, trainX: withFeatureShape(train.x, 3, this.featureShape), trainY: train.y, trainMask: train.mask, ...this.heldOutInputs(chunk.clients) };
       const out = (await program.run(inputs as never, runOptionsOf(this.config))) as unknown as { before: ClientOutputs; after: ClientOutputs };
       before.push({ clients: chunk.clients, ...(await readClients(out.before)) });
@@ -201,10 +203,10 @@ function assertHeldOut(results: ClientResults, round: number): void {
   throw ftError("FT325", { clients: results.clients.length, round, why: "none of them holds an example out (a client of one example keeps it to train on); raise --client-holdout or evaluate more clients" });
 }
 
-/** Writes a file of the run's folder whole; its file-system errors as FT307. */
+/** Writes a file of the run's folder whole or not at all (atomic-file.ts); its file-system errors as FT307. */
 export async function writeRunFile(out: string, name: string, content: string): Promise<void> {
   try {
-    await writeFile(join(out, name), content);
+    await writeFileAtomic(join(out, name), content);
   } catch (error) {
     throw fileFault(error, out, `write ${name}`);
   }

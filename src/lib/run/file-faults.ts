@@ -7,6 +7,7 @@ import { FedTensorError } from "../../errors/error.js";
 /** What each errno means for someone who asked for a run folder. */
 const reasons: Readonly<Record<string, string>> = {
   ENOSPC: "the disk is full",
+  EFBIG: "the file would be larger than this process may write (ulimit -f)",
   EDQUOT: "the disk quota is used up",
   EROFS: "the file system is read-only",
   EACCES: "permission denied",

@@ -1,11 +1,14 @@
 /**
  * Per-round metrics of a run, as metrics.jsonl (one JSON object per line, the file --resume
  * reads back) and metrics.csv (the same rows for spreadsheets). Each row is written and
- * fsynced before append() returns, so a run killed at any point keeps every completed round.
+ * fsynced before append() returns, so a run killed at any point keeps every completed round;
+ * a row that could not be written whole is taken back off both files.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
+import { redactCredentials } from "../../errors/redact.js";
+import { writeFileAtomicSync } from "./atomic-file.js";
 import { fileFault } from "./file-faults.js";
 
 export type MetricValue = number | string | boolean | null;
@@ -141,21 +144,32 @@ export class MetricsWriter {
     return this.columns?.includes(name);
   }
 
-  /** Appends one round's row to both files and flushes them to disk. */
+  /**
+   * Appends one round's row to both files and flushes them to disk: whole rows or none. A
+   * write that fails (a full disk) is cut back off both files before the error goes up, so
+   * neither keeps a torn row; a kill mid-write can still leave one, which readMetrics and
+   * resume() drop. (Rewriting the files through a temp file each round, as the other files of
+   * a run folder are written, would copy every earlier row every round.)
+   */
   append(row: MetricsRow): void {
     const columns = this.columns ?? Object.keys(row);
     checkRow(row, columns);
-    // A row cut short by a full disk is a torn last line, which readMetrics and resume() drop.
+    // A text value never carries a URL's password into the files (redact.ts).
+    const written = Object.fromEntries(columns.map((c) => [c, typeof row[c] === "string" ? redactCredentials(row[c]) : row[c]])) as MetricsRow;
+    const csv = `${this.columns === undefined ? csvLine(columns) : ""}${csvLine(columns.map((c) => written[c] ?? null))}`;
     inFolder(this.dir, "append to the metrics files", () => {
-      if (this.columns === undefined) {
-        this.columns = columns;
-        writeAll(this.csvFd, csvLine(columns));
+      const sizes = [fstatSync(this.jsonlFd).size, fstatSync(this.csvFd).size] as const;
+      try {
+        writeAll(this.jsonlFd, `${JSON.stringify(written)}\n`);
+        writeAll(this.csvFd, csv);
+        fsyncSync(this.jsonlFd);
+        fsyncSync(this.csvFd);
+      } catch (error) {
+        ftruncateSync(this.jsonlFd, sizes[0]);
+        ftruncateSync(this.csvFd, sizes[1]);
+        throw error;
       }
-      const written = Object.fromEntries(columns.map((c) => [c, row[c]])) as MetricsRow;
-      writeAll(this.jsonlFd, `${JSON.stringify(written)}\n`);
-      writeAll(this.csvFd, csvLine(columns.map((c) => row[c] ?? null)));
-      fsyncSync(this.jsonlFd);
-      fsyncSync(this.csvFd);
+      this.columns = columns;
       this.last = written;
     });
   }
@@ -191,11 +205,4 @@ function nextSupersededNumber(dir: string): number {
   return Math.max(0, ...numbers) + 1;
 }
 
-function replaceFile(path: string, content: string): void {
-  const temp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(temp, "w");
-  writeAll(fd, content);
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(temp, path);
-}
+const replaceFile = writeFileAtomicSync;

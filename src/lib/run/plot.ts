@@ -5,10 +5,10 @@
  * binary ships inside its npm package. Text in the PNG uses the system's fonts (DejaVu Sans
  * where present); on a machine with none, the PNG has lines and no labels, the SVG is intact.
  */
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, View } from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
+import { writeFileAtomic } from "./atomic-file.js";
 import type { MetricsRow } from "./metrics.js";
 
 export interface PlotSeries {
@@ -125,7 +125,7 @@ export async function svgToPng(svg: string): Promise<Buffer> {
   return renderer.render().asPng();
 }
 
-/** Writes plot.svg, then plot.png, into `dir`; returns their paths. */
+/** Writes plot.svg, then plot.png, into `dir`, each whole or not at all (atomic-file.ts); returns their paths. */
 export async function writePlots(
   dir: string,
   series: readonly PlotSeries[],
@@ -133,7 +133,7 @@ export async function writePlots(
 ): Promise<{ svg: string; png: string }> {
   const svg = await renderPlotSvg(series, options);
   const paths = { svg: join(dir, plotFiles.svg), png: join(dir, plotFiles.png) };
-  await writeFile(paths.svg, svg);
-  await writeFile(paths.png, await svgToPng(svg));
+  await writeFileAtomic(paths.svg, svg);
+  await writeFileAtomic(paths.png, await svgToPng(svg));
   return paths;
 }

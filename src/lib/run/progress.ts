@@ -3,6 +3,7 @@
  * (rounds done / total, ETA, loss, accuracy, seconds per round); elsewhere (CI logs, files,
  * pipes) each round prints one plain line, because carriage returns make logs unreadable.
  */
+import { redactCredentials } from "../../errors/redact.js";
 
 /** The part of a Writable that the display needs, so tests can pass a fake. */
 export interface ProgressStream {
@@ -96,7 +97,7 @@ export class RoundProgress {
   /** Prints a message (a checkpoint saved, a warning) without breaking the bar. */
   log(message: string): void {
     if (this.barShown) this.stream.write(clearLine);
-    this.stream.write(`${message}\n`);
+    this.stream.write(`${redactCredentials(message)}\n`);
     if (this.isTTY) this.drawBar();
   }
 

@@ -6,6 +6,7 @@
  * state, would not be the run it claims to continue.
  */
 import { ftError } from "../../errors/error.js";
+import { hasRedactedCredentials } from "../../errors/redact.js";
 import type { JsonValue } from "./checkpoint.js";
 import { flagName, runOptions, validateRunConfig, type OptionSpec, type RunConfig, type RunOptionKey } from "./config.js";
 
@@ -33,6 +34,13 @@ export function resumeConfig(requested: RunConfig, given: Iterable<RunOptionKey>
       why:
         `${differences.join("; ")}: these change what the run computes, so the checkpoint ${checkpointPath} ` +
         "is not of this run; leave them out to continue it, or start a new run in another --out",
+    });
+  }
+  // A checkpoint keeps no password (train.ts redacts the engine URL): the user gives it again.
+  if (!givenKeys.includes("engine") && hasRedactedCredentials(checkpointConfig.engine)) {
+    throw ftError("FT305", {
+      option: "--engine",
+      why: `the run used ${checkpointConfig.engine}, whose password is never written to a checkpoint; give --engine with the password again to resume it`,
     });
   }
   const changed = Object.fromEntries(givenKeys.filter(mayChange).map((key) => [key, requested[key]]));

@@ -10,6 +10,7 @@ import { ftError } from "../../errors/error.js";
 import { isCheckpointArtifact } from "./checkpoint.js";
 import { evaluationFiles } from "./evaluation-files.js";
 import { SECRET_FILE } from "../privacy/secret.js";
+import { tempFileBase } from "./atomic-file.js";
 import { fileFault } from "./file-faults.js";
 import { supersededMetricsPattern } from "./metrics.js";
 
@@ -72,8 +73,10 @@ export async function makeRunFolder(dir: string): Promise<void> {
 
 const evaluationFileNames: ReadonlySet<string> = new Set(Object.values(evaluationFiles));
 
-/** Files that `fedtensor run` writes into its folder (the lock aside). */
+/** Files that `fedtensor run` writes into its folder (the lock aside), and the temp files of their writes. */
 function isRunFile(name: string): boolean {
+  const written = tempFileBase(name);
+  if (written !== undefined) return isRunFile(written);
   return (
     isCheckpointArtifact(name) ||
     /^metrics\.(jsonl|csv)(\.tmp-\d+)?$/.test(name) ||

@@ -17,6 +17,7 @@ import { transformerModel } from "../models/transformer.js";
 import { Rng } from "../random.js";
 import type { RunSecret } from "../privacy/secret.js";
 import type { RunConfig } from "./config.js";
+import { roundBatchSize } from "./data-limits.js";
 import { samplingRateOf } from "./privacy.js";
 
 export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel(), lstm: lstmModel() };
@@ -88,7 +89,7 @@ export function withFeatureShape<D extends HostData>(t: HostTensor<D>, leading: 
  * `cohort` when given (a DP round's, privateCohort), else clientsPerRound clients drawn from the seed.
  */
 export function roundSample(data: FederatedDataset<HostData>, config: RunConfig, rng: Rng, round: number, featureShape: readonly number[], cohort?: Int32Array): RoundSample<HostData> {
-  const options = { rng, round, clientsPerRound: config.clientsPerRound, batchSize: config.batchSize, epochs: config.localEpochs, dropout: config.dropout };
+  const options = { rng, round, clientsPerRound: config.clientsPerRound, batchSize: roundBatchSize(config, data), epochs: config.localEpochs, dropout: config.dropout };
   const sample = sampleRound(data, cohort === undefined ? options : { ...options, cohort });
   return {
     ...sample,

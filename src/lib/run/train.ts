@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../../errors/error.js";
+import { redactCredentials } from "../../errors/redact.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
 import type { FederatedDataset } from "../data/federated.js";
@@ -23,7 +24,7 @@ import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import { checkSameRun } from "./checkpoint-match.js";
-import { checkOptionsAgainstData } from "./data-limits.js";
+import { batchSizeNotice, checkOptionsAgainstData } from "./data-limits.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
@@ -182,7 +183,9 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
   }
   const writeState = async (round: number, saved: TrainingState, metricsRow: MetricsRow | undefined): Promise<string> => {
-    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: config as never, ...(metricsRow === undefined ? {} : { metricsRow: metricsRow as never }) };
+    // The engine URL's password stays out of the checkpoint: a resume gives --engine again (resume-config.ts).
+    const stored = { ...config, engine: redactCredentials(config.engine) };
+    const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: stored as never, ...(metricsRow === undefined ? {} : { metricsRow: metricsRow as never }) };
     return writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
   };
   // Round 0's state is saved before anything else of a new run: a run killed before its first
@@ -207,6 +210,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     const which = rounds.length === 1 ? `row of round ${rounds[0]}, after round ${firstRound}, is` : `rows of rounds ${rounds[0]}-${rounds.at(-1)}, after round ${firstRound}, are`;
     progress.log(`the metrics ${which} set aside in ${path}; the rounds are trained again`);
   }
+  const clamped = batchSizeNotice(config, data);
+  if (clamped !== undefined) progress.log(clamped);
   const shortRun = shortRunNotice(config, firstRound);
   if (shortRun !== undefined) progress.log(shortRun);
 
