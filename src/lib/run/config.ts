@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { ftError } from "../../errors/error.js";
 import { expandAggregatorList } from "./aggregator-chain.js";
-import type { Condition, OptionSpec } from "./option-specs.js";
+import { float32Representable, type Condition, type OptionSpec } from "./option-specs.js";
 import { crossChecks, runOptions, type RunOptionKey, type RunConfig } from "./run-options.js";
 
 export type { OptionSpec } from "./option-specs.js";
@@ -37,6 +37,7 @@ const keyByFlag = new Map(optionEntries.map(([key]) => [flagName(key).slice(2), 
 function describeGiven(value: unknown): string {
   // JSON writes Infinity and NaN as null, which is not what was given (--lr 1e400 is Infinity).
   if (typeof value === "number" && !Number.isFinite(value)) return `${value} (not finite)`;
+  if (typeof value === "number" && !float32Representable(value)) return `${value} (${Math.fround(value)} in float32, the precision the programs compute in)`;
   return JSON.stringify(value) ?? String(value);
 }
 
@@ -55,6 +56,9 @@ export interface ParsedRunFlags {
   readonly configPath: string | undefined;
   readonly values: Partial<Record<RunOptionKey, unknown>>;
 }
+
+/** Words that say on or off: after a switch they are a value given to it, not a config file. */
+const switchWords = /^(true|false|yes|no|on|off|1|0)$/i;
 
 /** Parses command-line arguments into option values (not yet validated) and the config file path. */
 export function parseRunFlags(args: readonly string[]): ParsedRunFlags {
@@ -81,13 +85,23 @@ export function parseRunFlags(args: readonly string[]): ParsedRunFlags {
     const spec = runOptions[key] as OptionSpec<unknown>;
     if (spec.type === "switch") {
       if (token.value !== undefined) throw ftError("FT305", { option: token.rawName, why: "takes no value" });
+      // `--resume yes` would read "yes" as the config file: a word of yes or no after a switch is a value given to it.
+      const next = tokens[tokens.indexOf(token) + 1];
+      if (next?.kind === "positional" && switchWords.test(next.value)) {
+        throw ftError("FT305", { option: token.rawName, why: `takes no value, got ${JSON.stringify(next.value)}: give ${token.rawName} alone to turn it on, leave it out to keep it off` });
+      }
       values[key] = true;
     } else {
       // parseArgs takes the next argument as the value even when it is another flag.
       if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
         throw ftError("FT305", { option: token.rawName, why: `needs a value (${spec.range})` });
       }
-      values[key] = spec.type === "integer" || spec.type === "number" ? parseDecimal(token.value) : token.value;
+      const numeric = spec.type === "integer" || spec.type === "number";
+      // `--out -1` made a folder named -1: a text value that starts with a dash is a flag or a slip.
+      if (!numeric && !token.inlineValue && token.value.startsWith("-")) {
+        throw ftError("FT305", { option: token.rawName, why: `needs a value (${spec.range}), got ${JSON.stringify(token.value)}, which reads as a flag; write ./${token.value} for a folder of that name` });
+      }
+      values[key] = numeric ? parseDecimal(token.value) : token.value;
     }
   }
   if (positionals.length > 1) {

@@ -47,8 +47,19 @@ function withinBounds(x: number, { min, minExclusive, max, maxExclusive }: Bound
   return max === undefined || (maxExclusive ? x < max : x <= max);
 }
 
+/**
+ * Whether `x` keeps its meaning in float32, the precision the programs compute in: finite there
+ * (1e39 is Infinity) and not flushed to 0 (--lr 1e-320 would train nothing). Every real option
+ * is held to it; the few computed on the host in float64 (deltas, epsilons) lose nothing real,
+ * as a value below float32's smallest (1.4e-45) or above its largest (3.4e38) is no setting.
+ */
+export function float32Representable(x: number): boolean {
+  const single = Math.fround(x);
+  return Number.isFinite(single) && (single !== 0 || x === 0);
+}
+
 function numeric(type: "integer" | "number", description: string, fallback: number, bounds: Bounds): OptionSpec<number> {
-  const isKind = type === "integer" ? Number.isSafeInteger : Number.isFinite;
+  const isKind = type === "integer" ? Number.isSafeInteger : (x: unknown) => Number.isFinite(x) && float32Representable(x as number);
   return {
     type,
     default: fallback,

@@ -9,7 +9,7 @@ import { attacks } from "../aggregators/stages.js";
 import { aggregatorOption, chainHas, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
 import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { redisUrlProblem } from "./engine/url.js";
-import { choice, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
+import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
 /** The algorithms of --algorithm. */
 export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl"] as const;
@@ -60,7 +60,7 @@ const clipNormOrAdaptive: OptionSpec<number | "adaptive"> = {
   default: 1,
   range: "number > 0 | adaptive",
   description: "DP-FedAvg's clip norm of each client's whole update, or adaptive (a private quantile estimate)",
-  accepts: (value): value is number | "adaptive" => value === "adaptive" || (typeof value === "number" && Number.isFinite(value) && value > 0),
+  accepts: (value): value is number | "adaptive" => value === "adaptive" || (typeof value === "number" && Number.isFinite(value) && float32Representable(value) && value > 0),
 };
 
 // Differential privacy: the dp stage (src/lib/aggregators; docs/algorithms.md "DP-FedAvg").
