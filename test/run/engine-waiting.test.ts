@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { ChildProcess } from "node:child_process";
 import { redisBinary, startRedis } from "../../bench/redis-server.js";
 import { startCli } from "./cli.js";
+import { deadline } from "../helpers/deadline.js";
 import { tempDir } from "./temp-dir.js";
 
 if (redisBinary === undefined) console.log("engine waiting test skipped: redis-server is not installed (apt-get install redis-server)");
@@ -60,5 +61,26 @@ describe.skipIf(redisBinary === undefined)("a round whose workers left", () => {
     } finally {
       redis.kill();
     }
-  }, 120_000);
+  }, deadline(120_000));
+
+  test("a worker killed mid-chunk: the coordinator says what the round waits for and when it gives up (issue 34)", async () => {
+    const redis = await startRedis();
+    try {
+      // Default locks (30 s): the killed worker's chunk waits for its lock to lapse.
+      const doomed = launch(["worker", "--redis", redis.url]);
+      await doomed.waitFor(/waiting for chunks/);
+      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "4", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--out", tempDir("ft-engine-stall-")]);
+      await doomed.waitFor(/round 1 chunk \d: 1 clients/);
+      doomed.child.kill("SIGKILL");
+      await new Promise((resolve) => doomed.child.once("exit", resolve));
+      const survivor = launch(["worker", "--redis", redis.url]);
+      await survivor.waitFor(/waiting for chunks/);
+      await run.waitFor(/chunks not done after/);
+      expect(run.state.output).toMatch(
+        /round 1: [1-4] of 4 chunks not done after \d+ s, with 1 worker connected; a chunk whose worker died goes to another once its lock lapses \(the worker's --lock-duration, 30 s by default, then a --stalled-interval check, 30 s by default: about a minute\); a chunk stalled 3 times, or failed on 3 attempts, stops the run with FT320/,
+      );
+    } finally {
+      redis.kill();
+    }
+  }, deadline(180_000));
 });

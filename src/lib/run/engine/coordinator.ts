@@ -87,6 +87,8 @@ export interface EngineTraffic {
 
 const sessionTtlMs = 10_000;
 const pollMs = 50;
+/** A round still waiting on its chunks with workers connected says so after this long, and again each time as long again passes. */
+const stillWaitingMs = 15_000;
 const hourMs = 3_600_000;
 /**
  * BullMQ's events streams, trimmed to about this many events (the default is 10,000). Events
@@ -95,6 +97,21 @@ const hourMs = 3_600_000;
 export const eventsKept = 1000;
 
 const queueOptions = (connection: Redis) => ({ connection, streams: { events: { maxLen: eventsKept } } });
+
+/**
+ * What a round that waits on its chunks with workers connected is waiting for (issue 34: a
+ * worker killed mid-chunk stalled the round about a minute in silence). BullMQ hands a dead
+ * worker's chunk to another only once the chunk's lock lapses (the worker's --lock-duration)
+ * and a stalled-job check runs (--stalled-interval); a chunk stalled more than twice
+ * (maxStalledCount, worker.ts), or failed on every attempt, fails the round (FT320). Otherwise the round waits while workers are connected.
+ */
+export function stillWaitingLine(round: number, waiting: number, total: number, waitedMs: number, workers: number): string {
+  return (
+    `round ${round}: ${waiting} of ${total} chunks not done after ${Math.round(waitedMs / 1000)} s, with ${workers} worker${workers === 1 ? "" : "s"} connected; ` +
+    "a chunk whose worker died goes to another once its lock lapses (the worker's --lock-duration, 30 s by default, then a --stalled-interval check, 30 s by default: about a minute); " +
+    "a chunk stalled 3 times, or failed on 3 attempts, stops the run with FT320 (docs/distributed.md)"
+  );
+}
 
 export class RedisEngine {
   readonly traffic: EngineTraffic = { rounds: 0, sent: 0, received: 0 };
@@ -229,6 +246,7 @@ export class RedisEngine {
     await this.command(() => this.flows.add({ name: "round", queueName: roundQueue, data: { session: this.session, round: ctx.round }, opts: { jobId: parentId }, children }));
     const started = Date.now();
     let toldNoWorkers = false;
+    let nextWaitReport = started + stillWaitingMs;
     let job: Job | undefined;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, pollMs));
@@ -242,6 +260,14 @@ export class RedisEngine {
         const { unprocessed } = await this.command(() => job!.getDependenciesCount({ unprocessed: true }));
         this.log(`round ${ctx.round}: ${unprocessed ?? chunks.length} of ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
         toldNoWorkers = true;
+      }
+      if (Date.now() >= nextWaitReport) {
+        nextWaitReport = Date.now() + stillWaitingMs;
+        const workers = await this.command(() => this.chunks.getWorkersCount());
+        if (workers > 0) {
+          const { unprocessed } = await this.command(() => job!.getDependenciesCount({ unprocessed: true }));
+          this.log(stillWaitingLine(ctx.round, unprocessed ?? chunks.length, chunks.length, Date.now() - started, workers));
+        }
       }
     }
     // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
