@@ -16,6 +16,7 @@ import { join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import ts from "typescript";
 import { afterAll, expect, test } from "vitest";
+import { deadline } from "./helpers/deadline.js";
 
 const root = join(import.meta.dirname, "..");
 const guide = readFileSync(join(root, "docs/guide.md"), "utf8");
@@ -64,7 +65,7 @@ const text = (diagnostic: ts.Diagnostic): string => {
   return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
 };
 
-test("docs/guide.md's code blocks type-check under strict, run, and its error blocks fail with their FT code", { timeout: 240_000 }, async () => {
+test("docs/guide.md's code blocks type-check under strict, run, and its error blocks fail with their FT code", { timeout: deadline(240_000) }, async () => {
   const blocks = codeBlocks(guide);
   const runnable = blocks.filter((block) => block.error === undefined);
   const mistakes = blocks.filter((block) => block.error !== undefined);
@@ -97,7 +98,7 @@ test("docs/guide.md's code blocks type-check under strict, run, and its error bl
   const emitted = program.emit(program.getSourceFile(main));
   expect(emitted.emitSkipped).toBe(false);
   const script = join(dir, "out", relative(dir, main).replace(/\.ts$/, ".js"));
-  const { stdout } = await promisify(execFile)(process.execPath, [script], { cwd: dir, timeout: 180_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, [script], { cwd: dir, timeout: deadline(180_000) });
   // The guide's last block prints this when everything before it ran.
   expect(stdout).toContain("guide: done");
 });

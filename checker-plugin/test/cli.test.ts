@@ -10,6 +10,7 @@ import { join, relative } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { fixtureProject, linkFedTensor, repoRoot } from "./language-service.js";
+import { deadline } from "../../test/helpers/deadline.js";
 
 const project = relative(process.cwd(), fixtureProject);
 
@@ -157,7 +158,7 @@ describe("fedtensor check", () => {
       rmSync(folder, { recursive: true, force: true });
     }
     // Three checks of the declarations without skipLibCheck take half a minute on two cores.
-  }, 180_000);
+  }, deadline(180_000));
 
   it.runIf(existsSync(join(repoRoot, "examples/tsconfig.json")))("checks examples/ with every FT error explained: exactly the mistakes examples/mistakes.ts names", async () => {
     const result = await check("-p", relative(process.cwd(), join(repoRoot, "examples")));

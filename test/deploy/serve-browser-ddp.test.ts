@@ -13,6 +13,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { executablePath, hasChromium, launchChromium, openClientTab } from "./browser-helpers.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 if (!hasChromium) console.log(`serve-browser-ddp.test.ts skipped: no ${executablePath} (apt-get install chromium)`);
 
@@ -53,5 +54,5 @@ describe.skipIf(!hasChromium)("a browser tab in a distributed-DP served run", ()
     expect(rows.every((r) => "epsilon" in r)).toBe(true);
     // Ten-class MNIST: chance is 10%.
     expect(rows.at(-1)!.test_accuracy as number).toBeGreaterThan(0.7);
-  }, 240_000);
+  }, deadline(240_000));
 });

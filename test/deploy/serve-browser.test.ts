@@ -13,6 +13,7 @@ import { tempDir } from "../run/temp-dir.js";
 import { executablePath, hasChromium, launchChromium, openClientTab, webGpuAdapterIn, withOption } from "./browser-helpers.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
 import type { BrowserContext } from "playwright-core";
+import { deadline } from "../helpers/deadline.js";
 
 if (!hasChromium) console.log(`serve-browser.test.ts skipped: no ${executablePath} (apt-get install chromium)`);
 
@@ -96,5 +97,5 @@ describe.skipIf(!hasChromium)("the browser client", () => {
     expect(server.output()).toMatch(/client-\d+ ready \(browser, 1000 examples/);
     // Ten-class MNIST (chance: 10%) after two rounds of 50 steps.
     expect(rows.at(-1)!.test_accuracy as number).toBeGreaterThan(0.8);
-  }, 480_000);
+  }, deadline(480_000));
 });

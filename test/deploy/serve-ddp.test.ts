@@ -19,6 +19,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
 import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const { track, traps } = killedAfterAll();
 
@@ -49,7 +50,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     const secret = readFileSync(join(out, "secret.key"), "utf8").trim();
     expect(statSync(join(out, "secret.key")).mode & 0o777).toBe(0o600);
     for (const file of ["metrics.jsonl", "metrics.csv"]) expect(readFileSync(join(out, file), "utf8")).not.toContain(secret);
-  }, 60_000);
+  }, deadline(60_000));
 
   // Noise with a finite epsilon: each row's epsilon is the accountant's after that many rounds, for the accumulator padded to 2^13.
   it("writes the epsilon spent after each round, increasing", async () => {
@@ -59,7 +60,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     expect(epsilons[0]).toBeCloseTo(distributedDpEpsilon(cal, 1, 1e-5).epsilon, 6);
     expect(epsilons[1]).toBeCloseTo(distributedDpEpsilon(cal, 2, 1e-5).epsilon, 6);
     expect(epsilons[1]!).toBeGreaterThan(epsilons[0]!);
-  }, 60_000);
+  }, deadline(60_000));
 
   // --ddp-target-epsilon: the server bisects for the noise multiplier that spends the target in --rounds rounds, for the accumulator's rotated length.
   it("calibrates the noise for --ddp-target-epsilon as the accountant does, and spends the target by the last round", async () => {
@@ -79,7 +80,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     // The bisection stops at the least noise that stays within the target.
     expect(epsilons[1]!).toBeLessThanOrEqual(8);
     expect(epsilons[1]!).toBeGreaterThan(7.99);
-  }, 60_000);
+  }, deadline(60_000));
 
   // The noise is calibrated for --min-clients survivors: a sum of fewer has too little noise, so the server does not decode it.
   it("aborts a round in which fewer than --min-clients send their masked input before it is unmasked, and goes on", async () => {
@@ -116,7 +117,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     // Not decoded: the model is still the initial one after round 1 (chance is 10%), and learns in round 2.
     expect(rows[0]!.test_accuracy as number).toBeLessThan(0.3);
     expect(rows[1]!.test_accuracy as number).toBeGreaterThan(0.7);
-  }, 90_000);
+  }, deadline(90_000));
 
   it("refuses an algorithm whose accumulator is not a weighted mean, which SecAgg+ cannot sum (FT305)", async () => {
     const dir = tempDir("fedtensor-serve-ddp-");
@@ -124,5 +125,5 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     const server = track(startProcess(smallServe(path, join(dir, "run"), "--algorithm", "fedadam", "--aggregator", "distributed-dp")));
     expect(await server.exited()).not.toBe(0);
     expect(server.output()).toMatch(/FT305: .*distributed-dp rounds sum the clients' accumulators with SecAgg\+, which needs a weighted-mean algorithm/);
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import type { Process } from "./serve-helpers.js";
 import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const { track, traps } = killedAfterAll();
 
@@ -62,7 +63,7 @@ describe("fedtensor serve --aggregator secure with clients killed by SIGKILL aft
     expect(rows.every((r) => typeof r.train_loss === "number")).toBe(true);
     // The recovered sum is the right one: a mask left in it would be noise, and the model at chance (10%).
     expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
-  }, 60_000);
+  }, deadline(60_000));
 
   it("aborts the round cleanly (FT337) when 4 of its 7 clients die, below the threshold, and the server stays up", async () => {
     const { log, rows } = await runWithKills(7, 4, 2, 3);
@@ -80,5 +81,5 @@ describe("fedtensor serve --aggregator secure with clients killed by SIGKILL aft
     expect(rows[0]!.train_loss).toBeNull();
     expect(rows[0]!.test_accuracy as number).toBeLessThan(0.3);
     expect(typeof rows[1]!.train_loss).toBe("number");
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../run/cli.js";
+import { deadline } from "../helpers/deadline.js";
 
 export interface Process {
   readonly child: ChildProcess;
@@ -41,7 +42,7 @@ export function startProcess(args: readonly string[]): Process {
         const timer = setTimeout(() => {
           listeners.delete(check);
           reject(new Error(`no ${pattern} within ${timeoutMs} ms in:\n${text.slice(-3000)}`));
-        }, timeoutMs);
+        }, deadline(timeoutMs));
         listeners.add(check);
         check();
       }),

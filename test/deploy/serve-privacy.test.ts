@@ -15,6 +15,7 @@ import { clientBatches } from "../../src/deploy/client/batches.js";
 import { federatedData } from "../../src/lib/run/setup.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -85,7 +86,7 @@ describe("what a served client sends", () => {
     const { frames } = await recordedRun([]);
     const kinds = checkFrames(frames, ["hello", "ready", "update"]);
     expect(kinds.get("update")).toBe(4);
-  }, 120_000);
+  }, deadline(120_000));
 
   it("secure rounds: no update in the clear, only SecAgg+ messages; no example or label bytes", async () => {
     const { frames, log } = await recordedRun(["--aggregator", "secure"]);
@@ -94,5 +95,5 @@ describe("what a served client sends", () => {
     // Four SecAgg+ steps per client per round.
     expect(kinds.get("secagg")).toBe(2 * 2 * 4);
     expect(log).toMatch(/round 2: secure sum of 2 clients/);
-  }, 120_000);
+  }, deadline(120_000));
 });

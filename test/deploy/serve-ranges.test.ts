@@ -12,6 +12,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { writeTokens } from "./serve-helpers.js";
 import { killedAfterAll, refusedServe, serveWithFiles, startFileClient } from "./serve-kill-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const { track } = killedAfterAll();
 
@@ -44,7 +45,7 @@ describe("SecAgg+ ranges of fedtensor serve", () => {
     expect(await run("--clipping-range", "4")).toMatch(/FT305: --clipping-range: SecAgg\+'s ranges need --aggregator secure/);
     expect(await run("--aggregator", "distributed-dp", "--modulus-range", "65536")).toMatch(/FT305: --modulus-range: with --aggregator distributed-dp the codec quantizes each update and --ddp-bits fixes the modulus/);
     expect(await run(...secure, "--clients-per-round", "10", "--quantization-range", "65536", "--modulus-range", "524288")).toMatch(/FT342: --clients-per-round 10 x --quantization-range 65536 is not below --modulus-range 524288: the secure sum would wrap; lower --quantization-range to at most 52428/);
-  }, 60_000);
+  }, deadline(60_000));
 
   it("reach the clients through the setup message and train: clipping 4, quantization 2^16, modulus 2^24", async () => {
     const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-ranges-", 4, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "4",
@@ -62,5 +63,5 @@ describe("SecAgg+ ranges of fedtensor serve", () => {
     expect(rows.map((r) => r.clients)).toEqual([4, 4]);
     // A wrong modulus or scale would leave noise in the sum, and the model at chance (10%).
     expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
 if (!hasOpenssl) console.log("serve-tls.test.ts skipped: no openssl to make a certificate");
@@ -42,5 +43,5 @@ describe.skipIf(!hasOpenssl)("serve over TLS", () => {
     expect(await server.exited()).toBe(0);
     expect(await client.exited()).toBe(0);
     expect(readMetrics(join(out, "metrics.jsonl")).map((r) => r.clients)).toEqual([1]);
-  }, 120_000);
+  }, deadline(120_000));
 });

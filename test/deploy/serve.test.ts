@@ -14,6 +14,7 @@ import { WIRE_VERSION } from "../../src/deploy/protocol/messages.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -81,5 +82,5 @@ describe("fedtensor serve with client processes", () => {
     // Four rounds of three clients with 3,000 examples each: the 2NN is well past 90%.
     expect(accuracy).toBeGreaterThan(0.9);
     expect(readFileSync(join(out, "metrics.csv"), "utf8")).toMatch(/^round,/);
-  }, 240_000);
+  }, deadline(240_000));
 });

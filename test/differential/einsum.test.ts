@@ -11,6 +11,7 @@ import type { OutputLeaf } from "../../src/interpret/reference.js";
 import { close, largest } from "./compare.js";
 import { checkFiniteDifferences } from "./finite-differences.js";
 import { checkAgreement } from "./harness.js";
+import { deadline } from "../helpers/deadline.js";
 
 const { atClients, atServer, broadcast, einsum, f32, map, program, reduceMean, sum, tanh, valueAndGrad } = ft;
 
@@ -125,7 +126,7 @@ test("einsum's common contractions agree with loops over their indices, on cpu, 
   for (const [name, [equation, ...operands]] of Object.entries(byLoops)) {
     expectLoops(reference[name]!, equation, operands.map((o) => x[o]!), operands.map((o) => o !== "w"));
   }
-}, 120_000);
+}, deadline(120_000));
 
 test("gradients through einsum agree on cpu, wasm and onnx, and with finite differences", async () => {
   const specs = { w: atServer(f32([4, 3])), wq: atServer(f32([3, 3])), x: atClients(f32([2, 5, 4])) };
@@ -156,4 +157,4 @@ test("gradients through einsum agree on cpu, wasm and onnx, and with finite diff
   const counts = checkFiniteDifferences(g, await checkAgreement(g, ["cpu", "wasm", "onnx"]));
   expect(counts.checked).toBe(4 * 3 + 3 * 3);
   await lossProgram.dispose();
-}, 120_000);
+}, deadline(120_000));

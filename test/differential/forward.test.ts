@@ -10,6 +10,7 @@ import { checkAgreement, discardingTies, propertySettings, type Backend } from "
 import { forwardProgram } from "./programs.js";
 import { programRecipe } from "./recipe.js";
 import { webgpu } from "../helpers/test-backends.js";
+import { deadline } from "../helpers/deadline.js";
 
 /** Fewer on webgpu: each new program compiles its shaders, slow on a software adapter. */
 const WEBGPU_PROGRAMS = Number(process.env.FEDTENSOR_TEST_WEBGPU_PROGRAMS ?? 150);
@@ -26,8 +27,8 @@ const agreeOn = (backends: readonly Backend[], seed: number, programs: number) =
   expect(discards.count).toBeLessThan(0.01 * programs + 1);
 };
 
-test("random federated programs agree on wasm, onnx and the reference interpreter", agreeOn(["wasm", "onnx"], 20240501, 1200), 300_000);
+test("random federated programs agree on wasm, onnx and the reference interpreter", agreeOn(["wasm", "onnx"], 20240501, 1200), deadline(300_000));
 
-test("random federated programs agree on cpu, wasm, onnx and the reference interpreter", agreeOn(["cpu", "wasm", "onnx"], 7151, 300), 300_000);
+test("random federated programs agree on cpu, wasm, onnx and the reference interpreter", agreeOn(["cpu", "wasm", "onnx"], 7151, 300), deadline(300_000));
 
-test.skipIf(!webgpu.available)(`random federated programs agree on webgpu and the reference interpreter (${webgpu.detail})`, agreeOn(["webgpu"], 9001, WEBGPU_PROGRAMS), 300_000);
+test.skipIf(!webgpu.available)(`random federated programs agree on webgpu and the reference interpreter (${webgpu.detail})`, agreeOn(["webgpu"], 9001, WEBGPU_PROGRAMS), deadline(300_000));

@@ -13,6 +13,7 @@ import { gradientProgram } from "./programs.js";
 import { gradientRecipe } from "./recipe.js";
 import { webgpu } from "../helpers/test-backends.js";
 import type { Backend } from "./harness.js";
+import { deadline } from "../helpers/deadline.js";
 
 const PROGRAMS = 400;
 
@@ -39,6 +40,6 @@ const gradientsAgree = (backends: readonly Backend[], seed: number, programs: nu
   expect(skipped).toBeLessThan(0.05 * (checked + skipped));
 };
 
-test("gradients agree on wasm, onnx, the reference interpreter and finite differences", gradientsAgree(["wasm", "onnx"], 31337, PROGRAMS), 300_000);
+test("gradients agree on wasm, onnx, the reference interpreter and finite differences", gradientsAgree(["wasm", "onnx"], 31337, PROGRAMS), deadline(300_000));
 
-test.skipIf(!webgpu.available)(`gradients agree on webgpu and the reference interpreter (${webgpu.detail})`, gradientsAgree(["webgpu"], 4711, Math.ceil(PROGRAMS / 4)), 300_000);
+test.skipIf(!webgpu.available)(`gradients agree on webgpu and the reference interpreter (${webgpu.detail})`, gradientsAgree(["webgpu"], 4711, Math.ceil(PROGRAMS / 4)), deadline(300_000));

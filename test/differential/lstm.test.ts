@@ -13,6 +13,7 @@ import { Rng } from "../../src/lib/random.js";
 import { checkFiniteDifferences } from "./finite-differences.js";
 import { checkAgreement } from "./harness.js";
 import type { GeneratedGradient } from "./programs.js";
+import { deadline } from "../helpers/deadline.js";
 
 const [clients, batch, sequenceLength] = [2, 3, 5];
 const model = lstmModel({ sequenceLength, embedding: 2, hidden: 3 });
@@ -66,4 +67,4 @@ test("the LSTM's gradients through scan agree on cpu, wasm, onnx, the reference 
   const embeddingGradient = (reference as unknown as { grads: { data: Float64Array }[] }).grads[0]!.data;
   expect(Array.from(embeddingGradient.subarray(2 * 90, 2 * 96))).toEqual(new Array(12).fill(0));
   expect(embeddingGradient.subarray(0, 2).some((v) => v !== 0)).toBe(true);
-}, 300_000);
+}, deadline(300_000));

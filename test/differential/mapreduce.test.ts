@@ -25,6 +25,7 @@ import { fedSgdProgram } from "../../src/lib/algorithms/fedsgd.js";
 import { initialAdaptiveState } from "../../src/lib/algorithms/server-optimizers.js";
 import type { HostParam } from "../../src/lib/models/model.js";
 import { batchInputs, host, separableCohort, tiny } from "../lib/helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 /**
  * The program with only its SERVER and local outputs (a forward program returns every value it
@@ -113,9 +114,9 @@ const agreeOn = (make: (recipe: never) => GeneratedProgram, recipes: fc.Arbitrar
   expect(stats.formed).toBeGreaterThan(runs / 4);
 };
 
-test("random forward programs in MapReduce form agree over any grouping of the clients (interpreter, onnx, wasm)", agreeOn(forwardProgram, programRecipe, ["onnx", "wasm"], 1313, 70), 300_000);
+test("random forward programs in MapReduce form agree over any grouping of the clients (interpreter, onnx, wasm)", agreeOn(forwardProgram, programRecipe, ["onnx", "wasm"], 1313, 70), deadline(300_000));
 
-test("random forward programs in MapReduce form agree on cpu", agreeOn(forwardProgram, programRecipe, ["cpu"], 1314, 40), 300_000);
+test("random forward programs in MapReduce form agree on cpu", agreeOn(forwardProgram, programRecipe, ["cpu"], 1314, 40), deadline(300_000));
 
 /**
  * The generated gradient programs take the mean of values computed at the server from an
@@ -162,7 +163,7 @@ test("the library's round programs (gradients, server optimisers) in MapReduce f
   );
   // Every one of them has a MapReduce form (fedtensor run streams them): a refusal would pass checkForm unchecked.
   expect(stats).toEqual({ formed: 20, refused: 0 });
-}, 300_000);
+}, deadline(300_000));
 
 /** Host tensors ({shape, Float32Array}) and numbers as the interpreter's input data. */
 function hostInputs(tree: unknown): InputTree {
@@ -191,4 +192,4 @@ test("an aggregate() whose merge is associative with zero() as identity gives th
     }),
     propertySettings(1317, 15),
   );
-}, 300_000);
+}, deadline(300_000));

@@ -11,6 +11,7 @@ import { atClients, atServer, f32, i32, interpret, program, reduceSum, secureSum
 import { webgpu } from "../helpers/test-backends.js";
 import { propertySettings, type Backend } from "./harness.js";
 import type { GeneratedProgram } from "./programs.js";
+import { deadline } from "../helpers/deadline.js";
 
 interface Case {
   readonly clients: number;
@@ -90,5 +91,5 @@ const agreeOn = (backends: readonly Backend[], seed: number, runs: number) => as
   );
 };
 
-test("secure sums of generated cohorts are bit-identical on onnx, wasm, cpu and the reference interpreter", agreeOn(["onnx", "wasm", "cpu"], 4242, 25), 300_000);
-test.skipIf(!webgpu.available)(`secure sums agree on webgpu (${webgpu.detail})`, agreeOn(["webgpu"], 4243, 5), 300_000);
+test("secure sums of generated cohorts are bit-identical on onnx, wasm, cpu and the reference interpreter", agreeOn(["onnx", "wasm", "cpu"], 4242, 25), deadline(300_000));
+test.skipIf(!webgpu.available)(`secure sums agree on webgpu (${webgpu.detail})`, agreeOn(["webgpu"], 4243, 5), deadline(300_000));

@@ -15,6 +15,7 @@ import type { InputTree } from "../../src/interpret/reference.js";
 import { webgpu } from "../helpers/test-backends.js";
 import { checkAgreement, propertySettings, type Backend } from "./harness.js";
 import type { GeneratedProgram } from "./programs.js";
+import { deadline } from "../helpers/deadline.js";
 
 /** The operations with their static shape checks left out: the shapes here are data. */
 const op = ft as unknown as Record<string, (...args: any[]) => any>;
@@ -97,9 +98,9 @@ const windowsAgree = (backends: readonly Backend[], seed: number) => async () =>
   );
 };
 
-test("convolution, pooling and their gradients agree on cpu, wasm, onnx and the reference interpreter", windowsAgree(["cpu", "wasm", "onnx"], 4242), 120_000);
+test("convolution, pooling and their gradients agree on cpu, wasm, onnx and the reference interpreter", windowsAgree(["cpu", "wasm", "onnx"], 4242), deadline(120_000));
 
-test.skipIf(!webgpu.available)(`convolution, pooling and their gradients agree on webgpu and the reference interpreter (${webgpu.detail})`, windowsAgree(["webgpu"], 2424), 120_000);
+test.skipIf(!webgpu.available)(`convolution, pooling and their gradients agree on webgpu and the reference interpreter (${webgpu.detail})`, windowsAgree(["webgpu"], 2424), deadline(120_000));
 
 const optionalBackends: Backend[] = webgpu.available ? ["webgpu"] : [];
 

@@ -24,6 +24,7 @@ import {
   type Float,
   type Int,
 } from "../../src/index.js";
+import { deadline } from "../helpers/deadline.js";
 
 const loss = helper("loss", (logits: Float<["B", 3]>, labels: Int<["B"]>) => mean(sparseSoftmaxCrossEntropy(logits, labels)));
 const inputs = { logits: atClients(f32(["B", 3])), labels: atClients(i32(["B"])), serverLogits: atServer(f32(["B", 3])) };
@@ -110,5 +111,5 @@ describe('docs/language.md "Writing helpers"', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, deadline(60_000));
 });

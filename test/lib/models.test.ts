@@ -16,6 +16,7 @@ import { mlp2nn } from "../../src/lib/models/dense.js";
 import { Rng } from "../../src/lib/random.js";
 import { read } from "./helpers.js";
 import { sotuLossBeforeAndAfter } from "./sotu-rounds.js";
+import { deadline } from "../helpers/deadline.js";
 
 const parameterCount = (params: Record<string, { data: Float32Array }>) => Object.values(params).reduce((n, p) => n + p.data.length, 0);
 
@@ -109,5 +110,5 @@ describe("the character LSTM", () => {
     const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 1 });
     expect(before).toBeGreaterThan(0.95 * Math.log(CHARACTER_VOCABULARY_SIZE));
     expect(after).toBeLessThan(before - 0.5);
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -10,6 +10,7 @@ import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { aggregatorOf } from "../../src/lib/aggregators/aggregator.js";
 import type { Stage } from "../../src/lib/aggregators/stages.js";
 import { batchInputs, separableCohort, tiny } from "./helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const data = () => batchInputs(separableCohort([8, 8, 8], 4));
 const params = () => ({ w: tf.fill([2, 2], 0.1), b: tf.zeros([2]) });
@@ -30,7 +31,7 @@ test("without attackers the round is FedAvg's; every client sign-flipping moves 
   clean.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
   const flipped = await weights([{ kind: "attack", attack: "sign-flip" }], [1, 1, 1]);
   flipped.forEach((v, i) => expect(v - 0.1).toBeCloseTo(-(expected[i]! - 0.1), 5));
-}, 60_000);
+}, deadline(60_000));
 
 test("the median of three clients is unmoved by one attacker scaling its update 1000x, the mean is not", async () => {
   const honest = await weights([{ kind: "attack", attack: "scale" }, { kind: "median" }], [0, 0, 0]);
@@ -40,7 +41,7 @@ test("the median of three clients is unmoved by one attacker scaling its update 
   const spread = Math.max(...honest.map((v) => Math.abs(v - 0.1)));
   attacked.forEach((v, i) => expect(Math.abs(v - honest[i]!)).toBeLessThanOrEqual(2 * spread + 1e-6));
   expect(Math.max(...mean.map((v) => Math.abs(v - 0.1)))).toBeGreaterThan(100 * spread);
-}, 60_000);
+}, deadline(60_000));
 
 test("Krum with noise attackers and quantized updates gives the same round on cpu and onnx", async () => {
   const options: Stage[] = [{ kind: "attack", attack: "noise" }, { kind: "quantize", bits: 3, rotation: false }, { kind: "krum", byzantine: 0, select: 1 }];
@@ -48,4 +49,4 @@ test("Krum with noise attackers and quantized updates gives the same round on cp
   cpu.forEach((v, i) => expect(v).toBeCloseTo(onnx[i]!, 5));
   // The noisy client (std 5) is never Krum's choice: the update stays small.
   expect(Math.max(...onnx.map((v) => Math.abs(v - 0.1)))).toBeLessThan(1);
-}, 60_000);
+}, deadline(60_000));

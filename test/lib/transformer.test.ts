@@ -12,6 +12,7 @@ import { Rng } from "../../src/lib/random.js";
 import { checkAgreement } from "../differential/harness.js";
 import { read } from "./helpers.js";
 import { sotuLossBeforeAndAfter } from "./sotu-rounds.js";
+import { deadline } from "../helpers/deadline.js";
 
 describe("the transformer", () => {
   const sequenceLength = 16;
@@ -69,7 +70,7 @@ describe("the transformer", () => {
     const { before, after } = await sotuLossBeforeAndAfter(model, { lr: 0.1 });
     expect(before).toBeGreaterThan(0.8 * Math.log(CHARACTER_VOCABULARY_SIZE));
     expect(after).toBeLessThan(before - 0.5);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("its logits and the gradient of its federated loss agree on cpu, wasm and onnx with the reference interpreter", async () => {
     const tiny = transformerModel({ sequenceLength: 6, width: 8, heads: 2, blocks: 2 });
@@ -89,7 +90,7 @@ describe("the transformer", () => {
       y: { shape: [2, 3], data: ids.slice(0, 6) },
     };
     await checkAgreement({ program: p, code: "transformer logits and gradients", inputs: inputs as never, clients: 2 }, ["cpu", "wasm", "onnx"]);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("refuses heads that do not divide the width", () => {
     expect(() => transformerModel({ width: 10, heads: 3 })).toThrow(/^FT305: .*3 heads do not divide width 10/);

@@ -29,6 +29,7 @@ import { RunSecret } from "../../src/lib/privacy/secret.js";
 import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
 import { host, tiny } from "../lib/helpers.js";
 import { auditLowerBound } from "./audit-bound.js";
+import { deadline } from "../helpers/deadline.js";
 
 const delta = 1e-5;
 /** The seed the adversary reads from the config. */
@@ -72,20 +73,20 @@ describe("privacy audit: dpSum alone", () => {
     expect(reported).toBeGreaterThan(1.5);
     expect(reported).toBeLessThan(3);
     expect(bound).toBeLessThan(reported);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("with the noise derived from the seed the same test fails: the bound exceeds the reported epsilon", () => {
     const bound = auditLowerBound(statistics("seed", false, 1, trials), statistics("seed", true, trials + 1, trials));
     expect(bound).toBeGreaterThan(reported);
     expect(bound).toBeGreaterThan(5);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("the best adversary without the secret, thresholding the first coordinate itself (the others' known sum is a constant offset), stays below too", () => {
     const key = noiseKey("secret");
     const direct = (withCanary: boolean, first: number) => Array.from({ length: trials }, (_, i) => run(withCanary ? [...others, ...canary] : others, key, first + i)[0]!);
     const bound = auditLowerBound(direct(false, 1), direct(true, trials + 1));
     expect(bound).toBeLessThan(reported);
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe("privacy audit: one DP-FedAvg round (Poisson cohort, tiny model)", () => {
@@ -170,10 +171,10 @@ describe("privacy audit: one DP-FedAvg round (Poisson cohort, tiny model)", () =
     const bound = auditLowerBound(statistics("secret", false, 1, trials), statistics("secret", true, trials + 1, trials));
     expect(reported).toBeLessThan(3);
     expect(bound).toBeLessThan(reported);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("with the noise and the cohort derived from the seed the same test fails: the bound exceeds the reported epsilon", () => {
     const bound = auditLowerBound(statistics("seed", false, 1, trials), statistics("seed", true, trials + 1, trials));
     expect(bound).toBeGreaterThan(reported);
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -9,6 +9,7 @@ import { expect, test } from "vitest";
 import { atClients, atServer, distributedDpSum, f32, i32, interpret, program } from "../../src/index.js";
 import { calibrateDistributedDp, distributedDpEpsilon } from "../../src/lib/privacy/distributed-dp.js";
 import { auditLowerBound } from "./audit-bound.js";
+import { deadline } from "../helpers/deadline.js";
 
 const clients = 4;
 const options = { clip: 2, noiseMultiplier: 0.05, bits: 20, minClients: clients, maxClients: clients };
@@ -119,4 +120,4 @@ test("audit of the traced aggregator (onnx): a canary client against zeros, the 
   }
   await audited.dispose();
   expect(auditLowerBound(zeros, canaries)).toBeGreaterThan(reported);
-}, 300_000);
+}, deadline(300_000));

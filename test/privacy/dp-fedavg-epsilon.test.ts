@@ -14,6 +14,7 @@
 import { describe, expect, test } from "vitest";
 import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
+import { deadline } from "../helpers/deadline.js";
 
 const logSumExp2 = (a: number, b: number): number => Math.max(a, b) + Math.log1p(Math.exp(-Math.abs(a - b)));
 
@@ -76,7 +77,7 @@ describe("the reported epsilon against an independent integral of the sampled Ga
     const integral = independentEpsilon(q, z, rounds, delta);
     expect(integral).toBeLessThanOrEqual(library * (1 + 1e-6));
     expect(library).toBeLessThan(integral * 1.01);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("the sampler's share of delta, (1 + e^eps) n d for n draws within d of the exact normal each, comes off delta before the RDP conversion", () => {
     // The example: 199,211 draws a round (the 2NN's parameters and the adaptive count), 100 rounds, d = 2^-63 (src/ir/normal.ts).

@@ -17,6 +17,7 @@ import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "../run/temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, rounds: 2, checkpointEvery: 1, seed: 3 } as const;
 
@@ -56,7 +57,7 @@ describe("a private run's secret", () => {
     expect(a.filter((v, i) => v !== b[i]).length).toBeGreaterThan(7000);
     // The rows say how many clients each Poisson cohort aggregated.
     for (const row of [...first.rows, ...second.rows]) expect(Number.isInteger(row.clients)).toBe(true);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("--dp-insecure-seed reproduces a run, writes no secret.key, and says 'not private' on every round line, metrics row and the plot", async () => {
     const [a, b] = [await run({ ...dp, dpInsecureSeed: 11 }), await run({ ...dp, dpInsecureSeed: 11 })];
@@ -69,7 +70,7 @@ describe("a private run's secret", () => {
     expect(readFileSync(join(a.out, "plot.svg"), "utf8")).toContain("not private (--dp-insecure-seed)");
     // A private run has no such column.
     expect((await run({ ...dp, rounds: 1 })).rows[0]).not.toHaveProperty("privacy");
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a round whose Poisson cohort is empty still releases (the noise alone) and is accounted; it is not skipped", async () => {
     // q = 1/20: find a research seed whose round 1 samples nobody (about one in three do).
@@ -84,7 +85,7 @@ describe("a private run's secret", () => {
     // With (almost) no noise the empty round leaves the model as it was; with z = 1 it moved by the noise alone.
     const [noisy, still] = [await finalParams(out), await finalParams(init.out)];
     expect(noisy.filter((v, i) => Math.abs(v - still[i]!) > 1e-4).length).toBeGreaterThan(7000);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("every algorithm's rows carry the clients aggregated; a secure run says it is a simulation and keeps its mask key secret", async () => {
     const plain = await run({ rounds: 1 });
@@ -94,7 +95,7 @@ describe("a private run's secret", () => {
     expect(secure.rows[0]!.train_loss).toBeNull();
     expect(secure.log).toContain("secure aggregation is simulated in this process: the server holds the key every pair key derives from");
     expect(statSync(join(secure.out, SECRET_FILE)).mode & 0o777).toBe(0o600);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("per-client evaluation and --min-clients are FT305 with a private aggregator, saying why", async () => {
     for (const aggregator of ["dp", "secure"]) {

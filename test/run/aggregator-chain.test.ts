@@ -12,6 +12,7 @@ import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const config = (options: Record<string, unknown>) => validateRunConfig({ out: "unused", ...options }, "run.json");
 
@@ -82,6 +83,6 @@ describe("a run with an algorithm's state and the aggregator's", () => {
     await train(validateRunConfig({ ...options, out, resume: true }, "test"), stream, { given: ["resume"] });
     const resumed = readMetrics(`${out}/metrics.jsonl`);
     expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
-  }, 180_000);
+  }, deadline(180_000));
 });
 

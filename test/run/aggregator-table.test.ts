@@ -18,6 +18,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { runnerFor, type DeviceTree, type TrainingState } from "../../src/lib/run/rounds.js";
 import { algorithmNames } from "../../src/lib/run/run-options.js";
 import { separableCohort, tiny } from "../lib/helpers.js";
+import { deadline } from "../helpers/deadline.js";
 
 const examples = [6, 4, 5, 6, 3];
 const cohort = separableCohort(examples, 3);
@@ -112,4 +113,4 @@ test("every algorithm with every aggregator chain: 3 rounds, or an FT305 with it
   const written = rest === undefined ? undefined : `${START}${rest.split(END)[0]}${END}`;
   if (process.env.FEDTENSOR_UPDATE_DOCS === "1" && before !== undefined && written !== undefined) writeFileSync(path, doc.replace(written, table));
   else expect(written).toBe(table);
-}, 300_000);
+}, deadline(300_000));

@@ -59,7 +59,7 @@ describe("writeFileAtomic", () => {
 describe("a run folder's files on a disk that fills up", () => {
   test("a resumed run whose plot cannot be written: FT307, and plot.png is the old one, whole", () => {
     const out = tempDir("ft-atomic-run-");
-    const first = runCli(smallRun(out, "--rounds", "2"), deadline(120_000));
+    const first = runCli(smallRun(out, "--rounds", "2"), 120_000);
     expect(first.status, first.stderr).toBe(0);
     const before = filesOf(out);
     expect(before["plot.png"]!.length).toBeGreaterThan(60 * 1024);

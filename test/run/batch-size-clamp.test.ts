@@ -16,7 +16,7 @@ const withoutTimes = (out: string) => metricsRows(out).map(({ seconds: _seconds,
 describe("a batch larger than every client", () => {
   test("run --clients 10000 --clients-per-round 10000 --rounds 1 --model logistic trains by default and says so once", () => {
     const out = tempDir("ft-clamp-all-");
-    const run = runCli(["run", "--clients", "10000", "--clients-per-round", "10000", "--rounds", "1", "--model", "logistic", "--out", out], deadline(300_000));
+    const run = runCli(["run", "--clients", "10000", "--clients-per-round", "10000", "--rounds", "1", "--model", "logistic", "--out", out], 300_000);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.split(notice)).toHaveLength(2);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1]);
@@ -25,9 +25,9 @@ describe("a batch larger than every client", () => {
   test("the clamped run computes what --batch-size 6 computes, bit for bit", () => {
     const args = (out: string, ...extra: string[]) => ["run", "--clients", "10000", "--clients-per-round", "50", "--rounds", "2", "--model", "logistic", "--seed", "4", "--out", out, ...extra];
     const [clamped, six] = [tempDir("ft-clamp-10-"), tempDir("ft-clamp-6-")];
-    const first = runCli(args(clamped), deadline(180_000));
+    const first = runCli(args(clamped), 180_000);
     expect(first.status, first.stderr).toBe(0);
-    const second = runCli(args(six, "--batch-size", "6"), deadline(180_000));
+    const second = runCli(args(six, "--batch-size", "6"), 180_000);
     expect(second.status, second.stderr).toBe(0);
     expect(second.stdout).not.toContain("--batch-size");
     expect(withoutTimes(clamped)).toEqual(withoutTimes(six));

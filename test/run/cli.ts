@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readMetrics, type MetricsRow } from "../../src/lib/run/metrics.js";
+import { deadline } from "../helpers/deadline.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 export const cli = join(root, "bin/fedtensor.js");
@@ -20,8 +21,9 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/** Runs the CLI to its end; `timeout` is the deadline on an idle machine, scaled to this one (deadline.ts). */
 export function runCli(args: readonly string[], timeout = 60_000): CliResult {
-  const { status, stdout, stderr } = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout });
+  const { status, stdout, stderr } = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: deadline(timeout) });
   return { status, stdout, stderr };
 }
 

@@ -16,6 +16,7 @@ import { distributedDpEpsilonAfter, distributedDpOptionsOf } from "../../src/lib
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, rounds: 3 } as const;
 
@@ -39,7 +40,7 @@ describe("fedtensor run --aggregator distributed-dp", () => {
         expect(row.train_loss).toBeNull();
       });
     }
-  }, 300_000);
+  }, deadline(300_000));
 
   test("MimeLite trains with it; its epsilon is for its delta and gradient in one tree, twice the parameters", async () => {
     const options = { algorithm: "mimelite", aggregator: "distributed-dp", ddpClip: 1, ddpNoise: 1, ddpBits: 20, minClients: 5 };
@@ -50,7 +51,7 @@ describe("fedtensor run --aggregator distributed-dp", () => {
       expect(Number.isFinite(row.test_accuracy)).toBe(true);
       expect(row.epsilon).toBe(distributedDpEpsilonAfter(config, i + 1, 2 * 7850));
     });
-  }, 300_000);
+  }, deadline(300_000));
 
   test("a row's epsilon is the accountant's for the run's calibration: the model's parameters padded to a power of two", () => {
     const config = validateRunConfig({ ...small, out: "unused", aggregator: "distributed-dp", ddpClip: 0.5, ddpNoise: 1.2, ddpBits: 18, minClients: 4, ddpDelta: 1e-6 }, "test");

@@ -14,6 +14,7 @@ import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
 import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, aggregator: "dp" } as const;
 
@@ -41,7 +42,7 @@ describe("fedtensor run --aggregator dp", () => {
     expect(rows.every((row) => row.dp_clip === 0.5)).toBe(true);
     expect(log).toContain(`eps ${epsilons[3]!.toFixed(2)}`);
     expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("Privacy spent (epsilon)");
-  }, 120_000);
+  }, deadline(120_000));
 
   test("--dp-target-epsilon stops the run before the round that would exceed it", async () => {
     const target = (sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 3 }, 1e-5).epsilon + sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 4 }, 1e-5).epsilon) / 2;
@@ -52,7 +53,7 @@ describe("fedtensor run --aggregator dp", () => {
     expect(result.accuracy).toBe(rows[2]!.test_accuracy);
     expect(result.rounds).toBe(3);
     expect(log).toMatch(/privacy budget reached: round 4 would bring epsilon to [\d.]+ > --dp-target-epsilon [\d.]+ \(delta 0.00001\); stopping: 3 rounds spent epsilon/);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("adaptive clipping moves the clip from --dp-initial-clip toward the target quantile of update norms", async () => {
     const { rows } = await dpRun({ rounds: 3, dpClip: "adaptive", dpInitialClip: 0.01, dpClipLr: 0.5, dpNoise: 0.1, dpInsecureSeed: 3 });
@@ -68,7 +69,7 @@ describe("fedtensor run --aggregator dp", () => {
       const step = Math.log(clips[round + 1]! / clips[round]!);
       expect(Math.abs(step - (rows[round]!.clients as number) / 20)).toBeLessThan(0.1);
     }
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a cohort streamed in chunks (MapReduce form, noise drawn once at the server) trains as the whole cohort does", async () => {
     // One cohort and one noise for both: the research mode's (the secret of a private run is new each time).
@@ -78,7 +79,7 @@ describe("fedtensor run --aggregator dp", () => {
       expect(row.test_loss as number).toBeCloseTo(whole[i]!.test_loss as number, 4);
       expect(row.dp_clip as number).toBeCloseTo(whole[i]!.dp_clip as number, 5);
     });
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a resumed DP run re-reads its secret: it repeats the rounds after its checkpoint exactly (same cohorts, same noise, same adaptive clip)", async () => {
     const options = { rounds: 4, dpClip: "adaptive", dpNoise: 0.2, checkpointEvery: 1, keepCheckpoints: 4 };
@@ -94,7 +95,7 @@ describe("fedtensor run --aggregator dp", () => {
     await expect(train(validateRunConfig({ ...small, ...options, out, resume: true, rounds: 5 }, "test"), stream, { given: ["resume", "rounds"] })).rejects.toThrow(
       /^FT304: .*secret\.key: a private run resumes with the secret of its first rounds/,
     );
-  }, 120_000);
+  }, deadline(120_000));
 
   test("bad DP options are FT305", async () => {
     await expect(loadRunConfig(["--aggregator", "secret"])).rejects.toThrow(/^FT305: --aggregator: expected stages separated by commas, [^"]+, got "secret"$/);

@@ -8,6 +8,7 @@ import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 describe("a run with dropout", () => {
   test("logs survivors and drops per round, skips rounds short of --min-clients, and repeats exactly", async () => {
@@ -31,7 +32,7 @@ describe("a run with dropout", () => {
     expect(lines.join("")).toContain(`round ${skipped[0]!.round} skipped: ${3 - Number(skipped[0]!.dropped)} of 3 clients reported, fewer than --min-clients 2`);
     const again = await run(tempDir("ft-dropout-"));
     expect(again.map(({ seconds: _, ...row }) => row)).toEqual(rows.map(({ seconds: _, ...row }) => row));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("--min-clients above --clients-per-round is FT305", async () => {
     await expect(loadRunConfig(["--min-clients", "11"])).rejects.toThrow(

@@ -13,6 +13,7 @@ import { redisBinary, startRedis, type RedisServer } from "../../bench/redis-ser
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
 import { runCli, startWorker } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 if (redisBinary === undefined) console.log("engine default-options test skipped: redis-server is not installed (apt-get install redis-server)");
 
@@ -33,7 +34,7 @@ describe.skipIf(redisBinary === undefined)("the README's engine commands, defaul
   beforeAll(async () => {
     redis = await startRedis();
     worker = await startWorker(redis.url);
-  }, 60_000);
+  }, deadline(60_000));
   afterAll(() => {
     worker?.kill("SIGKILL");
     redis?.stop();
@@ -52,5 +53,5 @@ describe.skipIf(redisBinary === undefined)("the README's engine commands, defaul
     expect(metricsText(engine)).toBe(metricsText(local));
     expect(metricsText(local).split("\n")).toHaveLength(4);
     expect(await modelBytes(engine)).toBe(await modelBytes(local));
-  }, 600_000);
+  }, deadline(600_000));
 });

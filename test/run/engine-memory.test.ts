@@ -11,6 +11,7 @@ import { redisBinary, startRedis, type RedisServer } from "../../bench/redis-ser
 import { eventsKept } from "../../src/lib/run/engine/coordinator.js";
 import { runCli, startWorker } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 if (redisBinary === undefined) console.log("engine memory test skipped: redis-server is not installed (apt-get install redis-server)");
 
@@ -37,7 +38,7 @@ describe.skipIf(redisBinary === undefined)("Redis after 20 engine runs", () => {
     redis = await startRedis();
     connection = new Redis(redis.url);
     worker = await startWorker(redis.url);
-  }, 60_000);
+  }, deadline(60_000));
   afterAll(() => {
     worker?.kill("SIGKILL");
     connection?.disconnect();
@@ -69,5 +70,5 @@ describe.skipIf(redisBinary === undefined)("Redis after 20 engine runs", () => {
       expect(await connection.zcard(`bull:${queue}:completed`)).toBe(0);
       expect(await connection.xlen(`bull:${queue}:events`)).toBeLessThan(eventsKept + 200);
     }
-  }, 900_000);
+  }, deadline(900_000));
 });

@@ -33,6 +33,7 @@ import { RunSecret, SECRET_FILE } from "../../src/lib/privacy/secret.js";
 import { startWorker } from "./cli.js";
 import { capturedHas, captureRedis, type RedisCapture } from "./redis-capture.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 if (redisBinary === undefined) console.log("private engine tests skipped: redis-server is not installed (apt-get install redis-server)");
 
@@ -83,7 +84,7 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
   beforeAll(async () => {
     redis = await startRedis();
     workers = await Promise.all([startWorker(redis.url), startWorker(redis.url)]);
-  }, 60_000);
+  }, deadline(60_000));
   afterAll(() => {
     for (const w of workers) w.kill("SIGKILL");
     redis?.stop();
@@ -121,7 +122,7 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     const seeded = { ...dp, dpInsecureSeed: 1234 };
     const [local, remote] = [await run(seeded), await captured(seeded)];
     expect(remote.params).toEqual(local.params);
-  }, 300_000);
+  }, deadline(300_000));
 
   test("secure: Redis holds each group's sum, in groups of at least --secure-group-min, and the engine gives the in-process streamed run's bytes", async () => {
     const secure = { aggregator: "secure", secureBits: 30, secureGroupMin: 3 };
@@ -158,13 +159,13 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     expect(sizes.size).toBe(1);
     const local = await run(secure);
     expect(params).toEqual(local.params);
-  }, 300_000);
+  }, deadline(300_000));
 
   test("quantized updates under a sign-flip attack, norm-clipped: the engine gives the in-process streamed run's bytes", async () => {
     const robust = { aggregator: "norm-clip", normBound: 1, quantizeBits: 4, attack: "sign-flip", byzantine: 0.3 };
     const [local, remote] = [await run(robust), await captured(robust)];
     expect(remote.params).toEqual(local.params);
-  }, 300_000);
+  }, deadline(300_000));
 
   test("AFL: each job carries its clients' ids, an int32 per-client input, and the engine gives the in-process streamed run's bytes", async () => {
     const afl = { algorithm: "afl", aflLr: 0.01 };
@@ -172,7 +173,7 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     expect(capturedHas(remote.capture, Buffer.from('"perClient":{"client":{"shape":['))).toBe(true);
     expect(capturedHas(remote.capture, Buffer.from('"dtype":"int32"'))).toBe(true);
     expect(remote.params).toEqual(local.params);
-  }, 300_000);
+  }, deadline(300_000));
 
   test("distributed DP: the workers draw their clients' keys, which never reach Redis, in groups of at least --min-clients", async () => {
     const ddp = { aggregator: "distributed-dp", minClients: 3, ddpClip: 10, ddpNoise: 0.001, ddpBits: 20 };
@@ -197,5 +198,5 @@ describe.skipIf(redisBinary === undefined)("private rounds on the BullMQ engine"
     // It trained: the little noise leaves the logistic model well above chance.
     const rows = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { test_accuracy?: number; epsilon?: number });
     expect(rows.at(-1)!.test_accuracy!).toBeGreaterThan(0.5);
-  }, 300_000);
+  }, deadline(300_000));
 });

@@ -18,6 +18,7 @@ import { chunkProcessor } from "../../src/lib/run/engine/worker.js";
 import { metricsRows, runCli, startCli } from "./cli.js";
 import { freePort, redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 if (redisBinary === undefined) console.log("engine tests skipped: redis-server is not installed (apt-get install redis-server; .ci/run does)");
 
@@ -69,7 +70,7 @@ function start(args: string[]): Running {
           resolve(line);
           return true;
         };
-        const timer = setTimeout(() => reject(new Error(`no line ${pattern} in ${timeoutMs} ms; output:\n${running.output}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`no line ${pattern} in ${deadline(timeoutMs)} ms; output:\n${running.output}`)), deadline(timeoutMs));
         if (!check()) child.stdout!.on("data", check);
       }),
     exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
@@ -124,7 +125,7 @@ describe("the BullMQ engine without a Redis", () => {
     const alone = runCli(["worker", "--redis", nothing], 30_000);
     expect(alone.status).toBe(1);
     expect(alone.stderr).toMatch(/FT319/);
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
@@ -138,7 +139,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(result.status, result.stderr).toBe(0);
     local = await outcome(out);
     expect(local.round).toBe(3);
-  }, 150_000);
+  }, deadline(150_000));
   afterAll(() => redis?.stop());
 
   test("a run through two workers is bit-identical to the in-process streamed run", async () => {
@@ -151,7 +152,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(run.output).toMatch(/3 rounds through workers; [\d.]+ MB to Redis, [\d.]+ MB of partial accumulators back/);
     // Both took chunks: 12 chunks, each worker asks for the next as soon as it is free.
     for (const w of workers) expect(w.output).toMatch(/round \d chunk \d: done/);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a worker killed with kill -9 mid-job: its job goes to a worker that joined mid-run, same bits", async () => {
     const doomed = worker(redis);
@@ -167,7 +168,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(doomed.output).not.toMatch(new RegExp(`round 1 chunk ${chunk}: done`));
     expect(joiner.output).toMatch(new RegExp(`round 1 chunk ${chunk}: done`));
     expect(await outcome(out)).toEqual(local);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("Redis restarting mid-round: the round is redone, same bits", async () => {
     const { out, run } = await inRound2(redis, "engine-restart-");
@@ -175,7 +176,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(await run.exited, run.output).toBe(0);
     expect(run.output).toMatch(/round 2: Redis lost the round's jobs \(restarted\?\); redoing the round/);
     expect(await outcome(out)).toEqual(local);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a coordinator killed mid-round resumes with --resume, same bits", async () => {
     const { out, run: first } = await inRound2(redis, "engine-crash-");
@@ -186,7 +187,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     expect(await resumed.exited, resumed.output).toBe(0);
     expect(resumed.output).toMatch(/resumed from round 1/);
     expect(await outcome(out)).toEqual(local);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("with --client-holdout, workers train on the same split and the coordinator evaluates the clients: same bits as in-process", async () => {
     const holdout = ["--client-holdout", "0.2"];
@@ -200,7 +201,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     const [a, b] = [await outcome(inProcess), await outcome(out)];
     expect(b).toEqual(a);
     expect(b.rows[1]!.clients_evaluated).toBe(60);
-  }, 180_000);
+  }, deadline(180_000));
 
   test("a chunk that fails on every attempt is FT320 naming the chunk and the worker's error", async () => {
     const connection = new Redis(redis.url);
@@ -219,7 +220,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     worker(redis);
     expect(await run.exited, run.output).toBe(1);
     expect(run.output).toMatch(/FT320: chunk \d of round 1 failed on a worker: the program fedtensor:form:\w+ is not in Redis \(expired or deleted\)/);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("a worker skips the jobs of a coordinator that is gone, and a new coordinator removes their rounds", async () => {
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -253,7 +254,7 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     } finally {
       own.kill();
     }
-  }, 60_000);
+  }, deadline(60_000));
 
   test("a worker stops on SIGTERM, also when its Redis is gone", async () => {
     const own = await startRedis();
@@ -264,6 +265,6 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
     w.child.kill("SIGTERM");
     expect(await w.exited).toBe(0);
     expect(w.output).toMatch(/worker stopped/);
-  }, 30_000);
+  }, deadline(30_000));
 
 });

@@ -17,6 +17,7 @@ import { inferenceModel, logitsProgram } from "../../src/lib/run/export.js";
 import { models } from "../../src/lib/run/setup.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const quiet = { write: () => true, isTTY: false };
 
@@ -68,7 +69,7 @@ describe("fedtensor export --onnx", () => {
     // The exported model is the trained one: about as accurate as the run's evaluation said.
     const hits = argmaxRows(onnx, 10).filter((label, i) => label === test_.y[i]).length;
     expect(hits / batch).toBeGreaterThan(result.accuracy! - 0.15);
-  }, 120_000);
+  }, deadline(120_000));
 
   test.each(["logistic", "cnn", "char", "transformer"])("model %s exports a graph that agrees with the library", async (name) => {
     const model = models[name]!;
@@ -81,7 +82,7 @@ describe("fedtensor export --onnx", () => {
     expect(exported.input.shape).toEqual([batch, ...model.inputShape]);
     const onnx = await onnxLogits(exported.bytes, x, [batch, ...model.inputShape]);
     expectSamePredictions(onnx, await libraryLogits(model, params, x, batch), model.classes);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("without --batch-size, a dense model takes any batch size; a model whose graph holds it takes batch 1", async () => {
     const mnist = loadMnist("test");
@@ -96,7 +97,7 @@ describe("fedtensor export --onnx", () => {
     }
     const cnn = models.cnn!;
     expect(inferenceModel(cnn, cnn.init(Rng.fromSeed(4))).input.shape).toEqual([1, ...cnn.inputShape]);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("names what is wrong: no checkpoint, no --onnx, a parameter of the wrong shape", async () => {
     const empty = tempDir("ft-export-empty-");

@@ -19,6 +19,7 @@ import { Rng } from "../../src/lib/random.js";
 import * as tf from "@tensorflow/tfjs";
 import { tiny } from "../lib/helpers.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 /** Logistic regression on 20 MNIST clients with a fifth of each held out; 3 rounds, evaluated after rounds 2 and 3. */
 const config = (prefix: string, settings: Record<string, unknown> = {}) =>
@@ -74,7 +75,7 @@ describe("a run with --client-holdout", () => {
     expect(text).toMatch(/round 3\/3 {2}loss [\d.]+ {2}acc [\d.]+% {2}client acc [\d.]+% \(p10 [\d.]+%\)/);
     expect(text).toMatch(/personalization \(1 local epoch, 20 clients\): held-out accuracy before mean [\d.]+%, p10/);
     expect(readFileSync(join(c.out, "plot.svg"), "utf8")).toContain("Client held-out accuracy");
-  }, 120_000);
+  }, deadline(120_000));
 
   test("held-out data streamed in chunks of 3 gives the numbers of one whole chunk; --eval-clients samples", async () => {
     const whole = config("fedeval-whole-", { rounds: 2 });
@@ -87,7 +88,7 @@ describe("a run with --client-holdout", () => {
     }
     expect(client(sampled).clients_evaluated).toBe(5);
     expect(csvRows(join(sampled.out, "client-metrics.csv"))).toHaveLength(6);
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("resuming a run with --client-holdout", () => {
@@ -100,7 +101,7 @@ describe("resuming a run with --client-holdout", () => {
     const rows = (c: typeof whole) => readMetrics(join(c.out, "metrics.jsonl")).map(({ seconds: _seconds, ...row }) => row);
     expect(rows(part)).toEqual(rows(whole));
     expect(rows(part)[2]!.client_accuracy_p10).toEqual(expect.any(Number));
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("the options", () => {

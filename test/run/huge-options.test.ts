@@ -7,6 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { runCli, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const cases: readonly [readonly string[], RegExp][] = [
   [["--engine", "redis://:99999"], /FT305: --engine: expected local \| redis:\/\/host:port, got "redis:\/\/:99999"/],
@@ -21,7 +22,7 @@ describe("huge and malformed options", () => {
     expect(run.stderr).toMatch(message);
     expect(run.status).toBe(2);
     expect(run.stderr).not.toMatch(stackLine);
-  }, 60_000);
+  }, deadline(60_000));
 
   test.each([
     ["redis://:99999", "it is not a URL (a port must be a whole number from 1 to 65535)"],

@@ -12,6 +12,7 @@ import { FedTensorError } from "../../src/errors/error.js";
 import { lockFileName, lockRunFolder } from "../../src/lib/run/lock.js";
 import { metricsRows, runCli, smallRun, stackLine, startCli } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const lockPath = (dir: string) => join(dir, lockFileName);
 const lockRecord = (dir: string) => JSON.parse(readFileSync(lockPath(dir), "utf8")) as { pid: number; host: string };
@@ -65,7 +66,7 @@ describe("a second process in a run folder", () => {
     const resumed = runCli(smallRun(out, "--resume", "--rounds", "2"));
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/resumed from round \d+/);
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("two runs started together in one new folder", () => {
@@ -100,7 +101,7 @@ describe("two runs started together in one new folder", () => {
     }
     const rounds = metricsRows(out).map((row) => row.round);
     expect(rounds).toEqual(rounds.map((_, i) => i + 1));
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("lockRunFolder", () => {

@@ -20,6 +20,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { host, read, tiny } from "../lib/helpers.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 4, batchSize: 100, checkpointEvery: 1, seed: 7 } as const;
 const quiet = { write: () => true, isTTY: false };
@@ -56,7 +57,7 @@ describe.each(cases)("--algorithm $algorithm", ({ algorithm, options, state }) =
 
     await train(validateRunConfig({ ...config, rounds: 4, out: resumed, resume: true }, "test"), quiet, { given: ["rounds", "resume", "out"] });
     expect(rowsOf(resumed)).toEqual(rowsOf(straight));
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("their options", () => {

@@ -10,6 +10,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { clientOptimizerFor, roundLearningRates } from "../../src/lib/run/optimizers.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 describe("options", () => {
   test("the client optimiser and its settings apply where clients train locally", async () => {
@@ -93,4 +94,4 @@ test("a FedAvgM run with clipped Adam clients and a warm-up schedule trains", as
   // Round 1 trains at learning rate 0 (the warm-up's start): the model does not move.
   expect(rows[0]!.test_accuracy).toBeLessThan(0.3);
   expect(result.accuracy).toBeGreaterThan(0.8);
-}, 60_000);
+}, deadline(60_000));

@@ -52,12 +52,12 @@ describe("the CLI's reports", () => {
 
   test("run --engine with a password to an unreachable Redis: FT319 without the password", async () => {
     const url = `redis://user:${secret}@127.0.0.1:${await freePort()}`;
-    const run = runCli(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "3", "--rounds", "1", "--engine", url, "--out", tempDir("ft-redact-")], deadline(60_000));
+    const run = runCli(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "3", "--rounds", "1", "--engine", url, "--out", tempDir("ft-redact-")], 60_000);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^fedtensor run: FT319: cannot reach Redis at redis:\/\/user:\*\*\*@127\.0\.0\.1:\d+: /);
     expect(run.stdout + run.stderr).not.toContain(secret);
     expect(run.stderr).not.toMatch(stackLine);
-    const worker = runCli(["worker", "--redis", url], deadline(60_000));
+    const worker = runCli(["worker", "--redis", url], 60_000);
     expect(worker.stderr).toMatch(/FT319: cannot reach Redis at redis:\/\/user:\*\*\*@/);
     expect(worker.stdout + worker.stderr).not.toContain(secret);
   }, deadline(120_000));
@@ -87,7 +87,7 @@ describe.skipIf(redisBinary === undefined)("a run through a Redis that requires 
       });
       const out = tempDir("ft-redact-engine-");
       const args = ["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "4", "--chunk-clients", "2", "--batch-size", "50", "--checkpoint-every", "1", "--out", out];
-      const run = runCli([...args, "--rounds", "1", "--engine", redis.url], deadline(120_000));
+      const run = runCli([...args, "--rounds", "1", "--engine", redis.url], 120_000);
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toContain("engine redis://:***@127.0.0.1:");
       expect(run.stdout + run.stderr + workerOutput).not.toContain(secret);
@@ -95,10 +95,10 @@ describe.skipIf(redisBinary === undefined)("a run through a Redis that requires 
       expect(folderText(out)).not.toContain(secret);
       expect(folderText(out)).toContain("redis://:***@127.0.0.1:");
 
-      const again = runCli([...args, "--resume", "--rounds", "2"], deadline(60_000));
+      const again = runCli([...args, "--resume", "--rounds", "2"], 60_000);
       expect(again.status).toBe(2);
       expect(again.stderr).toMatch(/FT305: --engine: the run used redis:\/\/:\*\*\*@127\.0\.0\.1:\d+, whose password is never written to a checkpoint; give --engine with the password again/);
-      const resumed = runCli([...args, "--resume", "--rounds", "2", "--engine", redis.url], deadline(120_000));
+      const resumed = runCli([...args, "--resume", "--rounds", "2", "--engine", redis.url], 120_000);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect(folderText(out)).not.toContain(secret);
     } finally {

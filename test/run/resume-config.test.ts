@@ -12,6 +12,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { resumeConfig } from "../../src/lib/run/resume-config.js";
 import { metricsRows, runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 describe("resumeConfig", () => {
   const stored = { algorithm: "fedadam", model: "logistic", seed: 7, rounds: 4, serverLr: 0.05, out: "/elsewhere" };
@@ -43,14 +44,14 @@ describe("fedtensor run --resume", () => {
     out = tempDir("ft-resume-config-");
     const first = runCli(smallRun(out, "--rounds", "3", "--algorithm", "fedadam", "--seed", "4", "--eval-every", "3"));
     expect(first.status, first.stderr).toBe(0);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("options that change the computation are FT305 naming each, exit 2, no stack", () => {
     const run = runCli(smallRun(out, "--resume", "--seed", "5", "--algorithm", "scaffold", "--lr", "0.5"));
     expect(run.status).toBe(2);
     expect(run.stderr).toContain("FT305: --resume (3 options): --seed 5 (the checkpoint's run has 4); --algorithm scaffold (the checkpoint's run has fedadam); --lr 0.5 (the checkpoint's run has 0.1)");
     expect(run.stderr).not.toMatch(stackLine);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("a finished run resumed prints its real final accuracy and rounds", () => {
     const finalRow = metricsRows(out).at(-1)!;
@@ -59,7 +60,7 @@ describe("fedtensor run --resume", () => {
     expect(run.stdout).toContain("the run had finished: its checkpoint is of round 3 of 3; nothing left to train (raise --rounds to go on)");
     const accuracy = ((finalRow.test_accuracy as number) * 100).toFixed(2);
     expect(run.stdout).toContain(`final test accuracy: ${accuracy}% after 3 rounds of fedadam (logistic, mnist)`);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("without the config, with new rounds and cadence, it continues with the checkpoint's config; a damaged checkpoint is reported", async () => {
     const newest = (await listCheckpoints(out)).at(-1)!.path;
@@ -71,7 +72,7 @@ describe("fedtensor run --resume", () => {
     expect(run.stdout).toContain(`resumed from round 2 (${join(out, "checkpoint-00000002.safetensors")})`);
     expect(run.stdout).toMatch(/after 5 rounds of fedadam \(logistic, mnist\)/);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4, 5]);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("with the same config file it resumes; with a changed one it is FT305", () => {
     const dir = tempDir("ft-resume-file-");
@@ -85,5 +86,5 @@ describe("fedtensor run --resume", () => {
     const changed = runCli(["run", file, "--resume"]);
     expect(changed.status).toBe(2);
     expect(changed.stderr).toContain("--partition dirichlet (the checkpoint's run has iid)");
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { cli, metricsRows, runCli, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 /** A small run: 4 rounds and a checkpoint each round, unless `extra` says otherwise. */
 const args = (out: string, seed: number, ...extra: string[]) => [
@@ -33,7 +34,7 @@ describe("another run's checkpoint under this run's name", () => {
   beforeAll(() => {
     seed7 = completed(tempDir("ft-guard-7-"), 7);
     seed11 = completed(tempDir("ft-guard-11-"), 11);
-  }, 240_000);
+  }, deadline(240_000));
 
   /** seed 11's folder with one of seed 7's checkpoint files copied over one of its own. */
   function swapped(prefix: string, from: number, over: number, keep?: string): string {
@@ -57,20 +58,20 @@ describe("another run's checkpoint under this run's name", () => {
   test("a round-2 checkpoint named for round 4: FT304, the round inside against the name", () => {
     const out = swapped("ft-guard-round-", 2, 4);
     refused(out, new RegExp(`FT304: ${join(out, checkpointFileName(4))}: holds the state after round 2, not round 4 as its name says.*--overwrite`));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("another seed's round-4 checkpoint: FT304 naming the checkpoint it disagrees with", () => {
     const out = swapped("ft-guard-config-", 4, 4);
     const other = join(out, checkpointFileName(2)).replace(/[.]/g, "\\.");
     refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its config differs from that of ${other}: --seed 7 against 11: it is not this run's checkpoint`));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("with one checkpoint kept, the metrics row of its round tells them apart", () => {
     const lone11 = completed(tempDir("ft-guard-lone-"), 11, "--keep-checkpoints", "1");
     const out = swapped("ft-guard-row-", 4, 4, lone11);
     expect(readdirSync(out).filter((name) => name.startsWith("checkpoint-"))).toEqual([checkpointFileName(4)]);
     refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its round 4 is \\{"round":4,.*but ${join(out, "metrics.jsonl").replace(/[.]/g, "\\.")} has \\{"round":4,`));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("rows after the resumed round are set aside, not deleted, and trained again to the same values", () => {
     const out = tempDir("ft-guard-aside-");
@@ -86,7 +87,7 @@ describe("another run's checkpoint under this run's name", () => {
     // --overwrite clears the set-aside rows with the rest of the run's files.
     expect(runCli(args(out, 11, "--overwrite"), 120_000).status).toBe(0);
     expect(existsSync(join(out, "metrics.jsonl.superseded-1"))).toBe(false);
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("a run killed before its first checkpoint", () => {
@@ -127,5 +128,5 @@ describe("a run killed before its first checkpoint", () => {
     const none = runCli(args(out, 5, "--resume"), 60_000);
     expect(none.status).toBe(1);
     expect(none.stderr).toContain(`FT304: ${out}: --resume found no checkpoint there; run without --resume to start it, adding --overwrite if the folder holds another run's files`);
-  }, 240_000);
+  }, deadline(240_000));
 });

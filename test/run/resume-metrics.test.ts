@@ -12,7 +12,7 @@ import { deadline } from "../helpers/deadline.js";
 import { runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 
-const run = (out: string, ...extra: string[]) => runCli(smallRun(out, "--seed", "3", ...extra), deadline(120_000));
+const run = (out: string, ...extra: string[]) => runCli(smallRun(out, "--seed", "3", ...extra), 120_000);
 
 let finished: string;
 beforeAll(() => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const cli = join(root, "bin/fedtensor.js");
@@ -59,12 +60,12 @@ describe("resuming a killed run", () => {
     expect(strip(rowsOf(interrupted))).toEqual(strip(rowsOf(uninterrupted)));
     expect(rowsOf(interrupted).map((r) => r.round)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(readFileSync(join(interrupted, "metrics.csv"), "utf8").trim().split("\n")).toHaveLength(9);
-  }, 180_000);
+  }, deadline(180_000));
 
   test("--resume with no checkpoint is a clear error", () => {
     const empty = tempDir("ft-empty-");
     const run = spawnSync(process.execPath, [cli, ...options(empty), "--resume"], { encoding: "utf8" });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`FT304: ${empty}: --resume found no checkpoint there`);
-  }, 60_000);
+  }, deadline(60_000));
 });

@@ -11,6 +11,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { maliciousClients, requireWholeCohort } from "../../src/lib/run/robust.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0 } as const;
 const config = (options: Record<string, unknown>) => validateRunConfig({ ...small, out: tempDir("ft-robust-"), ...options }, "test");
@@ -31,7 +32,7 @@ describe("fedtensor run with robust aggregation", () => {
     expect(rows[0]!.compression).toBeCloseTo((32 * 7850) / bits, 10);
     expect(log).toContain(`updates quantized to 4 bits: ${bits} bits per client per round instead of ${32 * 7850} as float32 (7.97x less)`);
     expect(result.accuracy).toBeGreaterThan(0.5);
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a resumed run under a noise attack with quantized updates repeats an uninterrupted one exactly", async () => {
     const options = { aggregator: "trimmed-mean", trimFraction: 0.2, attack: "noise", byzantine: 0.2, attackScale: 0.5, quantizeBits: 3, checkpointEvery: 1 };
@@ -42,7 +43,7 @@ describe("fedtensor run with robust aggregation", () => {
     await train(validateRunConfig({ ...small, ...options, rounds: 3, out, resume: true }, "test"), stream, { given: ["rounds", "resume"] });
     const resumed = readMetrics(`${out}/metrics.jsonl`);
     expect(resumed.map(({ seconds: _, ...row }) => row)).toEqual(straight.map(({ seconds: _, ...row }) => row));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("the attackers are round(F C) clients of the cohort, the same for the same seed and round", () => {
     const cohort = Int32Array.from([4, 9, 11, 15, 2, 7, 8, 1, 0, 3]);
@@ -60,7 +61,7 @@ describe("fedtensor run with robust aggregation", () => {
     await expect(robustRun({ rounds: 1, aggregator: "median", chunkClients: 2 })).rejects.toThrow(
       "FT322: --aggregator median needs every client's update at once: --chunk-clients 2 is smaller than the cohort of 5; give --chunk-clients 5 or more",
     );
-  }, 60_000);
+  }, deadline(60_000));
 
   test("norm-clip under a sign-flip attack on quantized updates streams: chunks of 2 train as one chunk does", async () => {
     const options = { rounds: 2, aggregator: "norm-clip", normBound: 1, attack: "sign-flip", byzantine: 0.4, quantizeBits: 4 };
@@ -68,7 +69,7 @@ describe("fedtensor run with robust aggregation", () => {
     expect(chunked.rows.map((row) => row.byzantine_clients)).toEqual([2, 2]);
     // The same clients, attackers and quantization keys; only the order of the sums differs.
     chunked.rows.forEach((row, i) => expect(row.test_loss as number).toBeCloseTo(whole.rows[i]!.test_loss as number, 4));
-  }, 120_000);
+  }, deadline(120_000));
 
   test("a round given to workers (--engine) is FT322: each worker would see one chunk", () => {
     const cfg = config({ aggregator: "krum", engine: "redis://127.0.0.1:1" });
@@ -89,5 +90,5 @@ describe("fedtensor run with robust aggregation", () => {
 
   test("Krum with more Byzantine clients than the cohort tolerates is FT321", async () => {
     await expect(robustRun({ rounds: 1, aggregator: "krum", krumByzantine: 2 })).rejects.toThrow(/FT321: krum: Krum tolerates f Byzantine clients among C only when C > 2f \+ 2; got f = 2 of C = 5 clients/);
-  }, 60_000);
+  }, deadline(60_000));
 });

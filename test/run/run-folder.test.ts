@@ -12,6 +12,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
 import { metricsRows, runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const isRoot = process.getuid?.() === 0;
 const mounted: string[] = [];
@@ -64,7 +65,7 @@ describe("a new run in a folder that holds another run", () => {
     expect(replaced.status, replaced.stderr).toBe(0);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2]);
     expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.safetensors", "checkpoint-00000002.safetensors", "confusion.csv", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe("file faults are FT307, never a stack trace", () => {
@@ -73,13 +74,13 @@ describe("file faults are FT307, never a stack trace", () => {
     writeFileSync(file, "");
     expectFileFault(runCli(smallRun(file)), `${file}: the output folder is a file`);
     expectFileFault(runCli(smallRun(join(file, "run"))), `${file}: is a file, so the output folder ${join(file, "run")} cannot be made under it`);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("/proc and /sys paths fail at once instead of spinning", () => {
     if (process.platform !== "linux") return void console.log("skipped: /proc and /sys are Linux's");
     expectFileFault(runCli(smallRun("/proc/fedtensor-run"), 20_000), "/proc/fedtensor-run: is in a proc file system, which holds kernel state, not files");
     expectFileFault(runCli(smallRun("/sys/fedtensor-run/deeper"), 20_000), "/sys/fedtensor-run/deeper: is in a sysfs file system, which holds kernel state, not files");
-  }, 60_000);
+  }, deadline(60_000));
 
   test("a folder that is not writable", (context) => {
     let folder: string;
@@ -98,7 +99,7 @@ describe("file faults are FT307, never a stack trace", () => {
     const why = isRoot ? "the file system is read-only (EROFS)" : "permission denied (EACCES)";
     expectFileFault(runCli(smallRun(join(folder, "run"))), `${join(folder, "run")}: cannot create the output folder: ${why}`);
     expectFileFault(runCli(smallRun(folder)), `${folder}: cannot write the run folder's lock: ${why}`);
-  }, 60_000);
+  }, deadline(60_000));
 
   test("a full disk: the cut checkpoint is removed, the previous one stays, resume works once there is room", async (context) => {
     const mount = mountTmpfs("size=1m");
@@ -136,5 +137,5 @@ describe("file faults are FT307, never a stack trace", () => {
     expect(resumed.stdout).toContain("resumed from round 2");
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4]);
     expect(existsSync(join(out, "checkpoint-00000004.safetensors"))).toBe(true);
-  }, 90_000);
+  }, deadline(90_000));
 });

@@ -10,6 +10,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, rounds: 3 } as const;
 
@@ -29,7 +30,7 @@ describe("fedtensor run --aggregator secure", () => {
         expect(Math.abs((row.test_accuracy as number) - (plain[i]!.test_accuracy as number))).toBeLessThan(0.005);
       });
     }
-  }, 180_000);
+  }, deadline(180_000));
 
   test("bad secure options are FT305", () => {
     const invalid = (options: Record<string, unknown>) => {

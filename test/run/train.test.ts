@@ -12,6 +12,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
+import { deadline } from "../helpers/deadline.js";
 
 const quiet = { write: () => true, isTTY: false };
 
@@ -42,7 +43,7 @@ describe("non-finite updates", () => {
     expect(latest!.checkpoint.round).toBe(round - 1);
     const params = (latest!.checkpoint.serverState as unknown as { params: Record<string, { data: Float32Array }> }).params;
     for (const leaf of Object.values(params)) expect(leaf.data.every(Number.isFinite)).toBe(true);
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe("a metric that is not finite", () => {
@@ -60,7 +61,7 @@ describe("a metric that is not finite", () => {
     expect(readMetrics(`${out}/metrics.jsonl`).map((row) => row.round)).toEqual([1]);
     expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("<svg");
     expect(existsSync(`${out}/plot.png`)).toBe(true);
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe("evaluation on a run shorter than --eval-every", () => {
@@ -88,7 +89,7 @@ describe("evaluation on a run shorter than --eval-every", () => {
     expect(resumed.filter((row) => row.test_accuracy !== null).map((row) => row.round)).toEqual([3, 5, 7]);
     expect(resumed[2]).toEqual(rows[2]);
     expect(readFileSync(`${config.out}/plot.svg`, "utf8")).toContain("test set evaluated every 5 rounds and at the last");
-  }, 120_000);
+  }, deadline(120_000));
 });
 
 describe("the run's backend", () => {
@@ -98,7 +99,7 @@ describe("the run's backend", () => {
     const result = await train(config, quiet);
     expect(result.accuracy).toBeGreaterThan(0.5);
     expect(tf.getBackend()).toBe("wasm");
-  }, 60_000);
+  }, deadline(60_000));
 });
 
 describe("streamed rounds", () => {
@@ -117,5 +118,5 @@ describe("streamed rounds", () => {
       expect(row.train_loss).toBeCloseTo(large[i]!.train_loss as number, 5);
       expect(row.test_accuracy).toBeCloseTo(large[i]!.test_accuracy as number, 3);
     });
-  }, 120_000);
+  }, deadline(120_000));
 });

@@ -3,6 +3,7 @@ import { expect, test } from "vitest";
 import { add, atServer, constant, f32, matmul, mul, program } from "../../src/index.js";
 import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { defineModel } from "../../src/lib/models/model.js";
+import { deadline } from "../helpers/deadline.js";
 
 /** A small softmax regression: 4 features, 3 classes. */
 const tiny = defineModel<{ w: ReturnType<typeof f32<[4, 3]>>; b: ReturnType<typeof f32<[3]>> }, [4], 3>({
@@ -36,7 +37,7 @@ test("1,000 FedAvg rounds leave tf.memory().numTensors unchanged", async () => {
   const w = await params.w.array();
   expect((w as number[][]).flat().every(Number.isFinite)).toBe(true);
   tf.dispose([...Object.values(params), ...Object.values(data)]);
-}, 120_000);
+}, deadline(120_000));
 
 // On the TensorFlow.js backends constants are tfjs tensors (on onnx they live in the session).
 test("a program's compiled constants are freed by dispose(), and it still runs afterwards", async () => {

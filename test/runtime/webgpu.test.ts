@@ -18,6 +18,7 @@ import { backendNames, requestedBackend, useBackend } from "../../src/runtime/ba
 import { tfjsLowering } from "../../src/runtime/lowering.js";
 import { dawnOptions, isSoftwareAdapter, withDeviceErrors } from "../../src/runtime/webgpu.js";
 import { webgpu } from "../helpers/test-backends.js";
+import { deadline } from "../helpers/deadline.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -33,7 +34,7 @@ function startChild(env: Record<string, string>, hideDawn = false): { message: s
     ${hideDawn ? `(await import("node:module")).register("data:text/javascript,${encodeURIComponent(hook)}");` : ""}
     const { useBackend } = await import("./dist/src/index.js");
     try { await useBackend("webgpu"); console.log("started"); } catch (error) { console.log(error.message); }`;
-  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000 });
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8", env: { ...process.env, ...env }, timeout: deadline(60_000) });
   return { message: child.stdout.trim().split("\n").pop() ?? child.stderr, stderr: child.stderr };
 }
 
@@ -137,5 +138,5 @@ describe.skipIf(!webgpu.available)(`webgpu on an adapter (${webgpu.detail})`, ()
       const worst = Math.max(...values.map((v, i) => Math.abs(v - gpu.host[k]![i]!)));
       expect(worst, k).toBeLessThan(1e-4);
     }
-  }, 120_000);
+  }, deadline(120_000));
 });
