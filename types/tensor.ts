@@ -147,14 +147,16 @@ export type Place<T, P extends Placement> = IsAny<T> extends true
 
 /**
  * Place<T, P>, except that leaves carrying private data go to PrivateP: how map() moves its
- * arguments to members and its results back to the CLIENTS without losing the taint.
+ * arguments to members and its results back to the CLIENTS without losing the taint. A leaf
+ * whose placement is not known statically stays unknown (it may be private: tsc fails closed
+ * on it where it is released, FT115).
  */
 export type PlaceKeepingPrivacy<T, P extends Placement, PrivateP extends PrivatePlacement> = IsAny<T> extends true
   ? T
   : T extends TensorSpec<infer S, infer D, infer Q>
     ? TensorSpec<S, D, Q extends PrivatePlacement ? PrivateP : P>
     : T extends Tensor<infer S, infer D, infer Q>
-      ? Tensor<S, D, Q extends PrivatePlacement ? PrivateP : P>
+      ? Tensor<S, D, Placement extends Q ? Q : Q extends PrivatePlacement ? PrivateP : P>
       : { -readonly [K in keyof T]: PlaceKeepingPrivacy<T[K], P, PrivateP> };
 
 /** The traced values a spec tree declares. */

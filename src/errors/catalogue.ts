@@ -488,15 +488,16 @@ export const catalogue = {
   },
   FT116: {
     title: "Private client data through an aggregator not known to release it",
-    message: "{what} takes private client data, got {got}, but the aggregator is not known to release it: narrow it with if (aggregator.releases) first",
+    message: "{what} takes private client data, got {got}, but the aggregator is not known to release it: narrow it with releasesPrivateData(aggregator) first",
     explanation:
-      "An aggregator built at run time (aggregatorOf, --aggregator) has releases: boolean: tsc " +
-      "does not know whether its chain ends in dp, secure or distributed-dp, which alone may " +
+      "An aggregator typed Aggregator (releases: boolean) may or may not release: tsc " +
+      "does not know whether its chain holds dp, secure or distributed-dp, which alone may " +
       "take private client data (its updates, masks or counts) to the SERVER. A chain without " +
       "them would average private counts and updates in the clear.",
     fix:
-      "Test the chain first: inside if (aggregator.releases), aggregator.next(updates, data, inputs) " +
-      "narrows it to a releasing aggregator; or build it with aggregator(...) from literal stages.",
+      "Test the chain first: inside if (releasesPrivateData(aggregator)), next() takes private data " +
+      "(for what aggregatorOf returns, if (aggregator.releases) narrows too); or build the chain " +
+      "with aggregator(...) from literal stages, whose type says whether it releases.",
   },
   FT309: {
     title: "Secure sum input outside its declared range",

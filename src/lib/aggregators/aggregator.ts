@@ -90,6 +90,15 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
 }
 
 /**
+ * Whether an aggregator takes private client data to the SERVER, as a type guard: an
+ * `Aggregator` whose `releases` is not known statically (a parameter typed `Aggregator`) is
+ * narrowed to one that releases, whose next() then takes private updates and round data.
+ */
+export function releasesPrivateData<I>(chain: Aggregator<boolean, I>): chain is Aggregator<true, I> {
+  return chain.releases;
+}
+
+/**
  * An aggregator whose chain is known only at run time (aggregatorOf): one that releases or one
  * that does not, so that `if (chain.releases)` narrows it to the one that may take private data.
  */
@@ -98,13 +107,14 @@ export type SomeAggregator<I = unknown> = Aggregator<true, I> | Aggregator<false
 /**
  * next()'s updates: float32 CLIENTS trees, private only when the aggregator is known to
  * release; through one whose `releases` is not known statically (`boolean`), private updates
- * are FT116 (fail closed: narrow it with `if (chain.releases)`).
+ * are FT116 (fail closed: narrow it with releasesPrivateData(chain)).
  */
 type NextCheck<R, T> = [R] extends [true]
-  ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>>
+  ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T> | UnknownMessage<"next()", T>>
   : [R] extends [false]
     ? ReduceCheck<"next", T, "float32">
     : Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>> | NotKnownToRelease<"next()", T>;
+// (An unknown placement through a chain not known to release stays FT115: ReduceCheck.)
 
 /**
  * next()'s round data, each client's batch mask and example count (the mean's weight): private
