@@ -214,8 +214,9 @@ export type OutputCheck<T> = IsUnknown<PlacementsOf<T>> extends true
  * every exported operation does).
  *
  * A placement that is not known statically (`Tensor` without one, a failed operation's `any`
- * result) is left alone, in By as in T: tracing checks it (src/ir/privacy.ts), and a guess here
- * would add a second diagnostic to the first mistake. A SERVER leaf stays at the SERVER: a SERVER
+ * result) is left alone, in By as in T: a guess here would add a second diagnostic to the first
+ * mistake. An unknown one from a loose annotation is refused where it would be released or
+ * returned (FT115: ReduceCheck, OutputCheck); an `any` one is silent, and tracing checks it. A SERVER leaf stays at the SERVER: a SERVER
  * value computed from private data is a mistake that its own operation reports.
  */
 export type Tainted<T, By> = [PrivateIn<PlacementsOf<By>>] extends [never] ? T : Taint<T, PrivateIn<PlacementsOf<By>>>;
