@@ -19,6 +19,7 @@ expectError(reduceSum([x, p])); // FT109
 expectError(reduceSum(value<readonly F32<[3], "clients-private">[]>()));
 expectError(reduceSum([[x], [x, p]]));
 expectError(reduceSum(value<F32<[3], "clients" | "clients-private">[]>()));
+expectError(program({}, () => value<F32<[3], "clients" | "clients-private">>()));
 expectType<F32<[3], "server">[]>(reduceSum([x, x]));
 expectType<F32<[3], "server">[][]>(reduceSum([[x], [x, x]]));
 expectAssignable<object>(dpSum([x, p], { clip: 1, noiseMultiplier: 1, key }));

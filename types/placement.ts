@@ -12,6 +12,7 @@ import type {
   DType,
   DTypeOf,
   LeafPaths,
+  MayBeAt,
   ShapeOf,
   LeafTypes,
   Leaves,
@@ -128,7 +129,8 @@ export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
           : UnknownMessage<`${Op}()`, T>
         :
           | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: Op }>)
-          | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>)
+          // A leaf whose placement is a union that may be "server" or "local" is named too (fail closed).
+          | Message<"FT103", { op: Op; got: Got<MayBeAt<T, "server" | "local">> }>)
   | (DType extends DTypeOf<Leaves<T>> ? never : DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>);
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> = [Bad] extends [never]
@@ -163,7 +165,7 @@ type PrivacyCheck<Op extends string, T> = Op extends DeclassifyingOp
     : never;
 
 /** FT109 naming `what` and the private leaves of T that it would release. */
-export type PrivacyMessage<What extends string, T> = Message<"FT109", { what: What; got: Got<LeafPaths<T, PrivatePlacement>> }>;
+export type PrivacyMessage<What extends string, T> = Message<"FT109", { what: What; got: Got<MayBeAt<T, PrivatePlacement>> }>;
 
 /**
  * Whether placements Ps are not known statically, from a loose annotation (`Tensor<S, D>`,

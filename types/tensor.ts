@@ -147,7 +147,8 @@ export type Place<T, P extends Placement> = IsAny<T> extends true
 
 /**
  * Place<T, P>, except that leaves carrying private data go to PrivateP: how map() moves its
- * arguments to members and its results back to the CLIENTS without losing the taint. A leaf
+ * arguments to members and its results back to the CLIENTS without losing the taint (a leaf
+ * whose placement is a union with a private member is private). A leaf
  * whose placement is not known statically stays unknown (it may be private: tsc fails closed
  * on it where it is released, FT115).
  */
@@ -156,7 +157,7 @@ export type PlaceKeepingPrivacy<T, P extends Placement, PrivateP extends Private
   : T extends TensorSpec<infer S, infer D, infer Q>
     ? TensorSpec<S, D, Q extends PrivatePlacement ? PrivateP : P>
     : T extends Tensor<infer S, infer D, infer Q>
-      ? Tensor<S, D, Placement extends Q ? Q : Q extends PrivatePlacement ? PrivateP : P>
+      ? Tensor<S, D, Placement extends Q ? Q : [Extract<Q, PrivatePlacement>] extends [never] ? P : PrivateP>
       : { -readonly [K in keyof T]: PlaceKeepingPrivacy<T[K], P, PrivateP> };
 
 /** The traced values a spec tree declares. */
@@ -179,21 +180,33 @@ export type SpecOf<T> = IsAny<T> extends true
  * signatures (`Object.fromEntries`' `{ [k: string]: T }`) as one element at `[number]` or
  * `[string]`, records by their string and numeric keys (`{ 0: a, 1: b }`), as tracing walks them.
  */
-export type LeafPaths<T, P extends Placement, Path extends string = ""> = IsAny<T> extends true
+export type LeafPaths<T, P extends Placement, Path extends string = "", Overlap extends boolean = false> = IsAny<T> extends true
   ? never
   : T extends Typed
   ? OptedOut<T> extends true
     ? never
-    : PlacementOf<T> extends P
-      ? [Path, T]
-      : never
+    : Overlap extends true
+      ? [Extract<PlacementOf<T>, P>] extends [never]
+        ? never
+        : [Path, Tensor<ShapeOf<T>, DTypeOf<T>, Extract<PlacementOf<T>, P>>]
+      : PlacementOf<T> extends P
+        ? [Path, T]
+        : never
   : T extends readonly unknown[]
     ? number extends T["length"]
-      ? LeafPaths<T[number], P, `${Path}[number]`>
-      : { [K in keyof T & `${number}`]: LeafPaths<T[K], P, `${Path}[${K}]`> }[keyof T & `${number}`]
+      ? LeafPaths<T[number], P, `${Path}[number]`, Overlap>
+      : { [K in keyof T & `${number}`]: LeafPaths<T[K], P, `${Path}[${K}]`, Overlap> }[keyof T & `${number}`]
     : T extends object
-      ? { [K in keyof T & Key]: LeafPaths<T[K], P, KeyPath<Path, K>> }[keyof T & Key]
+      ? { [K in keyof T & Key]: LeafPaths<T[K], P, KeyPath<Path, K>, Overlap> }[keyof T & Key]
       : never;
+
+/**
+ * The leaves that may be at a placement in P: those whose placement is in P, and those whose
+ * placement is a union with a member in P (`Tensor<S, D, "clients" | "clients-private">` may be
+ * private), printed at the placement in P it may have. What the privacy checks name, so that
+ * a union does not hide a private leaf.
+ */
+export type MayBeAt<T, P extends Placement> = LeafPaths<T, P, "", true>;
 
 /** The keys of a record that hold its values (symbols are phantoms: the runtime walks string keys, numeric ones included). */
 type Key = string | number;

@@ -15,8 +15,12 @@ export type Role = "leaks" | "releases";
 export interface Container {
   /** The tree's expression around a public leaf `o` and the value under test `v`. */
   readonly wrap: (o: string, v: string) => string;
-  /** What the container does besides holding the value (`unplaced`: its placement is not known statically; `instance`: the runtime takes no class instance as a tree, FT302). */
-  readonly kind?: "unplaced" | "instance";
+  /**
+   * What the container does besides holding the value (`unplaced`: its placement is not known
+   * statically; `widened`: typed with a union of placements that may be private; `instance`:
+   * the runtime takes no class instance as a tree, FT302).
+   */
+  readonly kind?: "unplaced" | "instance" | "widened";
 }
 
 /**
@@ -40,6 +44,7 @@ export const containers: Readonly<Record<string, Container>> = {
   hiddenFieldSpread: { wrap: (o, v) => `{ ...new Hidden(${o}, ${v}) }` },
   classInstance: { wrap: (o, v) => `new Pair(${o}, ${v})`, kind: "instance" },
   unplacedHelper: { wrap: (o, v) => `{ a: ${o}, b: unplaced(${v}) }`, kind: "unplaced" },
+  widenedArray: { wrap: (o, v) => `widened(${o}, ${v})`, kind: "widened" },
 };
 
 /**
@@ -94,7 +99,8 @@ export interface Verdict {
 
 /**
  * What each program must give. A private leaf at a position that leaks: FT109 in both, FT115 in
- * tsc where the leaf's placement is unknown there (tsc fails closed; public too). At a releasing position no
+ * tsc where the leaf's placement is unknown there, FT109 where its type says it may be private
+ * (tsc fails closed; public too). At a releasing position no
  * error, whatever the leaf. A class instance is no tree at run time (FT302) wherever it goes.
  */
 export function expected(container: string, position: string, isPrivate: boolean): Verdict {
@@ -103,6 +109,7 @@ export function expected(container: string, position: string, isPrivate: boolean
   const trace = kind === "instance" ? "FT302" : isPrivate && role === "leaks" ? "FT109" : null;
   if (role === "releases") return { tsc: [], trace };
   if (kind === "unplaced") return { tsc: ["FT115"], trace };
+  if (kind === "widened") return { tsc: ["FT109"], trace };
   if (!isPrivate || container in unclosable) return { tsc: [], trace };
   return { tsc: ["FT109"], trace };
 }
@@ -175,6 +182,7 @@ function prelude(index: string, lib: string): string[] {
     "class Pair<A, B> { constructor(readonly a: A, readonly b: B) {} }",
     "class Hidden<A, B> { constructor(readonly a: A, private readonly b: B) {} get hidden(): B { return this.b; } }",
     'const unplaced = (t: ft.Tensor<[3], "float32">) => t;',
+    'const widened = (...ts: ft.Tensor<[3], "float32", "clients" | "clients-private">[]) => ts;',
     "const meanChain = lib.aggregator(lib.aggregationStages.mean());",
     "const dpChain = lib.aggregator(lib.aggregationStages.clip(1), lib.aggregationStages.dp());",
     "const runtimeMean = lib.aggregatorOf([lib.aggregationStages.mean()]);",

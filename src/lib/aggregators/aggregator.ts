@@ -9,7 +9,7 @@
 import type { Presumed, Validate } from "../../../types/errors.js";
 import type { Message } from "../../../types/errors.js";
 import type { Got, IsUnknown, Moved, PrivacyMessage, Release, ReduceCheck, UnknownMessage } from "../../../types/placement.js";
-import type { LeafPaths, PlacementsOf, Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
+import type { MayBeAt, PlacementsOf, Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { Value } from "../algorithms/loose.js";
@@ -132,7 +132,7 @@ type DataCheck<R, D> = [R] extends [true]
       : NotKnownToRelease<"next()'s round data", D>;
 
 /** FT116 for the private leaves of T given to an aggregator not known to release. */
-type NotKnownToRelease<What extends string, T> = "clients-private" extends PlacementsOf<T> ? Message<"FT116", { what: What; got: Got<LeafPaths<T, "clients-private">> }> : never;
+type NotKnownToRelease<What extends string, T> = "clients-private" extends PlacementsOf<T> ? Message<"FT116", { what: What; got: Got<MayBeAt<T, "clients-private">> }> : never;
 /** The state next() returns: the dp stage's clip, when its inputs I hold one (any state when I is not known statically). */
 type StateOf<I> = unknown extends I
   ? Record<string, Tensor<[], "float32", "server">>

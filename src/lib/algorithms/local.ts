@@ -28,7 +28,7 @@ export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: 
  */
 export function clientBatchSpecs<M extends AnyModel, const O extends ClientsOptions = {}>(
   model: M,
-  options: O = {} as O,
+  options?: O,
 ): Place<ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>>, ClientsPlacement<O>> {
   return {
     x: atClients(featureSpec(model), options),
