@@ -170,5 +170,6 @@ const perClient = map((w) => sum(w, 0), weights);
 expectType<any>(reduceMean(perClient));
 // @ts-expect-error FT105: inside map()'s function the member stays a member.
 expectType<F32<[], "clients">>(map((x) => mean(reduceMean(x)), images));
-// A value whose placement is not known statically is checked while tracing; its type is moved.
+// A value whose placement is not known statically fails closed (FT115: annotate it); its type is still moved.
+// @ts-expect-error FT115: reduceMean() takes f32[3], whose placement tsc cannot know
 expectType<Tensor<[3], "float32", "server">>(reduceMean(value<Tensor<[3], "float32">>()));

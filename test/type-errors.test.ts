@@ -33,6 +33,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT107",
   "FT109",
   "FT110",
+  "FT115",
+  "FT116",
   "FT201",
   "FT202",
   "FT203",

@@ -43,9 +43,14 @@ type Top<Ps, R extends readonly Placement[] = Rank> = R extends readonly [infer 
  */
 type ArgLeaves<Xs extends readonly unknown[]> = { [K in keyof Xs]: Leaves<Xs[K]> }[number];
 
-/** The placement of a helper's result: unknown statically if any argument's is (or is `any`). */
+/**
+ * The placement of a helper's result: `any` when an argument is `any` (it opted out, and so
+ * does the result: no second diagnostic), unknown statically (`Placement`, refused where it
+ * is released: FT115) when an argument's placement is.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type HelperPlacement<Xs extends readonly unknown[]> = true extends { [K in keyof Xs]: IsAny<Xs[K]> }[number]
-  ? Placement
+  ? any
   : Placement extends PlacementOf<ArgLeaves<Xs>>
     ? Placement
     : Top<PlacementOf<ArgLeaves<Xs>>>;
@@ -96,7 +101,7 @@ export type Fits<X, Param> = IsAny<X> extends true
       ? Place<Param, P>
       : Param;
 
-/** The body's result with its local leaves at P; a leaf it captured at a placement is left to tracing. */
+/** The body's result with its local leaves at P; a leaf it captured at a placement is not known statically (FT115 where it is released). */
 export type HelperResult<R, P extends Placement> = IsAny<R> extends true
   ? R
   : R extends Tensor<infer S, infer D, infer Q>

@@ -5,13 +5,15 @@
 import type { MapAdvice } from "../src/errors/catalogue.js";
 import type { Fail, FailWith, Message } from "./errors.js";
 export type { Presumed, Validate } from "./errors.js";
-import type { At, Print } from "./print.js";
+import type { At, Print, PrintMember } from "./print.js";
 import type {
   AtClients,
   DrawnFrom,
   DType,
   DTypeOf,
   LeafPaths,
+  MayBeAt,
+  ShapeOf,
   LeafTypes,
   Leaves,
   Member,
@@ -121,9 +123,14 @@ export type BroadcastCheck<T> = [Exclude<PlacementsOf<T>, "server">] extends [ne
 export type ReduceCheck<Op extends string, T, Accepts extends DType = DType> =
   | ([Exclude<PlacementsOf<T>, AtClients>] extends [never]
       ? PrivacyCheck<Op, T>
-      :
+      : IsUnknown<PlacementsOf<T>> extends true
+        ? Op extends DeclassifyingOp
+          ? never
+          : UnknownMessage<`${Op}()`, T>
+        :
           | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: Op }>)
-          | Message<"FT103", { op: Op; got: Got<LeafPaths<T, "server" | "local">> }>)
+          // A leaf whose placement is a union that may be "server" or "local" is named too (fail closed).
+          | Message<"FT103", { op: Op; got: Got<MayBeAt<T, "server" | "local">> }>)
   | (DType extends DTypeOf<Leaves<T>> ? never : DTypeMessage<Op, Exclude<DTypeOf<Leaves<T>>, Accepts>, Accepts>);
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> = [Bad] extends [never]
@@ -149,25 +156,55 @@ export type Release<T> = [Extract<PlacementsOf<T>, PrivatePlacement>] extends [n
 
 /**
  * FT109 for a reduction other than a declassifying aggregator of a tree with private leaves.
- * A tree whose placements are not known statically is checked while tracing.
+ * (A tree whose placements are not known statically is FT115: ReduceCheck.)
  */
 type PrivacyCheck<Op extends string, T> = Op extends DeclassifyingOp
   ? never
-  : Placement extends PlacementsOf<T>
-    ? never
-    : "clients-private" extends PlacementsOf<T>
-      ? PrivacyMessage<`${Op}()`, T>
-      : never;
+  : "clients-private" extends PlacementsOf<T>
+    ? PrivacyMessage<`${Op}()`, T>
+    : never;
 
 /** FT109 naming `what` and the private leaves of T that it would release. */
-export type PrivacyMessage<What extends string, T> = Message<"FT109", { what: What; got: Got<LeafPaths<T, "clients-private">> }>;
+export type PrivacyMessage<What extends string, T> = Message<"FT109", { what: What; got: Got<MayBeAt<T, PrivatePlacement>> }>;
 
-/** A program's outputs: no private CLIENTS values (they would leave the clients as they are). */
-export type OutputCheck<T> = Placement extends PlacementsOf<T>
+/**
+ * Whether placements Ps are not known statically, from a loose annotation (`Tensor<S, D>`,
+ * `Tensor`, `Float<S>` outside helper()) or what operations computed from one (every placement
+ * at once, as a union of tensors): tsc fails closed on them where a value is released or
+ * returned (FT115). Not an `any` (a failed operation's result, or the user's opt-out): that is
+ * silent, so that a mistake has one diagnostic.
+ */
+export type IsUnknown<Ps> = IsAny<Ps> extends true ? false : Placement extends Ps ? true : false;
+
+/** FT115 naming `what` and the leaves of T whose placement tsc cannot know. */
+export type UnknownMessage<What extends string, T> = Message<"FT115", { what: What; got: UnknownGot<T> }>;
+/** The leaves of T whose placement is not known, printed without one (`f32[3] at [0]`), or "a value" when none is found alone. */
+type UnknownGot<T> = [UnknownPaths<T>] extends [never] ? "a value" : UnknownPaths<T>;
+type UnknownPaths<T, Path extends string = ""> = IsAny<T> extends true
   ? never
-  : "clients-private" extends PlacementsOf<T>
-    ? PrivacyMessage<"the program's result", T>
-    : never;
+  : [T] extends [Typed]
+    ? IsUnknown<PlacementOf<T>> extends true
+      ? Path extends ""
+        ? PrintMember<ShapeOf<T>, DTypeOf<T>>
+        : `${PrintMember<ShapeOf<T>, DTypeOf<T>>} at ${Path}`
+      : never
+    : T extends readonly unknown[]
+      ? number extends T["length"]
+        ? UnknownPaths<T[number], `${Path}[number]`>
+        : { [K in keyof T & `${number}`]: UnknownPaths<T[K], `${Path}[${K}]`> }[keyof T & `${number}`]
+      : T extends object
+        ? { [K in keyof T & (string | number)]: UnknownPaths<T[K], Path extends "" ? `${K}` : `${Path}.${K}`> }[keyof T & (string | number)]
+        : never;
+
+/**
+ * A program's outputs: no private value (a CLIENTS value would leave the clients as it is; a
+ * member, one client's), and none whose placement tsc cannot know (FT115: it could be either).
+ */
+export type OutputCheck<T> = IsUnknown<PlacementsOf<T>> extends true
+  ? UnknownMessage<"the program's result", T>
+  : [Extract<PlacementsOf<T>, PrivatePlacement>] extends [never]
+    ? never
+    : PrivacyMessage<"the program's result", T>;
 
 /**
  * The one rule that makes every operation's result as private as its operands: T (the result
@@ -179,8 +216,9 @@ export type OutputCheck<T> = Placement extends PlacementsOf<T>
  * every exported operation does).
  *
  * A placement that is not known statically (`Tensor` without one, a failed operation's `any`
- * result) is left alone, in By as in T: tracing checks it (src/ir/privacy.ts), and a guess here
- * would add a second diagnostic to the first mistake. A SERVER leaf stays at the SERVER: a SERVER
+ * result) is left alone, in By as in T: a guess here would add a second diagnostic to the first
+ * mistake. An unknown one from a loose annotation is refused where it would be released or
+ * returned (FT115: ReduceCheck, OutputCheck); an `any` one is silent, and tracing checks it. A SERVER leaf stays at the SERVER: a SERVER
  * value computed from private data is a mistake that its own operation reports.
  */
 export type Tainted<T, By> = [PrivateIn<PlacementsOf<By>>] extends [never] ? T : Taint<T, PrivateIn<PlacementsOf<By>>>;

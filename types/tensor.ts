@@ -102,7 +102,13 @@ export type TreeLike = object;
 
 export type ShapeOf<T> = T extends { readonly [staticType]: TypeInfo<infer S, DType, Placement> } ? S : never;
 export type DTypeOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, infer D, Placement> } ? D : never;
-export type PlacementOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, DType, infer P> } ? P : never;
+/**
+ * A value's placement; `any` for a value typed `any` (a failed operation's result, or the
+ * user's opt-out), so that what operations compute from it is a tensor at placement `any`:
+ * a leaf that opted out of the checks as its operand did (Leaves, LeafPaths skip it), not one
+ * whose placement a loose annotation left unknown (`Placement`, which tsc fails closed on).
+ */
+export type PlacementOf<T> = IsAny<T> extends true ? any : T extends { readonly [staticType]: TypeInfo<Shape, DType, infer P> } ? P : never;
 
 /**
  * True for `any`. A value typed `any` opts out of the static checks, as everywhere in
@@ -111,11 +117,16 @@ export type PlacementOf<T> = T extends { readonly [staticType]: TypeInfo<Shape, 
  */
 export type IsAny<T> = 0 extends 1 & T ? true : false;
 
-/** Union of the leaves of a tree. */
+/** Whether a typed value's placement is `any`: it was computed from an `any` (PlacementOf). */
+type OptedOut<T> = IsAny<PlacementOf<T>>;
+
+/** Union of the leaves of a tree (those that opted out with `any` left out). */
 export type Leaves<T> = IsAny<T> extends true
   ? never
   : T extends Typed
-  ? T
+  ? OptedOut<T> extends true
+    ? never
+    : T
   : T extends readonly (infer E)[]
     ? Leaves<E>
     : T extends object
@@ -136,14 +147,17 @@ export type Place<T, P extends Placement> = IsAny<T> extends true
 
 /**
  * Place<T, P>, except that leaves carrying private data go to PrivateP: how map() moves its
- * arguments to members and its results back to the CLIENTS without losing the taint.
+ * arguments to members and its results back to the CLIENTS without losing the taint (a leaf
+ * whose placement is a union with a private member is private). A leaf
+ * whose placement is not known statically stays unknown (it may be private: tsc fails closed
+ * on it where it is released, FT115).
  */
 export type PlaceKeepingPrivacy<T, P extends Placement, PrivateP extends PrivatePlacement> = IsAny<T> extends true
   ? T
   : T extends TensorSpec<infer S, infer D, infer Q>
     ? TensorSpec<S, D, Q extends PrivatePlacement ? PrivateP : P>
     : T extends Tensor<infer S, infer D, infer Q>
-      ? Tensor<S, D, Q extends PrivatePlacement ? PrivateP : P>
+      ? Tensor<S, D, Placement extends Q ? Q : [Extract<Q, PrivatePlacement>] extends [never] ? P : PrivateP>
       : { -readonly [K in keyof T]: PlaceKeepingPrivacy<T[K], P, PrivateP> };
 
 /** The traced values a spec tree declares. */
@@ -160,26 +174,62 @@ export type SpecOf<T> = IsAny<T> extends true
   ? TensorSpec<S, D, P>
   : { -readonly [K in keyof T]: SpecOf<T[K]> };
 
-/** Tree paths of the leaves whose placement is in P, as "[path, leaf]" pairs. */
-export type LeafPaths<T, P extends Placement, Path extends string = ""> = IsAny<T> extends true
+/**
+ * Tree paths of the leaves whose placement is in P, as "[path, leaf]" pairs. Every container a
+ * tree type can be is walked: tuples by index, arrays (`T[]`, `readonly T[]`) and index
+ * signatures (`Object.fromEntries`' `{ [k: string]: T }`) as one element at `[number]` or
+ * `[string]`, records by their string and numeric keys (`{ 0: a, 1: b }`), as tracing walks them.
+ */
+export type LeafPaths<T, P extends Placement, Path extends string = "", Overlap extends boolean = false> = IsAny<T> extends true
   ? never
   : T extends Typed
-  ? PlacementOf<T> extends P
-    ? [Path, T]
-    : never
+  ? OptedOut<T> extends true
+    ? never
+    : Overlap extends true
+      ? [Extract<PlacementOf<T>, P>] extends [never]
+        ? never
+        : [Path, Tensor<ShapeOf<T>, DTypeOf<T>, Extract<PlacementOf<T>, P>>]
+      : PlacementOf<T> extends P
+        ? [Path, T]
+        : never
   : T extends readonly unknown[]
-    ? { [K in keyof T & `${number}`]: LeafPaths<T[K], P, `${Path}[${K}]`> }[keyof T & `${number}`]
+    ? number extends T["length"]
+      ? LeafPaths<T[number], P, `${Path}[number]`, Overlap>
+      : { [K in keyof T & `${number}`]: LeafPaths<T[K], P, `${Path}[${K}]`, Overlap> }[keyof T & `${number}`]
     : T extends object
-      ? { [K in keyof T & string]: LeafPaths<T[K], P, Path extends "" ? K : `${Path}.${K}`> }[keyof T & string]
+      ? { [K in keyof T & Key]: LeafPaths<T[K], P, KeyPath<Path, K>, Overlap> }[keyof T & Key]
       : never;
 
-/** Union of the leaves that LeafPaths walks (arrays only when they are tuples), without their paths. */
+/**
+ * The leaves that may be at a placement in P: those whose placement is in P, and those whose
+ * placement is a union with a member in P (`Tensor<S, D, "clients" | "clients-private">` may be
+ * private), printed at the placement in P it may have. What the privacy checks name, so that
+ * a union does not hide a private leaf.
+ */
+export type MayBeAt<T, P extends Placement> = LeafPaths<T, P, "", true>;
+
+/** The keys of a record that hold its values (symbols are phantoms: the runtime walks string keys, numeric ones included). */
+type Key = string | number;
+/** The path of the value at key K below Path as tracing prints it (`a.b`, `a.0`), or `a[string]` for an index signature. */
+type KeyPath<Path extends string, K extends Key> = string extends K
+  ? `${Path}[string]`
+  : number extends K
+    ? `${Path}[number]`
+    : Path extends ""
+        ? `${K}`
+        : `${Path}.${K}`;
+
+/** Union of the leaves that LeafPaths walks, without their paths. */
 export type LeafTypes<T> = IsAny<T> extends true
   ? never
   : T extends Typed
-  ? T
+  ? OptedOut<T> extends true
+    ? never
+    : T
   : T extends readonly unknown[]
-    ? { [K in keyof T & `${number}`]: LeafTypes<T[K]> }[keyof T & `${number}`]
+    ? number extends T["length"]
+      ? LeafTypes<T[number]>
+      : { [K in keyof T & `${number}`]: LeafTypes<T[K]> }[keyof T & `${number}`]
     : T extends object
-      ? { [K in keyof T & string]: LeafTypes<T[K]> }[keyof T & string]
+      ? { [K in keyof T & Key]: LeafTypes<T[K]> }[keyof T & Key]
       : never;

@@ -471,6 +471,34 @@ export const catalogue = {
       "mechanism, so a chain has one dp stage. The types find these where the stages are literal.",
     fix: "Reorder or drop the stage the message names, e.g. clip,dp,secure or quantize,clip,dp; docs/algorithms.md lists the stages.",
   },
+  FT115: {
+    title: "A value whose placement tsc cannot know, released or returned",
+    message: "{what} takes {got}, whose placement tsc cannot know: annotate its placement (AtClients<S>, PrivateAtClients<S>, Tensor<S, D, P>) or write the helper with helper()",
+    explanation:
+      "A value typed without a placement (a helper's parameter or result typed Tensor<S, D> or " +
+      "Tensor, Float<S> used outside helper(), or what operations compute from such a value) " +
+      "could be private client data: tsc cannot prove that it is not, so it does not let it " +
+      "reach the SERVER through a plain reduction or leave as a program output (fail closed, " +
+      "docs/language.md \"Privacy\"). A value typed any, or the result of an operation that " +
+      "already failed, is not reported again.",
+    fix:
+      "Give the helper's parameters and result their placement, e.g. Tensor<[\"B\", 10], " +
+      "\"float32\", \"clients\">, AtClients<S> or PrivateAtClients<S>, or make the helper " +
+      "placement-generic with helper(name, body): its result then has its arguments' placement.",
+  },
+  FT116: {
+    title: "Private client data through an aggregator not known to release it",
+    message: "{what} takes private client data, got {got}, but the aggregator is not known to release it: narrow it with releasesPrivateData(aggregator) first",
+    explanation:
+      "An aggregator typed Aggregator (releases: boolean) may or may not release: tsc " +
+      "does not know whether its chain holds dp, secure or distributed-dp, which alone may " +
+      "take private client data (its updates, masks or counts) to the SERVER. A chain without " +
+      "them would average private counts and updates in the clear.",
+    fix:
+      "Test the chain first: inside if (releasesPrivateData(aggregator)), next() takes private data " +
+      "(for what aggregatorOf returns, if (aggregator.releases) narrows too); or build the chain " +
+      "with aggregator(...) from literal stages, whose type says whether it releases.",
+  },
   FT309: {
     title: "Secure sum input outside its declared range",
     message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",

@@ -31,14 +31,20 @@ type LeafMatches<Want, Got> = Want extends Tensor<infer S, infer D, infer P>
     : false
   : false;
 
-/** FT208 messages for carry leaves whose type changed, keys missing or added, or never. */
-type CarryCheck<Op extends string, C, R> = C extends Typed
+/** FT208 messages for carry leaves whose type changed, keys missing or added, or never (an optional field's undefined is no leaf). */
+type CarryCheck<Op extends string, C, R> = C extends undefined ? never : DefinedCarryCheck<Op, C, Exclude<R, undefined>>;
+type DefinedCarryCheck<Op extends string, C, R> = C extends Typed
   ? LeafMatches<C, R> extends true
     ? never
     : CarryMessage<Op, Print<R>, Print<C>>
+  : C extends readonly unknown[]
+    ? // Arrays and tuples element by element (their keys are also the array methods).
+      R extends readonly unknown[]
+      ? { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : CarryMessage<Op, `no [${K & string}]`, `a tree with [${K & string}]`> }[number]
+      : CarryMessage<Op, Print<R>, "an array">
   : R extends object
     ?
-        | { [K in keyof C]: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : CarryMessage<Op, `no ${K & string}`, `a tree with ${K & string}`> }[keyof C]
+        | { [K in keyof C]-?: K extends keyof R ? CarryCheck<Op, C[K], R[K]> : CarryMessage<Op, `no ${K & string}`, `a tree with ${K & string}`> }[keyof C]
         | { [K in Exclude<keyof R, keyof C>]: CarryMessage<Op, `a tree with ${K & string}`, `a tree without ${K & string}`> }[Exclude<keyof R, keyof C>]
     : CarryMessage<Op, Print<R>, "a tree">;
 type CarryMessage<Op extends string, Got extends string, Want extends string> = Message<

@@ -77,11 +77,19 @@ export interface ClientsOptions {
   readonly private?: boolean;
 }
 
+/**
+ * The placement of a CLIENTS input declared with options O. Fail closed: the input is public
+ * only where tsc knows `private` is absent or false; `{ private: true }` held in a variable
+ * (whose type widens to `boolean`) or any other flag tsc cannot see declares it private, so
+ * tsc rejects what tracing might (docs/language.md "Privacy").
+ */
+export type ClientsPlacement<O> = "private" extends keyof O ? ([O["private" & keyof O]] extends [false | undefined] ? "clients" : "clients-private") : "clients";
+
 /** Places a spec (tree) at the clients: `{T}@CLIENTS`, or `{T}@CLIENTS(private)` with `{ private: true }`. */
-export function atClients<const T extends object, const O extends ClientsOptions = ClientsOptions>(
+export function atClients<const T extends object, const O extends ClientsOptions = {}>(
   spec: Validate<T, NestCheck<T, "atClients()">>,
   options?: O,
-): Place<T, O extends { readonly private: true } ? "clients-private" : "clients"> {
+): Place<T, ClientsPlacement<O>> {
   if (options !== undefined && (typeof options !== "object" || options === null || Object.keys(options).some((k) => k !== "private"))) {
     throw ftError("FT302", { what: "atClients() options", why: `expected { private: boolean }, got ${describeValue(options)}` });
   }

@@ -68,7 +68,7 @@ export {
 } from "./algorithms/local.js";
 export { fedAvg, fedAvgProgram, type FedAvgOptions } from "./algorithms/fedavg.js";
 export type { AggregatorOptions } from "./algorithms/aggregation.js";
-export { aggregator, aggregatorOf, meanAggregator, type Aggregator } from "./aggregators/aggregator.js";
+export { aggregator, aggregatorOf, meanAggregator, releasesPrivateData, type Aggregator, type SomeAggregator } from "./aggregators/aggregator.js";
 export { aggregationStages, chainProblem, stageKinds, type ChainCheck, type Releases, type Stage, type StageKind } from "./aggregators/stages.js";
 export { fedAvgM, fedAvgMProgram, type FedAvgMHypers, type FedAvgMOptions, type FedAvgMProgram } from "./algorithms/fedavgm.js";
 export { fedSgd, fedSgdProgram } from "./algorithms/fedsgd.js";

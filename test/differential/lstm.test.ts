@@ -27,10 +27,9 @@ const specs = {
 };
 type Inputs = ValueOf<typeof specs>;
 type ServerParams = Pick<Inputs, keyof typeof model.params>;
-type Params = Parameters<typeof model.logits>[0];
 
 const loss = (params: ServerParams, { ids, next }: Inputs) =>
-  reduceMean(map((p: Params, x, y) => mean(sparseSoftmaxCrossEntropy(model.logits(p, x), y)), broadcast(params), ids, next));
+  reduceMean(map((p, x, y) => mean(sparseSoftmaxCrossEntropy(model.logits(p, x), y)), broadcast(params), ids, next));
 const serverParams = (inputs: Inputs) => Object.fromEntries(names.map((name) => [name, inputs[name]])) as ServerParams;
 
 const rng = Rng.fromSeed(7);

@@ -22,7 +22,7 @@ import {
   warmupCosineDecay,
   yogi,
   type GradientTransformation,
-  type Schedule,
+  type PlacedSchedule,
 } from "../../src/lib/optimizers/index.js";
 import { FedTensorError } from "../../src/errors/error.js";
 import { read } from "./helpers.js";
@@ -210,12 +210,12 @@ describe("optimisers agree with PyTorch", () => {
 
 describe("schedules", () => {
   const counts = [0, 1, 2, 3, 4, 5, 7, 10, 12];
-  async function values(schedule: Schedule): Promise<number[]> {
-    const p = program({ count: f32([counts.length]) }, ({ count }) => ({ lr: schedule(count as never) }));
+  async function values(schedule: PlacedSchedule): Promise<number[]> {
+    const p = program({ count: f32([counts.length]) }, ({ count }) => ({ lr: schedule<"local">(count as never) }));
     return (await read(await p.run({ count: counts }))).lr as number[];
   }
   const cosine = (init: number, steps: number, alpha: number) => (k: number) => init * ((1 - alpha) * 0.5 * (1 + Math.cos((Math.PI * Math.min(k, steps)) / steps)) + alpha);
-  const cases: [string, Schedule, (k: number) => number][] = [
+  const cases: [string, PlacedSchedule, (k: number) => number][] = [
     ["constant", constantSchedule(0.3), () => 0.3],
     ["exponential", exponentialDecay(0.5, { transitionSteps: 4, decayRate: 0.5 }), (k) => 0.5 * 0.5 ** (k / 4)],
     ["exponential staircase", exponentialDecay(0.5, { transitionSteps: 4, decayRate: 0.5, staircase: true }), (k) => 0.5 * 0.5 ** Math.floor(k / 4)],

@@ -11,72 +11,27 @@
  * does not cover, fails the test. All cases are one generated module, checked by one
  * ts.Program against the project's sources, and traced by the runtime.
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as ft from "../../src/index.js";
 import { taintCases } from "./taint-cases.js";
 import { exportedOperands, generate, operandOf, type Case } from "./taint-matrix.js";
 import { ftFailure } from "./failure.js";
+import { codeOf, compileGenerated, projectRoot, traceable, type Diagnostic } from "./generated-module.js";
 
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const indexPath = join(projectRoot, "src/index.ts");
 const generatedPath = join(projectRoot, "test/privacy/taint-matrix.generated.ts");
 const { source, cases } = generate(taintCases, "../../src/index.js");
-
-interface Diagnostic {
-  readonly line: number;
-  readonly code: number;
-  readonly text: string;
-}
-
-/** The project's compiler options, with the generated module served from memory. */
-function compile(): { program: ts.Program; diagnostics: Diagnostic[] } {
-  const config = ts.getParsedCommandLineOfConfigFile(join(projectRoot, "tsconfig.json"), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-    },
-  });
-  if (config === undefined) throw new Error("cannot read tsconfig.json");
-  const options = { ...config.options, noEmit: true };
-  const host = ts.createCompilerHost(options, true);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.fileExists = ((exists) => (f: string) => f === generatedPath || exists(f))(host.fileExists.bind(host));
-  host.readFile = ((read) => (f: string) => (f === generatedPath ? source : read(f)))(host.readFile.bind(host));
-  host.getSourceFile = (fileName, languageVersion, ...rest) =>
-    fileName === generatedPath ? ts.createSourceFile(fileName, source, languageVersion, true) : getSourceFile(fileName, languageVersion, ...rest);
-  const program = ts.createProgram([generatedPath, indexPath], options, host);
-  const file = program.getSourceFile(generatedPath)!;
-  const diagnostics = [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map((d) => ({
-    line: file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1,
-    code: d.code,
-    text: ts.flattenDiagnosticMessageText(d.messageText, "\n"),
-  }));
-  return { program, diagnostics };
-}
-
-/** The generated module, transpiled and run against the library as the tests import it. */
-function traceable(): Record<string, () => unknown> {
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
-  const exports: Record<string, () => unknown> = {};
-  new Function("require", "exports", outputText)(() => ft, exports);
-  return exports;
-}
-
-/** The FT code (or TSxxxx) a diagnostic reports. */
-const codeOf = (d: Diagnostic): string => /"(FT\d{3}): /.exec(d.text)?.[1] ?? `TS${d.code}`;
 
 let operands: Map<string, string[] | null>;
 let diagnostics: Diagnostic[];
 let builders: Record<string, () => unknown>;
 
 beforeAll(() => {
-  const compiled = compile();
+  const compiled = compileGenerated(generatedPath, source, [indexPath]);
   operands = exportedOperands(compiled.program, indexPath);
   diagnostics = compiled.diagnostics;
-  builders = traceable();
+  builders = traceable(source, { "../../src/index.js": ft });
 });
 
 describe("the table covers every export of src/index.ts", () => {

@@ -7,8 +7,9 @@
  * declare its client data private.
  */
 import type { Presumed, Validate } from "../../../types/errors.js";
-import type { Moved, PrivacyMessage, Release, ReduceCheck } from "../../../types/placement.js";
-import type { Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
+import type { Message } from "../../../types/errors.js";
+import type { Got, IsUnknown, Moved, PrivacyMessage, Release, ReduceCheck, UnknownMessage } from "../../../types/placement.js";
+import type { MayBeAt, PlacementsOf, Tensor, TensorSpec, TreeLike } from "../../../types/tensor.js";
 import type { InputSpecs } from "../../front/program.js";
 import { atClients, atServer, f32, i32 } from "../../front/specs.js";
 import type { Value } from "../algorithms/loose.js";
@@ -81,11 +82,57 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
    * and the next state. `inputs` are the aggregator's (its state among them: the dp stage's
    * clip). Private updates go in only when it releases, and come out released (FT109 otherwise).
    */
-  next<T extends TreeLike>(updates: Validate<T, NextCheck<R, T>>, data: ClientRoundData, inputs: HypersOf<I>): Presumed<{ value: R extends true ? Release<T> : Moved<T, "server">; state: StateOf<I> }>;
+  next<T extends TreeLike, D extends ClientRoundData>(
+    updates: Validate<T, NextCheck<R, T>>,
+    data: Validate<D, DataCheck<R, D>>,
+    inputs: HypersOf<I>,
+  ): Presumed<{ value: R extends true ? Release<T> : Moved<T, "server">; state: StateOf<I> }>;
 }
 
-/** next()'s updates: float32 CLIENTS trees, private only when the aggregator releases. */
-type NextCheck<R, T> = true extends R ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>> : ReduceCheck<"next", T, "float32">;
+/**
+ * Whether an aggregator takes private client data to the SERVER, as a type guard: an
+ * `Aggregator` whose `releases` is not known statically (a parameter typed `Aggregator`) is
+ * narrowed to one that releases, whose next() then takes private updates and round data.
+ */
+export function releasesPrivateData<I>(chain: Aggregator<boolean, I>): chain is Aggregator<true, I> {
+  return chain.releases;
+}
+
+/**
+ * An aggregator whose chain is known only at run time (aggregatorOf): one that releases or one
+ * that does not, so that `if (chain.releases)` narrows it to the one that may take private data.
+ */
+export type SomeAggregator<I = unknown> = Aggregator<true, I> | Aggregator<false, I>;
+
+/**
+ * next()'s updates: float32 CLIENTS trees, private only when the aggregator is known to
+ * release; through one whose `releases` is not known statically (`boolean`), private updates
+ * are FT116 (fail closed: narrow it with releasesPrivateData(chain)).
+ */
+type NextCheck<R, T> = [R] extends [true]
+  ? Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T> | UnknownMessage<"next()", T>>
+  : [R] extends [false]
+    ? ReduceCheck<"next", T, "float32">
+    : Exclude<ReduceCheck<"next", T, "float32">, PrivacyMessage<"next()", T>> | NotKnownToRelease<"next()", T>;
+// (An unknown placement through a chain not known to release stays FT115: ReduceCheck.)
+
+/**
+ * next()'s round data, each client's batch mask and example count (the mean's weight): private
+ * only through an aggregator known to release (FT109, FT116 as for the updates); with a
+ * placement tsc cannot know, FT115 unless it releases.
+ */
+type DataCheck<R, D> = [R] extends [true]
+  ? never
+  : IsUnknown<PlacementsOf<D>> extends true
+    ? UnknownMessage<"next()'s round data", D>
+    : [R] extends [false]
+      ? "clients-private" extends PlacementsOf<D>
+        ? PrivacyMessage<"next()'s round data (its masks and counts weigh the mean)", D>
+        : never
+      : NotKnownToRelease<"next()'s round data", D>;
+
+/** FT116 for the private leaves of T given to an aggregator not known to release. */
+type NotKnownToRelease<What extends string, T> = "clients-private" extends PlacementsOf<T> ? Message<"FT116", { what: What; got: Got<MayBeAt<T, "clients-private">> }> : never;
 /** The state next() returns: the dp stage's clip, when its inputs I hold one (any state when I is not known statically). */
 type StateOf<I> = unknown extends I
   ? Record<string, Tensor<[], "float32", "server">>
@@ -101,12 +148,12 @@ type StateOf<I> = unknown extends I
  * first round's clip as `initialClip` (default 0.1, as --dp-initial-clip).
  */
 export function aggregator<const S extends readonly Stage[]>(...stages: Validate<S, ChainCheck<S>> & S): Aggregator<Releases<S>, ChainInputs<S>>;
-export function aggregator(...stages: Stage[]): Aggregator {
+export function aggregator(...stages: Stage[]): SomeAggregator {
   return aggregatorOf(stages);
 }
 
 /** aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip. */
-export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): Aggregator {
+export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): SomeAggregator {
   checkChain(given);
   const stages = given.every(isClientStage) ? [...given, { kind: "mean" } as const] : [...given];
   const kinds = new Set(stages.map((s) => s.kind));

@@ -4,7 +4,7 @@
  * that trains locally and averages the clients' model deltas.
  */
 import { program, type InputSpecs } from "../../front/program.js";
-import { atClients, atServer, f32, i32, type ClientsOptions } from "../../front/specs.js";
+import { atClients, atServer, f32, i32, type ClientsOptions, type ClientsPlacement } from "../../front/specs.js";
 import { sgd } from "../optimizers/optimizers.js";
 import { applyUpdates, type GradientTransformation, type LooseTransformation, type StateKind } from "../optimizers/transform.js";
 import { aggregate } from "../aggregators/aggregate.js";
@@ -13,7 +13,7 @@ import { CheckedProgram } from "./checked-inputs.js";
 import { ops, type Value } from "./loose.js";
 import { whereTree } from "./trees.js";
 import type { Validate } from "../../../types/errors.js";
-import type { Placement, Tensor, TreeLike } from "../../../types/tensor.js";
+import type { Place, Placement, Tensor, TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Batch, Batches, ClientBatchSpecs, ComputedFrom, Hyper, InputDTypeOf, JoinCheck, ModelParams, ParamSpecsAt, RoundData, ScalarFrom } from "./types.js";
 
 /** The spec of a batch tensor [S, B, ...inputShape] of the model's feature dtype (`steps` names the first dim). */
@@ -26,7 +26,10 @@ export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: 
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
  */
-export function clientBatchSpecs<M extends AnyModel>(model: M, options: ClientsOptions = {}): ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>> {
+export function clientBatchSpecs<M extends AnyModel, const O extends ClientsOptions = {}>(
+  model: M,
+  options?: O,
+): Place<ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>>, ClientsPlacement<O>> {
   return {
     x: atClients(featureSpec(model), options),
     y: atClients(i32(["S", "B"]), options),

@@ -5,7 +5,7 @@
  * goes, say) fails in tsc with the FT code the same mistake would raise inside.
  */
 import type { Presumed, Validate } from "../../../types/errors.js";
-import type { BroadcastCheck, MapArgCheck, PrivacyMessage } from "../../../types/placement.js";
+import type { BroadcastCheck, IsUnknown, MapArgCheck, PrivacyMessage, UnknownMessage } from "../../../types/placement.js";
 import type { Place, Placement, PlacementsOf, PrivatePlacement, ReleasedServer, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
 import type { Program } from "../../front/program.js";
 import type { InputDType, Model, ParamSpecs, ParamsLike } from "../models/model.js";
@@ -109,9 +109,9 @@ export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Nam
   hypers: Hypers,
 ) => Presumed<Result>;
 
-/** FT109 naming `What` and the private leaves of T, never when T has none (or its placements are not known statically: tracing checks them). */
-export type ReleaseCheck<What extends string, T> = Placement extends PlacementsOf<T>
-  ? never
+/** FT109 naming `What` and the private leaves of T, never when T has none; FT115 when its placements are not known statically (fail closed). */
+export type ReleaseCheck<What extends string, T> = IsUnknown<PlacementsOf<T>> extends true
+  ? UnknownMessage<What, T>
   : "clients-private" extends PlacementsOf<T>
     ? PrivacyMessage<What, T>
     : never;

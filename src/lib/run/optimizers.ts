@@ -13,7 +13,7 @@ import { interpret, type OutputLeaf } from "../../interpret/reference.js";
 import type { ClientOptimizer } from "../algorithms/local.js";
 import { adagrad, adam, adamw, clipByGlobalNorm, rmsprop, sgd, yogi } from "../optimizers/optimizers.js";
 import { constantSchedule, cosineDecay, exponentialDecay, warmupCosineDecay } from "../optimizers/schedules.js";
-import { chain, type Schedule } from "../optimizers/transform.js";
+import { chain, type PlacedSchedule } from "../optimizers/transform.js";
 import type { RunConfig } from "./config.js";
 
 type Rate = Parameters<ClientOptimizer>[0];
@@ -64,7 +64,7 @@ export function mimeBaseOptimizerFor(config: RunConfig): ClientOptimizer {
 }
 
 /** --lr scheduled over the rounds as the options say. */
-function roundSchedule(config: RunConfig): Schedule {
+function roundSchedule(config: RunConfig): PlacedSchedule {
   const alpha = config.minLrFraction ?? 0;
   switch (config.lrSchedule) {
     case "constant":
