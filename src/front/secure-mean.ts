@@ -25,12 +25,12 @@ import * as placement from "./placement.js";
 import { checkClientsArgument, flattenTracers } from "./placement.js";
 import * as random from "./random.js";
 import * as secure from "./secure.js";
-import type { SecureSumOptions } from "./secure.js";
+import type { SecureSumOptions, ServerKey } from "./secure.js";
 import * as tensorOps from "./tensor-ops.js";
 import { isTracer, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
-export interface SecureMeanOptions extends SecureSumOptions {
+export interface SecureMeanOptions<K = ServerKey> extends SecureSumOptions<K> {
   /** Quantization steps per unit (of x, or of w x when weighted): required, x is float32. */
   readonly scale: number;
   /** Each client's weight (a CLIENTS scalar, f32 or i32, in [0, maxWeight]); a uniform mean without it. */
@@ -54,7 +54,7 @@ const bad = (what: string, why: string) => ftError("FT312", { what, why });
  * weighted, `{ ..., weights: count, maxWeight: 600 }`. Private data is accepted (secureSum
  * declassifies it: the exact mean, no DP).
  */
-export function secureMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"secureMean", T, "float32">>, options: SecureMeanOptions): Presumed<Release<T>> {
+export function secureMean<T extends TreeLike, K = ServerKey>(x: Validate<T, ReduceCheck<"secureMean", T, "float32">>, options: SecureMeanOptions<K>): Presumed<Release<T>> {
   const op = "secureMean";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);
