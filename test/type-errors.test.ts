@@ -44,6 +44,7 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT209",
   "FT212",
   "FT213",
+  "FT302",
   "FT312",
   "FT316",
 ];
