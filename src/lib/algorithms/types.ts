@@ -163,8 +163,11 @@ export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | nu
 /**
  * A round function's hyperparameters for an aggregator's program inputs I: a scalar may be a
  * number or a local tensor (a DP round's clip), and `round` may be left out when `key` is the
- * round's already (folded with it).
+ * round's already (folded with it). The round number may also be a SERVER input: it is public
+ * (the key is the secret), and foldIn(key, round) of two SERVER values is a SERVER key, which
+ * tracing accepts too (docs/algorithms.md "DP-FedAvg").
  */
-export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> & ("round" extends keyof I ? { readonly round?: HyperOf<I["round"]> } : unknown);
+export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> &
+  ("round" extends keyof I ? { readonly round?: HyperOf<I["round"]> | Tensor<[], "int32", "server"> } : unknown);
 type HyperOf<S> = S extends TensorSpec<infer Shape, infer D, infer P> ? (Shape extends [] ? Tensor<[], D, P | "local"> | number : Tensor<Shape, D, P>) : never;
 
