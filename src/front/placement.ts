@@ -121,7 +121,7 @@ type WeightCheck<W> =
  * example-weighted mean when w is each client's example count.
  */
 export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
-  x: Validate<T, ReduceCheck<"reduceWeightedMean", T>>,
+  x: Validate<T, ReduceCheck<"reduceWeightedMean", T, "float32">>,
   weight: Validate<W, WeightCheck<W>>,
 ): Presumed<Moved<T, "server">> {
   const op = "reduceWeightedMean";

@@ -52,7 +52,7 @@ export type SecureKeyCheck<Op extends string, K> = IsAny<K> extends true
       : KeyCheck<Op, K>;
 type LocalKeyWant = "a secret key: a SERVER program input (atServer(i32([2])) fed from node:crypto), or split/foldIn of one";
 
-export interface SecureSumOptions<K = ServerKey> {
+export interface SecureSumOptions<K = ServerKey, Scale = number> {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
   /**
@@ -64,7 +64,7 @@ export interface SecureSumOptions<K = ServerKey> {
   /** The declared range [low, high] of every client value; values outside it fail the run (FT309). */
   readonly range: readonly [number, number];
   /** float32 inputs: quantization steps per unit, q = round((x - low) * scale); int32 inputs take 1. */
-  readonly scale?: number;
+  readonly scale?: Scale;
   /** Neighbours per client in the mask graph (even, >= 2; SecAgg+); every other client when absent. */
   readonly neighbours?: number;
   /** The most clients a round has, when known: then an overflow is FT311 while tracing, not only at run time. */
@@ -78,8 +78,10 @@ export interface SecureSumOptions<K = ServerKey> {
  * has no quantization without it: FT312 while tracing otherwise), optional for int32 trees and
  * for trees whose dtypes are not known statically (checked while tracing).
  */
-export type SecureSumOptionsFor<T, K = ServerKey> = SecureSumOptions<K> & ScaleRequirement<T>;
+export type SecureSumOptionsFor<T, K = ServerKey> = SecureSumOptions<K, ScaleOf<T>> & ScaleRequirement<T>;
 type ScaleRequirement<T> = DType extends DTypeOf<Leaves<T>> ? unknown : "float32" extends DTypeOf<Leaves<T>> ? { readonly scale: number } : unknown;
+/** The scale an int32 tree takes: none (or 1), FT312 otherwise, as tracing says (attrsOf). */
+type ScaleOf<T> = [DTypeOf<Leaves<T>>] extends [never] ? number : [DTypeOf<Leaves<T>>] extends ["int32"] ? 1 | Message<"FT312", { what: "scale"; why: "int32 values are summed as they are: leave scale out" }> : number;
 
 const isWhole = (n: unknown): n is number => Number.isInteger(n);
 
@@ -122,7 +124,7 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  */
 export function secureSum<T extends TreeLike, K = ServerKey>(
   x: Validate<T, SecureSumPlacementCheck<T>>,
-  options: SecureSumOptions<K> & ScaleRequirement<T>,
+  options: SecureSumOptionsFor<T, K>,
 ): Presumed<Release<T>> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
