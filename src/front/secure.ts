@@ -52,7 +52,7 @@ export type SecureKeyCheck<Op extends string, K> = IsAny<K> extends true
       : KeyCheck<Op, K>;
 type LocalKeyWant = "a secret key: a SERVER program input (atServer(i32([2])) fed from node:crypto), or split/foldIn of one";
 
-export interface SecureSumOptions<K = ServerKey, Scale = number> {
+export interface SecureSumOptions<K = ServerKey, Scale extends number | string = number> {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
   /**
