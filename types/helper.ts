@@ -10,9 +10,8 @@
  * leaves must join as an operation's operands do (FT102, FT104-FT106 naming the helper), and the
  * result is the body's, moved to the joined placement (private when an argument is private).
  */
-import type { Failures, Presumed, Validate } from "./errors.js";
+import type { Failures, Message, Presumed, Validate } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
-import type { Message } from "./errors.js";
 import type { Print } from "./print.js";
 import type { DType, Leaves, Placement, PlacementOf, Place, privateData, Shape, Tensor, Typed, IsAny } from "./tensor.js";
 

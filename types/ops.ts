@@ -2,7 +2,7 @@
  * Result types of tensor operations: placement, dtype and shape rules combined. Each outcome
  * is the result type, or a Fail whose message the API signature reports (see errors.ts).
  */
-import type { Fail, FailWith } from "./errors.js";
+import type { Fail, FailWith, Message } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
 import type { At, Print } from "./print.js";
 import type { Broadcast, OpContext } from "./shape.js";
@@ -185,7 +185,7 @@ export type FloatTreeCheck<Op extends string, T> = DType extends DTypeOf<Leaves<
   ? never
   : [Exclude<DTypeOf<Leaves<T>>, "float32">] extends [never]
     ? never
-    : FailWith<"FT205", { op: Op; want: "f32"; got: Short[Exclude<DTypeOf<Leaves<T>>, "float32">] }>["failure"];
+    : Message<"FT205", { op: Op; want: "f32"; got: Short[Exclude<DTypeOf<Leaves<T>>, "float32">] }>;
 
 /** A dtype requirement on a single operand, as FT205. */
 export type RequireDType<Op extends string, X extends Typed, Want extends DType> = DType extends DTypeOf<X>

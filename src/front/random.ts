@@ -129,7 +129,7 @@ export function split<K extends Tensor, const N extends number = 2>(
   ) as never;
 }
 
-/** FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
+/** FT205 for data that is not i32; FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
 type FoldInCheck<K, D> = D extends Tensor
   ? [RequireDType<"foldIn", D, "int32">] extends [Fail<infer M>]
     ? M

@@ -102,20 +102,21 @@ export function globalNorm<T extends TreeLike>(x: Validate<T, FloatTreeCheck<"gl
   return graph.emit("sqrt", [total], {}, op)[0]! as never;
 }
 
-/** A norm bound: a number or an f32[] value. */
+/** A norm bound: a number or an f32[] value (another dtype is FT205, BoundCheck). */
 type Bound = number | Tensor<[]>;
 /**
- * FT104/FT102/FT105/FT106 where a bound cannot meet the tree's global norm (an f32[] at each
- * leaf's placement), in the words tracing uses: the bound joins every leaf of the result.
+ * FT205 for a bound that is not f32; FT104/FT102/FT105/FT106 where a bound cannot meet the
+ * tree's global norm (an f32[] at each leaf's placement), in the words tracing uses: the bound
+ * joins every leaf of the result.
  */
 type BoundCheck<Op extends string, T, B> = B extends Typed
   ? [RequireDType<Op, B, "float32">] extends [Fail<infer M>]
     ? M
     : Leaves<T> extends infer L
-    ? L extends Typed
-      ? Failures<JoinPlacement<Op, Tensor<[], "float32", PlacementOf<L>>, B>>
+      ? L extends Typed
+        ? Failures<JoinPlacement<Op, Tensor<[], "float32", PlacementOf<L>>, B>>
+        : never
       : never
-    : never
   : never;
 
 /**
