@@ -2,7 +2,8 @@
  * Quick fixes for FT errors whose fix is mechanical: move a value to where the operation needs
  * it (broadcast, a reduction), drop a reduction of a SERVER value, transpose a matmul operand,
  * add unit dims or a -1 with reshape, swap matmul's operands, one-hot or sparse labels for a
- * loss, cast a dtype, aggregate private data with dpSum. These are candidates: each is proposed when the operand types read
+ * loss, cast a dtype, aggregate private data with dpSum, type a helper that takes private data
+ * with the private aliases, start a loop's carry from a scalar tensor. These are candidates: each is proposed when the operand types read
  * through the checker suggest that it resolves the error, and verified-fixes.ts keeps those
  * whose fixed file type-checks without a new error. The edits add the import of the function
  * they call when the file lacks it.
@@ -301,6 +302,55 @@ function randomKeyInScope(site: Site): string | undefined {
     .find((symbol) => isKey(leafType(checker, checker.getTypeOfSymbolAtLocation(symbol, call))))?.name;
 }
 
+/**
+ * FT109 for private data given to a helper typed with the public aliases: the helper's
+ * signature (in this file) typed with the private ones instead, every AtClients and Member in
+ * it, so that its result is private too. A private learning rate has no such fix.
+ */
+const privateAliases: { readonly [name: string]: string } = { AtClients: "PrivateAtClients", Member: "PrivateMember" };
+function privateHelperTypes(site: Site): Fix[] {
+  const { typescript, checker, file } = site;
+  const declaration = checker.getResolvedSignature(site.call)?.getDeclaration();
+  if (declaration === undefined || declaration.getSourceFile() !== file || !typescript.isFunctionLike(declaration)) return [];
+  const references: ts.TypeReferenceNode[] = [];
+  const visit = (node: ts.Node): void => {
+    if (typescript.isTypeReferenceNode(node) && publicAliasName(typescript, node.typeName) !== undefined) references.push(node);
+    typescript.forEachChild(node, visit);
+  };
+  for (const parameter of declaration.parameters) if (parameter.type !== undefined) visit(parameter.type);
+  if (declaration.type !== undefined) visit(declaration.type);
+  if (references.length === 0) return [];
+  const changes: ts.TextChange[] = [];
+  const imported = new Set<string>();
+  for (const reference of references) {
+    const name = publicAliasName(typescript, reference.typeName)!;
+    const identifier = typescript.isIdentifier(reference.typeName) ? reference.typeName : reference.typeName.right;
+    changes.push(replace(identifier, file, privateAliases[name]!));
+    const specifier = checker.getSymbolAtLocation(identifier)?.declarations?.[0];
+    if (typescript.isIdentifier(reference.typeName) && specifier !== undefined && typescript.isImportSpecifier(specifier) && !imported.has(name)) {
+      imported.add(name);
+      const alreadyImported = specifier.parent.elements.some((e) => (e.propertyName ?? e.name).text === privateAliases[name]);
+      if (!alreadyImported) changes.push(insert(specifier.getEnd(), `, ${specifier.isTypeOnly ? "type " : ""}${privateAliases[name]}`));
+    }
+  }
+  const helper = declaration.name?.getText(file) ?? "the helper";
+  return [{ name: "private-helper-types", description: `Type ${helper}'s values with ${[...new Set(references.map((r) => privateAliases[publicAliasName(typescript, r.typeName)!]))].join(" and ")}: it takes private data`, changes }];
+}
+const publicAliasName = (typescript: typeof ts, name: ts.EntityName): string | undefined => {
+  const text = typescript.isIdentifier(name) ? name.text : name.right.text;
+  return text in privateAliases ? text : undefined;
+};
+
+/** FT302 for a number as a loop's initial carry: the scalar tensor it stands for. */
+function scalarCarry(site: Site): Fix[] {
+  const { typescript, file, node } = site;
+  if (!/ initial carry: /.test(site.message.text) || !typescript.isNumericLiteral(node)) return [];
+  const zero = Number(node.text) === 0;
+  const callee = fedTensorCallee(typescript, site.checker, file, site.call, zero ? "zeros" : "full");
+  const text = zero ? `${callee.text}([])` : `${callee.text}([], ${node.text})`;
+  return [{ name: "scalar-carry", description: `Start the carry from a scalar tensor: ${text}`, changes: [...(callee.importEdit === undefined ? [] : [callee.importEdit]), replace(node, file, text)] }];
+}
+
 const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
   FT101: reduceBeforeBroadcast,
   FT102: broadcastMapArgument,
@@ -310,7 +360,8 @@ const fixesByCode: { readonly [C in ErrorCode]?: (site: Site) => Fix[] } = {
   FT202: (site) => [...swapOperands(site), ...transposeOperand(site)],
   FT203: inferOneDim,
   FT205: (site) => [...labelFixes(site), ...castOperand(site)],
-  FT109: dpSumInstead,
+  FT109: (site) => [...dpSumInstead(site), ...privateHelperTypes(site)],
+  FT302: scalarCarry,
 };
 
 /**

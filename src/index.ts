@@ -98,6 +98,6 @@ export { RdpAccountant, type RdpAccountantOptions } from "./lib/privacy/accounta
 export type { PrivacySpent, RdpConversion } from "./lib/privacy/rdp.js";
 export type { ClientsOptions } from "./front/specs.js";
 export { helper } from "./front/helper.js";
-export type { Float, Int, Bool, AtServer, AtClients, PrivateAtClients, Member, Helper } from "../types/helper.js";
+export type { Float, Int, Bool, AtServer, AtClients, PrivateAtClients, Member, PrivateMember, Helper } from "../types/helper.js";
 export { randomHadamard, inverseRandomHadamard } from "./front/rotation.js";
 export { distributedDpSum, type DistributedDpSumOptions } from "./front/distributed-dp.js";

@@ -95,3 +95,10 @@ const dpNext = aggregator(s.clip(1), s.dp()).next(value<F32<[3], "clients-privat
 expectAssignable<F32<[3], "server">>(dpNext.value);
 expectType<{ clip: F32<[], "server"> }>(dpNext.state);
 expectError(aggregator(s.clip(1), s.dp()).next(value<F32<[3], "clients-private">>(), privatePerClient, { key: value<I32<[2], "server">>() }));
+
+// The round number is public: next() takes it local or at the SERVER (tracing folds either into the SERVER key).
+const secureChain = aggregator(secureStage);
+expectAssignable<F32<[3], "server">>(secureChain.next(value<F32<[3], "clients-private">>(), privatePerClient, { key: value<I32<[2], "server">>(), round: value<I32<[], "server">>() }).value);
+expectAssignable<F32<[3], "server">>(secureChain.next(value<F32<[3], "clients-private">>(), privatePerClient, { key: value<I32<[2], "server">>(), round: value<I32<[]>>() }).value);
+// A CLIENTS round cannot fold into the SERVER key: FT104 in the elaboration, as tracing says.
+expectError(secureChain.next(value<F32<[3], "clients-private">>(), privatePerClient, { key: value<I32<[2], "server">>(), round: value<I32<[], "clients">>() }));

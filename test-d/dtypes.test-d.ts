@@ -5,6 +5,7 @@
  */
 import { expectError, expectType } from "tsd";
 import {
+  zeros,
   add,
   cast,
   clip,
@@ -117,3 +118,9 @@ expectError(sparseSoftmaxCrossEntropy(logits, cast(labels, "float32")));
 expectError(where(cast(valid, "float32"), labels, value<I32<[]>>()));
 // The two branches of where() have one dtype.
 expectError(where(valid, labels, value<F32<[]>>()));
+
+// A constant's dtype is its argument's (float32 by default), never the context's: zeros([1])
+// next to an i32 value in concat is FT205, as it is while tracing.
+expectType<F32<[1]>>(zeros([1]));
+expectError(concat([value<I32<[3], "clients">>(), zeros([1])]));
+expectType<I32<[4], "clients">>(concat([value<I32<[3], "clients">>(), zeros([1], "int32")]));

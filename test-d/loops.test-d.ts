@@ -65,3 +65,6 @@ expectType<[F32<["B", 16]>, { out: F32<["T", "B", 16]> }]>(
 expectError(scan(state, sequence, (h, x) => [concat([h, x], 1), sum(h, -1)] as const));
 expectError(scan(state, sequence, (h, x) => [sum(h, 1), undefined] as const));
 expectError(scan({ h: state, n: value<I32<[]>>() }, sequence, (c, x) => [{ h: add(c.h, x) }, undefined] as const));
+
+// A plain number as the first carry: FT302 on it, and nothing after it.
+expectError(scan(0, sequence, (c, x) => [add(c, sum(x)), x] as const));

@@ -65,6 +65,12 @@ expectType<{ free: F32<[3], "clients">; data: F32<[3], "clients-private"> }>(
 // Joined with SERVER-model copies or non-private inputs, the result is private.
 expectType<F32<[3], "clients-private">>(add(broadcast(weights), means));
 expectType<F32<[3], "clients-private">>(mul(means, counts));
+// An array literal returned without `as const` is a tuple too: each leaf keeps its own privacy,
+// so the public one may still be reduced (it used to become (public | private)[], all private).
+const pair = map((w, r) => [mul(w, 2), mean(r, 0)], broadcast(weights), readings);
+expectType<[F32<[3], "clients">, F32<[3], "clients-private">]>(pair);
+expectType<F32<[3], "server">>(reduceSum(pair[0]));
+expectError(reduceSum(pair[1]));
 // A loop that reads private data leaves a private carry; so does a gradient of a private loss.
 expectType<F32<[3], "clients-private">>(map((w, r) => fori(2, w, (_i, v) => sub(v, mean(r, 0))), broadcast(weights), readings));
 expectType<F32<[3], "clients-private">>(map((w, r) => grad((v: typeof w) => sum(mul(v, mean(r, 0))))(w), broadcast(weights), readings));

@@ -5,7 +5,7 @@
  */
 import { expectError, expectType } from "tsd";
 import { broadcast, clipByNorm, foldIn, clientIndex, globalNorm, krum, map, reduceMedian, reduceTrimmedMean, stochasticQuantize, zeroAboveNorm } from "../dist/src/index.js";
-import type { F32, I32 } from "./helpers.js";
+import { value, type F32, type I32 } from "./helpers.js";
 
 declare const updates: F32<[784, 10], "clients">;
 declare const biases: F32<[10], "clients">;
@@ -32,3 +32,8 @@ expectType<F32<[784, 10], "clients">>(map((u) => clipByNorm(u, 1), updates));
 expectType<F32<[784, 10], "clients">>(map((u) => zeroAboveNorm(u, 1), updates));
 expectType<F32<[], "clients">>(map((u) => globalNorm(u), updates));
 expectType<F32<[784, 10], "clients">>(map((u, k) => stochasticQuantize(u, foldIn(k, clientIndex()), { bits: 4 }), updates, broadcast(serverKey)));
+
+// Norms and bounds of float32 trees only (FT205, as tracing says).
+expectError(globalNorm(value<I32<[3], "clients">>()));
+expectError(clipByNorm(value<I32<[3], "clients">>(), 1));
+expectError(zeroAboveNorm(value<F32<[3], "clients">>(), value<I32<[], "clients">>()));

@@ -4,7 +4,7 @@
  * test/type-errors.test.ts), and the key must be a SERVER or local i32[2].
  */
 import { expectError, expectType } from "tsd";
-import { map, secureSum } from "../dist/src/index.js";
+import { map, randomKey, secureSum } from "../dist/src/index.js";
 import type { Bool, F32, I32 } from "./helpers.js";
 
 declare const key: I32<[2], "server">;
@@ -28,3 +28,10 @@ expectError(secureSum(localWeights, options));
 expectError(secureSum(flags, options));
 expectError(map((u) => secureSum(u, options), updates));
 expectError(secureSum(updates, { ...options, key: clientKeys }));
+
+// The key: a constant (local) key is FT110, a CLIENTS key FT312, in tsc as while tracing.
+expectError(secureSum(updates, { bits: 20, key: randomKey(0), range: [-1, 1], scale: 100 }));
+expectError(secureSum(updates, { bits: 20, key: clientKeys, range: [-1, 1], scale: 100 }));
+// int32 values take no scale (FT312), or a scale of 1.
+expectError(secureSum(counts, { bits: 20, key, range: [0, 10], scale: 100 }));
+expectType<I32<[], "server">>(secureSum(counts, { bits: 20, key, range: [0, 10], scale: 1 }));

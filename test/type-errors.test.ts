@@ -46,6 +46,8 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT209",
   "FT212",
   "FT213",
+  "FT302",
+  "FT312",
   "FT316",
 ];
 

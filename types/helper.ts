@@ -10,9 +10,21 @@
  * leaves must join as an operation's operands do (FT102, FT104-FT106 naming the helper), and the
  * result is the body's, moved to the joined placement (private when an argument is private).
  */
-import type { Failures, Presumed, Validate } from "./errors.js";
+import type { Failures, Message, Presumed, Validate } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
-import type { DType, Leaves, Placement, PlacementOf, Place, Shape, Tensor, Typed, IsAny } from "./tensor.js";
+import type { Print } from "./print.js";
+import type { DType, Leaves, Placement, PlacementOf, Place, privateData, Shape, Tensor, Typed, IsAny } from "./tensor.js";
+
+/**
+ * T, for public values only: a value carrying private client data (types/tensor.ts
+ * privateData) is refused with FT109 naming `What` and the private counterpart `Private` of T.
+ * The message is the first constituent, so that tsc's elaboration reports it before the
+ * placements that differ; a value at another public placement gets TypeScript's own mismatch.
+ */
+export type PublicOnly<T extends Typed, What extends string, Private extends Typed> = {
+  readonly [privateData]?: Message<"FT109", { what: What; got: Print<Private> }>;
+} & T;
+type PublicAlias<Name extends string, Private extends string> = `a parameter typed ${Name} (public data; ${Private} takes private data)`;
 
 /** A float32 tensor of shape S at placement P (no placement unless given: a helper's body). */
 export type Float<S extends Shape, P extends Placement = "local"> = Tensor<S, "float32", P>;
@@ -22,12 +34,18 @@ export type Int<S extends Shape, P extends Placement = "local"> = Tensor<S, "int
 export type Bool<S extends Shape, P extends Placement = "local"> = Tensor<S, "bool", P>;
 /** A SERVER value of shape S: `f32[S]@SERVER`. */
 export type AtServer<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "server">;
-/** A CLIENTS value of shape S whose members may differ: `{f32[S]}@CLIENTS`. */
-export type AtClients<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "clients">;
+/** A CLIENTS value of shape S whose members may differ: `{f32[S]}@CLIENTS`; public data only (FT109). */
+export type AtClients<S extends Shape, D extends DType = "float32"> = PublicOnly<
+  Tensor<S, D, "clients">,
+  PublicAlias<"AtClients", "PrivateAtClients">,
+  PrivateAtClients<S, D>
+>;
 /** A CLIENTS value computed from private client data: `{f32[S]}@CLIENTS(private)`. */
 export type PrivateAtClients<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "clients-private">;
-/** One client's member of a CLIENTS value, as map()'s function sees it. */
-export type Member<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "member">;
+/** One client's member of a CLIENTS value, as map()'s function sees it; public data only (FT109). */
+export type Member<S extends Shape, D extends DType = "float32"> = PublicOnly<Tensor<S, D, "member">, PublicAlias<"Member", "PrivateMember">, PrivateMember<S, D>>;
+/** One client's member of a private CLIENTS value, as map()'s function sees it. */
+export type PrivateMember<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "member-private">;
 
 /** Which placement wins when compatible placements meet (the join of types/placement.ts on them). */
 type Rank = ["member-private", "member", "clients-private", "clients", "clients-equal", "server", "local"];

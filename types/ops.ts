@@ -2,11 +2,11 @@
  * Result types of tensor operations: placement, dtype and shape rules combined. Each outcome
  * is the result type, or a Fail whose message the API signature reports (see errors.ts).
  */
-import type { Fail, FailWith } from "./errors.js";
+import type { Fail, FailWith, Message } from "./errors.js";
 import type { JoinPlacement } from "./placement.js";
 import type { At, Print } from "./print.js";
 import type { Broadcast, OpContext } from "./shape.js";
-import type { DType, DTypeOf, IsAny, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed, Unreleased } from "./tensor.js";
+import type { DType, DTypeOf, IsAny, Leaves, Placement, PlacementOf, Shape, ShapeOf, Tensor, Typed, Unreleased } from "./tensor.js";
 
 type Short = { float32: "f32"; int32: "i32"; bool: "bool" };
 
@@ -175,6 +175,17 @@ type SameDTypes<Op extends string, Xs extends readonly Typed[]> = Xs extends rea
 export type ShapesOf<Xs extends readonly Typed[]> = { [K in keyof Xs]: ShapeOf<Xs[K]> };
 
 export type Ctx<Op extends string, A, B = ""> = { op: Op; a: A; b: B } & OpContext;
+
+/**
+ * FT205 for a tree with a leaf that is not float32, for operations on trees of float32
+ * values only (globalNorm, clipByNorm, stochasticQuantize); a dtype not known statically is
+ * checked while tracing.
+ */
+export type FloatTreeCheck<Op extends string, T> = DType extends DTypeOf<Leaves<T>>
+  ? never
+  : [Exclude<DTypeOf<Leaves<T>>, "float32">] extends [never]
+    ? never
+    : Message<"FT205", { op: Op; want: "f32"; got: Short[Exclude<DTypeOf<Leaves<T>>, "float32">] }>;
 
 /** A dtype requirement on a single operand, as FT205. */
 export type RequireDType<Op extends string, X extends Typed, Want extends DType> = DType extends DTypeOf<X>

@@ -59,9 +59,21 @@ export interface TypeInfo<S extends Shape = Shape, D extends DType = DType, P ex
   readonly placement: P;
 }
 
+/**
+ * The phantom key under which a tensor says whether it holds private client data; nothing is
+ * stored under it. The public aliases of types/helper.ts (AtClients, Member) and a learning
+ * rate require it absent with a message type (PublicOnly), so that a private value given to
+ * them fails with FT109 in the text plain tsc prints, where the placements alone would give a
+ * bare "'clients-private' is not assignable to 'clients'".
+ */
+export declare const privateData: unique symbol;
+/** What a tensor at P carries under privateData: a mark when P is private. */
+export type PrivacyMark<P extends Placement> = P extends PrivatePlacement ? "private client data" : undefined;
+
 /** A traced tensor value inside program(); the runtime fields are what the tracer knows. */
 export interface Tensor<S extends Shape = Shape, D extends DType = DType, P extends Placement = Placement> {
   readonly [staticType]: TypeInfo<S, D, P>;
+  readonly [privateData]?: PrivacyMark<P>;
   /** Dims as traced: numbers, names, or null where the size is known only at run time. */
   readonly shape: readonly (number | string | null)[];
   readonly dtype: D;

@@ -33,7 +33,7 @@ function arrayShape(value: unknown, op: string): number[] {
 export function constant<const V extends number | readonly unknown[], D extends DType = "float32">(
   value: V,
   dtype?: D,
-): Tensor<ShapeOfArray<V>, D, "local"> {
+): Tensor<ShapeOfArray<V>, NoInfer<D>, "local"> {
   const op = "constant";
   const type = dtype ?? "float32";
   checkDType(type, op);
@@ -50,13 +50,13 @@ function filled(op: string, shape: readonly Dim[], value: number, dtype: DType):
   return currentGraph(op).emit("fill", [], { shape: [...shape], value, dtype }, op)[0]!;
 }
 
-export function zeros<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+export function zeros<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   return filled("zeros", shape, 0, dtype ?? "float32") as never;
 }
-export function ones<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+export function ones<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   return filled("ones", shape, 1, dtype ?? "float32") as never;
 }
-export function full<const S extends readonly Dim[], D extends DType = "float32">(shape: S, value: number, dtype?: D): Tensor<Mutable<S>, D, "local"> {
+export function full<const S extends readonly Dim[], D extends DType = "float32">(shape: S, value: number, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   if (!Number.isFinite(value)) throw ftError("FT302", { what: "full() value", why: `${value} is not a finite number` });
   return filled("full", shape, value, dtype ?? "float32") as never;
 }

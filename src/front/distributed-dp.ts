@@ -21,9 +21,10 @@
  * SERVER key, is checked and used up as dpSum's key is (FT110, FT111), which also gives the
  * release its number in program.privacy.
  */
-import type { Presumed, Validate } from "../../types/errors.js";
+import type { Message, Presumed, Validate } from "../../types/errors.js";
 import type { Moved, ReduceCheck } from "../../types/placement.js";
-import type { Tensor, TreeLike } from "../../types/tensor.js";
+import type { Print } from "../../types/print.js";
+import type { AtClients, IsAny, Placement, PlacementOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
 import type { Attrs } from "../ir/primitives.js";
@@ -50,9 +51,9 @@ export interface DistributedDpSumOptions<RK, CK> {
   /** The most clients summed (at most 65535): the scale is chosen so that their sum fits 2^bits. */
   readonly maxClients: number;
   /** The rotation's key, a secret SERVER key (as dpSum's), fresh each release. */
-  readonly rotationKey: RK & Tensor<[2], "int32", "server">;
+  readonly rotationKey: Validate<RK, KeyOptionCheck<"rotationKey", RK, "server">>;
   /** Each client's key for its rounding and noise: a CLIENTS i32[2], different per client. */
-  readonly clientKeys: CK & Tensor<[2], "int32", "clients" | "clients-private">;
+  readonly clientKeys: Validate<CK, KeyOptionCheck<"clientKeys", CK, AtClients>>;
   /** Conditional rounding's beta (default exp(-1/2)). */
   readonly beta?: number;
   /** Standard deviations of the aggregate that fit 2^bits (default 4). */
@@ -60,6 +61,19 @@ export interface DistributedDpSumOptions<RK, CK> {
   /** Roundings a client tries before it sends zeros (default 4). */
   readonly tries?: number;
 }
+
+/** The texts of keyOption's FT110, by option. */
+const keyWants = { rotationKey: "a random key (i32[2]) at the SERVER", clientKeys: "a key per client (i32[2] at the CLIENTS)" } as const;
+/** FT110, as keyOption says it while tracing, for a key option that is not i32[2] at P (one not known statically is checked there). */
+type KeyOptionCheck<Option extends keyof typeof keyWants, K, P extends Placement> = IsAny<K> extends true
+  ? never
+  : [K] extends [Tensor<[2], "int32", P>]
+    ? never
+    : K extends Typed
+      ? Placement extends PlacementOf<K>
+        ? never
+        : Message<"FT110", { op: "distributedDpSum"; option: Option; want: (typeof keyWants)[Option]; got: Print<K> }>
+      : Message<"FT110", { op: "distributedDpSum"; option: Option; want: (typeof keyWants)[Option]; got: "a value that is no tensor" }>;
 
 /** Split of each client's wrapped value for the sums: its low bits, summed without overflow. */
 const LOW_BITS = 15;
@@ -203,7 +217,7 @@ function conditionalRounding(emit: Emit, op: string, cal: DistributedDpCalibrati
 }
 
 function keyOption(op: string, option: string, value: unknown, placed: (t: Tracer) => boolean): Tracer {
-  const want = option === "rotationKey" ? "a random key (i32[2]) at the SERVER" : "a key per client (i32[2] at the CLIENTS)";
+  const want = keyWants[option as keyof typeof keyWants];
   if (!isTracer(value)) throw ftError("FT110", { op, option, want, got: describeValue(value) });
   if (!placed(value) || value.dtype !== "int32" || value.shape.length !== 1 || value.shape[0] !== 2) throw ftError("FT110", { op, option, want, got: printType(value.type) });
   return value;

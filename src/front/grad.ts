@@ -88,6 +88,15 @@ const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x ===
 const privateLike = (derivative: Tracer, primal: Tracer): Tracer =>
   primal.type.private === true && derivative.type.private !== true ? (prim("broadcast_like", [derivative, primal]) as Tracer) : derivative;
 
+/**
+ * A jvp direction at its primal's placement (and as private as it): a local tangent (a
+ * constant such as ones([3])) given for a SERVER or CLIENTS primal is moved there, so that the
+ * tangent rules of placement primitives (broadcast's is broadcast) see a placed value, as the
+ * primal rules do.
+ */
+const directionLike = (tangent: Tracer, primal: Tracer): Tracer =>
+  tangent.placement === primal.placement ? privateLike(tangent, primal) : (prim("broadcast_like", [tangent, primal]) as Tracer);
+
 /** Traces f on the arguments and differentiates with respect to the first one. */
 function differentiate(op: string, f: (...args: unknown[]) => unknown, args: readonly unknown[]): { value: Tracer; grads: unknown } {
   if (args.length === 0) throw ftError("FT209", { op, got: "no argument to differentiate" });
@@ -256,7 +265,7 @@ export function jvp<A extends readonly unknown[], R, const T extends readonly un
     outDef = out.def;
     return out.leaves;
   }, { origins: leaves });
-  const directions = tangentLeaves.map((t, i) => (leaves[i]!.dtype === "float32" ? privateLike(t, leaves[i]!) : t));
+  const directions = tangentLeaves.map((t, i) => (leaves[i]!.dtype === "float32" ? directionLike(t, leaves[i]!) : t));
   const result = jvpGraph(body.graph, [...leaves, ...body.captures], [...directions, ...body.captures.map(() => undefined)]);
   const outTangents = result.outputs.map((y, i) => result.tangents[i] ?? fillLike(0, y));
   return [unflatten(outDef, result.outputs) as R, unflatten(outDef, outTangents) as never];

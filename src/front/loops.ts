@@ -65,12 +65,26 @@ type LeafwiseTaint<C, R> = IsAny<C> extends true
 
 export type LoopIndex = Tensor<[], "int32", "local">;
 
+/**
+ * FT302, as tracing says it, for an initial carry that is no tree of tensors (a plain number
+ * such as 0: the carry is then `zeros([])`). The loop is then typed as `any` (Carry), so that
+ * the body and the result raise nothing more: one mistake, one diagnostic.
+ */
+type InitCheck<Op extends string, C> = IsAny<C> extends true
+  ? never
+  : C extends TreeLike
+    ? never
+    : Message<"FT302", { what: `${Op}() initial carry`; why: `expected a tree (records and arrays) of traced tensors, got ${C extends number ? "a number" : "no tree"}` }>;
+/** The carry's type: C, or `any` when the initial carry failed InitCheck. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see InitCheck
+type Carry<C> = C extends TreeLike ? C : any;
+
 /** Runs body count times: carry = body(i, carry) for i = 0 .. count-1. */
-export function fori<C extends TreeLike, R>(
+export function fori<C, R>(
   count: number,
-  init: C,
-  body: (i: LoopIndex, carry: C) => Validate<R, CarryCheck<"fori", C, R>>,
-): CarryAfter<C, R> {
+  init: Validate<C, InitCheck<"fori", C>>,
+  body: (i: LoopIndex, carry: Carry<C>) => Validate<R, CarryCheck<"fori", Carry<C>, R>>,
+): CarryAfter<Carry<C>, R> {
   const op = "fori";
   expectFunction(body, "fori() body");
   if (!Number.isInteger(count) || count < 0) throw ftError("FT305", { option: "fori count", why: `must be an integer >= 0, got ${count}` });
@@ -95,13 +109,13 @@ type LeadingDim<X> = LeafTypes<X> extends infer L ? (ShapeOf<L> extends readonly
  * Runs body over the leading axis of xs (a tree), threading a carry:
  * `[carry, y_t] = body(carry, xs[t])`; returns the final carry and the y_t stacked.
  */
-export function scan<C extends TreeLike, X extends TreeLike, R, Y = undefined>(
-  init: C,
+export function scan<C, X extends TreeLike, R, Y = undefined>(
+  init: Validate<C, InitCheck<"scan", C>>,
   xs: X,
-  body: (carry: C, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", C, R>>, Y],
+  body: (carry: Carry<C>, x: Step<X>) => readonly [Validate<R, CarryCheck<"scan", Carry<C>, R>>, Y],
   // A step's output may be computed from the carry, which is private from the step on which
   // private data entered it: the stacked outputs are as private as the carry.
-): [CarryAfter<C, R>, Stacked<Tainted<Y, R>, LeadingDim<X>>] {
+): C extends TreeLike ? [CarryAfter<C, R>, Stacked<Tainted<Y, R>, LeadingDim<X>>] : Carry<C> {
   const op = "scan";
   expectFunction(body, "scan() body");
   const flatXs = flattenTracers(xs, "scan() xs");

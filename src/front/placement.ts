@@ -121,7 +121,7 @@ type WeightCheck<W> =
  * example-weighted mean when w is each client's example count.
  */
 export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
-  x: Validate<T, ReduceCheck<"reduceWeightedMean", T>>,
+  x: Validate<T, ReduceCheck<"reduceWeightedMean", T, "float32">>,
   weight: Validate<W, WeightCheck<W>>,
 ): Presumed<Moved<T, "server">> {
   const op = "reduceWeightedMean";
@@ -149,7 +149,7 @@ type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: MemberOf<Xs[K
  * Runs f once per client on that client's members of xs (all at the CLIENTS); the results
  * form a CLIENTS value: `{U}@CLIENTS`, or `U@CLIENTS` when every argument was all-equal.
  */
-export function map<const Xs extends readonly TreeLike[], R>(
+export function map<const Xs extends readonly TreeLike[], const R>(
   f: (...members: MembersOf<Xs>) => Validate<R, MapResultCheck<R>>,
   ...xs: { [K in keyof Xs]: Validate<Xs[K], MapArgCheck<Xs[K]>> }
   // When an argument fails its check, tsc gives up inferring R from f (unknown): the result is

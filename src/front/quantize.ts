@@ -11,13 +11,14 @@
  * quantization-aware training.
  */
 import type { Failures, Presumed, Validate } from "../../types/errors.js";
+import type { FloatTreeCheck } from "../../types/ops.js";
 import type { JoinPlacement, Tainted } from "../../types/placement.js";
 import type { Leaves, PlacementOf, ShapeOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { requireDType } from "../ir/dtypes.js";
 import { emitBinary } from "./elementwise.js";
 import { flattenTracers } from "./placement.js";
-import { split, uniform } from "./random.js";
+import { split, uniform, type KeyCheck } from "./random.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
@@ -42,9 +43,9 @@ type KeyJoinCheck<T, K> = Leaves<T> extends infer L
   : never;
 
 /** x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf). */
-export function stochasticQuantize<T extends TreeLike, K extends Tensor<[2], "int32">>(
-  x: T,
-  key: Validate<K, KeyJoinCheck<T, K>>,
+export function stochasticQuantize<T extends TreeLike, K extends Tensor>(
+  x: Validate<T, FloatTreeCheck<"stochasticQuantize", T>>,
+  key: Validate<K, [KeyCheck<"stochasticQuantize", K>] extends [never] ? KeyJoinCheck<T, K> : KeyCheck<"stochasticQuantize", K>>,
   options: QuantizeOptions,
 ): Presumed<Tainted<T, [K]>> {
   const op = "stochasticQuantize";

@@ -13,7 +13,8 @@
  * Gradients treat draws as constants (the primitives have no derivative and no input that
  * carries one). Shapes of draws may use named dims ("B"), bound when the program runs.
  */
-import type { Failures, Message, Presumed, Validate } from "../../types/errors.js";
+import type { Fail, Failures, Message, Presumed, Validate } from "../../types/errors.js";
+import type { RequireDType } from "../../types/ops.js";
 import type { JoinPlacement } from "../../types/placement.js";
 import type { Print } from "../../types/print.js";
 import type { DType, Dim, DrawnFrom, Placement, PlacementOf, Tensor } from "../../types/tensor.js";
@@ -128,8 +129,14 @@ export function split<K extends Tensor, const N extends number = 2>(
   ) as never;
 }
 
-/** FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
-type FoldInCheck<K, D> = K extends Key ? (D extends Tensor ? Failures<JoinPlacement<"foldIn", K, D>> : never) : never;
+/** FT205 for data that is not i32; FT104/FT102/FT105/FT106 when the key and the data cannot meet (a SERVER key and clientIndex()). */
+type FoldInCheck<K, D> = D extends Tensor
+  ? [RequireDType<"foldIn", D, "int32">] extends [Fail<infer M>]
+    ? M
+    : K extends Key
+      ? Failures<JoinPlacement<"foldIn", K, D>>
+      : never
+  : never;
 /**
  * The key's placement joined with the data's; where they cannot meet (reported on the data),
  * the data's, which is what the user presumably meant: a key per client from clientIndex().
@@ -146,7 +153,7 @@ type FoldInPlacement<K, D> = D extends Tensor
  * A new key from a key and an int32 (a number or an i32[] value): different data give
  * independent keys. foldIn(key, clientIndex()) inside map() is the running client's key.
  */
-export function foldIn<K extends Tensor, D extends number | Tensor<[], "int32">>(
+export function foldIn<K extends Tensor, D extends number | Tensor<[]>>(
   key: Validate<K, KeyCheck<"foldIn", K>>,
   data: Validate<D, FoldInCheck<K, D>>,
 ): Presumed<Key<FoldInPlacement<K, D>>> {

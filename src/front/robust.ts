@@ -11,7 +11,8 @@
  * printing are reduceSum's. None has a MapReduce form: they need the whole cohort (FT315 when
  * a round is cut into chunks; such rounds run whole).
  */
-import type { Failures } from "../../types/errors.js";
+import type { Fail, Failures } from "../../types/errors.js";
+import type { FloatTreeCheck, RequireDType } from "../../types/ops.js";
 import type { JoinPlacement, Moved, Presumed, ReduceCheck, Tainted, Validate } from "../../types/placement.js";
 import type { Leaves, PlacementOf, PlacementsOf, Tensor, TreeLike, Typed } from "../../types/tensor.js";
 import type { Attrs } from "../ir/primitives.js";
@@ -91,7 +92,7 @@ export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: Kru
 }
 
 /** The global L2 norm of a tree (every leaf's entries together), at the tree's placement. */
-export function globalNorm<T extends TreeLike>(x: T): Tensor<[], "float32", PlacementsOf<T>> {
+export function globalNorm<T extends TreeLike>(x: Validate<T, FloatTreeCheck<"globalNorm", T>>): Tensor<[], "float32", PlacementsOf<T>> {
   const op = "globalNorm";
   const graph = currentGraph(op);
   const { leaves } = flattenTracers(x, `${op}() argument`);
@@ -101,18 +102,21 @@ export function globalNorm<T extends TreeLike>(x: T): Tensor<[], "float32", Plac
   return graph.emit("sqrt", [total], {}, op)[0]! as never;
 }
 
-/** A norm bound: a number or an f32[] value. */
-type Bound = number | Tensor<[], "float32">;
+/** A norm bound: a number or an f32[] value (another dtype is FT205, BoundCheck). */
+type Bound = number | Tensor<[]>;
 /**
- * FT104/FT102/FT105/FT106 where a bound cannot meet the tree's global norm (an f32[] at each
- * leaf's placement), in the words tracing uses: the bound joins every leaf of the result.
+ * FT205 for a bound that is not f32; FT104/FT102/FT105/FT106 where a bound cannot meet the
+ * tree's global norm (an f32[] at each leaf's placement), in the words tracing uses: the bound
+ * joins every leaf of the result.
  */
 type BoundCheck<Op extends string, T, B> = B extends Typed
-  ? Leaves<T> extends infer L
-    ? L extends Typed
-      ? Failures<JoinPlacement<Op, Tensor<[], "float32", PlacementOf<L>>, B>>
+  ? [RequireDType<Op, B, "float32">] extends [Fail<infer M>]
+    ? M
+    : Leaves<T> extends infer L
+      ? L extends Typed
+        ? Failures<JoinPlacement<Op, Tensor<[], "float32", PlacementOf<L>>, B>>
+        : never
       : never
-    : never
   : never;
 
 /**
@@ -131,12 +135,12 @@ function scaledByNorm<T>(op: string, x: T, maxNorm: unknown, factor: (norm: Trac
  * norm bounding of Sun et al. 2019 ("Can You Really Backdoor Federated Learning?") and the
  * clipping of DP-FedAvg. Use it inside map() before any reduction.
  */
-export function clipByNorm<T extends TreeLike, B extends Bound>(x: T, maxNorm: Validate<B, BoundCheck<"clipByNorm", T, B>>): Tainted<T, [T, B]> {
+export function clipByNorm<T extends TreeLike, B extends Bound>(x: Validate<T, FloatTreeCheck<"clipByNorm", T>>, maxNorm: Validate<B, BoundCheck<"clipByNorm", T, B>>): Tainted<T, [T, B]> {
   return scaledByNorm("clipByNorm", x, maxNorm as Bound, (norm, bound) => emitBinary("div", "clipByNorm", bound, emitBinary("maximum", "clipByNorm", norm, bound))) as never;
 }
 
 /** A client's update left as it is when its global L2 norm is at most maxNorm, zeroed otherwise (norm zeroing). */
-export function zeroAboveNorm<T extends TreeLike, B extends Bound>(x: T, maxNorm: Validate<B, BoundCheck<"zeroAboveNorm", T, B>>): Tainted<T, [T, B]> {
+export function zeroAboveNorm<T extends TreeLike, B extends Bound>(x: Validate<T, FloatTreeCheck<"zeroAboveNorm", T>>, maxNorm: Validate<B, BoundCheck<"zeroAboveNorm", T, B>>): Tainted<T, [T, B]> {
   const op = "zeroAboveNorm";
   return scaledByNorm(op, x, maxNorm as Bound, (norm, bound) => currentGraph(op).emit("cast", [emitBinary("less_equal", op, norm, bound)], { dtype: "float32" }, op)[0]!) as never;
 }

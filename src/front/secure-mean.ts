@@ -13,7 +13,7 @@
  *   the weighted sum's declared range; it is quantized with the same `scale` (steps per unit of
  *   w x), float32 weights too.
  */
-import type { Presumed, Validate } from "../../types/errors.js";
+import type { Message, Presumed, Validate } from "../../types/errors.js";
 import type { ReduceCheck, Release } from "../../types/placement.js";
 import type { AtClients, Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
@@ -25,16 +25,27 @@ import * as placement from "./placement.js";
 import { checkClientsArgument, flattenTracers } from "./placement.js";
 import * as random from "./random.js";
 import * as secure from "./secure.js";
-import type { SecureSumOptions } from "./secure.js";
+import type { SecureSumOptions, ServerKey } from "./secure.js";
 import * as tensorOps from "./tensor-ops.js";
 import { isTracer, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
-export interface SecureMeanOptions extends SecureSumOptions {
+/**
+ * A weight per client: a CLIENTS scalar, f32[] or i32[]. Its placement and dtype are asked
+ * first with FT312 among the types allowed, so that tsc's elaboration of a SERVER, local or bool
+ * weight names the code and the rule, as tracing does.
+ */
+type WeightsMessage = Message<"FT312", { what: "weights"; why: "expected a CLIENTS scalar, f32[] or i32[]" }>;
+type ClientWeight = { readonly placement: AtClients | WeightsMessage; readonly dtype: "float32" | "int32" | WeightsMessage } & (
+  | Tensor<[], "float32", AtClients>
+  | Tensor<[], "int32", AtClients>
+);
+
+export interface SecureMeanOptions<K = ServerKey> extends SecureSumOptions<K> {
   /** Quantization steps per unit (of x, or of w x when weighted): required, x is float32. */
   readonly scale: number;
   /** Each client's weight (a CLIENTS scalar, f32 or i32, in [0, maxWeight]); a uniform mean without it. */
-  readonly weights?: Tensor<[], "float32", AtClients> | Tensor<[], "int32", AtClients>;
+  readonly weights?: ClientWeight;
   /** The largest weight W: the weights' declared range is [0, W]. Required with `weights`. */
   readonly maxWeight?: number;
 }
@@ -54,7 +65,10 @@ const bad = (what: string, why: string) => ftError("FT312", { what, why });
  * weighted, `{ ..., weights: count, maxWeight: 600 }`. Private data is accepted (secureSum
  * declassifies it: the exact mean, no DP).
  */
-export function secureMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"secureMean", T, "float32">>, options: SecureMeanOptions): Presumed<Release<T>> {
+export function secureMean<T extends TreeLike, K = ServerKey>(
+  x: Validate<T, ReduceCheck<"secureMean", T, "float32">>,
+  options: SecureMeanOptions<K>,
+): Presumed<Release<T>> {
   const op = "secureMean";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);

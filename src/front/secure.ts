@@ -9,15 +9,16 @@
  * the cotangent of the result is broadcast back to the clients, straight through the
  * quantization, and a jvp's tangent is the plain sum of the tangents.
  */
-import type { Presumed, Validate } from "../../types/errors.js";
+import type { Message, Presumed, Validate } from "../../types/errors.js";
 import type { ReduceCheck, Release } from "../../types/placement.js";
-import type { DType, DTypeOf, Leaves, Tensor, TreeLike } from "../../types/tensor.js";
+import type { Print } from "../../types/print.js";
+import type { AtClients, DType, DTypeOf, IsAny, Leaves, Member, Placement, PlacementOf, Tensor, TreeLike } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
 import { printType } from "../ir/print.js";
 import { checkFit, DEFAULT_MIN_CLIENTS, MAX_SECURE_BITS, quantizedSpan, type SecureDType, type SecureSumAttrs } from "../ir/secure-sum.js";
 import { useReleaseKey } from "./release-keys.js";
 import { checkClientsArgument, flattenTracers } from "./placement.js";
-import { foldIn } from "./random.js";
+import { foldIn, type KeyCheck } from "./random.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
@@ -28,18 +29,42 @@ import { unflatten } from "./tree.js";
  */
 export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" | "int32">;
 
-export interface SecureSumOptions {
+/** A release's key as the types know it: i32[2] at the SERVER. */
+export type ServerKey = Tensor<[2], "int32", "server">;
+
+/**
+ * The key of a secure sum, checked as tracing checks it: FT316 for what is no key i32[2], FT312
+ * for a key at the CLIENTS or a member (the primitive's rule: the pair keys derive from one key
+ * the server holds), FT110 for a local key, which is a constant such as randomKey(0), a local
+ * input or computed from them (src/front/release-keys.ts: never secret). A key whose placement
+ * is not known statically, or `any`, is left to tracing.
+ */
+export type SecureKeyCheck<Op extends string, K> = IsAny<K> extends true
+  ? never
+  : [K] extends [ServerKey]
+    ? never
+    : [KeyCheck<Op, K>] extends [never]
+      ? Placement extends PlacementOf<K>
+        ? never
+        : PlacementOf<K> extends AtClients | Member
+          ? Message<"FT312", { what: "key"; why: `the pair keys derive from one key that the server holds, got ${Print<K>}` }>
+          : Message<"FT110", { op: Op; option: "key"; want: LocalKeyWant; got: `${Print<K>}, a local key (a constant such as randomKey(0), or a local input)` }>
+      : KeyCheck<Op, K>;
+type LocalKeyWant = "a secret key: a SERVER program input (atServer(i32([2])) fed from node:crypto), or split/foldIn of one";
+
+export interface SecureSumOptions<K = ServerKey, Scale extends number | string = number> {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
   /**
    * The round's key (i32[2] at the SERVER: a program input, or split/foldIn of one; a local
-   * key is a constant, FT110): every pair key derives from it; a fresh one each round (FT111).
+   * key is a constant, FT110; a CLIENTS key, FT312): every pair key derives from it; a fresh
+   * one each round (FT111).
    */
-  readonly key: Tensor<[2], "int32", "server">;
+  readonly key: Validate<K, SecureKeyCheck<"secureSum", K>>;
   /** The declared range [low, high] of every client value; values outside it fail the run (FT309). */
   readonly range: readonly [number, number];
   /** float32 inputs: quantization steps per unit, q = round((x - low) * scale); int32 inputs take 1. */
-  readonly scale?: number;
+  readonly scale?: Scale;
   /** Neighbours per client in the mask graph (even, >= 2; SecAgg+); every other client when absent. */
   readonly neighbours?: number;
   /** The most clients a round has, when known: then an overflow is FT311 while tracing, not only at run time. */
@@ -53,8 +78,10 @@ export interface SecureSumOptions {
  * has no quantization without it: FT312 while tracing otherwise), optional for int32 trees and
  * for trees whose dtypes are not known statically (checked while tracing).
  */
-export type SecureSumOptionsFor<T> = SecureSumOptions & ScaleRequirement<T>;
+export type SecureSumOptionsFor<T, K = ServerKey> = SecureSumOptions<K, ScaleOf<T>> & ScaleRequirement<T>;
 type ScaleRequirement<T> = DType extends DTypeOf<Leaves<T>> ? unknown : "float32" extends DTypeOf<Leaves<T>> ? { readonly scale: number } : unknown;
+/** The scale an int32 tree takes: none (or 1), FT312 otherwise, as tracing says (attrsOf). */
+type ScaleOf<T> = [DTypeOf<Leaves<T>>] extends [never] ? number : [DTypeOf<Leaves<T>>] extends ["int32"] ? 1 | Message<"FT312", { what: "scale"; why: "int32 values are summed as they are: leave scale out" }> : number;
 
 const isWhole = (n: unknown): n is number => Number.isInteger(n);
 
@@ -95,7 +122,10 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
  * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
  */
-export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementCheck<T>>, options: SecureSumOptions & ScaleRequirement<T>): Presumed<Release<T>> {
+export function secureSum<T extends TreeLike, K = ServerKey>(
+  x: Validate<T, SecureSumPlacementCheck<T>>,
+  options: SecureSumOptionsFor<T, K>,
+): Presumed<Release<T>> {
   const op = "secureSum";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkClientsArgument(op, leaves, paths);
@@ -109,7 +139,7 @@ export function secureSum<T extends TreeLike>(x: Validate<T, SecureSumPlacementC
     if (leaf.dtype !== "float32" && leaf.dtype !== "int32") throw ftError("FT205", { op, want: "f32 or i32", got: printType(leaf.type) });
     // One independent key per leaf, so that no two leaves share masks.
     const leafKey = leaves.length === 1 ? key : (foldIn(key as never, i) as unknown as Tracer);
-    return graph.emit("secure_sum", [leaf, leafKey], { ...attrsOf(options, leaf.dtype), release }, op)[0]!;
+    return graph.emit("secure_sum", [leaf, leafKey], { ...attrsOf(options as SecureSumOptions, leaf.dtype), release }, op)[0]!;
   });
   // After the sums, whose rule says what a key must be (FT312): here, that it is secret and fresh.
   useReleaseKey(op, key);

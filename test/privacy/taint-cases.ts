@@ -235,12 +235,12 @@ export const taintCases: Readonly<Record<string, Entry>> = {
     slots: { x: "v", "options.rotationKey": "skey", "options.clientKeys": "k" },
     call: (name, a) => fn(name, a.x!, `{ clip: 1, noiseMultiplier: 1, bits: 20, minClients: 1, maxClients: 4, rotationKey: ${a["options.rotationKey"]}, clientKeys: ${a["options.clientKeys"]} }`),
     // The clients' keys may be private: they feed only the released noise.
-    expect: { x: released, "options.rotationKey": { tsc: "TS2322", trace: "FT110" }, "options.clientKeys": released },
+    expect: { x: released, "options.rotationKey": both("FT110"), "options.clientKeys": released },
   },
   secureSum: {
     slots: { x: "v", "options.key": "skey" },
     call: (name, a) => fn(name, a.x!, `{ bits: 20, key: ${a["options.key"]}, range: [-1, 1], scale: 1000 }`),
-    expect: { x: released, "options.key": { tsc: "TS2322", trace: "FT312" } },
+    expect: { x: released, "options.key": both("FT312") },
   },
 
   // dpSum and secureSum followed by a division: they release what their inner aggregator does.
@@ -257,7 +257,7 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   secureMean: {
     slots: { x: "v", "options.key": "skey", "options.weights": "s" },
     call: (name, a) => fn(name, a.x!, `{ bits: 24, key: ${a["options.key"]}, range: [-1, 1], scale: 1000, weights: ${a["options.weights"]}, maxWeight: 10 }`),
-    expect: { x: released, "options.key": { tsc: "TS2322", trace: "FT312" }, "options.weights": released },
+    expect: { x: released, "options.key": both("FT312"), "options.weights": released },
   },
 
   // Robust aggregation and norm bounds.

@@ -70,6 +70,20 @@ describe("forward mode", () => {
     tf.dispose([value!, tangent!]);
   });
 
+  // A constant tangent (local) for a SERVER primal is allowed by the types and the docs; it
+  // used to reach broadcast's tangent rule unplaced and fail with FT101.
+  test("a local tangent for a SERVER primal: jvp through broadcast, in a program without private data", async () => {
+    const p = program({ w: atServer(f32([3])), x: atClients(f32([2, 3])) }, ({ w, x }) => {
+      const [, tangent] = jvp((v: Server3) => loss(v, x), [w], [full([3], 1)]);
+      return { tangent, gradient: grad(loss)(w, x) };
+    });
+    const out = await p.run({ w: inputs.w, x: inputs.x });
+    const [tangent] = await out.tangent.data();
+    const g = Array.from(await out.gradient.data());
+    expect(tangent).toBeCloseTo(g.reduce((acc, gi) => acc + gi, 0), 5);
+    tf.dispose([out.tangent, out.gradient]);
+  });
+
   test("tangents must have the primals' shapes", () => {
     const trace = () => program({ a: f32([3]), t: f32([2]) }, ({ a, t }) => jvp(exp, [a], [t as never])[1]);
     expect(trace).toThrowError(FedTensorError);

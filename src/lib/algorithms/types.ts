@@ -4,7 +4,7 @@
  * round functions precise signatures, so a user's misuse (client data where the server state
  * goes, say) fails in tsc with the FT code the same mistake would raise inside.
  */
-import type { Presumed, Validate } from "../../../types/errors.js";
+import type { Message, Presumed, Validate } from "../../../types/errors.js";
 import type { BroadcastCheck, IsUnknown, MapArgCheck, PrivacyMessage, UnknownMessage } from "../../../types/placement.js";
 import type { Place, Placement, PlacementsOf, PrivatePlacement, ReleasedServer, Tensor, TensorSpec, TreeLike, ValueOf } from "../../../types/tensor.js";
 import type { Program } from "../../front/program.js";
@@ -163,8 +163,22 @@ export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | nu
 /**
  * A round function's hyperparameters for an aggregator's program inputs I: a scalar may be a
  * number or a local tensor (a DP round's clip), and `round` may be left out when `key` is the
- * round's already (folded with it).
+ * round's already (folded with it). The round number may also be a SERVER input: it is public
+ * (the key is the secret), and foldIn(key, round) of two SERVER values is a SERVER key, which
+ * tracing accepts too (docs/algorithms.md "DP-FedAvg").
  */
-export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> & ("round" extends keyof I ? { readonly round?: HyperOf<I["round"]> } : unknown);
+export type HypersOf<I> = Omit<{ readonly [K in keyof I]: HyperOf<I[K]> }, "round"> & ("round" extends keyof I ? { readonly round?: Round } : unknown);
+/**
+ * The round number: a number, or an i32[] local or at the SERVER. Its placement is asked first
+ * with FT104 among the placements allowed, so that tsc's elaboration of a CLIENTS round names
+ * the rule tracing reports (foldIn of the SERVER key with a CLIENTS value).
+ */
+type Round =
+  | number
+  | ({ readonly placement: "server" | "local" | Message<"FT104", { op: "foldIn"; a: "the key i32[2]@SERVER"; b: "a round that is not local or at the SERVER" }> } & Tensor<
+      [],
+      "int32",
+      "server" | "local"
+    >);
 type HyperOf<S> = S extends TensorSpec<infer Shape, infer D, infer P> ? (Shape extends [] ? Tensor<[], D, P | "local"> | number : Tensor<Shape, D, P>) : never;
 

@@ -5,12 +5,11 @@
  * input); the step counts are numbers fixed when the program is built.
  */
 import { ftError } from "../../errors/error.js";
-import type { Tensor } from "../../../types/tensor.js";
 import { ops, type Value } from "../algorithms/loose.js";
-import type { PlacedSchedule, Schedule } from "./transform.js";
+import type { LocalRate, PlacedSchedule, Schedule } from "./transform.js";
 
-/** A rate: a number, or a traced local scalar (a program's `lr` input). */
-type Rate = number | Tensor<[], "float32", "local">;
+/** A rate: a number, or a traced local scalar (a program's `lr` input; a private one is FT109). */
+type Rate = number | LocalRate;
 
 /** FT302 unless `value` is allowed, naming the hyper-parameter and the allowed range. */
 export function requireHyper(what: string, value: number, allowed: (x: number) => boolean, range: string): void {

@@ -15,6 +15,7 @@
  * updates private, whatever the placement of the state they start from.
  */
 import type { Presumed, Validate } from "../../../types/errors.js";
+import type { PublicOnly } from "../../../types/helper.js";
 import type { Tainted } from "../../../types/placement.js";
 import type { Place, Placement, Tensor, TreeLike } from "../../../types/tensor.js";
 import { ops, type Value } from "../algorithms/loose.js";
@@ -79,8 +80,19 @@ export type Schedule = (count: Tensor<[], "float32", Placement>) => Tensor<[], "
  */
 export type PlacedSchedule = <P extends Placement>(count: Tensor<[], "float32", P>) => Tensor<[], "float32", P>;
 
+/**
+ * A rate as a traced value: a local f32[] (a program's `lr` input). A private one is FT109:
+ * the optimiser's result types do not carry the rate's privacy, so its updates would look
+ * public (docs/language.md "Privacy" lists this among the places tsc is stricter than tracing).
+ */
+export type LocalRate = PublicOnly<
+  Tensor<[], "float32", "local">,
+  "a learning rate (a number, a local f32[] or a schedule: public data)",
+  Tensor<[], "float32", "member-private">
+>;
+
 /** A learning rate: a number, a traced local scalar (a program input), or a schedule. */
-export type LearningRate = number | Tensor<[], "float32", "local"> | Schedule;
+export type LearningRate = number | LocalRate | Schedule;
 
 /** A transformation written on untyped traced values; `typed` gives it its static type. */
 export interface LooseTransformation {
