@@ -105,9 +105,9 @@ describe("operating fedtensor serve", () => {
     expect(metrics).toMatch(/^fedtensor_refused_connections_total\{reason="revoked"\} 1$/m);
     expect(metrics).toMatch(/^fedtensor_last_round\{value="test_accuracy"\} 0\.\d+$/m);
     expect(metrics).toMatch(/^fedtensor_process_resident_memory_bytes \d+/m);
-    const status = await (await admin("/status", adminToken)).json();
+    const status = (await (await admin("/status", adminToken)).json()) as { lastRound: object; clients: { id: string }[] };
     expect(status.lastRound).toMatchObject({ merged: true, clients: 3, dropped: 0 });
-    expect(status.clients.map((c: { id: string }) => c.id)).toEqual(["client-001", "client-002", "client-003"]);
+    expect(status.clients.map((c) => c.id)).toEqual(["client-001", "client-002", "client-003"]);
 
     expect(await server.exited()).toBe(0);
     // Told the run finished, the clients stop with 0 (no --exit-when-done).
