@@ -14,7 +14,9 @@ export const clientCommand: Command = {
     "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done]",
     "",
     "Connects to the server, trains the client part it ships on this machine's examples, and sends",
-    "only the update. Reconnects with backoff when the connection drops (a server restart).",
+    "only the update. Reconnects with backoff when the connection drops (a server restart); stops when",
+    "the run finishes (0), when refused (a bad, revoked or in-use token: FT340) or when the server's",
+    "certificate is not trusted (FT353).",
     "",
     "  --server URL          ws:// or wss:// (the server's --tls-cert) address; /fedtensor is the path",
     "  --token T             this client's token (one line of the server's --client-tokens file)",
@@ -23,7 +25,8 @@ export const clientCommand: Command = {
     "  --dataset NAME --client-index i   client i of the run's partition of NAME (demos and tests)",
     "  --ca FILE             PEM certificate(s) to trust, for a server with a self-signed certificate",
     "  --max-backoff S       the longest wait between reconnections (default 30)",
-    "  --exit-when-done      exit when the server ends the run, instead of waiting for it to come back",
+    "  --exit-when-done      exit (0) when the server goes away (stopped, killed) instead of waiting for it to",
+    "                        come back with --resume; a run that finishes always ends the client (0)",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;

@@ -9,7 +9,7 @@ import { UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** The flags serve takes besides `fedtensor run`'s, each with a value. */
-const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "clipping-range", "quantization-range", "modulus-range"]);
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "clipping-range", "quantization-range", "modulus-range", "admin-token-file", "max-client-examples"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
 function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
@@ -62,6 +62,7 @@ export const serveCommand: Command = {
     "                       [--tls-cert cert.pem --tls-key key.pem] [--round-timeout 60] [--join-wait 5]",
     "                       [--num-shares N|P --reconstruction-threshold T|P]",
     "                       [--clipping-range C --quantization-range Q --modulus-range M]",
+    "                       [--admin-token-file FILE] [--max-client-examples N]",
     "                       [fedtensor run's options: --rounds, --clients-per-round, --min-clients, --resume, ...]",
     "",
     "Serves the run at ws://HOST:PORT/fedtensor (wss:// with TLS) and the browser client at",
@@ -69,7 +70,12 @@ export const serveCommand: Command = {
     "(once --min-clients are connected), ships them the client part (an ONNX model, once per client)",
     "and merges their updates; metrics, plots and checkpoints go to --out. docs/deployment.md.",
     "",
-    "  --client-tokens FILE   one secret token per line, one per client; others are refused and logged",
+    "  --client-tokens FILE   one secret token per line, one per client; others are refused and logged.",
+    "                         SIGHUP rereads it: a client whose line is gone is disconnected (revoked)",
+    "  --admin-token-file FILE  a secret token (one line, >= 16 characters) that turns on GET /healthz, /status",
+    "                         and /metrics (Prometheus) for requests with `Authorization: Bearer <token>`",
+    "  --max-client-examples N  the most examples a client may claim (default: the largest client of the run's",
+    "                         partition of its data set); a larger claim is refused (FT350)",
     "  --port P               the port (default 8080; 0 picks a free one)",
     "  --host H               the address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)",
     "  --tls-cert/--tls-key   PEM files: serve wss:// and https://",
@@ -105,18 +111,38 @@ export const serveCommand: Command = {
     const { config } = await loadRunArguments(resolveExample(rest));
     const { readTokens } = await import("../deploy/server/clients.js");
     const { serve } = await import("../deploy/server/coordinator.js");
+    const { readAdminToken } = await import("../deploy/server/admin.js");
     const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+    const maxExamples = flags["max-client-examples"] === undefined ? undefined : Number(flags["max-client-examples"]);
+    if (maxExamples !== undefined && !(Number.isSafeInteger(maxExamples) && maxExamples >= 1 && maxExamples <= 2 ** 31 - 1))
+      throw ftError("FT305", { option: "--max-client-examples", why: `expected a whole number from 1 to 2147483647, got ${flags["max-client-examples"]}` });
+    const adminPath = flags["admin-token-file"];
+    let onHangup: (() => void) | undefined;
     const result = await serve(config, {
       host: flags.host ?? "127.0.0.1",
       port,
       tokens: readTokens(tokensPath),
+      ...(adminPath === undefined ? {} : { adminToken: readAdminToken(adminPath) }),
+      ...(maxExamples === undefined ? {} : { maxClientExamples: maxExamples }),
+      // SIGHUP rereads --client-tokens (docs/deployment.md, "Revoking a client"); a file that does not read leaves the tokens as they were.
+      onListening: (_url, control) => {
+        onHangup = () => {
+          try {
+            const reload = control.reloadTokens(readTokens(tokensPath));
+            log(`SIGHUP: reloaded ${reload.tokens.size} tokens from ${tokensPath}; revoked: ${reload.revoked.join(", ") || "none"}; added: ${reload.added.join(", ") || "none"}`);
+          } catch (error) {
+            log(ftError("FT354", { path: tokensPath, why: (error as Error).message }).message);
+          }
+        };
+        process.on("SIGHUP", onHangup);
+      },
       ...(flags["tls-cert"] === undefined ? {} : { tls: { cert: flags["tls-cert"], key: flags["tls-key"]! } }),
       deadlineMs: seconds("--round-timeout", flags["round-timeout"], 60) * 1000,
       joinWaitMs: seconds("--join-wait", flags["join-wait"], 5) * 1000,
       shares,
       ranges,
       log,
-    });
+    }).finally(() => onHangup !== undefined && process.off("SIGHUP", onHangup));
     const accuracy = result.accuracy === undefined ? "not evaluated" : `${(result.accuracy * 100).toFixed(2)}%`;
     console.log(`final test accuracy: ${accuracy} after ${result.rounds} rounds; metrics, plot and checkpoints in ${result.outDir}/`);
     return 0;

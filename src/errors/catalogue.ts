@@ -717,6 +717,60 @@ export const catalogue = {
       "calibrated release.",
     fix: "Encode and decode with the same parameters; send d values in [0, 2^bits); decode only sums of at least minClients clients.",
   },
+  FT350: {
+    title: "A client's claim outside the run's bounds",
+    message: "{client} claimed {claim}, outside the run's bound: {bound}",
+    explanation:
+      "`fedtensor serve` acts on what a client says about itself only within bounds fixed by the " +
+      "run: the number of examples in its ready message sets the steps of the part the server " +
+      "compiles for it and, in secure rounds, the cohort's public scale. An unbounded claim could " +
+      "exhaust the server's memory, stall a round or shrink every other client's contribution, so " +
+      "the server refuses the client and logs it.",
+    fix:
+      "A client with more examples than the run's largest client needs the server started with a " +
+      "larger --max-client-examples; otherwise the client is faulty or malicious (docs/deployment.md).",
+  },
+  FT351: {
+    title: "A client token already in use",
+    message: "the token of {client} is in use by a live connection from {address}; a second connection is refused",
+    explanation:
+      "Each --client-tokens line belongs to one client. When a connection says hello with a token " +
+      "whose client is connected, the server checks that the older connection is alive (a " +
+      "WebSocket ping); if it answers, the new connection is refused and logged, so that a second " +
+      "process with the same token (or a leaked token) cannot knock the client off. A dead old " +
+      "connection is replaced, so a client that reconnects after a network fault gets back in.",
+    fix:
+      "Run each client with its own token. If the token leaked, remove its line from the tokens file " +
+      "and send the server SIGHUP (the live connection is closed too), then give the client a new token.",
+  },
+  FT352: {
+    title: "An admin request refused",
+    message: "admin request {path} refused: {why}",
+    explanation:
+      "`fedtensor serve`'s operator endpoints (/healthz, /status, /metrics) answer only requests " +
+      "carrying the admin token (--admin-token-file) as `Authorization: Bearer <token>`, compared " +
+      "in constant time. Without --admin-token-file they are off.",
+    fix: "Start the server with --admin-token-file FILE and send its token, e.g. curl -H \"Authorization: Bearer $(cat FILE)\".",
+  },
+  FT353: {
+    title: "The server's TLS certificate is not trusted",
+    message: "the server's certificate at {url} is not trusted: {why}",
+    explanation:
+      "`fedtensor client` checks a wss:// server's certificate against the system's authorities " +
+      "and --ca. A certificate that fails the check fails the same way on every attempt, so the " +
+      "client stops instead of retrying.",
+    fix: "Give --ca with the server's certificate (a self-signed --tls-cert) or its CA's, and connect by a name the certificate holds.",
+  },
+  FT354: {
+    title: "The client tokens could not be reloaded",
+    message: "--client-tokens reload from {path} failed, the previous tokens stay in force: {why}",
+    explanation:
+      "On SIGHUP, `fedtensor serve` rereads its --client-tokens file, keeps the ids of known " +
+      "tokens, admits new ones and disconnects the clients whose tokens left the file. A file that " +
+      "cannot be read or holds an invalid token list changes nothing, so that a half-written " +
+      "file cannot lock every client out.",
+    fix: "Fix the file (one token of at least 16 characters per line, each once) and send SIGHUP again.",
+  },
 } as const;
 
 /**

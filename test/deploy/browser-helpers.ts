@@ -34,6 +34,9 @@ export interface TabProgress {
   /** src/deploy/page/backend.ts BackendReport. */
   readonly backend?: { provider: "webgpu" | "wasm"; why: string; cpuOps?: string[]; check?: { relativeDifference: number; tolerance: number } };
   readonly refused: string;
+  readonly state: string;
+  readonly sent: { round: number; bytes: number; messages: string[] }[];
+  readonly epsilons: { round: number; epsilon: number | null }[];
 }
 
 export interface ClientTab {

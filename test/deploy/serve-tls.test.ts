@@ -1,7 +1,7 @@
 /**
  * `fedtensor serve --tls-cert --tls-key`: wss:// and https:// with a self-signed certificate
  * made here by openssl; a client that trusts it (--ca) trains a round, and the page is served
- * over https. Skipped, saying why, where openssl is absent.
+ * over https; a client that does not trust it stops with FT353 instead of retrying. Skipped, saying why, where openssl is absent.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
 
 describe.skipIf(!hasOpenssl)("serve over TLS", () => {
-  it("serves wss:// and https:// with --tls-cert/--tls-key; a client trusting the certificate with --ca trains", async () => {
+  it("serves wss:// and https:// with --tls-cert/--tls-key; a client trusting the certificate with --ca trains, one that does not stops", async () => {
     const dir = tempDir("fedtensor-tls-");
     const [cert, key] = [join(dir, "cert.pem"), join(dir, "key.pem")];
     const made = spawnSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { encoding: "utf8" });
@@ -38,6 +38,12 @@ describe.skipIf(!hasOpenssl)("serve over TLS", () => {
       }).on("error", reject);
     });
     expect(page).toContain("FedTensor client");
+    // Without --ca the certificate fails verification, as it would on every attempt: the client stops (FT353), not retries.
+    const untrusting = startClient(url, tokens[0]!, 0);
+    started.push(untrusting);
+    expect(await untrusting.exited()).toBe(1);
+    expect(untrusting.output()).toMatch(/FT353: the server's certificate at wss:\/\/127\.0\.0\.1:\d+\/fedtensor is not trusted: self.signed certificate/);
+    expect(untrusting.output()).not.toMatch(/reconnecting/);
     const client = startClient(url, tokens[0]!, 0, "--ca", cert, "--exit-when-done");
     started.push(client);
     expect(await server.exited()).toBe(0);

@@ -38,6 +38,10 @@ export interface ClientEvents {
   roundEnd?(round: number, merged: boolean, loss: number | null): void;
   /** This client's own mean training loss of a round, from its outputs before any scaling, masking or noise: for it to show, never sent. */
   localLoss?(round: number, loss: number): void;
+  /** A message this client sends for a round: its kind (update, trained, failed, or a SecAgg+ step) and its size in bytes. */
+  sent?(round: number, kind: string, bytes: number): void;
+  /** The round's end as the server reports it, with the run's epsilon after it in distributed-DP runs (null when not finite). */
+  epsilon?(round: number, epsilon: number | null): void;
 }
 
 /** The largest part (an ONNX model) a client accepts. */
@@ -108,14 +112,27 @@ export class ClientCore {
         return [];
       }
       case "task":
-        return [await this.train(message, body)];
+        return this.sent(message.round, [await this.train(message, body)]);
       case "round-end":
         this.events.roundEnd?.(message.round, message.merged, message.loss);
+        if (message.epsilon !== undefined) this.events.epsilon?.(message.round, message.epsilon);
         if (this.held?.round === message.round) this.held = undefined;
         return [];
       case "secagg":
-        return this.secure(message.round, body);
+        return this.sent(message.round, await this.secure(message.round, body));
+      case "finished":
+        throw new FinishedError(message.rounds);
     }
+  }
+
+  /** Reports what leaves this client for `round` (the type each frame's header names), and passes the frames on. */
+  private sent(round: number, frames: Uint8Array[]): Uint8Array[] {
+    for (const frame of frames) {
+      const headerLength = new DataView(frame.buffer, frame.byteOffset, frame.byteLength).getUint32(0, true);
+      const { type } = JSON.parse(new TextDecoder().decode(frame.subarray(4, 4 + headerLength))) as { type: string };
+      this.events.sent?.(round, type, frame.length);
+    }
+    return frames;
   }
 
   /** A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer the server's requests. */
@@ -201,6 +218,13 @@ export class ClientCore {
 
 /** The server refused this client (a bad token, another wire version): reconnecting will not help. */
 export class RefusedError extends Error {}
+
+/** The server ended the run after `rounds` rounds: there is nothing to reconnect for. */
+export class FinishedError extends Error {
+  constructor(readonly rounds: number) {
+    super(`the run finished after ${rounds} rounds`);
+  }
+}
 
 /** A part whose bytes do not hash to its name is refused: the hash is what the client caches it by. */
 async function checkHash(bytes: Uint8Array, hash: string): Promise<void> {

@@ -3,15 +3,16 @@
  * onnxruntime-node. Its examples come from a record file (x and y, protocol/record.ts) or, for
  * demos and tests, from a named data set's partition as the run splits it (--dataset mnist
  * --client-index i: src/lib/data, the run's partition code). When the connection drops (the
- * server restarted), it reconnects with exponential backoff and jitter; a refusal (a bad
- * token) ends it.
+ * server restarted), it reconnects with exponential backoff and jitter. Permanent outcomes end
+ * it: the server's `finished` (exit 0), a refusal (a bad, revoked or in-use token: FT340) and a
+ * server certificate that fails verification (FT353), which would fail the same way again.
  */
 import { readFileSync } from "node:fs";
 import { WebSocket } from "ws";
 import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
 import { examplesFromRecord, type ClientExamples } from "./batches.js";
-import { ClientCore, FrameError, RefusedError, type OrtLike } from "./core.js";
+import { ClientCore, FinishedError, FrameError, RefusedError, type OrtLike } from "./core.js";
 
 export interface NodeClientSettings {
   readonly server: string;
@@ -55,7 +56,7 @@ async function demoExamples(dataset: string, index: number, run: RunInfo): Promi
   return { x, y: Int32Array.from(indices, (example) => data.train.y[example]!) };
 }
 
-/** Runs the client until refused (FT340) or, with exitWhenServerStops, until the run ends (0). */
+/** Runs the client until the run finishes (0), it is refused (FT340), the server's certificate fails (FT353) or, with exitWhenServerStops, the server stops (0). */
 export async function runNodeClient(settings: NodeClientSettings): Promise<number> {
   const ortModule = await import("onnxruntime-node");
   const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
@@ -73,7 +74,12 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   try {
     for (;;) {
       const outcome = await connectOnce(settings, core, ca, () => (backoff = 250));
-      if (typeof outcome === "object") throw ftError("FT340", { url: settings.server, why: outcome.refused });
+      if (typeof outcome === "object") {
+        if ("refused" in outcome) throw ftError("FT340", { url: settings.server, why: outcome.refused });
+        if ("untrusted" in outcome) throw ftError("FT353", { url: settings.server, why: outcome.untrusted });
+        settings.log(`the server finished the run after ${outcome.finished} rounds; exiting`);
+        return 0;
+      }
       if (outcome === "stopped" && settings.exitWhenServerStops) return 0;
       // Exponential backoff with full jitter, so that a restarted server is not met by every client at once.
       const wait = Math.round(Math.random() * backoff);
@@ -86,9 +92,12 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   }
 }
 
-type Outcome = { readonly refused: string } | "stopped" | "lost";
+type Outcome = { readonly refused: string } | { readonly untrusted: string } | { readonly finished: number } | "stopped" | "lost";
 
-/** One connection, until it closes: refused (do not retry), "stopped" (the server ended the run) or "lost". */
+/** TLS verification failures (node:tls's codes): the same certificate fails every attempt. */
+const certificateError = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
+
+/** One connection, until it closes: refused or untrusted (do not retry), finished, "stopped" (the server went away with 1001) or "lost". */
 function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer | undefined, connected: () => void): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = new WebSocket(settings.server, { ...(ca === undefined ? {} : { ca }), maxPayload: 1024 * 1024 * 1024 });
@@ -110,12 +119,17 @@ function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer 
         } catch (error) {
           if (error instanceof RefusedError) {
             outcome = { refused: error.message };
+          } else if (error instanceof FinishedError) {
+            outcome = { finished: error.rounds };
           } else settings.log(`${error instanceof FrameError ? "a malformed message from the server" : "error"}: ${(error as Error).message}`);
           socket.close();
         }
       });
     });
-    socket.on("error", (error) => settings.log(`connection: ${error.message}`));
+    socket.on("error", (error: Error & { code?: string }) => {
+      if (certificateError.test(error.code ?? "")) outcome = { untrusted: `${error.message} (${error.code})` };
+      else settings.log(`connection: ${error.message}`);
+    });
     socket.on("close", (code) => {
       if (code === 1001 && outcome === "lost") outcome = "stopped";
       void queue.then(() => resolve(outcome));

@@ -8,7 +8,8 @@
  * round (computed here, never sent) beside the round's, as the server reports it. Bundled by
  * esbuild into dist/page/client.js at `npm run build`.
  */
-import { ClientCore, RefusedError } from "../client/core.js";
+import { ClientCore, FinishedError, RefusedError } from "../client/core.js";
+import { lossChart } from "../client/loss-chart.js";
 import { examplesFromRecord, type ClientExamples } from "../client/batches.js";
 import { ftError } from "../../errors/error.js";
 import { loadBackend, type BackendReport } from "./backend.js";
@@ -18,6 +19,10 @@ const statusLine = element<HTMLSpanElement>("status");
 const roundsLine = element<HTMLSpanElement>("rounds");
 const chart = element<HTMLElement>("chart");
 const backendLine = element<HTMLSpanElement>("backend");
+const stateLine = element<HTMLSpanElement>("state");
+const sentLine = element<HTMLSpanElement>("sent");
+/** Only in distributed-DP runs. */
+const epsilonLine = document.getElementById("epsilon");
 
 /** What the tab has done, for people and for tests (window.fedtensorClient). */
 const progress = {
@@ -28,12 +33,35 @@ const progress = {
   losses: [] as { round: number; loss: number }[],
   backend: undefined as BackendReport | undefined,
   refused: "",
+  /** The run's state as the tab knows it. */
+  state: "not joined",
+  /** What the tab sent per round: bytes and the messages' types. */
+  sent: [] as { round: number; bytes: number; messages: string[] }[],
+  /** Distributed-DP runs: the run's epsilon after each round (null when not finite). */
+  epsilons: [] as { round: number; epsilon: number | null }[],
 };
 (window as unknown as { fedtensorClient: typeof progress }).fedtensorClient = progress;
 
 function setStatus(text: string): void {
   progress.status = text;
   statusLine.textContent = text;
+}
+
+function setState(text: string): void {
+  progress.state = text;
+  stateLine.textContent = text;
+}
+
+const size = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(2)} MiB`);
+
+/** Counts a message the tab sent in `round` and shows the round's total. */
+function recordSent(round: number, kind: string, bytes: number): void {
+  let entry = progress.sent.at(-1);
+  if (entry?.round !== round) progress.sent.push((entry = { round, bytes: 0, messages: [] }));
+  entry.bytes += bytes;
+  entry.messages.push(kind);
+  const counts = [...new Set(entry.messages)].map((k) => `${k}${entry.messages.filter((m) => m === k).length > 1 ? ` x${entry.messages.filter((m) => m === k).length}` : ""}`);
+  sentLine.textContent = `round ${round}: ${size(entry.bytes)} in ${entry.messages.length} message${entry.messages.length === 1 ? "" : "s"} (${counts.join(", ")})`;
 }
 
 function showBackend(report: BackendReport): void {
@@ -43,17 +71,9 @@ function showBackend(report: BackendReport): void {
   backendLine.textContent = `${report.provider} (${report.why}${onCpu}${check})`;
 }
 
-/** Both losses over the rounds joined, as polylines on one scale; x is the round. */
+/** Both losses over the rounds joined, on the chart's axes (loss-chart.ts). */
 function drawChart(): void {
-  const all = [...progress.localLosses, ...progress.losses];
-  if (all.length === 0) return;
-  const high = Math.max(...all.map((p) => p.loss)) || 1;
-  const first = Math.min(...all.map((p) => p.round));
-  const step = 400 / Math.max(1, Math.max(...all.map((p) => p.round)) - first);
-  const line = (points: readonly { round: number; loss: number }[], style: string) =>
-    `<polyline fill="none" ${style} points="${points.map((p) => `${((p.round - first) * step).toFixed(1)},${(195 - (p.loss / high) * 185).toFixed(1)}`).join(" ")}"></polyline>`;
-  const last = (points: readonly { loss: number }[]) => (points.length === 0 ? "-" : points.at(-1)!.loss.toFixed(3));
-  chart.innerHTML = `${line(progress.losses, 'stroke="gray" stroke-width="1.5" stroke-dasharray="4 3"')}${line(progress.localLosses, 'stroke="steelblue" stroke-width="2"')}<text x="4" y="14" font-size="12">this tab ${last(progress.localLosses)}, round ${last(progress.losses)} (max ${high.toFixed(3)})</text>`;
+  chart.innerHTML = lossChart(progress.localLosses, progress.losses);
 }
 
 async function join(token: string, source: { file: File } | { demo: number }): Promise<void> {
@@ -67,8 +87,19 @@ async function join(token: string, source: { file: File } | { demo: number }): P
     return examplesFromRecord(new Uint8Array(await response.arrayBuffer()), "the demo partition");
   };
   const core = new ClientCore(ort, token, "browser", load, {
-    status: setStatus,
-    trained: (round, seconds) => setStatus(`round ${round}: trained on ${progress.backend!.provider} in ${seconds.toFixed(2)} s, update sent`),
+    status: (line) => {
+      setStatus(line);
+      if (line.startsWith("joined run")) setState("joined; waiting for a round");
+    },
+    trained: (round, seconds) => {
+      setState(`round ${round}: trained, waiting for the round's end`);
+      setStatus(`round ${round}: trained on ${progress.backend!.provider} in ${seconds.toFixed(2)} s, update sent`);
+    },
+    sent: recordSent,
+    epsilon: (round, epsilon) => {
+      progress.epsilons.push({ round, epsilon });
+      if (epsilonLine !== null) epsilonLine.textContent = epsilon === null ? `not finite after round ${round}` : `${epsilon.toFixed(3)} after round ${round} (at the run's delta)`;
+    },
     localLoss: (round, loss) => {
       progress.localLosses.push({ round, loss });
       drawChart();
@@ -83,6 +114,7 @@ async function join(token: string, source: { file: File } | { demo: number }): P
         drawChart();
       }
       setStatus(`round ${round} ${merged ? "merged" : "not merged"}; waiting for the next`);
+      setState(`round ${round} ended (${merged ? "merged" : "not merged"}); waiting for the next`);
     },
   });
   let backoff = 250;
@@ -91,8 +123,10 @@ async function join(token: string, source: { file: File } | { demo: number }): P
     socket.binaryType = "arraybuffer";
     let queue = Promise.resolve();
     let refused = false;
+    let finished = false;
     socket.onopen = () => {
       backoff = 250;
+      setState("connected");
       setStatus("connected");
       socket.send(core.hello());
     };
@@ -101,18 +135,26 @@ async function join(token: string, source: { file: File } | { demo: number }): P
         try {
           for (const reply of await core.handle(new Uint8Array(event.data as ArrayBuffer))) socket.send(reply);
         } catch (error) {
+          finished = error instanceof FinishedError;
           refused = error instanceof RefusedError;
           if (refused) progress.refused = (error as Error).message;
-          setStatus(`${refused ? "refused" : "error"}: ${(error as Error).message}`);
+          if (finished) {
+            setState(`finished: ${(error as Error).message}`);
+            setStatus("the run is over; this tab is done");
+          } else {
+            if (refused) setState("refused");
+            setStatus(`${refused ? "refused" : "error"}: ${(error as Error).message}`);
+          }
           socket.close();
         }
       });
     };
     socket.onclose = () => {
       void queue.then(() => {
-        if (refused) return;
+        if (refused || finished) return;
         const wait = Math.round(Math.random() * backoff);
         backoff = Math.min(30_000, backoff * 2);
+        setState("disconnected; reconnecting");
         setStatus(`disconnected; reconnecting in ${(wait / 1000).toFixed(1)} s`);
         setTimeout(connect, wait);
       });

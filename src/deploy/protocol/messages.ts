@@ -55,6 +55,10 @@ export const runInfoSchema = z.strictObject({
   featureShape: z.array(z.number().int().min(1)).max(8),
   /** The demo data set and how it is split, for `--dataset NAME --client-index i` and the page's demo partition. */
   data: z.strictObject({ dataset: z.string().max(100), partition: z.string().max(100), clients: z.number().int().min(1), alpha: z.number().optional(), seed: z.number().int() }),
+  /** How the server merges: the plain weighted sum, SecAgg+, or distributed DP over SecAgg+ (what the client sends each round follows from it). */
+  aggregator: z.enum(["fedavg", "secure", "distributed-dp"]).optional(),
+  /** The run's number of rounds. */
+  rounds: z.number().int().min(1).optional(),
 });
 export type RunInfo = z.infer<typeof runInfoSchema>;
 
@@ -103,6 +107,17 @@ export const taskSchema = z.strictObject({
     .optional(),
 });
 /** How a round ended for the client: its update merged or not, and the round's training loss when the program reports one. */
-export const roundEndSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("round-end"), round, merged: z.boolean(), clients: z.number().int().min(0), loss: z.number().nullable() });
-export const serverMessageSchema = z.discriminatedUnion("type", [welcomeSchema, refusedSchema, partSchema, taskSchema, roundEndSchema, secAggSchema]);
+export const roundEndSchema = z.strictObject({
+  v: z.literal(WIRE_VERSION),
+  type: z.literal("round-end"),
+  round,
+  merged: z.boolean(),
+  clients: z.number().int().min(0),
+  loss: z.number().nullable(),
+  /** Distributed-DP runs: the run's epsilon (at its delta) after this round, null when not finite. */
+  epsilon: z.number().nullable().optional(),
+});
+/** The run is over after `rounds` rounds: the client stops instead of reconnecting. */
+export const finishedSchema = z.strictObject({ v: z.literal(WIRE_VERSION), type: z.literal("finished"), rounds: z.number().int().min(0) });
+export const serverMessageSchema = z.discriminatedUnion("type", [welcomeSchema, refusedSchema, partSchema, taskSchema, roundEndSchema, secAggSchema, finishedSchema]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;

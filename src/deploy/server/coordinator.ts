@@ -4,8 +4,10 @@
  * (seeded by the run's seed and the round), has the cohort's members run the client part
  * (tasks.ts), merges, reports and updates at the server (the round runner of src/lib/run, whose
  * chunks are the members), evaluates on the test set, and writes metrics, checkpoints and
- * plots in the run folder, locked for the whole run. With --resume it continues from the
- * folder's latest checkpoint; the clients reconnect by themselves.
+ * plots in the run folder, locked for the whole run, with its log (serve.log). With --resume it
+ * continues from the folder's latest checkpoint; the clients reconnect by themselves. When the
+ * last round is done every client is told the run finished. The operator's view (admin.ts)
+ * follows the run's step and rounds.
  */
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
@@ -27,17 +29,29 @@ import { makeRunFolder, prepareNewRunFolder } from "../../lib/run/run-folder.js"
 import { RunEvaluation } from "../../lib/run/run-evaluation.js";
 import { isRobustRun } from "../../lib/run/robust.js";
 import { featureShapeFor, federatedData, modelFor } from "../../lib/run/setup.js";
+import { createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { stepsFor } from "../client/batches.js";
 import { WIRE_VERSION, type RunInfo } from "../protocol/messages.js";
-import type { Member } from "./clients.js";
+import { OperatorView } from "./admin.js";
+import { defaultMaxExamples } from "./claims.js";
+import type { ClientRegistry, Member } from "./clients.js";
 import { startServer, type ServerSettings } from "./http.js";
+import type { TokenReload } from "./tokens.js";
 import { RoundAborted } from "./round-aborted.js";
 import { RoundTasks, type RoundTraffic } from "./tasks.js";
 import { servedDistributedDp } from "./distributed-dp.js";
 import { checkRangeSettings, checkShareSettings, rangesOf, type RangeSettings, type ShareSettings } from "./secure.js";
 
-export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes"> {
+/** What the caller can do to a running server (the CLI's SIGHUP handler). */
+export interface ServerControl {
+  /** Puts a reread --client-tokens in force; revoked clients are disconnected. */
+  reloadTokens(fresh: ReadonlyMap<string, string>): TokenReload;
+}
+
+export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" | "onMessage" | "onLeave" | "maxUpdateBytes" | "maxSecAggBytes" | "bounds" | "operator"> {
+  /** The most examples a client may claim (claims.ts); the largest client of the run's partition when absent. */
+  readonly maxClientExamples?: number;
   /** How long each member has to answer a round's task. */
   readonly deadlineMs: number;
   /** How long a round waits for clients-per-round clients once --min-clients are connected. */
@@ -46,8 +60,8 @@ export interface ServeSettings extends Omit<ServerSettings, "run" | "demoData" |
   readonly shares?: ShareSettings;
   /** SecAgg+'s clipping_range, quantization_range and modulus_range (secure rounds only); Flower's defaults when absent. */
   readonly ranges?: RangeSettings;
-  /** Called with the server's URL once it listens. */
-  readonly onListening?: (url: string) => void;
+  /** Called with the server's URL once it listens, and its controls. */
+  readonly onListening?: (url: string, control: ServerControl) => void;
 }
 
 export interface ServeResult {
@@ -109,13 +123,31 @@ function rangeFlagGiven(ranges: RangeSettings | undefined): string | undefined {
   return undefined;
 }
 
-async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<ServeResult> {
-  const log = settings.log;
+async function serveLocked(config: RunConfig, given: ServeSettings): Promise<ServeResult> {
   const resumed = config.resume ? await loadLatestCheckpoint(config.out) : undefined;
   if (config.resume && resumed === undefined) throw ftError("FT304", { path: config.out, why: "--resume found no checkpoint there; serve without --resume to start the run" });
   // The same guard as `fedtensor run --resume`: the checkpoint must be of this folder's run.
   if (resumed !== undefined) await checkSameRun(config.out, resumed);
   if (resumed === undefined) await prepareNewRunFolder(config.out, config.overwrite);
+  // Every line also goes to the run folder's serve.log (appended to on --resume), with its time.
+  const logFile = createWriteStream(join(config.out, logFileName), { flags: "a", mode: 0o600 });
+  const log = (line: string) => {
+    given.log(line);
+    logFile.write(`${new Date().toISOString()} ${line}\n`);
+  };
+  const settings: ServeSettings = { ...given, log };
+  try {
+    return await serveLogged(config, settings, resumed);
+  } finally {
+    await new Promise((resolve) => logFile.end(resolve));
+  }
+}
+
+/** The run folder's log of `fedtensor serve`. */
+export const logFileName = "serve.log";
+
+async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: Awaited<ReturnType<typeof loadLatestCheckpoint>>): Promise<ServeResult> {
+  const log = settings.log;
   await useBackend(config.backend);
   const model = modelFor(config);
   // The server evaluates on the test set and serves demo partitions to browser tabs; the clients train on their own copies.
@@ -153,14 +185,19 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     epochs: config.localEpochs,
     featureShape: [...featureShape],
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
+    aggregator: config.aggregator as NonNullable<RunInfo["aggregator"]>,
+    rounds: config.rounds,
   };
+  const operator = new OperatorView({ name: run.name, algorithm: run.algorithm, rounds: config.rounds, aggregator: config.aggregator });
+  const bounds = { maxExamples: settings.maxClientExamples ?? defaultMaxExamples(data.clientIndices) };
   const ddp = config.aggregator === "distributed-dp" ? await servedDistributedDp(config, resumed !== undefined, log) : undefined;
   const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", shares: settings.shares, ranges: settings.ranges, ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
-  const server = await startServer({ ...settings, run, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
-  settings.onListening?.(server.url);
+  const server = await startServer({ ...settings, run, bounds, operator, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
+  settings.onListening?.(server.url, { reloadTokens: (fresh) => server.registry.reload(fresh) });
   log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);
+  log(`client claims bounded: at most ${bounds.maxExamples} examples per client (--max-client-examples); operator endpoints ${settings.adminToken === undefined ? "off (no --admin-token-file)" : "/healthz, /status and /metrics, with the admin token"}; log in ${join(config.out, logFileName)}`);
   if (config.aggregator === "secure") {
     const { clipping_range, quantization_range, modulus_range } = rangesOf(settings.ranges);
     log(`SecAgg+ ranges: clipping_range ${clipping_range}, quantization_range ${quantization_range}, modulus_range ${modulus_range} (a step of ${(2 * clipping_range) / quantization_range} per client and value)`);
@@ -169,7 +206,9 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
   try {
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const started = performance.now();
-      const cohort = await sampleCohort(server.registry.connected.bind(server.registry), config, settings, rng, round);
+      operator.setStep("waiting for clients", round);
+      const cohort = await sampleCohort(server.registry, config, settings, rng, round);
+      operator.setStep("training");
       const traffic: RoundTraffic = { merged: 0, dropped: 0, bytesOut: 0, bytesIn: 0 };
       const sample = cohortSample(cohort, config);
       let loss: number | null = null;
@@ -186,6 +225,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
         log(`round ${round} skipped: ${error.message}`);
       }
       const evaluated = round === config.rounds || round % Math.max(1, config.evalEvery) === 0;
+      operator.setStep("evaluating");
       let test: { accuracy: number; loss: number } | undefined;
       if (evaluated) {
         const out = await evaluation.test(state.params);
@@ -195,11 +235,18 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
       }
       const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
-      const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
+      const epsilon = "epsilon" in row ? { epsilon: row.epsilon as number | null } : {};
+      operator.roundFinished({ round, merged: traffic.merged > 0, clients: traffic.merged, dropped: traffic.dropped, trainLoss: loss, testAccuracy: test?.accuracy ?? null, seconds: row.seconds, bytesToClients: traffic.bytesOut, bytesFromClients: traffic.bytesIn, ...epsilon });
+      const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss, ...epsilon };
       server.broadcast(cohort, end);
       log(`round ${round}/${config.rounds}: ${traffic.merged} of ${cohort.length} clients merged${loss === null ? "" : `, train loss ${loss.toFixed(4)}`}${test === undefined ? "" : `, test accuracy ${(test.accuracy * 100).toFixed(2)}%`} (${row.seconds.toFixed(1)} s)`);
+      operator.setStep("checkpointing");
       if ((config.checkpointEvery > 0 && round % config.checkpointEvery === 0) || round === config.rounds) await save(round, row);
     }
+    operator.setStep("finished");
+    // Told, the clients stop instead of waiting for a server that will not come back.
+    server.registry.finish(config.rounds);
+    log(`run finished after ${config.rounds} rounds; every connected client was told`);
   } finally {
     metrics.close();
     await server.close();
@@ -221,12 +268,12 @@ function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
  * of the seed, once --min-clients are connected and either clients-per-round are or the join
  * wait has passed.
  */
-async function sampleCohort(connected: () => Member[], config: RunConfig, settings: ServeSettings, rng: Rng, round: number): Promise<Member[]> {
+async function sampleCohort(registry: ClientRegistry, config: RunConfig, settings: ServeSettings, rng: Rng, round: number): Promise<Member[]> {
   const least = Math.max(1, config.minClients);
   let enoughSince: number | undefined;
   let told = 0;
   for (;;) {
-    const members = connected();
+    const members = registry.connected();
     if (members.length >= least) enoughSince ??= Date.now();
     else enoughSince = undefined;
     if (members.length >= config.clientsPerRound || (enoughSince !== undefined && Date.now() - enoughSince >= settings.joinWaitMs)) {
@@ -235,7 +282,7 @@ async function sampleCohort(connected: () => Member[], config: RunConfig, settin
       return Array.from(chosen, (i) => members[i]!);
     }
     if (Date.now() - told > 10_000) {
-      settings.log(`round ${round}: waiting for clients (${members.length} connected, --min-clients ${least}, --clients-per-round ${config.clientsPerRound})`);
+      settings.log(`round ${round}: waiting for clients (${registry.size} connected, ${members.length} of them ready; --min-clients ${least}, --clients-per-round ${config.clientsPerRound})`);
       told = Date.now();
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

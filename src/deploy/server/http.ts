@@ -4,9 +4,9 @@
  * browser client: /client (the page), /client.js (its esbuild bundle in dist/page), /ort/*
  * (onnxruntime-web's ESM builds and wasm files, from its package: ort.wasm.min.mjs, and
  * ort.webgpu.min.mjs with the asyncify wasm it loads for a tab with WebGPU) and /demo-data (a demo client's partition,
- * for a valid token only: public data set examples going to a tab, never the other way).
+ * for a valid token only: public data set examples going to a tab, never the other way), and
+ * the operator's /healthz, /status and /metrics behind the admin token (admin.ts).
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -21,6 +21,8 @@ import type { HostData } from "../../lib/data/host-tensor.js";
 import { encodeFrame } from "../protocol/frame.js";
 import type { RunInfo } from "../protocol/messages.js";
 import { encodeRecord } from "../protocol/record.js";
+import { adminPaths, adminRequest, type OperatorView, type Send } from "./admin.js";
+import type { ClaimBounds } from "./claims.js";
 import { ClientRegistry, type Member, type MemberMessage } from "./clients.js";
 import { pageHtml } from "./page-html.js";
 
@@ -31,6 +33,11 @@ export interface ServerSettings {
   readonly tokens: ReadonlyMap<string, string>;
   readonly tls?: { readonly cert: string; readonly key: string };
   readonly run: RunInfo;
+  readonly bounds: ClaimBounds;
+  /** The run's status and metrics for the admin endpoints. */
+  readonly operator: OperatorView;
+  /** The admin token's SHA-256 (--admin-token-file); the admin endpoints are off without it. */
+  readonly adminToken?: Buffer;
   readonly maxUpdateBytes: number;
   readonly maxSecAggBytes: number;
   readonly demoData: FederatedDataset<HostData>;
@@ -66,8 +73,19 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
 }
 
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
-  const registry = new ClientRegistry({ tokens: settings.tokens, run: settings.run, maxUpdateBytes: settings.maxUpdateBytes, maxSecAggBytes: settings.maxSecAggBytes, log: settings.log, onMessage: settings.onMessage, onLeave: settings.onLeave });
-  const handler = (request: IncomingMessage, response: ServerResponse) => route(request, response, settings);
+  const registry = new ClientRegistry({
+    tokens: settings.tokens,
+    run: settings.run,
+    bounds: settings.bounds,
+    maxUpdateBytes: settings.maxUpdateBytes,
+    maxSecAggBytes: settings.maxSecAggBytes,
+    log: settings.log,
+    onMessage: settings.onMessage,
+    onLeave: settings.onLeave,
+    onRefused: (kind) => settings.operator.refused(kind),
+  });
+  settings.operator.attach(registry);
+  const handler = (request: IncomingMessage, response: ServerResponse) => route(request, response, settings, registry);
   const http = settings.tls === undefined ? createHttpServer(handler) : createHttpsServer(readTls(settings.tls), handler);
   // maxPayload: ws refuses (closes with 1009) a message larger than any update, before buffering it whole.
   const sockets = new WebSocketServer({ server: http, path: socketPath, maxPayload: Math.max(settings.maxUpdateBytes, settings.maxSecAggBytes) + 70_000 });
@@ -92,30 +110,34 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
   };
 }
 
-function route(request: IncomingMessage, response: ServerResponse, settings: ServerSettings): void {
+function route(request: IncomingMessage, response: ServerResponse, settings: ServerSettings, registry: ClientRegistry): void {
   const url = new URL(request.url ?? "/", "http://localhost");
-  const send = (status: number, type: string, body: string | Uint8Array) => {
-    response.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  const send: Send = (status, type, body, headers = {}) => {
+    response.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff", ...headers });
     response.end(body);
+  };
+  const failed = (error: unknown) => {
+    settings.log(`GET ${url.pathname}: ${(error as Error).message}`);
+    send((error as NodeJS.ErrnoException).code === "ENOENT" ? 404 : 500, "text/plain", "not available\n");
   };
   try {
     if (request.method !== "GET") return send(405, "text/plain", "GET only\n");
+    if (adminPaths.has(url.pathname)) return void adminRequest(url.pathname, request, send, settings.operator, settings.adminToken, settings.log).catch(failed);
     if (url.pathname === "/client") return send(200, "text/html; charset=utf-8", pageHtml(settings.run));
     if (url.pathname === "/client.js") return send(200, "text/javascript", readFileSync(pageBundle));
     const ort = /^\/ort\/(ort[\w.-]*\.(?:mjs|wasm))$/.exec(url.pathname);
     if (ort !== null) return send(200, ort[1]!.endsWith(".wasm") ? "application/wasm" : "text/javascript", readFileSync(join(ortDir(), ort[1]!)));
-    if (url.pathname === "/demo-data") return demoData(url, settings, send);
+    if (url.pathname === "/demo-data") return demoData(url, settings, registry, send);
     send(404, "text/plain", "not found\n");
   } catch (error) {
-    settings.log(`GET ${url.pathname}: ${(error as Error).message}`);
-    send((error as NodeJS.ErrnoException).code === "ENOENT" ? 404 : 500, "text/plain", "not available\n");
+    failed(error);
   }
 }
 
 /** A demo client's examples of the run's partition as a record (x, y): only for a request with a valid token. */
-function demoData(url: URL, settings: ServerSettings, send: (status: number, type: string, body: string | Uint8Array) => void): void {
+function demoData(url: URL, settings: ServerSettings, registry: ClientRegistry, send: Send): void {
   const token = url.searchParams.get("token") ?? "";
-  if (!settings.tokens.has(createHash("sha256").update(token, "utf8").digest("hex"))) {
+  if (!registry.knows(token)) {
     settings.log("refused a demo-data request: invalid token");
     return send(403, "text/plain", "invalid token\n");
   }

@@ -1,11 +1,20 @@
 /**
- * The browser client's page (/client): status, the execution provider it trains on, rounds
- * joined, a loss chart (the tab's own training loss and the round's), a file picker and a
- * demo-partition field. The script (/client.js) is the esbuild bundle of src/deploy/page;
+ * The browser client's page (/client): the run's name and state, status, the execution
+ * provider it trains on, rounds joined, what it sends each round, the run's epsilon under
+ * distributed DP, a loss chart with axes (the tab's own training loss and the round's), a file
+ * picker and a demo-partition field. The script (/client.js) is the esbuild bundle of src/deploy/page;
  * onnxruntime-web loads from /ort/. Query parameters join with no clicks:
  * ?token=...&demo-client=i&auto=1.
  */
 import type { RunInfo } from "../protocol/messages.js";
+import { CHART_HEIGHT, CHART_WIDTH, lossChart } from "../client/loss-chart.js";
+
+/** What a tab sends each round, by the run's aggregator (docs/deployment.md, "What a client sends"). */
+const sends: Record<NonNullable<RunInfo["aggregator"]>, string> = {
+  fedavg: "its update: the accumulator of the round's client part (the model-sized sums of its weighted update and loss), never an example",
+  secure: "SecAgg+ messages only: two public keys, sealed shares for its neighbours, its accumulator masked (the server learns the cohort's sum only), and unmasking shares",
+  "distributed-dp": "SecAgg+ messages only, its accumulator clipped, rotated and noised here (distributed DP) before it is masked: the server learns the cohort's noisy sum only",
+};
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -19,12 +28,14 @@ export function pageHtml(run: RunInfo): string {
 <style>
 body { font: 15px system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; }
 fieldset { margin: 1rem 0; } label { display: block; margin: .3rem 0; }
-#status { font-weight: bold; } #chart { border: 1px solid #ccc; width: 100%; height: 200px; }
+#status, #state { font-weight: bold; } #chart { border: 1px solid #ccc; width: 100%; height: auto; display: block; }
+#chart .tick, #chart .legend { font-size: 11px; } #chart .axis-label { font-size: 12px; }
 </style>
 </head>
 <body>
 <h1>FedTensor client</h1>
-<p>Run <b>${escape(run.name)}</b>: ${escape(run.algorithm)} on ${escape(run.model)}. Your examples stay in this tab; only the model update it computes is sent.</p>
+<p>Run <b id="run-name">${escape(run.name)}</b>: ${escape(run.algorithm)} on ${escape(run.model)}${run.rounds === undefined ? "" : `, ${run.rounds} rounds`}. State: <span id="state">not joined</span></p>
+<p>Your examples stay in this tab. Each round it sends <span id="sends">${escape(sends[run.aggregator ?? "fedavg"])}</span>.</p>
 <fieldset>
 <label>Token <input id="token" type="password" size="40" autocomplete="off"></label>
 <label>Data file (a FedTensor record with x and y) <input id="file" type="file"></label>
@@ -34,7 +45,8 @@ fieldset { margin: 1rem 0; } label { display: block; margin: .3rem 0; }
 <p>Status: <span id="status">not connected</span></p>
 <p>Runs on: <span id="backend">not started</span></p>
 <p>Rounds joined: <span id="rounds">0</span></p>
-<svg id="chart" viewBox="0 0 400 200" preserveAspectRatio="none" aria-label="training loss of the rounds joined"></svg>
+<p>Sent last round: <span id="sent">nothing yet</span></p>
+${run.aggregator === "distributed-dp" ? '<p>Privacy: distributed DP, the run\'s epsilon so far <span id="epsilon">(after the first round)</span></p>\n' : ""}<svg id="chart" viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}" role="img" aria-label="training loss of the rounds joined, by round">${lossChart([], [])}</svg>
 <p><small>Blue: this tab's own training loss in each round it joined (computed here, never sent). Grey, dashed: the round's training loss over its cohort, as the server reports it.</small></p>
 <script type="module" src="/client.js"></script>
 </body>

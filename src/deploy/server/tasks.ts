@@ -228,6 +228,8 @@ export class RoundTasks {
   /** Sends a task and waits for its answer until the deadline. */
   private await(task: string, member: Member, round: number, send: () => void): Promise<Answer> {
     return new Promise((resolve) => {
+      // A member that left while its part compiled cannot answer: it fails now, not at the deadline.
+      if (member.socket.readyState !== member.socket.OPEN) return resolve("disconnected");
       const timer = setTimeout(() => {
         this.pending.delete(task);
         resolve(`no answer within ${this.settings.deadlineMs / 1000} s`);

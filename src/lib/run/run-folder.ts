@@ -83,7 +83,9 @@ function isRunFile(name: string): boolean {
     supersededMetricsPattern.test(name) ||
     /^plot\.(svg|png)$/.test(name) ||
     evaluationFileNames.has(name) ||
-    name === SECRET_FILE
+    name === SECRET_FILE ||
+    // fedtensor serve's log (src/deploy/server/coordinator.ts logFileName).
+    name === "serve.log"
   );
 }
 
