@@ -7,9 +7,10 @@
  * Why a lock: without one npm asks the registry for each package's metadata, which the cache of
  * a lock-driven `npm ci` does not hold; with one it needs only the tarballs, by integrity.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFile, execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
 
 interface LockEntry {
   readonly version?: string;
@@ -36,10 +37,10 @@ function resolveIn(packages: Record<string, LockEntry>, from: string, name: stri
 }
 
 /**
- * The lock of a project at `projectDir` whose package.json names `dependencies` (with fedtensor
- * as `fedtensorSpec`, a file: tarball relative to the project), taken from `checkout`'s lock.
+ * The lock's packages for a project whose package.json names `dependencies` (fedtensor among
+ * them, as `fedtensorSpec`, a file: tarball relative to the project), from `checkout`'s lock.
  */
-export function lockForProject(checkout: string, dependencies: Record<string, string>, fedtensorSpec: string): object {
+function lockedPackages(checkout: string, dependencies: Record<string, string>, fedtensorSpec: string): Record<string, LockEntry> {
   const source = JSON.parse(readFileSync(join(checkout, "package-lock.json"), "utf8")) as Lock;
   const manifest = JSON.parse(readFileSync(join(checkout, "package.json"), "utf8")) as Record<string, unknown>;
   const packages: Record<string, LockEntry> = {};
@@ -79,11 +80,7 @@ export function lockForProject(checkout: string, dependencies: Record<string, st
     bin: manifest.bin,
     engines: manifest.engines,
   };
-  return {
-    lockfileVersion: 3,
-    requires: true,
-    packages: { "": { dependencies }, ...packages },
-  };
+  return packages;
 }
 
 /** `npm pack` of `checkout` (built already) into `destination`; returns the tarball's path. */
@@ -94,4 +91,38 @@ export function packCheckout(checkout: string, destination: string): string {
   });
   const [{ filename }] = JSON.parse(out) as [{ filename: string }];
   return join(destination, filename);
+}
+
+/**
+ * The environment of npm as a user's shell gives it: without the npm_* variables of the `npm
+ * test` that runs these tests (npm_config_local_prefix would point npm at the checkout), and
+ * without ONNXRUNTIME_NODE_INSTALL, which the install must not need.
+ */
+export function userEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== "ONNXRUNTIME_NODE_INSTALL" && name !== "ONNXRUNTIME_NODE_INSTALL_CUDA"),
+  );
+}
+
+/**
+ * Installs the project at `projectDir` as `npm install` would from the registry, offline: its
+ * fedtensor dependency becomes the packed `tarball`, and a lock cut from the checkout's names
+ * every other package at a version in the npm cache. Returns npm's output.
+ */
+export async function installOffline(checkout: string, projectDir: string, tarball: string, timeout: number): Promise<string> {
+  const manifestPath = join(projectDir, "package.json");
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { name: string; version: string; dependencies: Record<string, string>; devDependencies?: Record<string, string> };
+  const fedtensorSpec = `file:${relative(projectDir, tarball)}`;
+  manifest.dependencies = { ...manifest.dependencies, fedtensor: fedtensorSpec };
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  const packages = lockedPackages(checkout, { ...manifest.dependencies, ...manifest.devDependencies }, fedtensorSpec);
+  const root = { name: manifest.name, version: manifest.version, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies };
+  const lock = { name: manifest.name, version: manifest.version, lockfileVersion: 3, requires: true, packages: { "": root, ...packages } };
+  writeFileSync(join(projectDir, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
+  const { stdout, stderr } = await promisify(execFile)("npm", ["install", "--offline", "--no-audit", "--no-fund"], {
+    cwd: projectDir,
+    env: userEnvironment(),
+    timeout,
+  });
+  return stdout + stderr;
 }
