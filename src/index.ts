@@ -79,7 +79,7 @@ export { fori, scan, type LoopIndex } from "./front/loops.js";
 export { bernoulli, clientIndex, foldIn, normal, randomKey, randomPermutation, split, uniform, type Key } from "./front/random.js";
 export { grad, jvp, valueAndGrad } from "./front/grad.js";
 export { secureSum, type SecureSumOptions, type SecureSumOptionsFor, type SecureSumPlacementCheck } from "./front/secure.js";
-export { constant, zeros, ones, full } from "./front/constants.js";
+export { constant, zeros, localZeros, ones, full, type LocalZeros } from "./front/constants.js";
 export { loadProgram } from "./front/load.js";
 export { interpret } from "./interpret/reference.js";
 export type { RunOptions } from "./runtime/run.js";

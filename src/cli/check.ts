@@ -49,7 +49,7 @@ function readArguments(args: readonly string[]): { project: string; doctor: bool
   return { project: paths[0] ?? ".", doctor: parsed.values.doctor === true };
 }
 
-async function loadTypeScript(): Promise<typeof ts> {
+export async function loadTypeScript(): Promise<typeof ts> {
   try {
     return (await import("typescript")).default;
   } catch {
@@ -81,7 +81,7 @@ function codeFrame(file: ts.SourceFile, start: number, length: number): string[]
  * A diagnostic as printed: FT errors explained under a code frame (every failing leaf of a tree
  * named, the explanation once per code), others as tsc does.
  */
-function formatDiagnostic(typescript: typeof ts, { diagnostic, messages }: ReadDiagnostic, options: PluginOptions): string {
+export function formatDiagnostic(typescript: typeof ts, { diagnostic, messages }: ReadDiagnostic, options: PluginOptions): string {
   const where = location(diagnostic);
   const prefix = `${where === undefined ? "" : `${where} - `}${typescript.DiagnosticCategory[diagnostic.category].toLowerCase()}`;
   if (messages.length === 0) {
@@ -118,7 +118,7 @@ export function readProject(typescript: typeof ts, project: string): { configPat
 }
 
 /** The plugin's options from the tsconfig entry; an invalid one is FT305, as bad usage. */
-function pluginOptions(config: ts.ParsedCommandLine, configPath: string): PluginOptions {
+export function pluginOptions(config: ts.ParsedCommandLine, configPath: string): PluginOptions {
   const { options, problems } = readOptions(pluginEntry(config.options));
   const [problem] = problems;
   if (problem !== undefined) throw ftError("FT305", { option: `${pluginName} option ${problem.option} in ${shown(configPath)}`, why: problem.why });

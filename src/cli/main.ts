@@ -9,13 +9,25 @@ import { fileFault } from "../lib/run/file-faults.js";
 import { checkCommand } from "./check.js";
 import { clientCommand } from "./client.js";
 import { UsageError, type Command } from "./command.js";
+import { execCommand } from "./exec.js";
 import { exportCommand } from "./export.js";
+import { initCommand } from "./init.js";
 import { irCommand } from "./ir.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { workerCommand } from "./worker.js";
 
-const commands: readonly Command[] = [runCommand, workerCommand, serveCommand, clientCommand, checkCommand, irCommand, exportCommand];
+const commands: readonly Command[] = [
+  initCommand,
+  execCommand,
+  runCommand,
+  workerCommand,
+  serveCommand,
+  clientCommand,
+  checkCommand,
+  irCommand,
+  exportCommand,
+];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -3,9 +3,10 @@
  * with a SERVER or CLIENTS value where that value lives). Shapes may use named dims, bound
  * when the program runs.
  */
-import type { DType, Dim, Tensor } from "../../types/tensor.js";
+import type { DType, Dim, Placement, Shape, Tensor, TypeInfo, StaticType } from "../../types/tensor.js";
 import { ftError } from "../errors/error.js";
-import { currentGraph, type Tracer } from "./trace.js";
+import { currentGraph, isTracer, type Tracer } from "./trace.js";
+import { flatten, unflatten } from "./tree.js";
 
 /** The shape of a nested array literal: [[1,2],[3,4]] is [2, 2]. */
 export type ShapeOfArray<V> = V extends number ? [] : V extends readonly [infer First, ...unknown[]] ? [V["length"], ...ShapeOfArray<First>] : V extends readonly unknown[] ? [number] : never;
@@ -59,4 +60,31 @@ export function ones<const S extends readonly Dim[], D extends DType = "float32"
 export function full<const S extends readonly Dim[], D extends DType = "float32">(shape: S, value: number, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   if (!Number.isFinite(value)) throw ftError("FT302", { what: "full() value", why: `${value} is not a finite number` });
   return filled("full", shape, value, dtype ?? "float32") as never;
+}
+
+/** Local zeros shaped like each leaf of a tree: its shape and dtype, no placement. */
+export type LocalZeros<T> = T extends { readonly [K in StaticType]: TypeInfo<infer S extends Shape, infer D extends DType, Placement> }
+  ? Tensor<Mutable<S>, D, "local">
+  : { -readonly [K in keyof T]: LocalZeros<T[K]> };
+
+/**
+ * Local zeros with the shape and dtype of `x` (a tensor, or a tree of them: each leaf), at no
+ * placement, unlike `zerosLike(x)`, which keeps x's placement and is computed from x: the
+ * initial carry of a `scan` or `fori` written without spelling out its shape,
+ * `scan(localZeros(params), xs, body)` (TFF's zeros of a type, JAX's `zeros_like`), usable
+ * inside `map` and at any placement (a local value combines with a placed one where that one
+ * lives). It reads only `x`'s static type, never its values, so it is not computed from `x`:
+ * zeros shaped like private data are not private. A dim known only at run time (`number`) has
+ * no size to fill while tracing: FT302.
+ */
+export function localZeros<T>(x: T): LocalZeros<T> {
+  const op = "localZeros";
+  const { leaves, def } = flatten(x, isTracer, `${op}() value`);
+  const zeros = leaves.map((leaf) => {
+    if (leaf.shape.some((d) => d === null)) {
+      throw ftError("FT302", { what: `${op}() value ${leaf.toString()}`, why: "has a dim known only at run time; give the carry's shape to zeros([...]) instead" });
+    }
+    return filled(op, leaf.shape as Dim[], 0, leaf.dtype);
+  });
+  return unflatten(def, zeros) as never;
 }

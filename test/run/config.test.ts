@@ -141,11 +141,11 @@ describe("run config from flags", () => {
     [["--lr", "0x10"], "--lr", 'expected number > 0, got "0x10"'],
     [["--lr="], "--lr", 'expected number > 0, got ""'],
     [["--algorithm", "fedadam", "--beta1", "1"], "--beta1", "expected number 0 <= x < 1, got 1"],
-    [["--partition", "random"], "--partition", 'expected iid | shards | dirichlet, got "random"'],
+    [["--partition", "random"], "--partition", 'expected iid | shards | dirichlet | quantity, got "random"'],
     [["--out="], "--out", 'expected non-empty text, got ""'],
     [["--mu", "0.1"], "--mu", "applies only with --algorithm fedprox, not fedavg"],
     [["--algorithm", "fedprox", "--tau", "0.1"], "--tau", "applies only with --algorithm fedadam | fedyogi | fedadagrad, not fedprox"],
-    [["--alpha", "0.1"], "--alpha", "applies only with --partition dirichlet, not iid"],
+    [["--alpha", "0.1"], "--alpha", "applies only with --partition dirichlet | quantity, not iid"],
     [["--dataset", "sotu"], "--dataset", "model logistic does not fit dataset sotu: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
     [["--model", "char"], "--model", "model char does not fit dataset mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
     [["--model", "lstm", "--dataset", "fashion-mnist"], "--model", "model lstm does not fit dataset fashion-mnist: char, transformer, lstm go with sotu, the others with mnist and fashion-mnist"],
@@ -297,9 +297,9 @@ describe("stored configs and documentation", () => {
     const help = formatRunOptionsHelp().split("\n");
     expect(help).toHaveLength(rows.length);
     expect(help[0]).toMatch(/^ {2}--rounds +Federated rounds to run \(integer >= 1; default 20\)$/);
-    expect(help).toContain("  --partition           How examples are split among clients (iid | shards | dirichlet; default iid)");
+    expect(help).toContain("  --partition           How examples are split among clients (iid | shards | dirichlet | quantity; default iid)");
     const markdown = formatRunOptionsMarkdown().split("\n");
     expect(markdown).toHaveLength(rows.length + 2);
-    expect(markdown).toContain("| `--partition` | `partition` | iid | iid \\| shards \\| dirichlet |  | How examples are split among clients |");
+    expect(markdown).toContain("| `--partition` | `partition` | iid | iid \\| shards \\| dirichlet \\| quantity |  | How examples are split among clients |");
   });
 });

@@ -32,6 +32,8 @@ export {
   type Partition,
   type ShardOptions,
 } from "./partition.js";
+export { partitionQuantity, type QuantitySkewOptions } from "./quantity-skew.js";
+export { syntheticClientSize, syntheticFedProx, type SyntheticOptions } from "./synthetic.js";
 export {
   batchCohort,
   batchEvaluation,

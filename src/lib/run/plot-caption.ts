@@ -15,7 +15,9 @@ const separator = " · ";
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 function partitionPart(config: RunConfig): string {
+  if (config.dataset === "synthetic") return `Synthetic(${config.syntheticAlpha ?? 1}, ${config.syntheticBeta ?? 1}) clients`;
   if (config.partition === "dirichlet") return `Dirichlet(${config.alpha ?? 0.5}) clients`;
+  if (config.partition === "quantity") return `quantity-skewed (Dirichlet(${config.alpha ?? 0.5})) clients`;
   return config.partition === "iid" ? "IID clients" : "non-IID shards";
 }
 

@@ -175,10 +175,10 @@ export const runOptions = {
     ...real("Server learning rate applied to the aggregated update", 1, { min: 0, minExclusive: true }),
     defaultWhen: { key: "algorithm", values: adaptiveServerOptimisers, value: 0.03 },
   },
-  partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet"]),
+  partition: choice("How examples are split among clients", ["iid", "shards", "dirichlet", "quantity"]),
   alpha: onlyWhen(
-    { key: "partition", values: ["dirichlet"] },
-    real("Dirichlet concentration: smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
+    { key: "partition", values: ["dirichlet", "quantity"] },
+    real("Dirichlet concentration (of each class's split with dirichlet, of the clients' sizes with quantity): smaller is more skewed", 0.5, { min: 0, minExclusive: true }),
   ),
   seed: integer("Seed of the random choices: sampling, initialisation, partition; never of a private run's secrets (DP noise and cohorts, secure masks: from the OS, in secret.key)", 0, { min: 0, max: 2 ** 32 - 1 }),
   backend: mayChangeOnResume(choice("Backend that runs the programs", ["onnx", "wasm", "cpu", "webgpu", "tensorflow"])),
@@ -195,11 +195,20 @@ export const runOptions = {
   overwrite: mayChangeOnResume(switchOption("Delete the metrics, checkpoints and plot of a previous run in --out first")),
   algorithm: choice("Federated algorithm", algorithmNames),
   model: choice("Model to train", ["logistic", "2nn", "cnn", "char", "transformer", "lstm"]),
-  dataset: choice("Data set; models char, transformer and lstm go with sotu, the others with the image sets", [
+  dataset: choice("Data set; models char, transformer and lstm go with sotu, logistic with synthetic (FedProx's Synthetic(alpha, beta), 60 features), the others with the image sets", [
     "mnist",
     "fashion-mnist",
     "sotu",
+    "synthetic",
   ]),
+  syntheticAlpha: onlyWhen(
+    { key: "dataset", values: ["synthetic"] },
+    real("Synthetic(alpha, beta)'s alpha: how much the clients' models differ (FedProx: 0, 0.5, 1)", 1, { min: 0 }),
+  ),
+  syntheticBeta: onlyWhen(
+    { key: "dataset", values: ["synthetic"] },
+    real("Synthetic(alpha, beta)'s beta: how much the clients' inputs differ (FedProx: 0, 0.5, 1)", 1, { min: 0 }),
+  ),
   evalEvery: mayChangeOnResume(integer("Rounds between evaluations on the test set", 1, { min: 1 })),
   mu: onlyWhen(
     { key: "algorithm", values: ["fedprox"] },
@@ -257,7 +266,9 @@ export const crossChecks: readonly {
     problem: ({ model, dataset }) =>
       textModels.includes(String(model)) !== (dataset === "sotu")
         ? `model ${String(model)} does not fit dataset ${String(dataset)}: ${textModels.join(", ")} go with sotu, the others with mnist and fashion-mnist`
-        : undefined,
+        : dataset === "synthetic" && model !== "logistic"
+          ? `model ${String(model)} does not fit dataset synthetic: its 60 features go with logistic (the model FedProx trains on it)`
+          : undefined,
   },
   {
     keys: ["warmupRounds", "rounds"],

@@ -8,6 +8,9 @@ import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { holdOutPerClient } from "../data/holdout.js";
 import { loadFashionMnist, loadMnist } from "../data/mnist.js";
 import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
+import { partitionQuantity } from "../data/quantity-skew.js";
+import { syntheticFedProx } from "../data/synthetic.js";
+import { syntheticLogistic } from "../models/synthetic-logistic.js";
 import { loadSotuCharacters } from "../data/sotu.js";
 import { characterModel } from "../models/character.js";
 import { cnn } from "../models/cnn.js";
@@ -23,6 +26,8 @@ import { samplingRateOf } from "./privacy.js";
 export const models: Readonly<Record<string, AnyModel>> = { logistic, "2nn": mlp2nn, cnn, char: characterModel(), transformer: transformerModel(), lstm: lstmModel() };
 
 export function modelFor(config: RunConfig): AnyModel {
+  // Synthetic's examples have 60 features: its logistic regression is its own.
+  if (config.dataset === "synthetic" && config.model === "logistic") return syntheticLogistic as AnyModel;
   const model = models[config.model];
   if (model === undefined) throw ftError("FT305", { option: "model", why: `no model '${config.model}' in this build` });
   return model;
@@ -45,6 +50,13 @@ function clientData(config: RunConfig): FederatedDataset<HostData> {
     }
     return loadSotuCharacters();
   }
+  if (config.dataset === "synthetic") {
+    if (config.partition !== "iid") {
+      throw ftError("FT305", { option: "partition", why: "synthetic's clients are its own (each with its model and inputs); --partition applies to the image sets" });
+    }
+    const options = { alpha: config.syntheticAlpha ?? 1, beta: config.syntheticBeta ?? 1, clients: config.clients };
+    return syntheticFedProx(options, Rng.fromSeed(config.seed).fork("synthetic"));
+  }
   const load = config.dataset === "mnist" ? loadMnist : loadFashionMnist;
   const train = load("train");
   const test = load("test");
@@ -61,7 +73,9 @@ function clientData(config: RunConfig): FederatedDataset<HostData> {
       ? partitionIid(train.y.length, clients, rng)
       : config.partition === "shards"
         ? partitionShards(train.y, { numShards: 2 * clients, shardsPerClient: 2 }, rng)
-        : partitionDirichlet(train.y, train.numClasses, { numClients: clients, alpha: config.alpha ?? 0.5, minExamplesPerClient: 1 }, rng);
+        : config.partition === "quantity"
+          ? partitionQuantity(train.y.length, { numClients: clients, alpha: config.alpha ?? 0.5 }, rng)
+          : partitionDirichlet(train.y, train.numClasses, { numClients: clients, alpha: config.alpha ?? 0.5, minExamplesPerClient: 1 }, rng);
   return federate(train, test, partition);
 }
 

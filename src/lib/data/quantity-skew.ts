@@ -1,0 +1,45 @@
+/**
+ * Quantity skew (Li et al., "Federated Learning on Non-IID Data Silos: An Experimental Study",
+ * ICDE 2022, "quantity-based label imbalance"'s companion "quantity skew"): the examples are
+ * shuffled and cut into client parts whose sizes are Dirichlet(alpha) proportions of the whole,
+ * so each client's labels follow the data set's but their numbers differ; small alpha gives a
+ * few large clients and many small ones. Works for any data set (labels are not read).
+ */
+import { ftError } from "../../errors/error.js";
+import type { Rng } from "../random.js";
+import { checkInteger, checkPositive } from "./options.js";
+import type { Partition } from "./partition.js";
+
+export interface QuantitySkewOptions {
+  readonly numClients: number;
+  /** The concentration of the clients' shares: 0.1 is strongly skewed, 100 close to equal. */
+  readonly alpha: number;
+  /** Every client gets at least this many examples (default 1): they are dealt first, the rest by the shares. */
+  readonly minExamplesPerClient?: number;
+}
+
+/** Splits `numExamples` examples among clients in Dirichlet(alpha) proportions (at least `minExamplesPerClient` each). */
+export function partitionQuantity(numExamples: number, options: QuantitySkewOptions, rng: Rng): Partition {
+  const { numClients, alpha, minExamplesPerClient = 1 } = options;
+  checkInteger("numClients", numClients, 1);
+  checkInteger("minExamplesPerClient", minExamplesPerClient, 0);
+  checkPositive("alpha", alpha);
+  const spare = numExamples - numClients * minExamplesPerClient;
+  if (spare < 0) {
+    throw ftError("FT305", { option: "numClients", why: `${numClients} clients x ${minExamplesPerClient} examples exceed the ${numExamples} examples` });
+  }
+  const shares = rng.dirichlet(new Array<number>(numClients).fill(alpha));
+  const order = rng.permutation(numExamples);
+  const parts: Partition = [];
+  let cumulative = 0;
+  let start = 0;
+  for (let client = 0; client < numClients; client++) {
+    cumulative += shares[client]!;
+    // The last client takes the remainder, so rounding never loses an example.
+    const extra = client === numClients - 1 ? spare : Math.floor(cumulative * spare);
+    const end = (client + 1) * minExamplesPerClient + extra;
+    parts.push(order.slice(start, end).sort());
+    start = end;
+  }
+  return parts;
+}
