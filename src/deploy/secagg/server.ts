@@ -150,6 +150,18 @@ export class SecAggServer {
     return { accepted: true };
   }
 
+  /**
+   * The transport gives up on `client` at the current step (it sent a message that was refused,
+   * and it answers each step once): the step no longer waits for it, and it is a dropout there.
+   * False when the client was not expected at this step.
+   */
+  exclude(client: string, why: string): boolean {
+    if (!this.expected.delete(client)) return false;
+    this.droppedAt.set(client, this.currentStep as CollectingStep);
+    this.emit("warn", `dropped: ${why}`, client);
+    return true;
+  }
+
   /** Closes the current step (all answered, or its deadline passed) and moves to the next. */
   async advance(): Promise<StepOutcome> {
     const step = this.currentStep;

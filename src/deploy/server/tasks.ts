@@ -204,17 +204,20 @@ export class RoundTasks {
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
+    let recovered: number;
     try {
       const result = await sum.result();
       survivors = result.clients;
+      recovered = [...result.droppedAt.values()].filter((step) => step === "unmask").length;
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
     }
     const scale = 1 / Math.max(...cohort.map((m) => m.examples));
-    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged.
+    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged;
+    // those that left after their masked input are merged (recovered) and dropped both.
     traffic.merged = survivors;
-    traffic.dropped = cohort.length - survivors;
+    traffic.dropped = cohort.length - survivors + recovered;
     const out = new Map<string, tf.Tensor>();
     let offset = 0;
     for (const [name, type] of expected) {
