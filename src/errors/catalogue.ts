@@ -689,6 +689,22 @@ export const catalogue = {
       "calibrated release.",
     fix: "Encode and decode with the same parameters; send d values in [0, 2^bits); decode only sums of at least minClients clients.",
   },
+  FT355: {
+    title: "A SecAgg+ sum outside the range honest inputs allow",
+    message: "SecAgg+ round {round}: the unmasked sum of {clients} clients {why}; the sum is discarded",
+    explanation:
+      "Each honest client clips its values to [-clipping_range, clipping_range] and quantizes " +
+      "them to whole numbers in [0, quantization_range], so the exact sum of n clients lies in " +
+      "[0, n x quantization_range] in every coordinate (and n x quantization_range < " +
+      "modulus_range, so it cannot wrap). A coordinate outside that range can only come from a " +
+      "client that sent something other than its masked, quantized input (a garbage or shifted " +
+      "vector): merging it would move the model by an amount no honest client can cause. The " +
+      "server cannot tell which client it was (it sees the sum only), so it drops the round.",
+    fix:
+      "Find the faulty or malicious client from the clients' own logs, or revoke tokens until " +
+      "the rounds merge again. A client inside the range can still bias the sum: " +
+      "docs/deployment.md, \"Threat model\", says what closes that.",
+  },
 } as const;
 
 /**

@@ -141,7 +141,7 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
     }
     await round.answerAll(liars);
     const outcome = await round.advance();
-    expect(outcome).toEqual({ kind: "aborted", reason: expect.stringMatching(/cannot rebuild client-000's self-mask seed: no 4 of the 6 shares/) });
+    expect(outcome).toEqual({ kind: "aborted", reason: expect.stringMatching(/cannot rebuild client-000's self-mask seed: no 4 of the 6 shares/), code: "FT337" });
     expect(round.server.events.at(-1)).toMatchObject({ level: "error", code: "FT337" });
   });
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { SecAggClient, encodeMessage, type ClientMessage } from "../../src/deploy/secagg/index.js";
 import type { Member } from "../../src/deploy/server/clients.js";
+import { SumDiscarded } from "../../src/deploy/server/round-aborted.js";
 import { SecureSum } from "../../src/deploy/server/secure.js";
 import { deadline } from "../helpers/deadline.js";
 import { ids, randomVectors } from "./secagg-helpers.js";
@@ -60,7 +61,7 @@ function fakeRound(count: number, tamper: (id: string, message: ClientMessage) =
     };
     return member as unknown as Member;
   });
-  sum = new SecureSum(1, members, 16, { deadlineMs: HOUR, log: (line) => log.push(line), ranges: { clipping_range: 1, quantization_range: 2 ** 16, modulus_range: 2 ** 24 } }, { bytesIn: 0, bytesOut: 0 });
+  sum = new SecureSum(1, members, 16, { deadlineMs: HOUR, log: (line) => log.push(line), ranges: { clipping_range: 1, quantization_range: 2 ** 16 } }, { bytesIn: 0, bytesOut: 0 });
   return { sum, log, vectors };
 }
 
@@ -90,5 +91,25 @@ describe("serve's secure sum moves on when every remaining member has answered o
       const want = result.included.reduce((s, id) => s + round.vectors.get(id)![i]!, 0);
       expect(Math.abs(result.sum[i]! - want)).toBeLessThan(5 * 2 / 2 ** 16 + 1e-9);
     }
+  }, deadline(30_000));
+});
+
+describe("serve's secure sum discards a sum no honest cohort can produce (FT355)", () => {
+  it("a client adding 2^31 to every word of its masked vector: the sum is discarded, logged, and the round aborts (SumDiscarded)", async () => {
+    const round = fakeRound(5, (id, m) => {
+      if (id !== "client-003" || m.step !== "masked-input") return m;
+      return { ...m, vector: m.vector.map((w) => (w + 2 ** 31) >>> 0) };
+    });
+    await expect(round.sum.result()).rejects.toThrow(SumDiscarded);
+    expect(round.log.join("\n")).toMatch(/FT355: SecAgg\+ round 1: the unmasked sum of 5 clients has \d+ of 16 coordinates above 5 x quantization_range = 327680 .*; the sum is discarded/);
+    expect(round.log.join("\n")).not.toMatch(/secure sum of 5 clients/);
+  }, deadline(30_000));
+
+  it("an honest cohort's sum at the edge of the range (every value clipped to +C) is kept", async () => {
+    const round = fakeRound(4);
+    for (const v of round.vectors.values()) v.fill(5); // clipped to 1: every word quantizes to Q
+    const result = await round.sum.result();
+    expect([...result.quantizedSum]).toEqual(new Array(16).fill(4 * 2 ** 16));
+    expect([...result.sum]).toEqual(new Array(16).fill(4));
   }, deadline(30_000));
 });

@@ -65,6 +65,8 @@ describe("fedtensor serve --aggregator secure with clients killed by SIGKILL aft
       [2, 7, 0],
     ]);
     expect(rows.every((r) => typeof r.train_loss === "number")).toBe(true);
+    // Secure runs count discarded (out-of-range) sums: none here.
+    expect(rows.map((r) => r.sum_discarded)).toEqual([0, 0]);
     // The recovered sum is the right one: a mask left in it would be noise, and the model at chance (10%).
     expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
   }, deadline(60_000));

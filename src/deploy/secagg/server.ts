@@ -46,6 +46,12 @@ export interface SecAggServerOptions {
    * calibrated for that many (a sum of fewer would carry less noise than accounted).
    */
   readonly minSurvivors?: number;
+  /**
+   * The clients send vectors already in Z_M (SecAggClient's Uint32Array path: distributed DP's
+   * codec), whose sum wraps by design. Otherwise they send quantized floats, each word in
+   * [0, quantization_range], and a sum outside [0, n x quantization_range] is discarded (FT355).
+   */
+  readonly preQuantized?: boolean;
 }
 
 export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
@@ -66,7 +72,7 @@ export interface SecAggResult {
 export type StepOutcome =
   | { readonly kind: "messages"; readonly step: CollectingStep; readonly messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest> }
   | { readonly kind: "done"; readonly result: SecAggResult }
-  | { readonly kind: "aborted"; readonly reason: string };
+  | { readonly kind: "aborted"; readonly reason: string; readonly code: "FT337" | "FT355" };
 
 export class SecAggServer {
   readonly params: ResolvedSecAggParams;
@@ -88,6 +94,7 @@ export class SecAggServer {
   private readonly droppedAt = new Map<string, CollectingStep>();
   private abortReason: string | null = null;
   private readonly minSurvivors: number;
+  private readonly preQuantized: boolean;
 
   constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
     const ids = new Set(clients);
@@ -98,6 +105,7 @@ export class SecAggServer {
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.sink = options.log ?? (() => {});
     this.minSurvivors = options.minSurvivors ?? 0;
+    this.preQuantized = options.preQuantized ?? false;
     this.runningSum = new Uint32Array(this.params.vector_length);
   }
 
@@ -243,6 +251,8 @@ export class SecAggServer {
       log: (message, client) => this.emit("warn", message, client, "FT336"),
     });
     if (!removed.ok) return this.abort("unmask", removed.reason);
+    const outside = this.preQuantized ? undefined : outsideHonestRange(this.runningSum, survivors.length, this.params.quantization_range);
+    if (outside !== undefined) return this.discard(survivors.length, outside);
     this.currentStep = "done";
     const result: SecAggResult = {
       round: this.params.round,
@@ -311,7 +321,17 @@ export class SecAggServer {
     this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     this.currentStep = "aborted";
     this.abortReason = why;
-    return { kind: "aborted", reason: why };
+    return { kind: "aborted", reason: why, code: "FT337" };
+  }
+
+  /** The unmasked sum is one no honest cohort can produce: it is dropped, never returned (FT355). */
+  private discard(clients: number, why: string): StepOutcome {
+    this.runningSum.fill(0);
+    const message = ftError("FT355", { round: this.params.round, clients, why }).message;
+    this.emit("error", message, undefined, "FT355");
+    this.currentStep = "aborted";
+    this.abortReason = message;
+    return { kind: "aborted", reason: message, code: "FT355" };
   }
 
   private refuse(step: string, sender: string, why: string): Verdict {
@@ -324,4 +344,21 @@ export class SecAggServer {
     this.events.push(event);
     this.sink(event);
   }
+}
+
+/**
+ * Where a sum of `clients` quantized inputs leaves [0, clients x Q], the range of honest inputs
+ * (each word in [0, Q], and clients x Q < M, so an honest sum never wraps); undefined inside it.
+ */
+export function outsideHonestRange(sum: Uint32Array, clients: number, quantizationRange: number): string | undefined {
+  const bound = clients * quantizationRange;
+  let count = 0;
+  let first = -1;
+  for (let i = 0; i < sum.length; i++) {
+    if (sum[i]! > bound) {
+      if (first < 0) first = i;
+      count++;
+    }
+  }
+  return count === 0 ? undefined : `has ${count} of ${sum.length} coordinates above ${clients} x quantization_range = ${bound} (the first at ${first}: ${sum[first]})`;
 }

@@ -170,7 +170,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const started = performance.now();
       const cohort = await sampleCohort(server.registry.connected.bind(server.registry), config, settings, rng, round);
-      const traffic: RoundTraffic = { merged: 0, dropped: 0, bytesOut: 0, bytesIn: 0 };
+      const traffic: RoundTraffic = { merged: 0, dropped: 0, discarded: 0, bytesOut: 0, bytesIn: 0 };
       const sample = cohortSample(cohort, config);
       let loss: number | null = null;
       try {
@@ -193,7 +193,7 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
         tf.dispose([out.accuracy, out.loss]);
         accuracy = test.accuracy;
       }
-      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
+      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(config.aggregator === "secure" ? { sum_discarded: traffic.discarded } : {}), ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
       const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss };
       server.broadcast(cohort, end);

@@ -13,7 +13,7 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { FedTensorError, ftError } from "../../errors/error.js";
 import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
-import { RoundAborted } from "./round-aborted.js";
+import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 
 /**
  * `fedtensor serve --num-shares --reconstruction-threshold`, as Flower's SecAggPlusWorkflow
@@ -139,6 +139,7 @@ export class SecureSum {
     this.byId = new Map(members.map((m) => [m.id, m]));
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
       minSurvivors: settings.minSurvivors,
+      preQuantized: modulusBits !== undefined,
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
@@ -177,7 +178,7 @@ export class SecureSum {
     for (;;) {
       await this.stepDone();
       const outcome = await this.server.advance();
-      if (outcome.kind === "aborted") throw new RoundAborted(`secure aggregation aborted: ${outcome.reason}`);
+      if (outcome.kind === "aborted") throw new (outcome.code === "FT355" ? SumDiscarded : RoundAborted)(`secure aggregation aborted: ${outcome.reason}`);
       if (outcome.kind === "done") {
         const dropped = [...outcome.result.droppedAt].map(([id, step]) => `${id} at ${step} (${DROPPED_AT[step]})`);
         this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")}`}`);

@@ -16,7 +16,7 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
-import { RoundAborted } from "./round-aborted.js";
+import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
@@ -54,6 +54,8 @@ interface Pending {
 export interface RoundTraffic {
   merged: number;
   dropped: number;
+  /** 1 when the round's secure sum lay outside the range honest inputs allow and was discarded (FT355). */
+  discarded: number;
   bytesOut: number;
   bytesIn: number;
 }
@@ -206,7 +208,10 @@ export class RoundTasks {
     let survivors: number;
     let recovered: number;
     try {
-      const result = await sum.result();
+      const result = await sum.result().catch((error: unknown) => {
+        if (error instanceof SumDiscarded) traffic.discarded = 1;
+        throw error;
+      });
       survivors = result.clients;
       recovered = [...result.droppedAt.values()].filter((step) => step === "unmask").length;
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
