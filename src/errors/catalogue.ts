@@ -705,6 +705,19 @@ export const catalogue = {
       "the rounds merge again. A client inside the range can still bias the sum: " +
       "docs/deployment.md, \"Threat model\", says what closes that.",
   },
+  FT356: {
+    title: "A second SecAgg+ setup of a round this client already unmasked",
+    message: "SecAgg+: a setup of round {round}, whose unmask step this client answered in session {session}; refused",
+    explanation:
+      "A server restarted in the middle of a secure round sets the round up again under a new " +
+      "session, and its clients take part again with fresh keys. A client that already answered " +
+      "the round's unmask step has helped the server learn one sum of the round; taking part in a " +
+      "second sum of the same round over other clients could let the server subtract the two. " +
+      "So it refuses, and the round goes on without it.",
+    fix:
+      "Nothing to do for an honest restart: the client takes part again from the next round. A " +
+      "server that sets up rounds it has finished is faulty or malicious.",
+  },
 } as const;
 
 /**

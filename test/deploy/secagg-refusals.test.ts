@@ -230,7 +230,7 @@ describe("SecAgg+ client checks", () => {
 
   it("refuses a setup whose parameters are not what they resolve to (FT335) or a share-keys request with too few neighbours (FT336)", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
-    const setup = { protocol: PROTOCOL, round: 3, step: "setup", to: "x", params: { ...round.clients.get("client-000")!.params, reconstruction_threshold: 2 } };
+    const setup = { protocol: PROTOCOL, round: 3, step: "setup", to: "x", session: "0".repeat(32), params: { ...round.clients.get("client-000")!.params, reconstruction_threshold: 2 } };
     expect(() => SecAggClient.fromSetup(rawMessage(JSON.stringify(setup)))).toThrow(/FT335.*strict majority/);
     expect(() => SecAggClient.fromSetup(rawMessage(JSON.stringify({ ...setup, step: "unmask" })))).toThrow(/FT336/);
     await round.answerAll();

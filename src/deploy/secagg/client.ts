@@ -14,6 +14,7 @@ import {
   type ClientMessage,
   type MaskedInput,
   type MaskedInputRequest,
+  type ServerMessage,
   type Setup,
   type ShareKeys,
   type ShareKeysRequest,
@@ -49,6 +50,8 @@ interface HeldShares {
 export class SecAggClient {
   readonly id: string;
   readonly params: ResolvedSecAggParams;
+  /** The session of the setup this client answers (SecAggRounds tells a restarted server's setup by it). */
+  readonly session: string;
   /** How many values the masked input clipped to [-clipping_range, clipping_range]. */
   clipped = 0;
   private stage: Stage = "setup";
@@ -72,12 +75,13 @@ export class SecAggClient {
       if (parsed.message.step !== "setup") throw ftError("FT336", { step: parsed.message.step, sender: "the server", why: "expected the setup message" });
       message = parsed.message;
     } else message = setup;
-    return new SecAggClient(message.to, checkResolvedParams(message.params), options);
+    return new SecAggClient(message.to, checkResolvedParams(message.params), options, message.session);
   }
 
-  constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}) {
+  constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}, session = "") {
     this.id = id;
     this.params = checkResolvedParams(params);
+    this.session = session;
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.log = options.log ?? (() => {});
   }
@@ -90,7 +94,11 @@ export class SecAggClient {
   async respond(raw: Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
     if (!parsed.ok) this.refuse("unknown", parsed.reason);
-    const request = parsed.message;
+    return this.answer(parsed.message, vector);
+  }
+
+  /** Answers one parsed server request after the setup (a setup is refused: one per client). */
+  async answer(request: ServerMessage, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     switch (request.step) {
       case "setup":
         return this.refuse("setup", "a second setup message in one round");

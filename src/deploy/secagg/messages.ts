@@ -83,7 +83,10 @@ export const resolvedParamsSchema = z.strictObject({
   clients: z.number().int(),
 });
 
-export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, params: resolvedParamsSchema });
+/** A setup's session: 16 random bytes in hex, fresh for each SecAggServer, so a client tells a restarted server's setup from a repeated one. */
+export const sessionSchema = z.string().regex(/^[0-9a-f]{32}$/);
+
+export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, session: sessionSchema, params: resolvedParamsSchema });
 
 export const shareKeysRequestSchema = z.strictObject({
   ...header,

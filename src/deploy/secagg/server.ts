@@ -77,6 +77,8 @@ export type StepOutcome =
 export class SecAggServer {
   readonly params: ResolvedSecAggParams;
   readonly clients: readonly string[];
+  /** This setup's session id (fresh random bytes): a server restarted mid-round sets the round up again under a new one. */
+  readonly session: string;
   readonly events: SecAggEvent[] = [];
   private currentStep: ServerStep = "setup";
   private readonly randomBytes: RandomBytes;
@@ -103,6 +105,7 @@ export class SecAggServer {
     this.params = resolveSecAggParams(params, clients.length);
     this.clients = clients.slice();
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
+    this.session = Array.from(this.randomBytes(16), (b) => b.toString(16).padStart(2, "0")).join("");
     this.sink = options.log ?? (() => {});
     this.minSurvivors = options.minSurvivors ?? 0;
     this.preQuantized = options.preQuantized ?? false;
@@ -129,7 +132,7 @@ export class SecAggServer {
     this.currentStep = "advertise-keys";
     this.expected = new Set(this.clients);
     this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold})`);
-    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, params: this.params }]));
+    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, session: this.session, params: this.params }]));
   }
 
   /**
