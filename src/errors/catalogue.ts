@@ -718,6 +718,20 @@ export const catalogue = {
       "Nothing to do for an honest restart: the client takes part again from the next round. A " +
       "server that sets up rounds it has finished is faulty or malicious.",
   },
+  FT357: {
+    title: "A SecAgg+ neighbour's keys not signed by the identity this client knows",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "Each client signs its round keys with its long-term Ed25519 identity key, over the " +
+      "protocol, the session, the round and its id; each client pins the identity key it first " +
+      "saw for each peer. Keys without a valid signature, or signed by another identity than the " +
+      "pinned one, are keys the server (or someone on the way) made up: sealing shares to them " +
+      "would hand this client's secrets to whoever made them.",
+    fix:
+      "A peer that restarted without its identity key file has a new identity: give `fedtensor " +
+      "client --identity-key FILE` so that a restarted client keeps its key. Otherwise the " +
+      "server is substituting keys: stop using it.",
+  },
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
+import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, verifyTranscript, SIGNATURE_BYTES } from "./identity.js";
 import {
   type AdvertiseKeys,
   type ClientMessage,
@@ -33,6 +34,10 @@ export interface SecAggClientOptions {
   /** The CSPRNG (default: WebCrypto's getRandomValues). */
   readonly randomBytes?: RandomBytes;
   readonly log?: SecAggLog;
+  /** The client's long-term Ed25519 identity, which signs its round keys (default: a fresh one for this client). */
+  readonly identity?: Identity;
+  /** The peers' identity keys this client has pinned (default: pins for this client only; SecAggRounds keeps them across rounds). */
+  readonly pins?: IdentityPins;
 }
 
 type Stage = "setup" | "advertised" | "shared" | "masked" | "unmasked";
@@ -57,6 +62,8 @@ export class SecAggClient {
   private stage: Stage = "setup";
   private readonly randomBytes: RandomBytes;
   private readonly log: SecAggLog;
+  private readonly identity: Identity;
+  private readonly pins: IdentityPins;
   private encryption: KeyPair | null = null;
   private masking: KeyPair | null = null;
   private seed: Uint8Array | null = null;
@@ -84,6 +91,8 @@ export class SecAggClient {
     this.session = session;
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.log = options.log ?? (() => {});
+    this.identity = options.identity ?? newIdentity(this.randomBytes);
+    this.pins = options.pins ?? new IdentityPins();
   }
 
   /**
@@ -116,12 +125,15 @@ export class SecAggClient {
     this.enter("setup", "advertised", "advertise keys");
     this.encryption = newKeyPair(this.randomBytes);
     this.masking = newKeyPair(this.randomBytes);
+    const transcript = keysTranscript(this.session, this.params.round, this.id, this.encryption.publicKey, this.masking.publicKey);
     return {
       ...this.header(),
       step: "advertise-keys",
       from: this.id,
       encryption_key: toBase64(this.encryption.publicKey),
       masking_key: toBase64(this.masking.publicKey),
+      identity_key: toBase64(this.identity.publicKey),
+      signature: toBase64(signTranscript(this.identity, transcript)),
     };
   }
 
@@ -151,6 +163,7 @@ export class SecAggClient {
       const encryptionKey = fromBase64(n.encryption_key);
       const maskingKey = fromBase64(n.masking_key);
       if (encryptionKey?.length !== KEY_BYTES || maskingKey?.length !== KEY_BYTES) this.refuse(request.step, `bad public key for ${n.id}`);
+      this.checkSigned(n, encryptionKey, maskingKey);
       try {
         channelKeys.set(n.id, pairSecret(encryption.secretKey, encryptionKey, "share-encryption", round, this.id, n.id));
         pairSecret(masking.secretKey, maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
@@ -268,6 +281,23 @@ export class SecAggClient {
     this.held.clear();
     this.ownSeedShare!.fill(0);
     return { ...this.header(), step: "unmask", from: this.id, seed_shares: seedShares, key_shares: keyShares };
+  }
+
+  /**
+   * A neighbour's keys must carry its signature under its identity key, and that key must be the
+   * one this client pinned for it (FT357): the server cannot hand this client keys of its own.
+   */
+  private checkSigned(n: ShareKeysRequest["neighbours"][number], encryptionKey: Uint8Array, maskingKey: Uint8Array): void {
+    const identityKey = fromBase64(n.identity_key);
+    const signature = fromBase64(n.signature);
+    const transcript = keysTranscript(this.session, this.params.round, n.id, encryptionKey, maskingKey);
+    let why: string | undefined;
+    if (identityKey?.length !== KEY_BYTES || signature?.length !== SIGNATURE_BYTES || !verifyTranscript(identityKey, transcript, signature))
+      why = `the keys of ${n.id} do not carry its signature for this session and round`;
+    else if (!this.pins.check(n.id, n.identity_key)) why = `the identity key shown for ${n.id} is not the one this client pinned for it`;
+    if (why === undefined) return;
+    this.log({ level: "error", round: this.params.round, step: "share-keys", client: this.id, code: "FT357", message: why });
+    throw ftError("FT357", { client: this.id, why });
   }
 
   private header() {

@@ -20,6 +20,8 @@
  */
 import { ftError } from "../../errors/error.js";
 import { SecAggClient, type SecAggClientOptions } from "./client.js";
+import { IdentityPins, newIdentity } from "./identity.js";
+import { webCryptoRandomBytes } from "./random.js";
 import { type ClientMessage, type Setup, SETUP_SIZE_LIMIT, messageSizeLimit, parseServerMessage } from "./messages.js";
 
 export class SecAggRounds {
@@ -27,7 +29,13 @@ export class SecAggRounds {
   /** The rounds whose unmask step this client answered, with that setup's session. */
   private readonly revealed = new Map<number, string>();
 
-  constructor(private readonly options: SecAggClientOptions = {}) {}
+  /** The client's identity and its pins of its peers' identity keys, for every round of this process. */
+  private readonly options: SecAggClientOptions;
+
+  constructor(options: SecAggClientOptions = {}) {
+    const randomBytes = options.randomBytes ?? webCryptoRandomBytes;
+    this.options = { ...options, identity: options.identity ?? newIdentity(randomBytes), pins: options.pins ?? new IdentityPins() };
+  }
 
   /** The client of the round in progress (its parameters, its clipped count), if any. */
   get client(): SecAggClient | undefined {

@@ -18,6 +18,7 @@ import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
 import { neighbourGraph, type NeighbourGraph } from "./graph.js";
 import { PROTOCOL } from "./keys.js";
+import { keysTranscript, verifyTranscript } from "./identity.js";
 import {
   type ClientMessage,
   type MaskedInputRequest,
@@ -210,7 +211,7 @@ export class SecAggServer {
     for (const to of u1) {
       const neighbours = [...this.graph.get(to)!].map((id) => {
         const a = this.advertised.get(id)!;
-        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey) };
+        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey), identity_key: a.identityKey, signature: a.signature };
       });
       messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "share-keys", to, neighbours });
     }
@@ -281,9 +282,11 @@ export class SecAggServer {
       case "advertise-keys": {
         const encryptionKey = m.encryption_key;
         const maskingKey = fromBase64(m.masking_key)!;
+        const transcript = keysTranscript(this.session, this.params.round, m.from, fromBase64(encryptionKey)!, maskingKey);
+        if (!verifyTranscript(fromBase64(m.identity_key)!, transcript, fromBase64(m.signature)!)) return "its keys do not carry its identity key's signature for this session and round";
         for (const other of this.advertised.values())
           if (other.encryptionKey === encryptionKey || toBase64(other.maskingKey) === m.masking_key) return "it reuses another client's public key";
-        this.advertised.set(m.from, { encryptionKey, maskingKey });
+        this.advertised.set(m.from, { encryptionKey, maskingKey, identityKey: m.identity_key, signature: m.signature });
         return null;
       }
       case "share-keys": {
