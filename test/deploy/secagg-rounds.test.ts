@@ -7,29 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { type SecAggParams, SecAggRounds, SecAggServer, encodeMessage } from "../../src/deploy/secagg/index.js";
-import type { CollectingStep } from "../../src/deploy/secagg/server.js";
-import { ids, randomVectors } from "./secagg-helpers.js";
+import { driveRounds as drive, ids, randomVectors } from "./secagg-helpers.js";
 
 const params: SecAggParams = { round: 7, vector_length: 8, num_shares: 5, reconstruction_threshold: 3, clipping_range: 1, quantization_range: 2 ** 16, modulus_range: 2 ** 24 };
-
-/**
- * Runs a round of `server` with the clients' SecAggRounds until the server has sent the requests
- * of step `until` (not answered: the server "dies" there) or to its end. Returns the outcome.
- */
-async function drive(server: SecAggServer, rounds: Map<string, SecAggRounds>, vectors: Map<string, Float32Array>, until?: CollectingStep | "unmask-answered") {
-  let requests = new Map([...server.start()].map(([id, m]) => [id, encodeMessage(m)]));
-  for (;;) {
-    for (const [id, raw] of requests) {
-      const answer = await rounds.get(id)!.respond(params.round, raw, () => vectors.get(id)!);
-      expect(server.receive(id, encodeMessage(answer)).accepted).toBe(true);
-    }
-    if (until === "unmask-answered" && server.step === "unmask") return undefined;
-    const outcome = await server.advance();
-    if (outcome.kind !== "messages") return outcome;
-    if (outcome.step === until) return outcome;
-    requests = new Map([...outcome.messages].map(([id, m]) => [id, encodeMessage(m)]));
-  }
-}
 
 const sumOf = (vectors: Map<string, Float32Array>, included: readonly string[], i: number) => included.reduce((s, id) => s + vectors.get(id)![i]!, 0);
 
