@@ -11,7 +11,7 @@
 import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
 import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
 import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
-import { encodeMessage, SecAggRounds } from "../secagg/index.js";
+import { encodeMessage, SecAggRounds, type Identity } from "../secagg/index.js";
 import { FedTensorError } from "../../errors/error.js";
 import { distributedDpCodec } from "../../lib/privacy/distributed-dp-codec.js";
 import { clientBatches, type ClientExamples } from "./batches.js";
@@ -62,8 +62,8 @@ export class ClientCore {
   private examples: ClientExamples | undefined;
   /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
   private held: { round: number; task: string; vector: Float32Array | Uint32Array } | undefined;
-  /** SecAgg+ across rounds and server restarts (a resumed server sets its round up again). */
-  private readonly secagg = new SecAggRounds();
+  /** SecAgg+ across rounds and server restarts (a resumed server sets its round up again), signing with this client's identity. */
+  private readonly secagg: SecAggRounds;
   /** The client id the server gave, after welcome. */
   clientId: string | undefined;
 
@@ -74,7 +74,11 @@ export class ClientCore {
     /** The client's examples, once the run (its feature shape, its demo partition) is known. */
     private readonly loadExamples: (run: RunInfo) => Promise<ClientExamples>,
     private readonly events: ClientEvents,
-  ) {}
+    /** The long-term Ed25519 identity that signs its SecAgg+ keys (default: a fresh one for this client's life). */
+    identity?: Identity,
+  ) {
+    this.secagg = new SecAggRounds(identity === undefined ? {} : { identity });
+  }
 
   /** The first message on every connection. */
   hello(): Uint8Array {

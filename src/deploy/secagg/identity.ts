@@ -24,10 +24,10 @@ export interface Identity {
   readonly publicKey: Uint8Array;
 }
 
-export function newIdentity(randomBytes: RandomBytes): Identity {
-  const secretKey = randomBytes(KEY_BYTES);
-  return { secretKey, publicKey: ed25519.getPublicKey(secretKey) };
-}
+export const newIdentity = (randomBytes: RandomBytes): Identity => identityOf(randomBytes(KEY_BYTES));
+
+/** The identity of a 32-byte Ed25519 secret key (one kept in a file: `fedtensor client --identity-key`). */
+export const identityOf = (secretKey: Uint8Array): Identity => ({ secretKey, publicKey: ed25519.getPublicKey(secretKey) });
 
 const encoder = new TextEncoder();
 

@@ -56,6 +56,7 @@
 export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
 export { SecAggRounds } from "./rounds.js";
+export { type Identity, IdentityPins, identityOf, newIdentity } from "./identity.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
 export type { SecAggEvent, SecAggLog } from "./events.js";
 export type { RandomBytes } from "./random.js";
