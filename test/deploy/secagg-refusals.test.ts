@@ -224,6 +224,8 @@ describe("SecAgg+ client checks", () => {
     expect(() => client.unmask({ ...request, dropped: ["client-001"] })).toThrow(/FT336.*client-001 is both a survivor and dropped/);
     expect(() => client.unmask({ ...request, round: 4 })).toThrow(/FT336.*it is for round 4, this client is in round 3/);
     expect(() => client.unmask({ ...request, survivors: [...request.survivors, "client-999"] })).toThrow(/FT336.*client-999 is not a neighbour/);
+    // Told that only itself and two neighbours survived (threshold 4): too small a sum to help reveal.
+    expect(() => client.unmask({ ...request, survivors: request.survivors.slice(0, 3), dropped: [] })).toThrow(/FT336.*3 survivors among this client and its neighbours, fewer than reconstruction_threshold 4/);
     expect(client.unmask(request).seed_shares).toHaveLength(6);
     expect(() => client.unmask(request)).toThrow(/FT338.*unmask called at stage unmasked/);
   });

@@ -259,6 +259,9 @@ export class SecAggClient {
     const dropped = new Set(request.dropped);
     if (survivors.size !== request.survivors.length || dropped.size !== request.dropped.length) this.refuse(request.step, "a client is listed twice");
     if (!survivors.has(this.id)) this.refuse(request.step, "this client is not among the survivors");
+    // A neighbourhood below the threshold is a sum of too few clients to reveal (Flower's client checks it too).
+    const t = this.params.reconstruction_threshold;
+    if (survivors.size < t) this.refuse(request.step, `${survivors.size} survivors among this client and its neighbours, fewer than reconstruction_threshold ${t}`);
     for (const id of dropped) {
       if (survivors.has(id)) this.refuse(request.step, `${id} is both a survivor and dropped: its seed and its key together would unmask it`);
       if (!this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
