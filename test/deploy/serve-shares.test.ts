@@ -7,6 +7,7 @@
  * Needs `npm run build`.
  */
 import { join } from "node:path";
+import { deadline } from "../helpers/deadline.js";
 import { describe, expect, it } from "vitest";
 import { resolveNumShares } from "../../src/deploy/secagg/index.js";
 import { checkShareSettings, shareCounts } from "../../src/deploy/server/secure.js";
@@ -55,7 +56,7 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
     expect(await run("--aggregator", "secure", "--reconstruction-threshold", "0")).toMatch(/FT305: --reconstruction-threshold: expected .*got 0/);
     expect(await run("--aggregator", "secure", "--clients-per-round", "10", "--min-clients", "5", "--num-shares", "5", "--reconstruction-threshold", "2")).toMatch(/FT341: --num-shares 5 with --reconstruction-threshold 2 does not fit a cohort of 5 clients/);
     expect(await run("--num-shares", "5")).toMatch(/FT305: --num-shares: SecAgg\+'s parameters need --aggregator secure or distributed-dp/);
-  }, 60_000);
+  }, deadline(60_000));
 
   it("reach the protocol: with every share needed, a client killed after its masked input aborts the round (FT337), which the default threshold recovers", async () => {
     const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-shares-", 4, "--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", "4", "--min-clients", "3", "--num-shares", "1", "--reconstruction-threshold", "1");
@@ -71,5 +72,5 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
     expect(log).toMatch(/round 2 secagg advertise-keys: round starts with 3 clients \(num_shares 3, reconstruction_threshold 3\)/);
     expect(log).toMatch(/round 2\/2: 3 of 3 clients merged/);
     expect(readMetrics(join(out, "metrics.jsonl")).map((r) => r.clients)).toEqual([0, 3]);
-  }, 60_000);
+  }, deadline(60_000));
 });
