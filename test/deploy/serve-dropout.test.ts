@@ -22,7 +22,7 @@ const { track, traps } = killedAfterAll();
  * token's line), of which the first `victims` are killed after their masked input of round 1.
  */
 async function runWithKills(clients: number, victims: number, rounds: number, minClients: number) {
-  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients));
+  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients), "--join-wait", "30");
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
     const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;
