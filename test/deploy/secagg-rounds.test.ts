@@ -6,7 +6,7 @@
  * subtract two sums of one round.
  */
 import { describe, expect, it } from "vitest";
-import { type SecAggParams, SecAggRounds, SecAggServer, encodeMessage } from "../../src/deploy/secagg/index.js";
+import { IdentityPins, type SecAggParams, SecAggRounds, SecAggServer, encodeMessage } from "../../src/deploy/secagg/index.js";
 import { driveRounds as drive, ids, randomVectors } from "./secagg-helpers.js";
 
 const params: SecAggParams = { round: 7, vector_length: 8, num_shares: 5, reconstruction_threshold: 3, clipping_range: 1, quantization_range: 2 ** 16, modulus_range: 2 ** 24 };
@@ -76,5 +76,21 @@ describe("SecAgg+ rounds across a server restart", () => {
       if (outcome.kind === "aborted") throw new Error(outcome.reason);
       requests = new Map([...outcome.messages].map(([id, m]) => [id, encodeMessage(m)]));
     }
+  });
+
+  it("a client restarted with a new identity is refused at advertise-keys by the server's pins, and the round goes on without it", async () => {
+    const vectors = randomVectors(ids(5), params.vector_length, 0.5);
+    const rounds = new Map(ids(5).map((id) => [id, new SecAggRounds()]));
+    const pins = new IdentityPins();
+    expect((await drive(new SecAggServer(params, ids(5), { pins }), rounds, vectors))?.kind).toBe("done");
+    rounds.set("client-002", new SecAggRounds()); // restarted: a new identity key
+    const server = new SecAggServer({ ...params, round: 8 }, ids(5), { pins });
+    const verdicts = new Map<string, boolean>();
+    for (const [id, setup] of server.start()) {
+      const answer = await rounds.get(id)!.respond(8, encodeMessage(setup), () => vectors.get(id)!);
+      verdicts.set(id, server.receive(id, encodeMessage(answer)).accepted);
+    }
+    expect([...verdicts].filter(([, ok]) => !ok).map(([id]) => id)).toEqual(["client-002"]);
+    expect(server.events.at(-1)?.message).toMatch(/FT336: .*client-002 refused: its identity key is not the one this server pinned for it/);
   });
 });

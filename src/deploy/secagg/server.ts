@@ -18,7 +18,7 @@ import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
 import { neighbourGraph, type NeighbourGraph } from "./graph.js";
 import { PROTOCOL } from "./keys.js";
-import { keysTranscript, verifyTranscript } from "./identity.js";
+import { type IdentityPins, keysTranscript, verifyTranscript } from "./identity.js";
 import {
   type ClientMessage,
   type MaskedInputRequest,
@@ -53,6 +53,13 @@ export interface SecAggServerOptions {
    * [0, quantization_range], and a sum outside [0, n x quantization_range] is discarded (FT355).
    */
   readonly preQuantized?: boolean;
+  /**
+   * The identity keys the server pinned by client id, across its rounds (trust on first use): a
+   * client whose advertised keys are signed under another identity is refused at advertise-keys,
+   * so its neighbours never see keys their own pins would refuse (a client restarted without its
+   * identity key file stays out of this server's secure rounds, with a logged reason).
+   */
+  readonly pins?: IdentityPins;
 }
 
 export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
@@ -98,6 +105,7 @@ export class SecAggServer {
   private abortReason: string | null = null;
   private readonly minSurvivors: number;
   private readonly preQuantized: boolean;
+  private readonly pins: IdentityPins | undefined;
 
   constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
     const ids = new Set(clients);
@@ -110,6 +118,7 @@ export class SecAggServer {
     this.sink = options.log ?? (() => {});
     this.minSurvivors = options.minSurvivors ?? 0;
     this.preQuantized = options.preQuantized ?? false;
+    this.pins = options.pins;
     this.runningSum = new Uint32Array(this.params.vector_length);
   }
 
@@ -284,6 +293,8 @@ export class SecAggServer {
         const maskingKey = fromBase64(m.masking_key)!;
         const transcript = keysTranscript(this.session, this.params.round, m.from, fromBase64(encryptionKey)!, maskingKey);
         if (!verifyTranscript(fromBase64(m.identity_key)!, transcript, fromBase64(m.signature)!)) return "its keys do not carry its identity key's signature for this session and round";
+        if (this.pins !== undefined && !this.pins.check(m.from, m.identity_key))
+          return "its identity key is not the one this server pinned for it (a client restarted without --identity-key keeps out of secure rounds until the server restarts)";
         for (const other of this.advertised.values())
           if (other.encryptionKey === encryptionKey || toBase64(other.maskingKey) === m.masking_key) return "it reuses another client's public key";
         this.advertised.set(m.from, { encryptionKey, maskingKey, identityKey: m.identity_key, signature: m.signature });

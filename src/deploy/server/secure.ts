@@ -11,7 +11,7 @@
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
 import { FedTensorError, ftError } from "../../errors/error.js";
-import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type IdentityPins, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 
@@ -43,6 +43,8 @@ export interface SecureSumSettings {
   readonly log: (line: string) => void;
   /** The fewest masked inputs the sum may hold (distributed DP's --min-clients): with fewer the round aborts before unmasking. */
   readonly minSurvivors?: number;
+  /** The clients' identity keys, pinned across this server's rounds (SecAggServerOptions.pins). */
+  readonly pins?: IdentityPins;
 }
 
 /** The share counts of a cohort of `clients` clients (FT335 when the settings do not fit it). */
@@ -140,6 +142,7 @@ export class SecureSum {
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
       minSurvivors: settings.minSurvivors,
       preQuantized: modulusBits !== undefined,
+      ...(settings.pins === undefined ? {} : { pins: settings.pins }),
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }

@@ -18,6 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
+import { IdentityPins } from "../secagg/index.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -65,6 +66,9 @@ export class RoundTasks {
   private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
   /** The secure sum in progress, and its round. */
   private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
+
+  /** The clients' SecAgg+ identity keys, pinned for the life of this server (trust on first use). */
+  private readonly pins = new IdentityPins();
 
   /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
   accumulatorLength: number | undefined;
@@ -202,7 +206,7 @@ export class RoundTasks {
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const { deadlineMs, shares, ranges, log } = this.settings;
     // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients }, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients, pins: this.pins }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
