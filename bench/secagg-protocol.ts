@@ -18,6 +18,11 @@
  * 3. CPU time of each client's protocol work (keys, shares, quantization, masks, encoding), per
  *    step, from process.cpuUsage: CPU, not wall, so other work on the machine counts less.
  *
+ * 4. The cost of the signed keys against the unhardened protocol, in this same process: each
+ *    advertisement and each share-keys request re-encoded without its identity keys and
+ *    signatures (what fedtensor-secagg+/2 sent, the only difference on the wire), bytes sent and
+ *    received per client as ratios; the round trips (4) do not change.
+ *
  * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3]
  * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1)
  * without dropouts and numSharesForDropouts (2 x 0.3n + 1, a guarantee) with them;
@@ -27,6 +32,7 @@ import { parseArgs } from "node:util";
 import {
   type ClientMessage,
   type SecAggParams,
+  type ServerMessage,
   SECAGG_DEFAULTS,
   SecAggClient,
   SecAggServer,
@@ -57,6 +63,9 @@ interface Measured {
   /** Per client: bytes sent by step, bytes received, CPU microseconds by step. */
   sent: Map<string, Record<Step, number>>;
   receivedBytes: Map<string, number>;
+  /** The same, with the messages re-encoded without identity keys and signatures (the unhardened protocol). */
+  sentUnsigned: Map<string, number>;
+  receivedUnsigned: Map<string, number>;
   cpu: Map<string, Record<Step, number>>;
   included: number;
 }
@@ -83,6 +92,9 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   const sent = new Map(ids.map((id) => [id, zero()]));
   const cpu = new Map(ids.map((id) => [id, zero()]));
   const receivedBytes = new Map(ids.map((id) => [id, 0]));
+  const sentUnsigned = new Map(ids.map((id) => [id, 0]));
+  const receivedUnsigned = new Map(ids.map((id) => [id, 0]));
+  const add = (into: Map<string, number>, id: string, bytes: number) => into.set(id, into.get(id)! + bytes);
   const start = performance.now();
   const startCpu = cpuMicros();
   const server = new SecAggServer(params, ids);
@@ -90,9 +102,11 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
 
   const answer = async (id: string, step: Step, make: () => ClientMessage | Promise<ClientMessage>) => {
     const before = cpuMicros();
-    const raw = encodeMessage(await make());
+    const message = await make();
+    const raw = encodeMessage(message);
     cpu.get(id)![step] += cpuMicros() - before;
     sent.get(id)![step] += raw.length;
+    add(sentUnsigned, id, encodeMessage(unsigned(message)).length);
     const verdict = server.receive(id, raw);
     if (!verdict.accepted) throw new Error(verdict.reason);
   };
@@ -100,6 +114,7 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   for (const [id, setup] of server.start()) {
     const raw = encodeMessage(setup);
     receivedBytes.set(id, receivedBytes.get(id)! + raw.length);
+    add(receivedUnsigned, id, raw.length);
     const client = SecAggClient.fromSetup(raw);
     clients.set(id, client);
     await answer(id, "advertise-keys", () => client.advertiseKeys());
@@ -107,11 +122,12 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   for (;;) {
     const outcome = await server.advance();
     if (outcome.kind === "aborted") throw new Error(outcome.reason);
-    if (outcome.kind === "done") return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpuMicros() - startCpu) / 1e6, sent, receivedBytes, cpu, included: outcome.result.clients };
+    if (outcome.kind === "done") return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpuMicros() - startCpu) / 1e6, sent, receivedBytes, sentUnsigned, receivedUnsigned, cpu, included: outcome.result.clients };
     for (const [id, message] of outcome.messages) {
       if (outcome.step === "unmask" && dropping.has(id)) continue;
       const raw = encodeMessage(message);
       receivedBytes.set(id, receivedBytes.get(id)! + raw.length);
+      add(receivedUnsigned, id, encodeMessage(unsigned(message)).length);
       const client = clients.get(id)!;
       const parsed = parseServerMessage(raw, Math.max(SETUP_SIZE_LIMIT, messageSizeLimit(client.params)));
       if (!parsed.ok) throw new Error(parsed.reason);
@@ -121,6 +137,16 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
       else if (request.step === "unmask") await answer(id, "unmask", () => client.unmask(request));
     }
   }
+}
+
+/** A message as the unhardened protocol sent it: no identity key or signature on the advertised keys. */
+function unsigned<M extends ClientMessage | ServerMessage>(message: M): M {
+  if (message.step === "advertise-keys" && "from" in message) {
+    const { identity_key: _key, signature: _signature, ...rest } = message as Extract<ClientMessage, { step: "advertise-keys" }>;
+    return rest as never;
+  }
+  if (message.step === "share-keys" && "neighbours" in message) return { ...message, neighbours: message.neighbours.map(({ identity_key: _key, signature: _signature, ...n }) => n) } as never;
+  return message;
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -156,4 +182,11 @@ for (const n of cohorts) {
     `(server ${median(ms.map(serverCpu)).toFixed(2)} s; critical path with parallel clients ${median(ms.map(criticalPath)).toFixed(2)} s)`;
   console.log(`  protocol time per round (all ${n} clients and the server in this process): ${timing(full)}; with 30% dropping after masked input: ${timing(dropped)} (${dropped[0]!.included} clients in the sum)`);
   console.log(`  client CPU per round (median): ${STEPS.map((s) => `${s} ${cpuPerStep[s].toFixed(1)} ms`).join(", ")}`);
+  const ratio = (hardened: Map<string, number>, plain: Map<string, number>) => mean([...hardened.values()]) / mean([...plain.values()]);
+  const sentTotal = (m: Measured) => new Map([...m.sent].map(([id, b]) => [id, STEPS.reduce((a, s) => a + b[s], 0)]));
+  console.log(
+    `  signed keys against the unhardened protocol: bytes sent per client x${ratio(sentTotal(last), last.sentUnsigned).toFixed(4)} ` +
+      `(${kib(mean([...sentTotal(last).values()]) - mean([...last.sentUnsigned.values()]))} more), received x${ratio(last.receivedBytes, last.receivedUnsigned).toFixed(4)} ` +
+      `(${kib(mean([...last.receivedBytes.values()]) - mean([...last.receivedUnsigned.values()]))} more); round trips 4 and 4`,
+  );
 }

@@ -76,7 +76,7 @@ const url = `ws://127.0.0.1:${port}/fedtensor`;
 const clientUrls: string[] = [];
 const traps: StepTrap[] = [];
 const victims: string[] = [];
-const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", clientUrls[i]!, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--max-backoff", "2", "--exit-when-done"], { stdio: "ignore" });
+const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", clientUrls[i]!, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--identity-key", join(dir, "data", `${i}.identity`), "--max-backoff", "2", "--exit-when-done"], { stdio: "ignore" });
 const clientId = (i: number) => `client-${String(i + 1).padStart(3, "0")}`;
 
 const started = performance.now();

@@ -11,7 +11,7 @@ export const clientCommand: Command = {
   summary: "take part in a `fedtensor serve` run as a client, training on local data",
   usage: [
     "usage: fedtensor client --server ws://host:port/fedtensor --token T (--data FILE | --dataset mnist --client-index i)",
-    "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done]",
+    "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done] [--identity-key FILE]",
     "",
     "Connects to the server, trains the client part it ships on this machine's examples, and sends",
     "only the update. Reconnects with backoff when the connection drops (a server restart); stops when",
@@ -27,6 +27,8 @@ export const clientCommand: Command = {
     "  --max-backoff S       the longest wait between reconnections (default 30)",
     "  --exit-when-done      exit (0) when the server goes away (stopped, killed) instead of waiting for it to",
     "                        come back with --resume; a run that finishes always ends the client (0)",
+    "  --identity-key FILE   this client's SecAgg+ identity (an Ed25519 key, made there on first use, mode 0600):",
+    "                        a restarted client keeps the identity its peers pinned (docs/deployment.md)",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;
@@ -43,6 +45,7 @@ export const clientCommand: Command = {
           ca: { type: "string" },
           "max-backoff": { type: "string" },
           "exit-when-done": { type: "boolean" },
+          "identity-key": { type: "string" },
         },
         strict: true,
         allowPositionals: false,
@@ -71,6 +74,7 @@ export const clientCommand: Command = {
       ...(values.ca === undefined ? {} : { ca: values.ca as string }),
       maxBackoffMs: backoff * 1000,
       exitWhenServerStops: values["exit-when-done"] === true,
+      ...(values["identity-key"] === undefined ? {} : { identityKeyFile: values["identity-key"] as string }),
       log,
     });
   },

@@ -771,6 +771,49 @@ export const catalogue = {
       "file cannot lock every client out.",
     fix: "Fix the file (one token of at least 16 characters per line, each once) and send SIGHUP again.",
   },
+  FT355: {
+    title: "A SecAgg+ sum outside the range honest inputs allow",
+    message: "SecAgg+ round {round}: the unmasked sum of {clients} clients {why}; the sum is discarded",
+    explanation:
+      "Each honest client clips its values to [-clipping_range, clipping_range] and quantizes " +
+      "them to whole numbers in [0, quantization_range], so the exact sum of n clients lies in " +
+      "[0, n x quantization_range] in every coordinate (and n x quantization_range < " +
+      "modulus_range, so it cannot wrap). A coordinate outside that range can only come from a " +
+      "client that sent something other than its masked, quantized input (a garbage or shifted " +
+      "vector): merging it would move the model by an amount no honest client can cause. The " +
+      "server cannot tell which client it was (it sees the sum only), so it drops the round.",
+    fix:
+      "Find the faulty or malicious client from the clients' own logs, or revoke tokens until " +
+      "the rounds merge again. A client inside the range can still bias the sum: " +
+      "docs/deployment.md, \"Threat model\", says what closes that.",
+  },
+  FT356: {
+    title: "A second SecAgg+ setup of a round this client already unmasked",
+    message: "SecAgg+: a setup of round {round}, whose unmask step this client answered in session {session}; refused",
+    explanation:
+      "A server restarted in the middle of a secure round sets the round up again under a new " +
+      "session, and its clients take part again with fresh keys. A client that already answered " +
+      "the round's unmask step has helped the server learn one sum of the round; taking part in a " +
+      "second sum of the same round over other clients could let the server subtract the two. " +
+      "So it refuses, and the round goes on without it.",
+    fix:
+      "Nothing to do for an honest restart: the client takes part again from the next round. A " +
+      "server that sets up rounds it has finished is faulty or malicious.",
+  },
+  FT357: {
+    title: "A SecAgg+ neighbour's keys not signed by the identity this client knows",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "Each client signs its round keys with its long-term Ed25519 identity key, over the " +
+      "protocol, the session, the round and its id; each client pins the identity key it first " +
+      "saw for each peer. Keys without a valid signature, or signed by another identity than the " +
+      "pinned one, are keys the server (or someone on the way) made up: sealing shares to them " +
+      "would hand this client's secrets to whoever made them.",
+    fix:
+      "A peer that restarted without its identity key file has a new identity: give `fedtensor " +
+      "client --identity-key FILE` so that a restarted client keeps its key. Otherwise the " +
+      "server is substituting keys: stop using it.",
+  },
 } as const;
 
 /**

@@ -3,8 +3,10 @@
  * encodeMessage and the parsers, so the tests see the wire format. `dropAt` names, per step,
  * the clients that fail to answer it (a dropout); `record` sees every byte the server receives.
  */
+import type { CollectingStep } from "../../src/deploy/secagg/server.js";
 import {
   type ClientMessage,
+  type SecAggRounds,
   type RandomBytes,
   type SecAggEvent,
   type SecAggParams,
@@ -43,7 +45,9 @@ export async function runRound(
   } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
-  const server = new SecAggServer(params, clientIds, { minSurvivors: options.minSurvivors ?? 0 });
+  // Uint32Array inputs are already in Z_M (distributed DP's codec): their sum wraps by design, no range to check.
+  const preQuantized = [...vectors.values()].some((v) => v instanceof Uint32Array);
+  const server = new SecAggServer(params, clientIds, { minSurvivors: options.minSurvivors ?? 0, preQuantized });
   const clients = new Map<string, SecAggClient>();
   const received: Uint8Array[] = [];
   const sent: Uint8Array[] = [];
@@ -156,3 +160,22 @@ export function rawMessage(json: string, tail: Uint8Array = new Uint8Array(0)): 
 
 /** The JSON text of raw message bytes. */
 export const jsonOf = (raw: Uint8Array): string => new TextDecoder().decode(raw.subarray(4, 4 + new DataView(raw.buffer, raw.byteOffset).getUint32(0, true)));
+
+/**
+ * Runs a round of `server` with the clients' SecAggRounds until the server has sent the requests
+ * of step `until` (not answered: the server "dies" there) or to its end. Returns the outcome.
+ */
+export async function driveRounds(server: SecAggServer, rounds: Map<string, SecAggRounds>, vectors: Map<string, Float32Array>, until?: CollectingStep) {
+  let requests = new Map([...server.start()].map(([id, m]) => [id, encodeMessage(m)]));
+  for (;;) {
+    for (const [id, raw] of requests) {
+      const answer = await rounds.get(id)!.respond(server.params.round, raw, () => vectors.get(id)!);
+      const verdict = server.receive(id, encodeMessage(answer));
+      if (!verdict.accepted) throw new Error(`refused ${id}: ${verdict.reason}`);
+    }
+    const outcome = await server.advance();
+    if (outcome.kind !== "messages") return outcome;
+    if (outcome.step === until) return outcome;
+    requests = new Map([...outcome.messages].map(([id, m]) => [id, encodeMessage(m)]));
+  }
+}

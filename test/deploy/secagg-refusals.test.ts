@@ -141,7 +141,7 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
     }
     await round.answerAll(liars);
     const outcome = await round.advance();
-    expect(outcome).toEqual({ kind: "aborted", reason: expect.stringMatching(/cannot rebuild client-000's self-mask seed: no 4 of the 6 shares/) });
+    expect(outcome).toEqual({ kind: "aborted", reason: expect.stringMatching(/cannot rebuild client-000's self-mask seed: no 4 of the 6 shares/), code: "FT337" });
     expect(round.server.events.at(-1)).toMatchObject({ level: "error", code: "FT337" });
   });
 
@@ -224,13 +224,15 @@ describe("SecAgg+ client checks", () => {
     expect(() => client.unmask({ ...request, dropped: ["client-001"] })).toThrow(/FT336.*client-001 is both a survivor and dropped/);
     expect(() => client.unmask({ ...request, round: 4 })).toThrow(/FT336.*it is for round 4, this client is in round 3/);
     expect(() => client.unmask({ ...request, survivors: [...request.survivors, "client-999"] })).toThrow(/FT336.*client-999 is not a neighbour/);
+    // Told that only itself and two neighbours survived (threshold 4): too small a sum to help reveal.
+    expect(() => client.unmask({ ...request, survivors: request.survivors.slice(0, 3), dropped: [] })).toThrow(/FT336.*3 survivors among this client and its neighbours, fewer than reconstruction_threshold 4/);
     expect(client.unmask(request).seed_shares).toHaveLength(6);
     expect(() => client.unmask(request)).toThrow(/FT338.*unmask called at stage unmasked/);
   });
 
   it("refuses a setup whose parameters are not what they resolve to (FT335) or a share-keys request with too few neighbours (FT336)", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
-    const setup = { protocol: PROTOCOL, round: 3, step: "setup", to: "x", params: { ...round.clients.get("client-000")!.params, reconstruction_threshold: 2 } };
+    const setup = { protocol: PROTOCOL, round: 3, step: "setup", to: "x", session: "0".repeat(32), params: { ...round.clients.get("client-000")!.params, reconstruction_threshold: 2 } };
     expect(() => SecAggClient.fromSetup(rawMessage(JSON.stringify(setup)))).toThrow(/FT335.*strict majority/);
     expect(() => SecAggClient.fromSetup(rawMessage(JSON.stringify({ ...setup, step: "unmask" })))).toThrow(/FT336/);
     await round.answerAll();

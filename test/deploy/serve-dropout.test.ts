@@ -2,8 +2,8 @@
  * `fedtensor serve --aggregator secure` with `fedtensor client` processes, some killed with
  * SIGKILL after they sent their masked input (serve-kill-helpers.ts says how, without a race):
  * - 3 of a round's 10 clients: the round completes by recovery (their inputs are in the sum,
- *   their masks removed with the neighbours' shares), without waiting for the step's deadline,
- *   and the next round goes on without them;
+ *   their masks removed with the neighbours' shares, and the metrics' `dropped` counts them),
+ *   without waiting for the step's deadline, and the next round goes on without them;
  * - 4 of 7 (threshold 4 of 7 shares): too few are left to unmask, the round aborts cleanly
  *   (FT337, nothing merged, the model unchanged), and the server goes on with the rest.
  * Needs `npm run build` (bin/ runs dist/).
@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
+import { deadline } from "../helpers/deadline.js";
 import type { Process } from "./serve-helpers.js";
 import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 import { deadline } from "../helpers/deadline.js";
@@ -22,7 +23,7 @@ const { track, traps } = killedAfterAll();
  * token's line), of which the first `victims` are killed after their masked input of round 1.
  */
 async function runWithKills(clients: number, victims: number, rounds: number, minClients: number) {
-  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients));
+  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients), "--join-wait", "30");
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
     const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;
@@ -44,8 +45,11 @@ const at = (log: string, pattern: RegExp) => log.search(pattern);
 describe("fedtensor serve --aggregator secure with clients killed by SIGKILL after their masked input", () => {
   it("recovers the inputs of 3 of a round's 10 clients from their neighbours' shares when they die, and goes on", async () => {
     const { log, rows, ids } = await runWithKills(10, 3, 2, 7);
-    // Their masked inputs are in the sum; their pair masks are removed with their keys rebuilt from the survivors' shares.
-    const sum = at(log, /round 1: secure sum of 10 clients; dropped: client-001 at unmask, client-002 at unmask, client-003 at unmask \(recovered/);
+    // Their masked inputs are in the sum; their self masks are removed with their seeds rebuilt from the survivors' shares.
+    const sum = at(log, /round 1: secure sum of 10 clients; dropped: /);
+    const line = log.match(/round 1: secure sum of 10 clients; dropped: .*/)![0];
+    // In the order the relays killed them; each named with what became of it.
+    for (const id of ids) expect(line).toContain(`${id} at unmask (its masked input is in the sum: its self mask removed with its seed rebuilt from its neighbours' shares)`);
     expect(sum).toBeGreaterThan(0);
     // Each victim's masked input reached the server before the round dropped it.
     for (const id of ids) {
@@ -56,11 +60,14 @@ describe("fedtensor serve --aggregator secure with clients killed by SIGKILL aft
     expect(log).toMatch(/round 1\/2: 10 of 10 clients merged/);
     expect(log).toMatch(/round 2\/2: 7 of 7 clients merged/);
     expect(log).not.toMatch(/FT337/);
+    // The 3 are merged (recovered) and counted as dropped: they left the round after their masked input.
     expect(rows.map((r) => [r.round, r.clients, r.dropped])).toEqual([
-      [1, 10, 0],
+      [1, 10, 3],
       [2, 7, 0],
     ]);
     expect(rows.every((r) => typeof r.train_loss === "number")).toBe(true);
+    // Secure runs count discarded (out-of-range) sums: none here.
+    expect(rows.map((r) => r.sum_discarded)).toEqual([0, 0]);
     // The recovered sum is the right one: a mask left in it would be noise, and the model at chance (10%).
     expect(rows.every((r) => (r.test_accuracy as number) > 0.8)).toBe(true);
   }, deadline(60_000));

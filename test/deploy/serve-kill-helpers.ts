@@ -70,4 +70,5 @@ export async function serveWithFiles(track: (p: Process) => Process, prefix: str
   return { out, tokens, files, server, url: await serverUrl(server) };
 }
 
-export const startFileClient = (url: string, token: string, file: string) => startProcess(["client", "--server", url, "--token", token, "--data", file, "--max-backoff", "1"]);
+/** A client of a record file, its SecAgg+ identity kept beside it: started again, it is the same client to its peers. */
+export const startFileClient = (url: string, token: string, file: string) => startProcess(["client", "--server", url, "--token", token, "--data", file, "--identity-key", `${file}.identity`, "--max-backoff", "1"]);

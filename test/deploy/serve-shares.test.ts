@@ -7,6 +7,7 @@
  * Needs `npm run build`.
  */
 import { join } from "node:path";
+import { deadline } from "../helpers/deadline.js";
 import { describe, expect, it } from "vitest";
 import { resolveNumShares } from "../../src/deploy/secagg/index.js";
 import { checkShareSettings, shareCounts } from "../../src/deploy/server/secure.js";

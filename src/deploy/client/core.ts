@@ -11,7 +11,8 @@
 import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
 import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
 import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
-import { encodeMessage, messageSizeLimit, parseServerMessage, SecAggClient } from "../secagg/index.js";
+import { encodeMessage, SecAggRounds, type Identity } from "../secagg/index.js";
+import { FedTensorError } from "../../errors/error.js";
 import { distributedDpCodec } from "../../lib/privacy/distributed-dp-codec.js";
 import { clientBatches, type ClientExamples } from "./batches.js";
 
@@ -64,8 +65,9 @@ export class ClientCore {
   private readonly parts = new Map<string, StoredPart>();
   private examples: ClientExamples | undefined;
   /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
-  private held: { round: number; vector: Float32Array | Uint32Array } | undefined;
-  private secagg: { round: number; client: SecAggClient } | undefined;
+  private held: { round: number; task: string; vector: Float32Array | Uint32Array } | undefined;
+  /** SecAgg+ across rounds and server restarts (a resumed server sets its round up again), signing with this client's identity. */
+  private readonly secagg: SecAggRounds;
   /** The client id the server gave, after welcome. */
   clientId: string | undefined;
 
@@ -76,7 +78,11 @@ export class ClientCore {
     /** The client's examples, once the run (its feature shape, its demo partition) is known. */
     private readonly loadExamples: (run: RunInfo) => Promise<ClientExamples>,
     private readonly events: ClientEvents,
-  ) {}
+    /** The long-term Ed25519 identity that signs its SecAgg+ keys (default: a fresh one for this client's life). */
+    identity?: Identity,
+  ) {
+    this.secagg = new SecAggRounds(identity === undefined ? {} : { identity });
+  }
 
   /** The first message on every connection. */
   hello(): Uint8Array {
@@ -140,34 +146,26 @@ export class ClientCore {
     const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, encodeMessage(message as never))];
     const held = this.held;
     if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
-    if (this.secagg?.round !== round) {
-      const client = SecAggClient.fromSetup(body);
-      this.secagg = { round, client };
-      return reply(client.advertiseKeys());
+    let answer;
+    try {
+      answer = await this.secagg.respond(round, body, () => held.vector);
+    } catch (error) {
+      // A refused request (FT336) or a setup of a round this client unmasked (FT356): it leaves the round, the server goes on.
+      if (error instanceof FedTensorError) throw new FrameError(`a secure-sum message refused: ${error.message}`);
+      throw error;
     }
-    const { client } = this.secagg;
-    const parsed = parseServerMessage(body, messageSizeLimit(client.params));
-    if (!parsed.ok) throw new FrameError(`a malformed secure-sum message: ${parsed.reason}`);
-    const request = parsed.message;
-    switch (request.step) {
-      case "setup":
-        throw new FrameError("a second secure-sum setup in one round");
-      case "share-keys":
-        return reply(await client.shareKeys(request));
-      case "masked-input":
-        return reply(client.maskedInput(request, held.vector));
-      case "unmask": {
-        const answer = client.unmask(request);
-        this.held = undefined;
-        return reply(answer);
-      }
-    }
+    if (answer.step === "unmask") this.held = undefined;
+    return reply(answer);
   }
 
   private async train(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<Uint8Array> {
     const failed = (reason: string) => encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason });
     const part = this.parts.get(task.part);
     if (part === undefined || this.run === undefined || this.examples === undefined) return failed(`no part ${task.part.slice(0, 12)} here (it was not sent)`);
+    // A resumed server sends the round's task again: the same task (part, steps, scale, noise parameters, inputs) is answered
+    // with the accumulator already held, so the round loses no work and a distributed-DP client adds its noise once.
+    const key = task.scale === undefined ? "" : await taskKey(task, body);
+    if (this.held?.round === task.round && this.held.task === key) return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     const started = performance.now();
     const shared = decodeRecord(body);
     const own = clientBatches(this.examples, { steps: task.steps, batchSize: this.run.batchSize, epochs: this.run.epochs, featureShape: this.run.featureShape });
@@ -197,7 +195,7 @@ export class ClientCore {
       }
       // Distributed DP: clipped, rotated, rounded and noised here; SecAgg+ sums the integers mod 2^bits as they are.
       const held = task.ddp === undefined ? vector : new Uint32Array(distributedDpCodec({ ...task.ddp, rotationKey: [task.ddp.rotationKey[0], task.ddp.rotationKey[1]], length }).encode(vector).buffer);
-      this.held = { round: task.round, vector: held };
+      this.held = { round: task.round, task: key, vector: held };
       return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     }
     const acc = new Map<string, RecordValue>();
@@ -224,6 +222,17 @@ export class FinishedError extends Error {
   constructor(readonly rounds: number) {
     super(`the run finished after ${rounds} rounds`);
   }
+}
+
+/** What makes two tasks of a round the same computation: its fields but the task id and deadline, and its inputs' bytes. */
+async function taskKey(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<string> {
+  const { task: _id, deadlineMs: _deadline, ...fields } = task;
+  const text = new TextEncoder().encode(JSON.stringify(fields));
+  const bytes = new Uint8Array(text.length + body.length);
+  bytes.set(text);
+  bytes.set(body, text.length);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A part whose bytes do not hash to its name is refused: the hash is what the client caches it by. */

@@ -7,7 +7,9 @@
  * it: the server's `finished` (exit 0), a refusal (a bad, revoked or in-use token: FT340) and a
  * server certificate that fails verification (FT353), which would fail the same way again.
  */
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { identityOf, type Identity } from "../secagg/index.js";
 import { WebSocket } from "ws";
 import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
@@ -27,6 +29,28 @@ export interface NodeClientSettings {
   readonly onSend?: (bytes: Uint8Array) => void;
   /** Stop after the server ends the run (closes with 1001) instead of reconnecting. */
   readonly exitWhenServerStops?: boolean;
+  /** A file holding this client's SecAgg+ identity key (made on first use): a restarted client keeps its identity, which its peers pinned. */
+  readonly identityKeyFile?: string;
+}
+
+/**
+ * The identity key kept in `path` (64 hex characters, the Ed25519 secret key), made from the OS
+ * CSPRNG and written with mode 0600 when the file does not exist yet.
+ */
+export function loadIdentityKey(path: string): Identity {
+  let text: string | undefined;
+  try {
+    text = readFileSync(path, "utf8").trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw ftError("FT305", { option: "--identity-key", why: `cannot read ${path}: ${(error as Error).message}` });
+  }
+  if (text === undefined) {
+    const secretKey = new Uint8Array(randomBytes(32));
+    writeFileSync(path, `${Buffer.from(secretKey).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    return identityOf(secretKey);
+  }
+  if (!/^[0-9a-f]{64}$/.test(text)) throw ftError("FT305", { option: "--identity-key", why: `${path} does not hold an identity key (64 hex characters)` });
+  return identityOf(new Uint8Array(Buffer.from(text, "hex")));
 }
 
 /** A record file's examples: x float32 or int32 [n, ...], y int32 [n]. */
@@ -63,12 +87,13 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   ort.env.logLevel = "error";
   const fileExamples = "file" in settings.data ? readExamplesFile(settings.data.file) : undefined;
   const load = async (run: RunInfo) => fileExamples ?? (await demoExamples((settings.data as { dataset: string }).dataset, (settings.data as { clientIndex: number }).clientIndex, run));
+  const identity = settings.identityKeyFile === undefined ? undefined : loadIdentityKey(settings.identityKeyFile);
   const core = new ClientCore(ort, settings.token, "node", load, {
     status: settings.log,
     trained: (round, seconds) => settings.log(`round ${round}: trained locally in ${seconds.toFixed(2)} s; update sent`),
     localLoss: (round, loss) => settings.log(`round ${round}: local training loss ${loss.toFixed(4)} (this client's own; not sent)`),
     roundEnd: (round, merged, loss) => settings.log(`round ${round}: ${merged ? "merged" : "not merged"}${loss === null ? "" : `, round's training loss ${loss.toFixed(4)}`}`),
-  });
+  }, identity);
   const ca = settings.ca === undefined ? undefined : readFileSync(settings.ca);
   let backoff = 250;
   try {

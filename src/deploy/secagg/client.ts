@@ -9,11 +9,13 @@ import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
+import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, verifyTranscript, SIGNATURE_BYTES } from "./identity.js";
 import {
   type AdvertiseKeys,
   type ClientMessage,
   type MaskedInput,
   type MaskedInputRequest,
+  type ServerMessage,
   type Setup,
   type ShareKeys,
   type ShareKeysRequest,
@@ -32,6 +34,10 @@ export interface SecAggClientOptions {
   /** The CSPRNG (default: WebCrypto's getRandomValues). */
   readonly randomBytes?: RandomBytes;
   readonly log?: SecAggLog;
+  /** The client's long-term Ed25519 identity, which signs its round keys (default: a fresh one for this client). */
+  readonly identity?: Identity;
+  /** The peers' identity keys this client has pinned (default: pins for this client only; SecAggRounds keeps them across rounds). */
+  readonly pins?: IdentityPins;
 }
 
 type Stage = "setup" | "advertised" | "shared" | "masked" | "unmasked";
@@ -49,11 +55,15 @@ interface HeldShares {
 export class SecAggClient {
   readonly id: string;
   readonly params: ResolvedSecAggParams;
+  /** The session of the setup this client answers (SecAggRounds tells a restarted server's setup by it). */
+  readonly session: string;
   /** How many values the masked input clipped to [-clipping_range, clipping_range]. */
   clipped = 0;
   private stage: Stage = "setup";
   private readonly randomBytes: RandomBytes;
   private readonly log: SecAggLog;
+  private readonly identity: Identity;
+  private readonly pins: IdentityPins;
   private encryption: KeyPair | null = null;
   private masking: KeyPair | null = null;
   private seed: Uint8Array | null = null;
@@ -72,14 +82,17 @@ export class SecAggClient {
       if (parsed.message.step !== "setup") throw ftError("FT336", { step: parsed.message.step, sender: "the server", why: "expected the setup message" });
       message = parsed.message;
     } else message = setup;
-    return new SecAggClient(message.to, checkResolvedParams(message.params), options);
+    return new SecAggClient(message.to, checkResolvedParams(message.params), options, message.session);
   }
 
-  constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}) {
+  constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}, session = "") {
     this.id = id;
     this.params = checkResolvedParams(params);
+    this.session = session;
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.log = options.log ?? (() => {});
+    this.identity = options.identity ?? newIdentity(this.randomBytes);
+    this.pins = options.pins ?? new IdentityPins();
   }
 
   /**
@@ -90,7 +103,11 @@ export class SecAggClient {
   async respond(raw: Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
     if (!parsed.ok) this.refuse("unknown", parsed.reason);
-    const request = parsed.message;
+    return this.answer(parsed.message, vector);
+  }
+
+  /** Answers one parsed server request after the setup (a setup is refused: one per client). */
+  async answer(request: ServerMessage, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
     switch (request.step) {
       case "setup":
         return this.refuse("setup", "a second setup message in one round");
@@ -108,12 +125,15 @@ export class SecAggClient {
     this.enter("setup", "advertised", "advertise keys");
     this.encryption = newKeyPair(this.randomBytes);
     this.masking = newKeyPair(this.randomBytes);
+    const transcript = keysTranscript(this.session, this.params.round, this.id, this.encryption.publicKey, this.masking.publicKey);
     return {
       ...this.header(),
       step: "advertise-keys",
       from: this.id,
       encryption_key: toBase64(this.encryption.publicKey),
       masking_key: toBase64(this.masking.publicKey),
+      identity_key: toBase64(this.identity.publicKey),
+      signature: toBase64(signTranscript(this.identity, transcript)),
     };
   }
 
@@ -143,6 +163,7 @@ export class SecAggClient {
       const encryptionKey = fromBase64(n.encryption_key);
       const maskingKey = fromBase64(n.masking_key);
       if (encryptionKey?.length !== KEY_BYTES || maskingKey?.length !== KEY_BYTES) this.refuse(request.step, `bad public key for ${n.id}`);
+      this.checkSigned(n, encryptionKey, maskingKey);
       try {
         channelKeys.set(n.id, pairSecret(encryption.secretKey, encryptionKey, "share-encryption", round, this.id, n.id));
         pairSecret(masking.secretKey, maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
@@ -238,6 +259,9 @@ export class SecAggClient {
     const dropped = new Set(request.dropped);
     if (survivors.size !== request.survivors.length || dropped.size !== request.dropped.length) this.refuse(request.step, "a client is listed twice");
     if (!survivors.has(this.id)) this.refuse(request.step, "this client is not among the survivors");
+    // A neighbourhood below the threshold is a sum of too few clients to reveal (Flower's client checks it too).
+    const t = this.params.reconstruction_threshold;
+    if (survivors.size < t) this.refuse(request.step, `${survivors.size} survivors among this client and its neighbours, fewer than reconstruction_threshold ${t}`);
     for (const id of dropped) {
       if (survivors.has(id)) this.refuse(request.step, `${id} is both a survivor and dropped: its seed and its key together would unmask it`);
       if (!this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
@@ -260,6 +284,23 @@ export class SecAggClient {
     this.held.clear();
     this.ownSeedShare!.fill(0);
     return { ...this.header(), step: "unmask", from: this.id, seed_shares: seedShares, key_shares: keyShares };
+  }
+
+  /**
+   * A neighbour's keys must carry its signature under its identity key, and that key must be the
+   * one this client pinned for it (FT357): the server cannot hand this client keys of its own.
+   */
+  private checkSigned(n: ShareKeysRequest["neighbours"][number], encryptionKey: Uint8Array, maskingKey: Uint8Array): void {
+    const identityKey = fromBase64(n.identity_key);
+    const signature = fromBase64(n.signature);
+    const transcript = keysTranscript(this.session, this.params.round, n.id, encryptionKey, maskingKey);
+    let why: string | undefined;
+    if (identityKey?.length !== KEY_BYTES || signature?.length !== SIGNATURE_BYTES || !verifyTranscript(identityKey, transcript, signature))
+      why = `the keys of ${n.id} do not carry its signature for this session and round`;
+    else if (!this.pins.check(n.id, n.identity_key)) why = `the identity key shown for ${n.id} is not the one this client pinned for it`;
+    if (why === undefined) return;
+    this.log({ level: "error", round: this.params.round, step: "share-keys", client: this.id, code: "FT357", message: why });
+    throw ftError("FT357", { client: this.id, why });
   }
 
   private header() {

@@ -42,6 +42,12 @@
  *     A bad server message is FT336 (the client leaves the round); a step called twice or out
  *     of order, or a vector of the wrong length, FT338.
  *
+ *   A client across rounds, reconnections and server restarts (what a transport keeps):
+ *     const rounds = new SecAggRounds({ log? });
+ *     await rounds.respond(round, raw, () => vector)  -> the ClientMessage to send back
+ *     A restarted server's setup (a new session) restarts the round; a setup of a round whose
+ *     unmask step this client answered is FT356 (rounds.ts says why).
+ *
  *   Wire: encodeMessage(message) -> bytes (u32 LE JSON length, the JSON, the masked input's
  *   words raw); parseServerMessage(raw, limit) on the client
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
@@ -49,6 +55,8 @@
  */
 export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
+export { SecAggRounds } from "./rounds.js";
+export { type Identity, IdentityPins, identityOf, newIdentity } from "./identity.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";
 export type { SecAggEvent, SecAggLog } from "./events.js";
 export type { RandomBytes } from "./random.js";

@@ -1,12 +1,12 @@
 /**
- * SecAgg+'s wire format (version "fedtensor-secagg+/2"): each message is a u32 little-endian
+ * SecAgg+'s wire format (version "fedtensor-secagg+/3"): each message is a u32 little-endian
  * length, that many bytes of JSON validated with zod at the boundary (small binary fields as
  * base64), then the masked input's vector as raw little-endian uint32 words (nothing after the
  * other messages' JSON). Every message names the protocol, the round and the step; a client's
  * message names its sender ("from"), the server's its recipient ("to").
  *
  * Server -> client          client -> server
- *   setup                     advertise-keys  (two X25519 public keys)
+ *   setup                     advertise-keys  (two X25519 public keys, signed with its Ed25519 identity)
  *   share-keys (neighbours)   share-keys      (seed commitment, one sealed share pair per neighbour)
  *   masked-input (shares)     masked-input    (the masked vector: uint32 words mod M)
  *   unmask (who survived)     unmask          (seed shares of survivors, key shares of the dropped)
@@ -19,6 +19,7 @@ import { KEY_BYTES, NONCE_BYTES, PROTOCOL, TAG_BYTES } from "./keys.js";
 import { MAX_SHARES } from "./params.js";
 import { base64Length, readWords, writeWords } from "./codec.js";
 import { SHARE_BYTES, SHARE_PAIR_BYTES } from "./shares.js";
+import { SIGNATURE_BYTES } from "./identity.js";
 
 /** Client ids: what the transport authenticated, in a restricted alphabet. */
 export const clientIdSchema = z
@@ -39,6 +40,9 @@ export const advertiseKeysSchema = z.strictObject({
   from: clientIdSchema,
   encryption_key: key,
   masking_key: key,
+  /** The client's long-term Ed25519 key, and its signature over the transcript of identity.ts. */
+  identity_key: key,
+  signature: bytes(SIGNATURE_BYTES),
 });
 
 export const shareKeysSchema = z.strictObject({
@@ -83,13 +87,16 @@ export const resolvedParamsSchema = z.strictObject({
   clients: z.number().int(),
 });
 
-export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, params: resolvedParamsSchema });
+/** A setup's session: 16 random bytes in hex, fresh for each SecAggServer, so a client tells a restarted server's setup from a repeated one. */
+export const sessionSchema = z.string().regex(/^[0-9a-f]{32}$/);
+
+export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, session: sessionSchema, params: resolvedParamsSchema });
 
 export const shareKeysRequestSchema = z.strictObject({
   ...header,
   step: z.literal("share-keys"),
   to: clientIdSchema,
-  neighbours: z.array(z.strictObject({ id: clientIdSchema, encryption_key: key, masking_key: key })).max(MAX_SHARES),
+  neighbours: z.array(z.strictObject({ id: clientIdSchema, encryption_key: key, masking_key: key, identity_key: key, signature: bytes(SIGNATURE_BYTES) })).max(MAX_SHARES),
 });
 
 export const maskedInputRequestSchema = z.strictObject({

@@ -18,6 +18,7 @@ import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
 import { neighbourGraph, type NeighbourGraph } from "./graph.js";
 import { PROTOCOL } from "./keys.js";
+import { type IdentityPins, keysTranscript, verifyTranscript } from "./identity.js";
 import {
   type ClientMessage,
   type MaskedInputRequest,
@@ -46,6 +47,19 @@ export interface SecAggServerOptions {
    * calibrated for that many (a sum of fewer would carry less noise than accounted).
    */
   readonly minSurvivors?: number;
+  /**
+   * The clients send vectors already in Z_M (SecAggClient's Uint32Array path: distributed DP's
+   * codec), whose sum wraps by design. Otherwise they send quantized floats, each word in
+   * [0, quantization_range], and a sum outside [0, n x quantization_range] is discarded (FT355).
+   */
+  readonly preQuantized?: boolean;
+  /**
+   * The identity keys the server pinned by client id, across its rounds (trust on first use): a
+   * client whose advertised keys are signed under another identity is refused at advertise-keys,
+   * so its neighbours never see keys their own pins would refuse (a client restarted without its
+   * identity key file stays out of this server's secure rounds, with a logged reason).
+   */
+  readonly pins?: IdentityPins;
 }
 
 export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
@@ -66,11 +80,13 @@ export interface SecAggResult {
 export type StepOutcome =
   | { readonly kind: "messages"; readonly step: CollectingStep; readonly messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest> }
   | { readonly kind: "done"; readonly result: SecAggResult }
-  | { readonly kind: "aborted"; readonly reason: string };
+  | { readonly kind: "aborted"; readonly reason: string; readonly code: "FT337" | "FT355" };
 
 export class SecAggServer {
   readonly params: ResolvedSecAggParams;
   readonly clients: readonly string[];
+  /** This setup's session id (fresh random bytes): a server restarted mid-round sets the round up again under a new one. */
+  readonly session: string;
   readonly events: SecAggEvent[] = [];
   private currentStep: ServerStep = "setup";
   private readonly randomBytes: RandomBytes;
@@ -88,6 +104,8 @@ export class SecAggServer {
   private readonly droppedAt = new Map<string, CollectingStep>();
   private abortReason: string | null = null;
   private readonly minSurvivors: number;
+  private readonly preQuantized: boolean;
+  private readonly pins: IdentityPins | undefined;
 
   constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
     const ids = new Set(clients);
@@ -96,8 +114,11 @@ export class SecAggServer {
     this.params = resolveSecAggParams(params, clients.length);
     this.clients = clients.slice();
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
+    this.session = Array.from(this.randomBytes(16), (b) => b.toString(16).padStart(2, "0")).join("");
     this.sink = options.log ?? (() => {});
     this.minSurvivors = options.minSurvivors ?? 0;
+    this.preQuantized = options.preQuantized ?? false;
+    this.pins = options.pins;
     this.runningSum = new Uint32Array(this.params.vector_length);
   }
 
@@ -121,7 +142,7 @@ export class SecAggServer {
     this.currentStep = "advertise-keys";
     this.expected = new Set(this.clients);
     this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold})`);
-    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, params: this.params }]));
+    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, session: this.session, params: this.params }]));
   }
 
   /**
@@ -148,6 +169,18 @@ export class SecAggServer {
     if (why !== null) return this.refuse(m.step, sender, why);
     this.expected.delete(sender);
     return { accepted: true };
+  }
+
+  /**
+   * The transport gives up on `client` at the current step (it sent a message that was refused,
+   * and it answers each step once): the step no longer waits for it, and it is a dropout there.
+   * False when the client was not expected at this step.
+   */
+  exclude(client: string, why: string): boolean {
+    if (!this.expected.delete(client)) return false;
+    this.droppedAt.set(client, this.currentStep as CollectingStep);
+    this.emit("warn", `dropped: ${why}`, client);
+    return true;
   }
 
   /** Closes the current step (all answered, or its deadline passed) and moves to the next. */
@@ -187,7 +220,7 @@ export class SecAggServer {
     for (const to of u1) {
       const neighbours = [...this.graph.get(to)!].map((id) => {
         const a = this.advertised.get(id)!;
-        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey) };
+        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey), identity_key: a.identityKey, signature: a.signature };
       });
       messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "share-keys", to, neighbours });
     }
@@ -231,6 +264,8 @@ export class SecAggServer {
       log: (message, client) => this.emit("warn", message, client, "FT336"),
     });
     if (!removed.ok) return this.abort("unmask", removed.reason);
+    const outside = this.preQuantized ? undefined : outsideHonestRange(this.runningSum, survivors.length, this.params.quantization_range);
+    if (outside !== undefined) return this.discard(survivors.length, outside);
     this.currentStep = "done";
     const result: SecAggResult = {
       round: this.params.round,
@@ -256,9 +291,13 @@ export class SecAggServer {
       case "advertise-keys": {
         const encryptionKey = m.encryption_key;
         const maskingKey = fromBase64(m.masking_key)!;
+        const transcript = keysTranscript(this.session, this.params.round, m.from, fromBase64(encryptionKey)!, maskingKey);
+        if (!verifyTranscript(fromBase64(m.identity_key)!, transcript, fromBase64(m.signature)!)) return "its keys do not carry its identity key's signature for this session and round";
+        if (this.pins !== undefined && !this.pins.check(m.from, m.identity_key))
+          return "its identity key is not the one this server pinned for it (a client restarted without --identity-key keeps out of secure rounds until the server restarts)";
         for (const other of this.advertised.values())
           if (other.encryptionKey === encryptionKey || toBase64(other.maskingKey) === m.masking_key) return "it reuses another client's public key";
-        this.advertised.set(m.from, { encryptionKey, maskingKey });
+        this.advertised.set(m.from, { encryptionKey, maskingKey, identityKey: m.identity_key, signature: m.signature });
         return null;
       }
       case "share-keys": {
@@ -299,7 +338,17 @@ export class SecAggServer {
     this.emit("error", ftError("FT337", { round: this.params.round, step, why }).message, undefined, "FT337");
     this.currentStep = "aborted";
     this.abortReason = why;
-    return { kind: "aborted", reason: why };
+    return { kind: "aborted", reason: why, code: "FT337" };
+  }
+
+  /** The unmasked sum is one no honest cohort can produce: it is dropped, never returned (FT355). */
+  private discard(clients: number, why: string): StepOutcome {
+    this.runningSum.fill(0);
+    const message = ftError("FT355", { round: this.params.round, clients, why }).message;
+    this.emit("error", message, undefined, "FT355");
+    this.currentStep = "aborted";
+    this.abortReason = message;
+    return { kind: "aborted", reason: message, code: "FT355" };
   }
 
   private refuse(step: string, sender: string, why: string): Verdict {
@@ -312,4 +361,21 @@ export class SecAggServer {
     this.events.push(event);
     this.sink(event);
   }
+}
+
+/**
+ * Where a sum of `clients` quantized inputs leaves [0, clients x Q], the range of honest inputs
+ * (each word in [0, Q], and clients x Q < M, so an honest sum never wraps); undefined inside it.
+ */
+export function outsideHonestRange(sum: Uint32Array, clients: number, quantizationRange: number): string | undefined {
+  const bound = clients * quantizationRange;
+  let count = 0;
+  let first = -1;
+  for (let i = 0; i < sum.length; i++) {
+    if (sum[i]! > bound) {
+      if (first < 0) first = i;
+      count++;
+    }
+  }
+  return count === 0 ? undefined : `has ${count} of ${sum.length} coordinates above ${clients} x quantization_range = ${bound} (the first at ${first}: ${sum[first]})`;
 }

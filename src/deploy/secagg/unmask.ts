@@ -20,6 +20,9 @@ import type { NeighbourGraph } from "./graph.js";
 export interface Advertised {
   readonly encryptionKey: string;
   readonly maskingKey: Uint8Array;
+  /** Its Ed25519 identity key and its signature over its keys (base64, forwarded to its neighbours as sent). */
+  readonly identityKey: string;
+  readonly signature: string;
 }
 
 /** A client's share-keys message: its seed commitment and one sealed share pair per neighbour. */

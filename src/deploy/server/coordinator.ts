@@ -209,7 +209,7 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
       operator.setStep("waiting for clients", round);
       const cohort = await sampleCohort(server.registry, config, settings, rng, round);
       operator.setStep("training");
-      const traffic: RoundTraffic = { merged: 0, dropped: 0, bytesOut: 0, bytesIn: 0 };
+      const traffic: RoundTraffic = { merged: 0, dropped: 0, discarded: 0, bytesOut: 0, bytesIn: 0 };
       const sample = cohortSample(cohort, config);
       let loss: number | null = null;
       try {
@@ -233,7 +233,7 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
         tf.dispose([out.accuracy, out.loss]);
         accuracy = test.accuracy;
       }
-      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
+      const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(config.aggregator === "secure" ? { sum_discarded: traffic.discarded } : {}), ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
       metrics.append(row);
       const epsilon = "epsilon" in row ? { epsilon: row.epsilon as number | null } : {};
       operator.roundFinished({ round, merged: traffic.merged > 0, clients: traffic.merged, dropped: traffic.dropped, trainLoss: loss, testAccuracy: test?.accuracy ?? null, seconds: row.seconds, bytesToClients: traffic.bytesOut, bytesFromClients: traffic.bytesIn, ...epsilon });

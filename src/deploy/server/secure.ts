@@ -11,9 +11,9 @@
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
 import { FedTensorError, ftError } from "../../errors/error.js";
-import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type IdentityPins, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
-import { RoundAborted } from "./round-aborted.js";
+import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 
 /**
  * `fedtensor serve --num-shares --reconstruction-threshold`, as Flower's SecAggPlusWorkflow
@@ -43,6 +43,8 @@ export interface SecureSumSettings {
   readonly log: (line: string) => void;
   /** The fewest masked inputs the sum may hold (distributed DP's --min-clients): with fewer the round aborts before unmasking. */
   readonly minSurvivors?: number;
+  /** The clients' identity keys, pinned across this server's rounds (SecAggServerOptions.pins). */
+  readonly pins?: IdentityPins;
 }
 
 /** The share counts of a cohort of `clients` clients (FT335 when the settings do not fit it). */
@@ -102,6 +104,18 @@ export function secureParams(round: number, length: number, clients: number, mod
   return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges };
 }
 
+/**
+ * What became of a member that left at each step, for the round's log line: only one that left
+ * at unmask has its input in the sum; before its masked input it is left out, its pair masks
+ * (after share-keys) removed with its key rebuilt from its neighbours' shares.
+ */
+const DROPPED_AT: Readonly<Record<CollectingStep, string>> = {
+  "advertise-keys": "left out before it shared keys: nothing to recover",
+  "share-keys": "left out before it shared keys: nothing to recover",
+  "masked-input": "not in the sum: its pair masks removed with its key rebuilt from its neighbours' shares",
+  unmask: "its masked input is in the sum: its self mask removed with its seed rebuilt from its neighbours' shares",
+};
+
 /** Bytes of SecAgg+ traffic in a round, for the metrics. */
 export interface SecureTraffic {
   bytesOut: number;
@@ -127,6 +141,8 @@ export class SecureSum {
     this.byId = new Map(members.map((m) => [m.id, m]));
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
       minSurvivors: settings.minSurvivors,
+      preQuantized: modulusBits !== undefined,
+      ...(settings.pins === undefined ? {} : { pins: settings.pins }),
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
@@ -135,7 +151,11 @@ export class SecureSum {
   receive(member: Member, body: Uint8Array): void {
     this.traffic.bytesIn += body.length;
     const verdict = this.server.receive(member.id, body);
-    if (!verdict.accepted) this.settings.log(`round ${this.round}: refused a secagg message from ${member.id}: ${verdict.reason}`);
+    if (!verdict.accepted) {
+      this.settings.log(`round ${this.round}: refused a secagg message from ${member.id}: ${verdict.reason}`);
+      // A member answers each step once: after a refused answer the step has nothing more to wait for from it.
+      this.server.exclude(member.id, `its ${this.server.step} message was refused`);
+    }
     // Not only when no one is pending: a member that left is pending too, and the step need not wait for it.
     this.wake?.();
   }
@@ -161,10 +181,10 @@ export class SecureSum {
     for (;;) {
       await this.stepDone();
       const outcome = await this.server.advance();
-      if (outcome.kind === "aborted") throw new RoundAborted(`secure aggregation aborted: ${outcome.reason}`);
+      if (outcome.kind === "aborted") throw new (outcome.code === "FT355" ? SumDiscarded : RoundAborted)(`secure aggregation aborted: ${outcome.reason}`);
       if (outcome.kind === "done") {
-        const dropped = [...outcome.result.droppedAt].map(([id, step]) => `${id} at ${step}`);
-        this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")} (recovered from their neighbours' shares)`}`);
+        const dropped = [...outcome.result.droppedAt].map(([id, step]) => `${id} at ${step} (${DROPPED_AT[step]})`);
+        this.settings.log(`round ${this.round}: secure sum of ${outcome.result.clients} clients${dropped.length === 0 ? "" : `; dropped: ${dropped.join(", ")}`}`);
         return outcome.result;
       }
       this.settings.log(`round ${this.round}: secagg ${outcome.step} to ${[...outcome.messages.keys()].join(", ")}`);

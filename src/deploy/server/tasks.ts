@@ -16,8 +16,9 @@ import { WIRE_VERSION } from "../protocol/messages.js";
 import { decodeRecord, encodeRecord, RecordError, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
-import { RoundAborted } from "./round-aborted.js";
+import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
+import { IdentityPins } from "../secagg/index.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -54,6 +55,8 @@ interface Pending {
 export interface RoundTraffic {
   merged: number;
   dropped: number;
+  /** 1 when the round's secure sum lay outside the range honest inputs allow and was discarded (FT355). */
+  discarded: number;
   bytesOut: number;
   bytesIn: number;
 }
@@ -63,6 +66,9 @@ export class RoundTasks {
   private readonly compilers = new WeakMap<MapReduceForm, PartCompiler>();
   /** The secure sum in progress, and its round. */
   private secureRound: { round: number; sum: SecureSum; members: ReadonlySet<Member> } | undefined;
+
+  /** The clients' SecAgg+ identity keys, pinned for the life of this server (trust on first use). */
+  private readonly pins = new IdentityPins();
 
   /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
   accumulatorLength: number | undefined;
@@ -200,21 +206,27 @@ export class RoundTasks {
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const { deadlineMs, shares, ranges, log } = this.settings;
     // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients }, traffic, codec?.calibration.bits);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients, pins: this.pins }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
+    let recovered: number;
     try {
-      const result = await sum.result();
+      const result = await sum.result().catch((error: unknown) => {
+        if (error instanceof SumDiscarded) traffic.discarded = 1;
+        throw error;
+      });
       survivors = result.clients;
+      recovered = [...result.droppedAt.values()].filter((step) => step === "unmask").length;
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
     }
     const scale = 1 / Math.max(...cohort.map((m) => m.examples));
-    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged.
+    // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged;
+    // those that left after their masked input are merged (recovered) and dropped both.
     traffic.merged = survivors;
-    traffic.dropped = cohort.length - survivors;
+    traffic.dropped = cohort.length - survivors + recovered;
     const out = new Map<string, tf.Tensor>();
     let offset = 0;
     for (const [name, type] of expected) {
