@@ -161,7 +161,7 @@ export function selfCompose(pld: Pld, k: number, tail = 1e-15): Pld {
   // The sum of k indices is known modulo size; index lo + r stands for the class of lo + r.
   const shift = (((pld.offset * k - lo) % size) + size) % size;
   // Mass j (loss index offset + j) sits at j mod size: the sum of k relative indices, modulo size.
-  for (let j = 0; j < pld.masses.length; j++) re[j % size] += pld.masses[j]!;
+  for (let j = 0; j < pld.masses.length; j++) re[j % size] = re[j % size]! + pld.masses[j]!;
   fft(re, im);
   for (let i = 0; i < size; i++) {
     const logR = 0.5 * Math.log(re[i]! * re[i]! + im[i]! * im[i]!);
