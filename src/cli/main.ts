@@ -10,11 +10,12 @@ import { clientCommand } from "./client.js";
 import { UsageError, type Command } from "./command.js";
 import { exportCommand } from "./export.js";
 import { irCommand } from "./ir.js";
+import { planCommand } from "./plan.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { workerCommand } from "./worker.js";
 
-const commands: readonly Command[] = [runCommand, workerCommand, serveCommand, clientCommand, checkCommand, irCommand, exportCommand];
+const commands: readonly Command[] = [runCommand, workerCommand, serveCommand, clientCommand, checkCommand, irCommand, exportCommand, planCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

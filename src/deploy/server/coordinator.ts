@@ -7,6 +7,7 @@
  * plots in the run folder, locked for the whole run. With --resume it continues from the
  * folder's latest checkpoint; the clients reconnect by themselves.
  */
+import { refuseOverMaxEpsilon } from "../../lib/run/plan.js";
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
 import { flatten, unflatten } from "../../front/tree.js";
@@ -118,6 +119,8 @@ async function serveLocked(config: RunConfig, settings: ServeSettings): Promise<
   if (resumed === undefined) await prepareNewRunFolder(config.out, config.overwrite);
   await useBackend(config.backend);
   const model = modelFor(config);
+  // --max-epsilon: priced before any data is read (src/lib/run/plan.ts).
+  refuseOverMaxEpsilon(config);
   // The server evaluates on the test set and serves demo partitions to browser tabs; the clients train on their own copies.
   const data = federatedData({ ...config, clientHoldout: 0 });
   const featureShape = featureShapeFor(model, data.train.featureShape);

@@ -7,9 +7,9 @@
 import { ftError } from "../../errors/error.js";
 
 export function smallestNoiseFor(targetEpsilon: number, epsilonAt: (noiseMultiplier: number) => number, range: readonly [number, number] = [0.05, 200]): number {
-  if (!(targetEpsilon > 0 && Number.isFinite(targetEpsilon))) throw ftError("FT346", { why: `the target epsilon must be a finite number > 0, got ${targetEpsilon}` });
+  if (!(targetEpsilon > 0 && Number.isFinite(targetEpsilon))) throw ftError("FT361", { target: String(targetEpsilon), why: "a target epsilon is a finite number > 0" });
   let [lo, hi] = range;
-  if (!(epsilonAt(hi) <= targetEpsilon)) throw ftError("FT346", { why: `no noise multiplier up to ${hi} reaches epsilon ${targetEpsilon}` });
+  if (!(epsilonAt(hi) <= targetEpsilon)) throw ftError("FT361", { target: String(targetEpsilon), why: `even a noise multiplier of ${hi} spends more` });
   if (epsilonAt(lo) <= targetEpsilon) return lo;
   while (hi / lo > 1 + 1e-4) {
     const mid = Math.sqrt(lo * hi);
