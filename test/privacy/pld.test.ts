@@ -20,7 +20,7 @@ const gaussianDelta = (mu: number, eps: number) => normalSf(eps / mu - mu / 2) -
 
 /** Its exact epsilon at delta, by bisection on the closed form. */
 function gaussianEpsilon(mu: number, delta: number): number {
-  let [lo, hi] = [0, 200];
+  let [lo, hi] = [0, 5000];
   for (let i = 0; i < 200; i++) {
     const mid = (lo + hi) / 2;
     if (gaussianDelta(mu, mid) > delta) lo = mid;
@@ -187,6 +187,15 @@ describe("PLD accountant: as an accountant", () => {
     expect(epsilon - exact).toBeLessThan(0.01);
     expect(dpFedAvgEpsilon({ samplingRate: 1, noiseMultiplier: 1, noiseDrawsPerRound: 1e6, samplerDeltaPerDraw: 2 ** -63 }, 20, 1e-5).epsilon).toBe(Infinity);
   }, deadline(60_000));
+
+  test("a round of almost no noise is epsilon Infinity, not a crash; a window too wide is coarsened and stays above the exact epsilon", () => {
+    expect(new PldAccountant().step(1, 1e-9, 3).epsilon(1e-5)).toBe(Infinity);
+    // 8,000 rounds at q = 1, z = 2: sigma 2 / sqrt(8000) composed, a window past 2^22 points on the 1e-4 grid.
+    const epsilon = new PldAccountant().step(1, 2, 8000).epsilon(1e-5);
+    const exact = gaussianEpsilon(Math.sqrt(8000) / 2, 1e-5);
+    expect(epsilon).toBeGreaterThanOrEqual(exact);
+    expect(epsilon / exact - 1).toBeLessThan(0.05);
+  }, deadline(120_000));
 
   test("bad input is refused with FT305", () => {
     expect(() => new PldAccountant().step(1.5, 1)).toThrow(FedTensorError);

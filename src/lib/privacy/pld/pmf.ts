@@ -63,7 +63,9 @@ export interface HockeyStickCurve {
 export function pldFromCurve(curve: HockeyStickCurve, interval: number, samplerTv = 0): Pld {
   if (!(interval > 0 && interval < 1)) throw ftError("FT305", { option: "interval", why: `${interval} given; the grid step is in (0, 1)` });
   if (!(samplerTv >= 0 && samplerTv < 1)) throw ftError("FT305", { option: "samplerTv", why: `${samplerTv} given; a total variation in [0, 1)` });
-  const [lo, hi] = curve.lossRange;
+  // Losses beyond +-LOSS_CAP: the chord below and the mass at infinity above cover them (pessimistic);
+  // only a round whose own epsilon passes 60 reaches them, and its delta there becomes the mass at infinity.
+  const [lo, hi] = [Math.max(-LOSS_CAP, curve.lossRange[0]), Math.min(LOSS_CAP, curve.lossRange[1])];
   const first = Math.floor(lo / interval);
   const last = Math.max(first + 1, Math.ceil(hi / interval));
   const n = last - first + 1;
@@ -103,6 +105,26 @@ export function pldFromCurve(curve: HockeyStickCurve, interval: number, samplerT
   }
   const top = negative(n - 1) ? 1 - alpha(n - 1) + rest[n - 1]! : rest[n - 1]!;
   return trim({ interval, offset: first, masses, infinityMass: top, error });
+}
+
+const LOSS_CAP = 60;
+/** The most grid points an FFT window may have; wider compositions are coarsened first. */
+const MAX_WINDOW = 2 ** 22;
+
+/**
+ * The PLD on the grid `factor` times coarser, each loss rounded up to it (Koskela et al. 2020's
+ * pessimistic rounding: a higher loss only raises every delta, and keeps E[e^-L] <= 1).
+ */
+export function coarsen(pld: Pld, factor: number): Pld {
+  if (factor === 1) return pld;
+  const first = Math.ceil(pld.offset / factor);
+  const last = Math.ceil((pld.offset + pld.masses.length - 1) / factor);
+  const masses = new Float64Array(last - first + 1);
+  pld.masses.forEach((m, j) => {
+    const i = Math.ceil((pld.offset + j) / factor) - first;
+    masses[i] = masses[i]! + m;
+  });
+  return { ...pld, interval: pld.interval * factor, offset: first, masses };
 }
 
 /** Drops the ends whose masses add up to less than 1e-30 (added to error), and clips negatives. */
@@ -154,7 +176,12 @@ function chernoffWindow(pld: Pld, k: number, tail: number): [number, number] {
 export function selfCompose(pld: Pld, k: number, tail = 1e-15): Pld {
   if (!(Number.isInteger(k) && k >= 1)) throw ftError("FT305", { option: "compositions", why: `${k} given; an integer >= 1` });
   if (k === 1) return pld;
-  const [lo, hi] = chernoffWindow(pld, k, tail);
+  let [lo, hi] = chernoffWindow(pld, k, tail);
+  // A window too wide for memory (a round whose epsilon is huge): coarsen, pessimistically, until it fits.
+  if (hi - lo + 1 > MAX_WINDOW) {
+    pld = coarsen(pld, nextPowerOfTwo(Math.ceil((hi - lo + 1) / MAX_WINDOW)));
+    [lo, hi] = chernoffWindow(pld, k, tail);
+  }
   const size = nextPowerOfTwo(hi - lo + 1);
   const re = new Float64Array(size);
   const im = new Float64Array(size);
@@ -180,7 +207,9 @@ export function selfCompose(pld: Pld, k: number, tail = 1e-15): Pld {
 
 /** The PLD of the composition of two mechanisms (linear convolution by FFT). */
 export function compose(a: Pld, b: Pld): Pld {
-  if (a.interval !== b.interval) throw ftError("FT305", { option: "interval", why: `PLDs on grids ${a.interval} and ${b.interval}; compose PLDs of one grid` });
+  // Grids differ only when one was coarsened (by a power of two): bring the finer to the coarser.
+  if (a.interval < b.interval) a = coarsen(a, Math.round(b.interval / a.interval));
+  if (b.interval < a.interval) b = coarsen(b, Math.round(a.interval / b.interval));
   const length = a.masses.length + b.masses.length - 1;
   const size = nextPowerOfTwo(length);
   const [ar, ai, br, bi] = [new Float64Array(size), new Float64Array(size), new Float64Array(size), new Float64Array(size)];
