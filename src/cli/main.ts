@@ -5,6 +5,7 @@
  */
 import { FedTensorError } from "../errors/error.js";
 import { fileFault } from "../lib/run/file-faults.js";
+import { auditCommand } from "./audit.js";
 import { checkCommand } from "./check.js";
 import { clientCommand } from "./client.js";
 import { UsageError, type Command } from "./command.js";
@@ -15,7 +16,7 @@ import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { workerCommand } from "./worker.js";
 
-const commands: readonly Command[] = [runCommand, workerCommand, serveCommand, clientCommand, checkCommand, irCommand, exportCommand, planCommand];
+const commands: readonly Command[] = [runCommand, workerCommand, serveCommand, clientCommand, checkCommand, irCommand, exportCommand, planCommand, auditCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
