@@ -54,12 +54,31 @@ function aggregatorsCalled(typescript: typeof ts, checker: ts.TypeChecker, node:
   const visit = (n: ts.Node): void => {
     if (typescript.isCallExpression(n)) {
       const callee = typescript.isPropertyAccessExpression(n.expression) ? n.expression.name : n.expression;
-      if (typescript.isIdentifier(callee) && isFedTensorAggregator(typescript, checker, callee)) found.add(callee.text);
+      if (typescript.isIdentifier(callee) && isFedTensorAggregator(typescript, checker, callee)) found.add(callee.text + releaseCost(typescript, callee.text, n));
     }
     typescript.forEachChild(n, visit);
   };
   visit(initializer);
   return [...found];
+}
+
+/**
+ * A Gaussian release's cost, when its options are number literals: dpSum and dpMean add
+ * N(0, (z clip)^2) to a sum of contributions clipped to clip, the Gaussian mechanism of
+ * sensitivity clip, which is rho = 1 / (2 z^2) zCDP (Bun and Steinke 2016, Proposition 1.6).
+ * Nothing for other aggregators or options that are not literals.
+ */
+function releaseCost(typescript: typeof ts, name: string, call: ts.CallExpression): string {
+  const options = call.arguments[1];
+  if ((name !== "dpSum" && name !== "dpMean") || options === undefined || !typescript.isObjectLiteralExpression(options)) return "";
+  const literal = (key: string): number | undefined => {
+    const property = options.properties.find((p) => typescript.isPropertyAssignment(p) && typescript.isIdentifier(p.name) && p.name.text === key);
+    const value = property !== undefined && typescript.isPropertyAssignment(property) ? property.initializer : undefined;
+    return value !== undefined && typescript.isNumericLiteral(value) ? Number(value.text) : undefined;
+  };
+  const [clip, z] = [literal("clip"), literal("noiseMultiplier")];
+  if (clip === undefined || z === undefined || !(z > 0)) return "";
+  return ` (Gaussian, clip ${clip}, noise multiplier ${z}, zCDP rho ${Number((1 / (2 * z * z)).toPrecision(4))})`;
 }
 
 function isFedTensorAggregator(typescript: typeof ts, checker: ts.TypeChecker, callee: ts.Identifier): boolean {

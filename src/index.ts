@@ -95,6 +95,7 @@ export { secureMean, type SecureMeanOptions } from "./front/secure-mean.js";
 export { secretKey, SecretKey } from "./front/secret-key.js";
 // A host-side accountant that depends on src/lib/privacy/rdp.ts and the error catalogue only.
 export { RdpAccountant, type RdpAccountantOptions } from "./lib/privacy/accountant.js";
+export { PldAccountant, type PldAccountantOptions } from "./lib/privacy/pld/accountant.js";
 export type { PrivacySpent, RdpConversion } from "./lib/privacy/rdp.js";
 export type { ClientsOptions } from "./front/specs.js";
 export { helper } from "./front/helper.js";

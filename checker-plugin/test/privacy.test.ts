@@ -51,7 +51,7 @@ it("offers dpSum for reduceSum of private data, and nothing for reduceMean or a 
   expect(fixesByCase.get("FT109-output")).toEqual([]);
 });
 
-it("hovers a program with private inputs as its signature and the aggregators it calls", async () => {
+it("hovers a program with private inputs as its signature and the aggregators it calls, each release with its cost", async () => {
   const fileName = fileOf("clean");
   const text = `${header}export const dp = program(inputs, ({ readings, counts, key }) => ({
   mean: dpSum(map((r) => mean(r, 0), readings), { clip: 1, noiseMultiplier: 1.1, key }),
@@ -62,7 +62,7 @@ it("hovers a program with private inputs as its signature and the aggregators it
   expect(errorsOf(services, fileName)).toEqual([]);
   const signature =
     "(<readings={f32[N,3]}@CLIENTS(private),counts={f32[]}@CLIENTS,key=i32[2]@SERVER> -> <mean=f32[3],clients=f32[]>@SERVER)";
-  expect(hoverAt(services, fileName, text.indexOf("const dp") + "const ".length)).toBe(`FedTensor program: \`${signature}\`, aggregated by dpSum, reduceSum`);
+  expect(hoverAt(services, fileName, text.indexOf("const dp") + "const ".length)).toBe(`FedTensor program: \`${signature}\`, aggregated by dpSum (Gaussian, clip 1, noise multiplier 1.1, zCDP rho 0.4132), reduceSum`);
   expect(hoverAt(services, fileName, text.indexOf("r) => mean"))).toBe("FedTensor: `f32[N,3]`");
   expect(hoverAt(services, fileName, text.indexOf("readings),"))).toBe("FedTensor: `{f32[N,3]}@CLIENTS(private)`");
   // The signature read from the types is the one the traced program reports.

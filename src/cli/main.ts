@@ -6,6 +6,7 @@
 import { FedTensorError } from "../errors/error.js";
 import { redactCredentials } from "../errors/redact.js";
 import { fileFault } from "../lib/run/file-faults.js";
+import { auditCommand } from "./audit.js";
 import { checkCommand } from "./check.js";
 import { clientCommand } from "./client.js";
 import { UsageError, type Command } from "./command.js";
@@ -13,6 +14,7 @@ import { execCommand } from "./exec.js";
 import { exportCommand } from "./export.js";
 import { initCommand } from "./init.js";
 import { irCommand } from "./ir.js";
+import { planCommand } from "./plan.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { workerCommand } from "./worker.js";
@@ -27,6 +29,8 @@ const commands: readonly Command[] = [
   checkCommand,
   irCommand,
   exportCommand,
+  planCommand,
+  auditCommand,
 ];
 
 function help(): string {

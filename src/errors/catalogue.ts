@@ -814,6 +814,24 @@ export const catalogue = {
       "client --identity-key FILE` so that a restarted client keeps its key. Otherwise the " +
       "server is substituting keys: stop using it.",
   },
+  FT360: {
+    title: "A run whose privacy plan exceeds --max-epsilon",
+    message: "the run's plan spends epsilon {planned} in {rounds} rounds, more than --max-epsilon {max} ({why})",
+    explanation:
+      "Before any data is read, the run's releases are priced by its accountant (fedtensor plan " +
+      "prints the same figures round by round). --max-epsilon is the most the run may spend; a " +
+      "run that would spend more is refused rather than stopped part way.",
+    fix: "Raise the noise (--dp-noise, --ddp-noise), run fewer --rounds, sample fewer clients per round, or raise --max-epsilon; `fedtensor plan --target-epsilon E` prints the noise a target needs.",
+  },
+  FT361: {
+    title: "A target epsilon no noise multiplier reaches",
+    message: "no noise multiplier reaches epsilon {target}: {why}",
+    explanation:
+      "Calibration looks for the smallest noise multiplier whose rounds spend at most the target " +
+      "epsilon at the run's delta. Some targets cannot be met by any noise in the range searched " +
+      "(the delta is spent by the noise sampler's own share, or the target is tiny for that many rounds).",
+    fix: "Raise the target epsilon or delta, or run fewer rounds or with a smaller sampling rate.",
+  },
 } as const;
 
 /**

@@ -118,10 +118,11 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
-export { dpFedAvgEpsilon, dpNoiseSplit, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
+export { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
 export { gaussianTreeNoise } from "../front/privacy.js";
 export { RunSecret, SECRET_FILE, type SecretPurpose, type UniformSource } from "./privacy/secret.js";
 export { RdpAccountant, type RdpAccountantOptions } from "./privacy/accountant.js";
+export { PldAccountant, type PldAccountantOptions } from "./privacy/pld/accountant.js";
 export {
   initialMimeState,
   mime,

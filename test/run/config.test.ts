@@ -263,7 +263,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "out", "overwrite", "personalizeEpochs", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["accountant", "backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "maxEpsilon", "out", "overwrite", "personalizeEpochs", "resume", "rounds"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

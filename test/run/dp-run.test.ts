@@ -1,7 +1,8 @@
 /**
  * `fedtensor run --aggregator dp`: DP-FedAvg from the command line. Every metrics row carries
- * the epsilon the RDP accountant gives for its round (q = clientsPerRound / clients, z =
- * --dp-noise, at --dp-delta), the progress line shows it, --dp-target-epsilon stops the run
+ * the epsilon the accountant gives for its round (PLD by default, RDP with --accountant rdp;
+ * q = clientsPerRound / clients, z = --dp-noise, at --dp-delta) and the accountant's name, the
+ * progress line shows it, --dp-target-epsilon stops the run
  * before the round that would exceed it, and bad values are FT305. The noise and the cohorts
  * come from the run's secret (secret.key), not the seed: see also test/privacy/secret-run.test.ts.
  */
@@ -12,7 +13,7 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { train } from "../../src/lib/run/train.js";
 import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
 import { sampledGaussianEpsilon } from "../../src/lib/privacy/rdp.js";
-import { dpFedAvgEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
+import { dpFedAvgEpsilon, dpFedAvgPldEpsilon } from "../../src/lib/privacy/dp-fedavg-epsilon.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -35,19 +36,21 @@ describe("fedtensor run --aggregator dp", () => {
     epsilons.forEach((epsilon, i) => {
       // The logistic model's 7,850 parameters are drawn each round: the sampler's share of delta is counted.
       const mechanism = { samplingRate: 5 / 20, noiseMultiplier: 1.1, noiseDrawsPerRound: 7850, samplerDeltaPerDraw: 2 ** -63 };
-      expect(epsilon).toBeCloseTo(dpFedAvgEpsilon(mechanism, i + 1, 1e-4).epsilon, 12);
-      expect(epsilon).toBeCloseTo(sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1.1, steps: i + 1 }, 1e-4).epsilon, 6);
+      // The PLD accountant by default: tighter than RDP's epsilon for the same rounds.
+      expect(epsilon).toBeCloseTo(dpFedAvgPldEpsilon(mechanism, i + 1, 1e-4), 12);
+      expect(epsilon).toBeLessThan(dpFedAvgEpsilon(mechanism, i + 1, 1e-4).epsilon);
       if (i > 0) expect(epsilon).toBeGreaterThan(epsilons[i - 1]!);
     });
-    expect(rows.every((row) => row.dp_clip === 0.5)).toBe(true);
+    expect(rows.every((row) => row.dp_clip === 0.5 && row.accountant === "pld")).toBe(true);
     expect(log).toContain(`eps ${epsilons[3]!.toFixed(2)}`);
     expect(readFileSync(`${out}/plot.svg`, "utf8")).toContain("Privacy spent (epsilon)");
   }, deadline(120_000));
 
-  test("--dp-target-epsilon stops the run before the round that would exceed it", async () => {
+  test("--dp-target-epsilon stops the run before the round that would exceed it (--accountant rdp: RDP's epsilons)", async () => {
     const target = (sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 3 }, 1e-5).epsilon + sampledGaussianEpsilon({ samplingRate: 5 / 20, noiseMultiplier: 1, steps: 4 }, 1e-5).epsilon) / 2;
-    const { rows, log, result } = await dpRun({ rounds: 10, dpClip: 1, dpNoise: 1, dpTargetEpsilon: target, evalEvery: 5 });
+    const { rows, log, result } = await dpRun({ rounds: 10, dpClip: 1, dpNoise: 1, dpTargetEpsilon: target, evalEvery: 5, accountant: "rdp" });
     expect(rows.map((row) => row.round)).toEqual([1, 2, 3]);
+    expect(rows.every((row) => row.accountant === "rdp")).toBe(true);
     // Round 3 is the run's last: evaluated though --eval-every is 5.
     expect(rows.map((row) => typeof row.test_accuracy)).toEqual(["object", "object", "number"]);
     expect(result.accuracy).toBe(rows[2]!.test_accuracy);

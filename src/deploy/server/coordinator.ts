@@ -9,6 +9,7 @@
  * last round is done every client is told the run finished. The operator's view (admin.ts)
  * follows the run's step and rounds.
  */
+import { refuseOverMaxEpsilon } from "../../lib/run/plan.js";
 import * as tf from "@tensorflow/tfjs";
 import { ftError } from "../../errors/error.js";
 import { flatten, unflatten } from "../../front/tree.js";
@@ -150,6 +151,8 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
   const log = settings.log;
   await useBackend(config.backend);
   const model = modelFor(config);
+  // --max-epsilon: priced before any data is read (src/lib/run/plan.ts).
+  refuseOverMaxEpsilon(config);
   // The server evaluates on the test set and serves demo partitions to browser tabs; the clients train on their own copies.
   const data = federatedData({ ...config, clientHoldout: 0 });
   const featureShape = featureShapeFor(model, data.train.featureShape);

@@ -15,6 +15,7 @@
  * Infinity when the sampler alone would spend delta.
  */
 import { ftError } from "../../errors/error.js";
+import { PldAccountant } from "./pld/accountant.js";
 import { sampledGaussianEpsilon } from "./rdp.js";
 
 export interface DpFedAvgMechanism {
@@ -54,6 +55,28 @@ export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, de
   }
   return { epsilon: Infinity, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
 }
+
+/**
+ * The same run's epsilon by the PLD accountant (./pld), the default: the rounds' PLDs composed,
+ * with each round's noise draws' total variation (draws x per-draw bound) folded into that
+ * round's PLD rather than charged to the whole run at e^eps (pmf.ts pldFromCurve), so that
+ * epsilon stays a number however large it is. Memoised: a run asks after every round.
+ */
+export function dpFedAvgPldEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number): number {
+  const { samplingRate: q, noiseMultiplier: z, noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
+  if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
+  if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });
+  if (z === 0) return rounds === 0 || q === 0 ? 0 : Infinity;
+  const key = `${q}:${z}:${draws}:${perDraw}:${rounds}:${delta}`;
+  let epsilon = pldEpsilons.get(key);
+  if (epsilon === undefined) {
+    epsilon = new PldAccountant().step(q, z, rounds, draws * perDraw).epsilon(delta);
+    if (pldEpsilons.size >= 4096) pldEpsilons.delete(pldEpsilons.keys().next().value!);
+    pldEpsilons.set(key, epsilon);
+  }
+  return epsilon;
+}
+const pldEpsilons = new Map<string, number>();
 
 /**
  * Andrew et al.'s split of a round's noise multiplier z between the clipped-count estimate

@@ -162,6 +162,9 @@ function validate(listed: Partial<Record<RunOptionKey, unknown>>, sourceOf: Sour
     if (spec.onlyWhen === undefined) continue;
     const { key: on, values, holds } = spec.onlyWhen;
     if (holds === undefined ? values.includes(merged[on] as string) : holds(merged[on])) continue;
+    // On --resume an option the resumed run decides (its --aggregator, say) is the checkpoint's:
+    // whether the option applies is checked against it there (resume-config.ts), not against a default.
+    if (key in given && given.resume === true && !(on in given)) continue;
     if (key in given) {
       const onFlag = flagName(on as RunOptionKey);
       throw ftError("FT305", {

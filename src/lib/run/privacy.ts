@@ -8,15 +8,15 @@
  * Accounting matches what runs: every client joins a round independently with probability
  * q = clientsPerRound / clients (Poisson sampling from the run's secret, src/lib/privacy/secret.ts),
  * the sum is divided by the expected cohort, and the accountant is the Poisson-sampled
- * Gaussian's RDP with add/remove neighbours (src/lib/privacy/dp-fedavg-epsilon.ts), plus the noise
- * sampler's share of delta. A round skipped for too few survivors is still counted
+ * Gaussian's PLD (by default; RDP with --accountant rdp) with add/remove neighbours
+ * (src/lib/privacy/dp-fedavg-epsilon.ts), plus the noise sampler's share of delta. A round skipped for too few survivors is still counted
  * (conservative); DP runs skip none (run-options.ts). With adaptive clipping z is the whole
  * round's multiplier: Andrew et al.'s Theorem 1 split gives the update z_delta and the clipped
  * count sigma_b = m / 20 (TFF's default), so the same accountant applies unchanged.
  */
 import { chainHas } from "./aggregator-chain.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
-import { dpFedAvgEpsilon, dpNoiseSplit } from "../privacy/dp-fedavg-epsilon.js";
+import { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit } from "../privacy/dp-fedavg-epsilon.js";
 
 /** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
 export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
@@ -37,6 +37,22 @@ export interface PrivacyOptions {
   readonly dpDelta?: number;
   readonly dpTargetEpsilon?: number;
   readonly dpInsecureSeed?: number;
+  /** The accountant: PLD (the default) or RDP (the cross-check). */
+  readonly accountant?: AccountantName;
+}
+
+/** --accountant: the PLD accountant (src/lib/privacy/pld) or the RDP one (src/lib/privacy/rdp.ts). */
+export const accountantNames = ["pld", "rdp"] as const;
+export type AccountantName = (typeof accountantNames)[number];
+
+/**
+ * The accountant a private run's epsilon comes from, as its metrics rows name it: --accountant
+ * for the dp stage; RDP for distributed DP whatever --accountant says, since no PLD covers its
+ * sum of discrete Gaussians in many dimensions honestly (docs/algorithms.md).
+ */
+export function accountantOf(config: Pick<PrivacyOptions, "aggregator" | "accountant">): string | undefined {
+  if (isDpRun(config)) return config.accountant ?? "pld";
+  return chainHas(config.aggregator, "distributed-dp") ? "rdp (distributed-dp: no PLD)" : undefined;
 }
 
 /** Whether the run's chain has a dp stage: it is accounted, and its cohorts are Poisson samples from the run's secret. */
@@ -67,10 +83,11 @@ export const releasedLength = (config: Pick<PrivacyOptions, "algorithm">, parame
 /** Normal draws a DP round makes: one per released coordinate, one more for adaptive clipping's count. */
 export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number => releasedLength(config, parameters) + (config.dpClip === "adaptive" ? 1 : 0);
 
-/** The epsilon at --dp-delta after `rounds` rounds of a model of `parameters` parameters; Infinity without noise. */
+/** The epsilon at --dp-delta after `rounds` rounds of a model of `parameters` parameters, by --accountant; Infinity without noise. */
 export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters: number): number {
   const mechanism = { samplingRate: samplingRateOf(config), noiseMultiplier: config.dpNoise ?? 0, noiseDrawsPerRound: noiseDrawsPerRound(config, parameters), samplerDeltaPerDraw };
-  return dpFedAvgEpsilon(mechanism, rounds, config.dpDelta ?? 1e-5).epsilon;
+  const delta = config.dpDelta ?? 1e-5;
+  return config.accountant === "rdp" ? dpFedAvgEpsilon(mechanism, rounds, delta).epsilon : dpFedAvgPldEpsilon(mechanism, rounds, delta);
 }
 
 /** The plot's privacy panel of a DP run. */

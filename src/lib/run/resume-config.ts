@@ -7,6 +7,7 @@
  */
 import { ftError } from "../../errors/error.js";
 import { hasRedactedCredentials } from "../../errors/redact.js";
+import { releasesPrivateData } from "./aggregator-chain.js";
 import type { JsonValue } from "./checkpoint.js";
 import { flagName, runOptions, validateRunConfig, type OptionSpec, type RunConfig, type RunOptionKey } from "./config.js";
 
@@ -24,6 +25,15 @@ export function resumeConfig(requested: RunConfig, given: Iterable<RunOptionKey>
   }
   const checkpointConfig = validateRunConfig(stored as Record<string, JsonValue>, checkpointPath);
   const givenKeys = [...new Set(given)];
+  // A private run stays private: its noise and cohorts come from its secret.key to the end.
+  if (givenKeys.includes("dpInsecureSeed") && (requested.dpInsecureSeed ?? 0) > 0 && releasesPrivateData(checkpointConfig.aggregator) && !((checkpointConfig.dpInsecureSeed ?? 0) > 0)) {
+    throw ftError("FT305", {
+      option: "--dp-insecure-seed",
+      why:
+        `the run in ${requested.out} is private (--aggregator ${checkpointConfig.aggregator}): its noise and cohorts come from its secret.key, ` +
+        "and the research mode's public seed would make the rest of it not private; leave --dp-insecure-seed out to continue it, or start a new run in another --out",
+    });
+  }
   const show = (value: unknown): string => (value === undefined ? "not set" : String(value));
   const differences = givenKeys
     .filter((key) => !mayChange(key) && requested[key] !== checkpointConfig[key])

@@ -7,7 +7,7 @@ import { aggregatorRefusal } from "../algorithms/aggregation.js";
 import { aggregatorOf } from "../aggregators/aggregator.js";
 import { attacks } from "../aggregators/stages.js";
 import { aggregatorOption, chainHas, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
-import { countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
+import { accountantNames, countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { redisUrlProblem } from "./engine/url.js";
 import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
@@ -66,6 +66,8 @@ const clipNormOrAdaptive: OptionSpec<number | "adaptive"> = {
 // Differential privacy: the dp stage (src/lib/aggregators; docs/algorithms.md "DP-FedAvg").
 const dp = withStage("dp");
 const adaptiveClip = { key: "dpClip", values: ["adaptive"] };
+// The chains whose releases an accountant prices: dp and distributed-dp.
+const accounted = { key: "aggregator", values: ["a chain with dp or distributed-dp"], holds: (value: unknown) => chainHas(value, "dp") || chainHas(value, "distributed-dp") };
 const privacyOptions = {
   dpClip: onlyWhen(dp, clipNormOrAdaptive),
   dpNoise: onlyWhen(dp, real("DP noise multiplier z: the server adds N(0, (z C)^2) to the clipped sum", 1, { min: 0, minExclusive: true })),
@@ -77,6 +79,14 @@ const privacyOptions = {
   dpTargetQuantile: onlyWhen(adaptiveClip, real("Adaptive clipping: the quantile of update norms the clip tracks", 0.5, { min: 0, max: 1 })),
   dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
+  accountant: onlyWhen(
+    dp,
+    mayChangeOnResume(choice("The accountant epsilon comes from: pld (privacy loss distributions, the tightest) or rdp (Renyi DP, the cross-check)", accountantNames)),
+  ),
+  maxEpsilon: onlyWhen(
+    accounted,
+    mayChangeOnResume(real("Refuse to start a run whose plan (fedtensor plan) spends more than this epsilon in --rounds rounds (FT360); 0 for no limit", 0, { min: 0 })),
+  ),
   dpInsecureSeed: onlyWhen(
     dp,
     integer("Research only: derive the noise and the cohorts from this seed instead of the OS's secret randomness; the run is then NOT private (said in every line, row and plot); 0 for a private run", 0, { min: 0, max: 2 ** 32 - 1 }),

@@ -34,7 +34,8 @@ import { resumeConfig } from "./resume-config.js";
 import { makeRunFolder, prepareNewRunFolder } from "./run-folder.js";
 import { metricsFiles, MetricsWriter, readMetrics, type MetricsRow } from "./metrics.js";
 import { writePlots, type PlotMetric } from "./plot.js";
-import { epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics, releasedLength } from "./privacy.js";
+import { refuseOverMaxEpsilon } from "./plan.js";
+import { accountantOf, epsilonAfter, isDpRun, notPrivateLabel, privacyBudget, privacyColumns, privacyPlotMetrics, releasedLength } from "./privacy.js";
 import { clipOf } from "./rounds.js";
 import { chainHas, releasesPrivateData } from "./aggregator-chain.js";
 import { RunSecret } from "../privacy/secret.js";
@@ -164,6 +165,8 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const config = resumed === undefined ? requested : resumeConfig(requested, given, resumed.checkpoint.config, resumed.path);
   await useBackend(config.backend);
   const model = modelFor(config);
+  // --max-epsilon: priced before any data is read (src/lib/run/plan.ts).
+  refuseOverMaxEpsilon(config);
   const data: FederatedDataset<HostData> = federatedData(config);
   checkOptionsAgainstData(config, data);
   const featureShape = featureShapeFor(model, data.train.featureShape);
@@ -284,7 +287,10 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
       if (isRobustRun(config)) row = { ...row, ...robustColumns(config, maliciousClients(config, round, cohort.clients).size, leafSizes) };
       if (row.test_accuracy !== null) last = { accuracy: row.test_accuracy!, loss: row.test_loss! };
       row.seconds = (performance.now() - roundStart) / 1000;
-      metrics.append({ ...row, ...(notPrivate === undefined ? {} : { privacy: notPrivate }) } as MetricsRow);
+      // Rows of a private run name the accountant their epsilon comes from (absent in rows of runs from before it was recorded).
+      const accountant = accountantOf(config);
+      const named = accountant === undefined || metrics.hasColumn("accountant") === false ? {} : { accountant };
+      metrics.append({ ...row, ...named, ...(notPrivate === undefined ? {} : { privacy: notPrivate }) } as MetricsRow);
       progress.update({
         round,
         ...(row.train_loss === null ? {} : { loss: row.train_loss! }),
