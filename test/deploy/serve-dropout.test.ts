@@ -14,7 +14,6 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { deadline } from "../helpers/deadline.js";
 import type { Process } from "./serve-helpers.js";
 import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
-import { deadline } from "../helpers/deadline.js";
 
 const { track, traps } = killedAfterAll();
 

@@ -15,7 +15,6 @@ import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { writeTokens, type Process } from "./serve-helpers.js";
 import { killedAfterAll, refusedServe, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
-import { deadline } from "../helpers/deadline.js";
 
 const { track, traps } = killedAfterAll();
 
