@@ -9,15 +9,14 @@
  * tsc may be stricter than tracing only where docs/language.md says why; such cases are listed
  * in `stricterInTsc` with the paragraph, and each listed case must still differ (no stale entry).
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
 import { generateAgreement, type AgreementCase } from "./agreement.js";
-import { checkGenerated, codesOf, runnable, type LineDiagnostic } from "./generated-programs.js";
+import * as ft from "../../src/index.js";
+import { codesOf, compileGenerated, projectRoot, traceable, type Diagnostic } from "./generated-module.js";
 import { taintCases } from "./taint-cases.js";
 
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const generatedPath = join(projectRoot, "test/privacy/agreement.generated.ts");
 const { source, cases } = generateAgreement(taintCases, "../../src/index.js");
 
@@ -31,12 +30,12 @@ const named = (c: AgreementCase): string => (c.slot === null ? `${c.op}()` : `${
  */
 const stricterInTsc: Readonly<Record<string, string>> = {};
 
-let diagnostics: LineDiagnostic[];
+let diagnostics: Diagnostic[];
 let builders: Record<string, () => unknown>;
 
 beforeAll(() => {
-  diagnostics = checkGenerated(projectRoot, generatedPath, source);
-  builders = runnable(source);
+  diagnostics = compileGenerated(generatedPath, source).diagnostics;
+  builders = traceable(source, { "../../src/index.js": ft });
 });
 
 /** tsc's verdict on a case's line: "accept", or the codes its diagnostics report. */

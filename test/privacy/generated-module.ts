@@ -3,7 +3,8 @@
  * runtime traces it: one ts.Program with the project's compiler options (the module served
  * from memory, so nothing is written into the repository), and the module transpiled and run
  * against the library as the tests import it. The taint matrices (taint-matrix.test.ts,
- * taint-containers.test.ts) hold each generated line to its verdicts in both.
+ * taint-containers.test.ts) hold each generated line to its verdicts in both; the agreement
+ * test (agreement.test.ts) holds tsc's verdicts to tracing's.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,3 +58,9 @@ export function traceable(source: string, modules: Readonly<Record<string, unkno
 
 /** The FT code (or TSxxxx) a diagnostic reports. */
 export const codeOf = (d: Diagnostic): string => /"(FT\d{3}): /.exec(d.text)?.[1] ?? `TS${d.code}`;
+
+/** Every FT code a diagnostic reports (its elaborations included), or its TSxxxx code. */
+export function codesOf(d: Diagnostic): string[] {
+  const codes = [...d.text.matchAll(/"(FT\d{3}): /g)].map((m) => m[1]!);
+  return codes.length > 0 ? [...new Set(codes)] : [`TS${d.code}`];
+}
