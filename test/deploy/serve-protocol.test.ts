@@ -6,7 +6,7 @@ import { decodeRecord, encodeRecord, RecordError, type RecordValue } from "../..
 import { accumulatorProblem } from "../../src/deploy/server/tasks.js";
 import { deadline } from "../helpers/deadline.js";
 
-const decode = (bytes: Uint8Array) => decodeFrame(bytes, clientMessageSchema, { update: 1000 }, deadline(10_000));
+const decode = (bytes: Uint8Array) => decodeFrame(bytes, clientMessageSchema, { update: 1000 }, 10_000);
 const header = (text: string) => {
   const json = new TextEncoder().encode(text);
   const out = new Uint8Array(4 + json.length);

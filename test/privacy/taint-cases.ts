@@ -89,6 +89,7 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   secretKey: { notAnOp: "draws a host key from node:crypto, to feed a SERVER input" },
   SecretKey: { notAnOp: "the class of secretKey()'s host keys" },
   RdpAccountant: { notAnOp: "host-side privacy accounting on JavaScript numbers" },
+  PldAccountant: { notAnOp: "host-side privacy accounting on JavaScript numbers" },
 
   // Placement primitives.
   broadcast: { slots: { x: "sx" }, call: (name, a) => fn(name, a.x!), expect: { x: both("FT101") } },
@@ -213,6 +214,8 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   clientIndex: noOperands("ft.map((r) => ft.add(r, ft.cast(ft.clientIndex(), \"float32\")), i.v)"),
   constant: noOperands("ft.constant([1, 2])", { value: "JavaScript numbers (nested arrays), FT302 for anything else" }),
   zeros: noOperands("ft.zeros([3])"),
+  // Only the shape of its argument is read: zeros shaped like private data are not private.
+  localZeros: noOperands("ft.localZeros(i.v)", { x: "only its shape is read: the zeros are local" }),
   ones: noOperands("ft.ones([3])"),
   full: noOperands("ft.full([3], 2)"),
 
