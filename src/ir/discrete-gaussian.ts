@@ -70,9 +70,27 @@ function truncation(sigma: number, z: number): { t: number; tail: number } {
   }
 }
 
+/**
+ * The tables built last, by sigma: a table is a pure function of sigma, and one with sigma
+ * 5e4 takes seconds of BigInt arithmetic, which every trace of the same program (a worker's
+ * chunks, a resumed run, a served client's rounds) would otherwise repeat. A few are kept: the
+ * largest is tens of megabytes.
+ */
+const recentTables = new Map<number, DiscreteGaussianTable>();
+const RECENT_TABLES = 4;
+
 /** The alias table of N_Z(0, sigma^2), 1/2 <= sigma <= MAX_TABLE_SIGMA. */
 export function discreteGaussianTable(sigma: number): DiscreteGaussianTable {
   if (!(sigma >= 0.5 && sigma <= MAX_TABLE_SIGMA)) throw ftError("FT346", { why: `each client's discrete Gaussian would have sigma ${sigma}, outside the sampler's [0.5, ${MAX_TABLE_SIGMA}] integer steps: lower bits` });
+  const known = recentTables.get(sigma);
+  if (known !== undefined) return known;
+  const table = buildTable(sigma);
+  if (recentTables.size >= RECENT_TABLES) recentTables.delete(recentTables.keys().next().value!);
+  recentTables.set(sigma, table);
+  return table;
+}
+
+function buildTable(sigma: number): DiscreteGaussianTable {
   const s2 = 2 * sigma * sigma;
   // The normalizer over all integers, smallest terms first; far beyond T the terms are below float64's reach.
   const far = Math.ceil(sigma * 40) + 2;

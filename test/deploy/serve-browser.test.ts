@@ -26,7 +26,7 @@ afterAll(async () => {
 
 /**
  * WebGPU's outputs of the first task against wasm's: the largest difference relative to each
- * output's largest magnitude, for this run's round of 50 steps (measured: 2e-6 to 2e-4 for 150 steps). The
+ * output's largest magnitude, for this run's round of 25 steps (measured: 2e-6 to 2e-4 for 150 steps). The
  * page itself falls back to wasm beyond 1e-2 (src/deploy/page/backend.ts WEBGPU_TOLERANCE).
  */
 const WEBGPU_TOLERANCE = 1e-3;
@@ -36,8 +36,8 @@ describe.skipIf(!hasChromium)("the browser client", () => {
     const dir = tempDir("fedtensor-browser-");
     const out = join(dir, "run");
     const { path, tokens } = writeTokens(dir, 3);
-    // 60 clients of 1000 examples: 50 steps a round, which WebGPU on SwiftShader (a CPU) runs in a few tens of seconds.
-    const server = startProcess(withOption(smallServe(path, out, "--rounds", "2", "--clients-per-round", "3", "--min-clients", "3", "--round-timeout", "200"), "--clients", "60"));
+    // 120 clients of 500 examples: 25 steps a round, which WebGPU on SwiftShader (a CPU) runs in seconds.
+    const server = startProcess(withOption(smallServe(path, out, "--rounds", "2", "--clients-per-round", "3", "--min-clients", "3", "--round-timeout", "200"), "--clients", "120"));
     started.push(server);
     const url = await serverUrl(server);
     const node = startClient(url, tokens[0]!, 0, "--exit-when-done");
@@ -81,8 +81,8 @@ describe.skipIf(!hasChromium)("the browser client", () => {
     expect(await gpuTab.page.locator("#backend").textContent()).toContain(onGpu.backend!.provider);
     expect(onWasm.backend).toEqual({ provider: "wasm", why: "wasm was asked for (?ep=wasm)" });
 
-    // Each client's own loss, from its outputs before sending: the cohort's clients hold 1000 examples each
-    // (IID, 60 clients), so the round's loss is the mean of the three.
+    // Each client's own loss, from its outputs before sending: the cohort's clients hold 500 examples each
+    // (IID, 120 clients), so the round's loss is the mean of the three.
     const rows = readMetrics(join(out, "metrics.jsonl"));
     expect(rows.map((r) => r.clients)).toEqual([3, 3]);
     const nodeLosses = [...node.output().matchAll(/round (\d+): local training loss ([\d.]+)/g)].map((m) => Number(m[2]));
@@ -94,8 +94,8 @@ describe.skipIf(!hasChromium)("the browser client", () => {
       expect(Math.abs((local[0]! + local[1]! + local[2]!) / 3 - (row.train_loss as number))).toBeLessThan(1e-3);
       expect(onGpu.losses[i]!.loss).toBeCloseTo(row.train_loss as number, 5);
     }
-    expect(server.output()).toMatch(/client-\d+ ready \(browser, 1000 examples/);
-    // Ten-class MNIST (chance: 10%) after two rounds of 50 steps.
+    expect(server.output()).toMatch(/client-\d+ ready \(browser, 500 examples/);
+    // Ten-class MNIST (chance: 10%) after two rounds of 25 steps.
     expect(rows.at(-1)!.test_accuracy as number).toBeGreaterThan(0.8);
   }, deadline(480_000));
 });

@@ -72,8 +72,9 @@ export const positions: Readonly<Record<string, { readonly at: (t: string) => st
   dpMean: { at: (t) => `ft.dpMean(${t}, { clip: 1, noiseMultiplier: 1, key: i.key, expectedClients: 4 })`, role: "releases" },
   secureSum: { at: (t) => `ft.secureSum(${t}, { bits: 20, key: i.key, range: [-1, 1], scale: 1000 })`, role: "releases" },
   secureMean: { at: (t) => `ft.secureMean(${t}, { bits: 24, key: i.key, range: [-1, 1], scale: 1000 })`, role: "releases" },
+  // 12 bits keep the noise table small (sigma about 200): these cases are about placement, not calibration.
   distributedDpSum: {
-    at: (t) => `ft.distributedDpSum(${t}, { clip: 1, noiseMultiplier: 1, bits: 20, minClients: 1, maxClients: 4, rotationKey: i.key, clientKeys: i.clientKeys })`,
+    at: (t) => `ft.distributedDpSum(${t}, { clip: 1, noiseMultiplier: 1, bits: 12, minClients: 1, maxClients: 4, rotationKey: i.key, clientKeys: i.clientKeys })`,
     role: "releases",
   },
   nextDp: { at: (t) => `dpChain.next(${t}, { mask: i.mask, count: i.count }, dpInputs(i)).value`, role: "releases", publicToo: true },
