@@ -3,6 +3,7 @@
  * the victims connect through bench/step-trap.ts's relays (the serve demo uses them too).
  */
 import { afterAll, expect } from "vitest";
+import { inProcessCli } from "../run/cli.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
@@ -28,14 +29,16 @@ export function killedAfterAll(): { track: (p: Process) => Process; traps: StepT
 }
 
 /**
- * A `fedtensor serve` of smallServe's run with `extra` options that must refuse to start: its
- * output, for the test to read the reason.
+ * `fedtensor serve` of smallServe's run with `extra` options, which must refuse to start: what
+ * it printed, for the test to read the reason. Run in this process through the CLI's own
+ * `main` (the code a spawned `fedtensor` runs, less a second of start-up per refusal); the
+ * served tests' processes show the exit status and the output of a real one.
  */
-export function refusedServe(track: (p: Process) => Process, tokensPath: string, out: string): (...extra: string[]) => Promise<string> {
+export function refusedServe(tokensPath: string, out: string): (...extra: string[]) => Promise<string> {
   return async (...extra) => {
-    const server = track(startProcess(smallServe(tokensPath, out, ...extra)));
-    expect(await server.exited()).not.toBe(0);
-    return server.output();
+    const { status, output } = await inProcessCli(smallServe(tokensPath, out, ...extra));
+    expect(status, output).not.toBe(0);
+    return output;
   };
 }
 

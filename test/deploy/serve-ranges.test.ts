@@ -37,7 +37,7 @@ describe("SecAgg+ ranges of fedtensor serve", () => {
   it("refuse values out of their domain (FT305), ranges outside --aggregator secure (FT305), and a sum that wraps (FT342)", async () => {
     const dir = tempDir("fedtensor-serve-ranges-");
     const { path } = writeTokens(dir, 2);
-    const run = refusedServe(track, path, join(dir, "run"));
+    const run = refusedServe(path, join(dir, "run"));
     const secure = ["--aggregator", "secure"];
     for (const bad of ["0", "-1", "Infinity", "x", ""]) expect(await run(...secure, "--clipping-range", bad)).toMatch(new RegExp(`FT305: --clipping-range: expected a finite number > 0, got ${bad}\\s`));
     for (const bad of ["0", "2.5", "-4"]) expect(await run(...secure, "--quantization-range", bad)).toMatch(new RegExp(`FT305: --quantization-range: expected a whole number >= 1, got ${bad}\\s`));

@@ -51,7 +51,7 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
   it("refuse values that are neither a count >= 2 nor a proportion in (0, 1] (FT305), and need a secure aggregator", async () => {
     const dir = tempDir("fedtensor-serve-shares-");
     const { path } = writeTokens(dir, 2);
-    const run = refusedServe(track, path, join(dir, "run"));
+    const run = refusedServe(path, join(dir, "run"));
     expect(await run("--aggregator", "secure", "--num-shares", "1.5")).toMatch(/FT305: --num-shares: expected a whole number >= 2 or a proportion in \(0, 1\], got 1\.5/);
     expect(await run("--aggregator", "secure", "--reconstruction-threshold", "0")).toMatch(/FT305: --reconstruction-threshold: expected .*got 0/);
     expect(await run("--aggregator", "secure", "--clients-per-round", "10", "--min-clients", "5", "--num-shares", "5", "--reconstruction-threshold", "2")).toMatch(/FT341: --num-shares 5 with --reconstruction-threshold 2 does not fit a cohort of 5 clients/);

@@ -2,7 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { readMetrics, type MetricsRow } from "../../src/lib/run/metrics.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -25,6 +25,25 @@ export interface CliResult {
 export function runCli(args: readonly string[], timeout = 60_000): CliResult {
   const { status, stdout, stderr } = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: deadline(timeout) });
   return { status, stdout, stderr };
+}
+
+/**
+ * The built CLI's `main` (dist/, as bin/ runs it, examples/ found as from there) run in this
+ * process: its exit status and what it printed (console.log and console.error, in order). For
+ * the many refusals that a child process would only slow down.
+ */
+export async function inProcessCli(args: readonly string[]): Promise<{ status: number; output: string }> {
+  const lines: string[] = [];
+  const capture = (...parts: unknown[]) => void lines.push(parts.map(String).join(" "));
+  const [log, error] = [console.log, console.error];
+  console.log = console.error = capture;
+  try {
+    const { main } = (await import(pathToFileURL(join(root, "dist/src/cli/main.js")).href)) as typeof import("../../src/cli/main.js");
+    const status = await main(args);
+    return { status, output: lines.map((line) => `${line}\n`).join("") };
+  } finally {
+    [console.log, console.error] = [log, error];
+  }
 }
 
 export function startCli(args: readonly string[]): ChildProcess {

@@ -6,7 +6,8 @@ import type { AnyModel } from "../algorithms/types.js";
 import { federate, poissonCohort, sampleRound, type FederatedDataset, type RoundSample } from "../data/federated.js";
 import type { HostData, HostTensor } from "../data/host-tensor.js";
 import { holdOutPerClient } from "../data/holdout.js";
-import { loadFashionMnist, loadMnist } from "../data/mnist.js";
+import type { LabelledDataset } from "../data/dataset.js";
+import { loadFashionMnist, loadMnist, type Split } from "../data/mnist.js";
 import { partitionDirichlet, partitionIid, partitionShards } from "../data/partition.js";
 import { partitionQuantity } from "../data/quantity-skew.js";
 import { syntheticFedProx } from "../data/synthetic.js";
@@ -57,9 +58,8 @@ function clientData(config: RunConfig): FederatedDataset<HostData> {
     const options = { alpha: config.syntheticAlpha ?? 1, beta: config.syntheticBeta ?? 1, clients: config.clients };
     return syntheticFedProx(options, Rng.fromSeed(config.seed).fork("synthetic"));
   }
-  const load = config.dataset === "mnist" ? loadMnist : loadFashionMnist;
-  const train = load("train");
-  const test = load("test");
+  const train = imageSet(config.dataset, "train");
+  const test = imageSet(config.dataset, "test");
   const rng = Rng.fromSeed(config.seed).fork("partition");
   const clients = config.clients;
   // Every client needs an example (two shards of one, with shards), whatever the partition; said once, in the flag's name.
@@ -77,6 +77,20 @@ function clientData(config: RunConfig): FederatedDataset<HostData> {
           ? partitionQuantity(train.y.length, { numClients: clients, alpha: config.alpha ?? 0.5 }, rng)
           : partitionDirichlet(train.y, train.numClasses, { numClients: clients, alpha: config.alpha ?? 0.5, minExamplesPerClient: 1 }, rng);
   return federate(train, test, partition);
+}
+
+/**
+ * The image sets runs have read in this process, by data set and split: a process that runs
+ * several trainings (a sweep, the tests, a server resuming) reads and converts each once. Runs
+ * only read them (batches are copies), so one copy serves them all.
+ */
+const imageSets = new Map<string, LabelledDataset<Float32Array>>();
+
+function imageSet(dataset: "mnist" | "fashion-mnist", split: Split): LabelledDataset<Float32Array> {
+  const key = `${dataset}/${split}`;
+  let set = imageSets.get(key);
+  if (set === undefined) imageSets.set(key, (set = (dataset === "mnist" ? loadMnist : loadFashionMnist)(split)));
+  return set;
 }
 
 /** The model's view of one example's features: the data's shape, or a reshape with the same count (784 for 28x28). */
