@@ -373,6 +373,8 @@ type MaskCheck<X extends Tensor, K> = K extends Tensor ? Failures<JoinPlacement<
  * 1 / (1 - rate), else 0, so the expected value is x (evaluation then uses x unchanged).
  * The mask is a draw from key (src/front/random.ts): inside map() the key must differ per
  * client (foldIn(key, clientIndex())), and gradients flow through the kept entries only.
+ * @placement x and the key at one placement, or the key local: `x@P` to `@P`; inside map, foldIn
+ * the key with clientIndex() first (FT317).
  */
 export function dropout<X extends Tensor, K extends Tensor>(
   x: Validate<X, FloatCheck<"dropout", X>>,

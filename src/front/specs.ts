@@ -94,6 +94,13 @@ function place(tree: unknown, placement: Placement, outer: string, isPrivate = f
 export function atServer<const T extends object>(spec: Validate<T, NestCheck<T, "atServer()">>): Place<T, "server"> {
   return place(spec, "server", "atServer()") as never;
 }
+/**
+ * atClients()'s options: `private` marks the clients' data private, so what is computed from it
+ * leaves the clients only through a releasing aggregator.
+ *
+ * @example
+ * program({ x: atClients(f32([10]), { private: true } satisfies ClientsOptions) }, ({ x }) => x);
+ */
 export interface ClientsOptions {
   /**
    * The clients' data is private: whatever is computed from it reaches the SERVER or the
