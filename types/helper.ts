@@ -30,21 +30,51 @@ type PublicAlias<Name extends string, Private extends string> = `a parameter typ
 export type Float<S extends Shape, P extends Placement = "local"> = Tensor<S, "float32", P>;
 /** An int32 tensor of shape S at placement P. */
 export type Int<S extends Shape, P extends Placement = "local"> = Tensor<S, "int32", P>;
-/** A bool tensor of shape S at placement P. */
+/**
+ * A bool tensor of shape S at placement P.
+ *
+ * @example
+ * const isPositive = helper("isPositive", (x: Float<[3]>): Bool<[3]> => greater(x, 0));
+ */
 export type Bool<S extends Shape, P extends Placement = "local"> = Tensor<S, "bool", P>;
-/** A SERVER value of shape S: `f32[S]@SERVER`. */
+/**
+ * A SERVER value of shape S: `f32[S]@SERVER`.
+ *
+ * @example
+ * const step = (w: AtServer<[10]>, g: AtServer<[10]>) => sub(w, mul(g, 0.1));
+ */
 export type AtServer<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "server">;
-/** A CLIENTS value of shape S whose members may differ: `{f32[S]}@CLIENTS`; public data only (FT109). */
+/**
+ * A CLIENTS value of shape S whose members may differ: `{f32[S]}@CLIENTS`; public data only (FT109).
+ *
+ * @example
+ * const meanOf = (x: AtClients<[10]>) => reduceMean(x);
+ */
 export type AtClients<S extends Shape, D extends DType = "float32"> = PublicOnly<
   Tensor<S, D, "clients">,
   PublicAlias<"AtClients", "PrivateAtClients">,
   PrivateAtClients<S, D>
 >;
-/** A CLIENTS value computed from private client data: `{f32[S]}@CLIENTS(private)`. */
+/**
+ * A CLIENTS value computed from private client data: `{f32[S]}@CLIENTS(private)`.
+ *
+ * @example
+ * const release = (x: PrivateAtClients<[10]>, key: AtServer<[2], "int32">) => dpSum(x, { clip: 1, noiseMultiplier: 1, key });
+ */
 export type PrivateAtClients<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "clients-private">;
-/** One client's member of a CLIENTS value, as map()'s function sees it; public data only (FT109). */
+/**
+ * One client's member of a CLIENTS value, as map()'s function sees it; public data only (FT109).
+ *
+ * @example
+ * const clipped = helper("clipped", (m: Member<[10]>) => clipByNorm(m, 1));
+ */
 export type Member<S extends Shape, D extends DType = "float32"> = PublicOnly<Tensor<S, D, "member">, PublicAlias<"Member", "PrivateMember">, PrivateMember<S, D>>;
-/** One client's member of a private CLIENTS value, as map()'s function sees it. */
+/**
+ * One client's member of a private CLIENTS value, as map()'s function sees it.
+ *
+ * @example
+ * const clippedPrivate = helper("clippedPrivate", (m: PrivateMember<[10]>) => clipByNorm(m, 1));
+ */
 export type PrivateMember<S extends Shape, D extends DType = "float32"> = Tensor<S, D, "member-private">;
 
 /** Which placement wins when compatible placements meet (the join of types/placement.ts on them). */
@@ -132,6 +162,8 @@ export type HelperResult<R, P extends Placement> = IsAny<R> extends true
  * A placement-generic helper: called with any arguments that are, without their placements,
  * what its body takes; their placements must join (FT102, FT104-FT106 name the helper), and
  * the result is the body's at the joined placement.
+ * @example
+ * const scale: Helper<"scale", [Float<[3]>], Float<[3]>> = helper("scale", (x: Float<[3]>) => mul(x, 2));
  */
 export type Helper<Name extends string, Params extends readonly unknown[], R> = <const Xs extends readonly unknown[]>(
   ...xs: Xs["length"] extends Params["length"]

@@ -3,10 +3,28 @@
  * declare a program's inputs, and trees (records and arrays) of either.
  */
 
-/** A dim: a number literal, a named symbolic dim such as "B" (equal names agree), or `number` (known at run time). */
+/**
+ * A dim: a number literal, a named symbolic dim such as "B" (equal names agree), or `number` (known at run time).
+ *
+ * @example
+ * const dims: Dim[] = [784, "B", 10];
+ */
 export type Dim = number | string;
+/**
+ * A tensor's shape: a readonly tuple of dims.
+ *
+ * @example
+ * const shape: Shape = ["B", 784]; // a named dim and a number
+ */
 export type Shape = readonly Dim[];
 
+/**
+ * A tensor's element type: float32, int32 or bool.
+ *
+ * @example
+ * const dtype: DType = "int32";
+ * program({ y: atClients(i32(["N"])) }, ({ y }) => reduceSum(map((ym) => sum(cast(ym, "float32")), y)));
+ */
 export type DType = "float32" | "int32" | "bool";
 export type NumericDType = "float32" | "int32";
 
@@ -25,6 +43,9 @@ export type NumericDType = "float32" | "int32";
  * Every operation joins its operands' placements (types/placement.ts), so the taint follows the
  * data through the existing rules; only the aggregators that declassify (dpSum, secureSum)
  * take it to the SERVER, and anything else that would is FT109.
+ * @example
+ * const where: Placement = "clients"; // {T}@CLIENTS
+ * type ServerLogits = Tensor<["B", 10], "float32", "server">;
  */
 export type Placement = "server" | "clients" | "clients-equal" | "local" | "member" | PrivatePlacement;
 export type PrivatePlacement = "clients-private" | "member-private";
@@ -43,6 +64,8 @@ export type Member = "member" | "member-private";
  * stopGradient drops it, since no derivative passes there. A derivative of a released value
  * with respect to a value the release was computed from is the mechanism's un-noised,
  * unmasked input: FT109 (src/front/grad.ts).
+ * @example
+ * type Released = Tensor<[10], "float32", ReleasedServer>; // what dpSum returns for an f32[10] tree
  */
 export type ReleasedServer = "server" & { readonly [releasedMark]: true };
 export declare const releasedMark: unique symbol;
@@ -80,7 +103,13 @@ export interface Tensor<S extends Shape = Shape, D extends DType = DType, P exte
   readonly placement: P;
 }
 
-/** A declaration of a program input: carries the static type, holds no data. */
+/**
+ * A declaration of a program input: carries the static type, holds no data.
+ *
+ * @example
+ * const spec: TensorSpec<[784, 10], "float32", "local"> = f32([784, 10]);
+ * program({ w: atServer(spec) }, ({ w }) => broadcast(w));
+ */
 export interface TensorSpec<S extends Shape = Shape, D extends DType = DType, P extends Placement = Placement> {
   readonly [staticType]: TypeInfo<S, D, P>;
   readonly kind: "spec";
@@ -95,6 +124,13 @@ export interface TensorSpec<S extends Shape = Shape, D extends DType = DType, P 
  * there, not the draw made from it. Nothing is stored under it.
  */
 export declare const drawnFrom: unique symbol;
+/**
+ * A phantom mark on a random draw naming the key it came from, which lets the types tell a draw
+ * from a key shared by every client (FT317) from a per-client one.
+ *
+ * @example
+ * type Drawn = Tensor<[3], "float32", "server"> & DrawnFrom<Tensor<[2], "int32", "server">>; // a draw from a SERVER key
+ */
 export interface DrawnFrom<K> {
   readonly [drawnFrom]?: K;
 }
@@ -102,6 +138,13 @@ export interface DrawnFrom<K> {
 /** Anything with a static type: a tensor or a spec. */
 export type Typed = { readonly [staticType]: TypeInfo };
 
+/**
+ * A tree of leaves (tensors by default): a leaf, an array of trees, or a record of trees, as model
+ * parameters and batches are. Placement primitives, elementwise ops and grad work on whole trees.
+ *
+ * @example
+ * const params: Tree = { w: zeros([784, 10]), b: zeros([10]) };
+ */
 export type Tree<Leaf = Tensor> = Leaf | readonly Tree<Leaf>[] | { readonly [key: string]: Tree<Leaf> };
 export type SpecTree = Tree<TensorSpec>;
 
@@ -172,14 +215,25 @@ export type PlaceKeepingPrivacy<T, P extends Placement, PrivateP extends Private
       ? Tensor<S, D, Placement extends Q ? Q : [Extract<Q, PrivatePlacement>] extends [never] ? P : PrivateP>
       : { -readonly [K in keyof T]: PlaceKeepingPrivacy<T[K], P, PrivateP> };
 
-/** The traced values a spec tree declares. */
+/**
+ * The traced values a spec tree declares.
+ *
+ * @example
+ * const specs = { w: atServer(f32([10])), x: atClients(f32(["B", 10])) };
+ * type Values = ValueOf<typeof specs>; // { w: Tensor<[10], "float32", "server">; x: ... }
+ */
 export type ValueOf<T> = IsAny<T> extends true
   ? T
   : T extends TensorSpec<infer S, infer D, infer P>
   ? Tensor<S, D, P>
   : { -readonly [K in keyof T]: ValueOf<T[K]> };
 
-/** The spec tree that declares values of a traced tree. */
+/**
+ * The spec tree that declares values of a traced tree.
+ *
+ * @example
+ * type Spec = SpecOf<Tensor<[10], "float32", "server">>; // TensorSpec<[10], "float32", "server">
+ */
 export type SpecOf<T> = IsAny<T> extends true
   ? T
   : T extends Tensor<infer S, infer D, infer P>

@@ -11,6 +11,9 @@
  * Placeholders are `{name}`; every placeholder of a template is filled by both the types and
  * the runtime. Keep the templates free of the characters `{` and `}` other than placeholders,
  * because printed CLIENTS types (`{f32[10]}@CLIENTS`) are substituted into them.
+ * @example
+ * catalogue.FT101.title; // "broadcast() of a value that is not at the SERVER"
+ * catalogue.FT101.fix; // what to change
  */
 export const catalogue = {
   FT101: {
@@ -849,5 +852,18 @@ export const mapAdvice = {
 
 export type MapAdvice = typeof mapAdvice;
 export type Catalogue = typeof catalogue;
+/**
+ * An FT code of the catalogue, such as "FT101": the `code` of every FedTensorError.
+ *
+ * @example
+ * const code: ErrorCode = "FT104";
+ * console.log(catalogue[code].title);
+ */
 export type ErrorCode = keyof Catalogue;
+/**
+ * Every FT code of the catalogue, in its order: what `ErrorCode` ranges over.
+ *
+ * @example
+ * errorCodes.includes("FT109"); // true
+ */
 export const errorCodes = Object.keys(catalogue) as ErrorCode[];

@@ -37,6 +37,11 @@ interface Advice {
   readonly fix: string;
 }
 
+/**
+ * The error every FedTensor check throws: its `code` (FT101...), the `params` its catalogue
+ * message was filled with, the user's source line when thrown while tracing, and the catalogue's
+ * `explanation` and `fix`.
+ */
 export class FedTensorError extends Error {
   readonly code: ErrorCode;
   readonly params: MessageParams;

@@ -30,7 +30,13 @@ function arrayShape(value: unknown, op: string): number[] {
   return [value.length, ...inner[0]!];
 }
 
-/** A local constant from a number or nested arrays; float32 unless a dtype is given. */
+/**
+ * A local constant from a number or nested arrays; float32 unless a dtype is given.
+ *
+ * @placement none: a local constant, which takes the placement of the value it is combined with.
+ * @example
+ * program({ x: atServer(f32([3])) }, ({ x }) => mul(x, constant([1, 0, -1]))); // f32[3]@SERVER
+ */
 export function constant<const V extends number | readonly unknown[], D extends DType = "float32">(
   value: V,
   dtype?: D,
@@ -51,18 +57,44 @@ function filled(op: string, shape: readonly Dim[], value: number, dtype: DType):
   return currentGraph(op).emit("fill", [], { shape: [...shape], value, dtype }, op)[0]!;
 }
 
+/**
+ * A local tensor of zeros of the given shape, float32 unless a dtype is given.
+ *
+ * @placement none: a local constant, which takes the placement of the value it is combined with.
+ * @example
+ * program({ x: atClients(f32([3])) }, ({ x }) => reduceSum(map((xm) => add(xm, zeros([3])), x)));
+ */
 export function zeros<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   return filled("zeros", shape, 0, dtype ?? "float32") as never;
 }
+/**
+ * A local tensor of ones of the given shape, float32 unless a dtype is given.
+ *
+ * @placement none: a local constant, which takes the placement of the value it is combined with.
+ * @example
+ * program({ x: atServer(f32(["B", 784])) }, ({ x }) => matmul(x, ones([784, 1]))); // row sums: f32[B,1]@SERVER
+ */
 export function ones<const S extends readonly Dim[], D extends DType = "float32">(shape: S, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   return filled("ones", shape, 1, dtype ?? "float32") as never;
 }
+/**
+ * A local tensor of the given shape with every entry `value`, float32 unless a dtype is given.
+ *
+ * @placement none: a local constant, which takes the placement of the value it is combined with.
+ * @example
+ * program({ x: atServer(f32([3])) }, ({ x }) => maximum(x, full([3], 0.5)));
+ */
 export function full<const S extends readonly Dim[], D extends DType = "float32">(shape: S, value: number, dtype?: D): Tensor<Mutable<S>, NoInfer<D>, "local"> {
   if (!Number.isFinite(value)) throw ftError("FT302", { what: "full() value", why: `${value} is not a finite number` });
   return filled("full", shape, value, dtype ?? "float32") as never;
 }
 
-/** Local zeros shaped like each leaf of a tree: its shape and dtype, no placement. */
+/**
+ * Local zeros shaped like each leaf of a tree: its shape and dtype, no placement.
+ *
+ * @example
+ * const carry: LocalZeros<{ w: Tensor<[3], "float32", "server"> }> = { w: zeros([3]) }; // { w: f32[3] local }
+ */
 export type LocalZeros<T> = T extends { readonly [K in StaticType]: TypeInfo<infer S extends Shape, infer D extends DType, Placement> }
   ? Tensor<Mutable<S>, D, "local">
   : { -readonly [K in keyof T]: LocalZeros<T[K]> };
@@ -76,6 +108,10 @@ export type LocalZeros<T> = T extends { readonly [K in StaticType]: TypeInfo<inf
  * lives). It reads only `x`'s static type, never its values, so it is not computed from `x`:
  * zeros shaped like private data are not private. A dim known only at run time (`number`) has
  * no size to fill while tracing: FT302.
+ * @placement none: the result is local whatever x's placement, so it can start a scan or fori
+ * carry at any placement.
+ * @example
+ * program({ xs: atServer(f32([5, 3])) }, ({ xs }) => scan(localZeros(xs), xs, (acc, x) => [add(acc, x), undefined] as const));
  */
 export function localZeros<T>(x: T): LocalZeros<T> {
   const op = "localZeros";

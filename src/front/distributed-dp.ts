@@ -39,6 +39,15 @@ import { hadamardLength, inverseRandomHadamard, randomHadamard } from "./rotatio
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
 
+/**
+ * distributedDpSum's options: the clip norm, the noise multiplier (for minClients clients), the
+ * modulus bits, the cohort bounds, the SERVER rotation key and the per-client keys, and the
+ * rounding's tuning.
+ *
+ * @example
+ * const options = (rotationKey: Tensor<[2], "int32", "server">, clientKeys: Tensor<[2], "int32", "clients">): DistributedDpSumOptions<typeof rotationKey, typeof clientKeys> =>
+ *   ({ clip: 1, noiseMultiplier: 1, bits: 20, minClients: 5, maxClients: 100, rotationKey, clientKeys });
+ */
 export interface DistributedDpSumOptions<RK, CK> {
   /** c: each client's whole tree is clipped to this L2 norm. */
   readonly clip: number;
@@ -121,6 +130,12 @@ function discreteGaussianNoise(emit: Emit, op: string, table: DiscreteGaussianTa
 /**
  * The clients' trees summed with distributed DP: `{T}@CLIENTS` (private allowed) to `T@SERVER`,
  * float32 leaves of static shapes. See the header for the steps.
+ * @placement `{T}@CLIENTS` (private allowed) to `T@SERVER`, a release; rotationKey a secret SERVER
+ * input used once (FT110, FT111); clientKeys a key per client at the CLIENTS.
+ * @example
+ * program({ u: atClients(f32([10]), { private: true }), rk: atServer(i32([2])), ck: atClients(i32([2])) }, ({ u, rk, ck }) =>
+ *   distributedDpSum(u, { clip: 1, noiseMultiplier: 1, bits: 20, minClients: 5, maxClients: 100, rotationKey: rk, clientKeys: ck }),
+ * );
  */
 export function distributedDpSum<T extends TreeLike, RK, CK>(
   x: Validate<T, ReduceCheck<"distributedDpSum", T, "float32">>,

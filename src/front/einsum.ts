@@ -40,6 +40,10 @@ export type EinsumOutcome<E extends string, Xs extends readonly Tensor[]> = Xs e
 /**
  * Contracts one or two tensors as the equation says: `einsum("bhqd,bhkd->bhqk", q, k)` gives
  * attention scores, `einsum("ij->ji", x)` a transpose, `einsum("ij->i", x)` row sums.
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ q: atServer(f32([2, 4, 8])), k: atServer(f32([2, 6, 8])) }, ({ q, k }) => einsum("bqd,bkd->bqk", q, k)); // f32[2,4,6]
  */
 export function einsum<const E extends string, const Xs extends readonly Tensor[]>(
   equation: Checked<E, EinsumOutcome<E, Xs>>,

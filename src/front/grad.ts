@@ -126,13 +126,26 @@ function differentiate(op: string, f: (...args: unknown[]) => unknown, args: rea
  * The gradient of a scalar f32 function with respect to its first argument, shaped like it;
  * private (types/placement.ts Tainted) when the loss is computed from private data or the
  * argument is private.
+ * @placement the gradient is shaped and placed like the first argument; inside map, per client.
+ * Private (Tainted) when the loss is computed from private data, so it reaches the SERVER only
+ * through a releasing aggregator (FT109).
  */
 export function grad<A extends readonly unknown[], R>(f: (...args: A) => Validate<R, LossCheck<"grad", R>>): (...args: GradArgs<"grad", A, R>) => Tainted<A[0], R | A[0]> {
   expectFunction(f, "grad() function");
   return (...args) => differentiate("grad", f as never, args).grads as never;
 }
 
-/** [f(args), grad(f)(args)] in one pass. */
+/**
+ * [f(args), grad(f)(args)] in one pass.
+ *
+ * @placement as grad: the value where f returns it, the gradient shaped and placed like the first
+ * argument.
+ * @example
+ * program({ w: atServer(f32([3])), x: atServer(f32(["B", 3])) }, ({ w, x }) => {
+ *   const [loss, g] = valueAndGrad((v: typeof w) => mean(square(matmul(x, expandDims(v, 1)))))(w);
+ *   return { loss, w: sub(w, mul(g, 0.1)) };
+ * });
+ */
 export function valueAndGrad<A extends readonly unknown[], R>(
   f: (...args: A) => Validate<R, LossCheck<"valueAndGrad", R>>,
 ): (...args: GradArgs<"valueAndGrad", A, R>) => [R, Tainted<A[0], R | A[0]>] {
@@ -234,6 +247,8 @@ type TangentReleaseCheck<R, A, T> =
  * given). The output tangent has the structure of f's output; its CLIENTS and member leaves
  * are private when a primal or tangent is (a SERVER tangent computed from private data, such
  * as jvp through dpSum, is FT109 while tracing: the types have no private SERVER value).
+ * @placement the primal output as f returns it; the tangent at the output's placement, private
+ * when a primal or tangent is.
  */
 export function jvp<A extends readonly unknown[], R, const T extends readonly unknown[]>(
   f: (...args: A) => R,

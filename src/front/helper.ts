@@ -18,6 +18,8 @@ const isLeaf = (x: unknown): x is Tracer | number => isTracer(x) || typeof x ===
  * parameters without placements (`Float<["B", 10]>`); call the helper at the SERVER, at the
  * CLIENTS, on members inside map(), on private data: the result is at the placement the
  * arguments join to, private when one of them is.
+ * @placement the placement the arguments join to (FT102, FT104-FT106 name the helper); the body is
+ * written without placements.
  */
 export function helper<const Name extends string, const Params extends readonly unknown[], R>(
   name: Name,

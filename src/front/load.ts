@@ -31,7 +31,15 @@ function checkShape(json: unknown): asserts json is ProgramIR {
 const sameType = (a: ValueType, b: ValueType) =>
   a.dtype === b.dtype && a.placement === b.placement && a.shape.length === b.shape.length && a.shape.every((d, i) => d === b.shape[i]);
 
-/** A Program from JSON (a string or a parsed object), after checking it. */
+/**
+ * A Program from JSON (a string or a parsed object), after checking it.
+ *
+ * @placement the placements the program's IR declares.
+ * @example
+ * const p = program({ x: atClients(f32([3])) }, ({ x }) => reduceMean(x));
+ * const again = loadProgram(JSON.stringify(p.ir));
+ * again.signature === p.signature; // true
+ */
 export function loadProgram(json: string | unknown): Program {
   let ir: unknown;
   try {

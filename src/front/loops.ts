@@ -63,6 +63,12 @@ type LeafwiseTaint<C, R> = IsAny<C> extends true
     ? Tainted<C, R>
     : { -readonly [K in keyof C]: LeafwiseTaint<C[K], K extends keyof R ? R[K] : never> };
 
+/**
+ * The loop index fori's body receives: a local int32 scalar, 0 to count-1.
+ *
+ * @example
+ * program({ w: atServer(f32([3])) }, ({ w }) => fori(3, w, (i: LoopIndex, acc) => add(acc, cast(i, "float32"))));
+ */
 export type LoopIndex = Tensor<[], "int32", "local">;
 
 /**
@@ -79,7 +85,14 @@ type InitCheck<Op extends string, C> = IsAny<C> extends true
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see InitCheck
 type Carry<C> = C extends TreeLike ? C : any;
 
-/** Runs body count times: carry = body(i, carry) for i = 0 .. count-1. */
+/**
+ * Runs body count times: carry = body(i, carry) for i = 0 .. count-1.
+ *
+ * @placement the carry keeps its placement through the loop (a body that changes it is FT208); the
+ * index is local.
+ * @example
+ * program({ w: atServer(f32([3])) }, ({ w }) => fori(5, w, (_i, acc) => mul(acc, 0.5))); // w / 32
+ */
 export function fori<C, R>(
   count: number,
   init: Validate<C, InitCheck<"fori", C>>,
@@ -108,6 +121,8 @@ type LeadingDim<X> = LeafTypes<X> extends infer L ? (ShapeOf<L> extends readonly
 /**
  * Runs body over the leading axis of xs (a tree), threading a carry:
  * `[carry, y_t] = body(carry, xs[t])`; returns the final carry and the y_t stacked.
+ * @placement the carry keeps its placement (FT208 otherwise); xs is stepped along its leading axis
+ * at its own placement; the stacked ys keep the body's placement.
  */
 export function scan<C, X extends TreeLike, R, Y = undefined>(
   init: Validate<C, InitCheck<"scan", C>>,

@@ -31,7 +31,14 @@ function softmaxLike(op: string, primitive: string, x: unknown, axis: number): T
   return currentGraph(op).emit(primitive, [asTracer(x, op)], { axis }, op)[0]!;
 }
 
-/** exp(x) / sum(exp(x)) along an axis (default the last). */
+/**
+ * exp(x) / sum(exp(x)) along an axis (default the last).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ logits: atServer(f32(["B", 10])) }, ({ logits }) => softmax(logits)); // rows sum to 1
+ */
 export function softmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, FloatCheck<"softmax", X>>,
   axis?: Validate<Axis, AxisCheck<"softmax", X, Axis>>,
@@ -39,7 +46,14 @@ export function softmax<X extends Tensor, const Axis extends number = -1>(
   return softmaxLike("softmax", "softmax", x, (axis as number | undefined) ?? -1) as never;
 }
 
-/** log(softmax(x)), computed stably. */
+/**
+ * log(softmax(x)), computed stably.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ logits: atServer(f32(["B", 10])) }, ({ logits }) => logSoftmax(logits, -1));
+ */
 export function logSoftmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, FloatCheck<"logSoftmax", X>>,
   axis?: Validate<Axis, AxisCheck<"logSoftmax", X, Axis>>,
@@ -56,6 +70,10 @@ type LogSumExpAxes = number | readonly number[] | undefined;
  * exactly softmax over the axes (without it, ties in the max would add and cancel terms).
  * A composite of existing primitives, so every backend, batching and gradient come with them.
  * A slice whose entries are all -inf gives NaN (its shift is -inf - -inf).
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ logits: atServer(f32(["B", 10])) }, ({ logits }) => logsumexp(logits, -1)); // f32[B]@SERVER
  */
 export const logsumexp: ReductionFn<"logsumexp", "float"> = ((x: unknown, axis?: LogSumExpAxes, keepDims?: boolean): Tracer => {
   const op = "logsumexp";
@@ -78,6 +96,10 @@ type NormOutcome<X extends Tensor, P extends Tensor> = Binary<"layerNorm", "floa
  * then scaled by gamma and shifted by beta (both broadcast against x, usually of the last
  * dim's size), var being the biased variance, as in PyTorch's LayerNorm and flax's. A
  * composite of existing primitives: its gradient, batching and lowerings follow from theirs.
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ h: atServer(f32(["T", 64])), g: atServer(f32([64])), b: atServer(f32([64])) }, ({ h, g, b }) => layerNorm(h, g, b));
  */
 export function layerNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
   x: Validate<X, FloatCheck<"layerNorm", X>>,
@@ -107,6 +129,10 @@ function standardize(op: string, x: Tracer, axes: number[], eps: number): Tracer
  * positions and channels together, then scaled and shifted per channel by gamma and beta.
  * groups = 1 is layer norm over everything but N; groups = C is instance norm. groups must
  * divide C (FT302). A composite, as layerNorm.
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ x: atServer(f32(["N", 8, 8, 32])), g: atServer(f32([32])), b: atServer(f32([32])) }, ({ x, g, b }) => groupNorm(x, g, b, 4));
  */
 export function groupNorm<X extends Tensor, G extends Tensor, B extends Tensor>(
   x: Validate<X, FloatCheck<"groupNorm", X>>,
@@ -142,7 +168,12 @@ type LossOutcome<Op extends string, A extends Tensor, B extends Tensor> =
       : R
     : never;
 
-/** Per-example cross-entropy of softmax(logits) against label distributions (one-hot rows). */
+/**
+ * Per-example cross-entropy of softmax(logits) against label distributions (one-hot rows).
+ *
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ */
 export function softmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
   logits: L,
   labels: Checked<Y, LossOutcome<"softmaxCrossEntropy", L, Y>>,
@@ -167,7 +198,12 @@ type SparseOutcome<L extends Tensor, Y extends Tensor> = DTypeOf<Y> extends "int
     : never
   : FailWith<"FT205", { op: "sparseSoftmaxCrossEntropy"; want: "i32"; got: DTypeOf<Y> extends "float32" ? "f32" : "bool" }>;
 
-/** Per-example cross-entropy of softmax(logits) against int32 class labels. */
+/**
+ * Per-example cross-entropy of softmax(logits) against int32 class labels.
+ *
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ */
 export function sparseSoftmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
   logits: L,
   labels: Checked<Y, SparseOutcome<L, Y>>,
@@ -183,7 +219,14 @@ export function sparseSoftmaxCrossEntropy<L extends Tensor, Y extends Tensor>(
   return softmaxCrossEntropy(l as never, oneHotLabels as never) as never;
 }
 
-/** Per-example mean of squared differences over the last axis. */
+/**
+ * Per-example mean of squared differences over the last axis.
+ *
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ p: atServer(f32(["B", 1])), y: atServer(f32(["B", 1])) }, ({ p, y }) => mean(meanSquaredError(p, y)));
+ */
 export function meanSquaredError<P extends Tensor, Y extends Tensor>(
   predictions: P,
   targets: Checked<Y, LossOutcome<"meanSquaredError", P, Y>>,
@@ -203,6 +246,8 @@ const meanOverLast = (op: string, x: Tracer): Tracer => currentGraph(op).emit("r
  * softplus(x) - x z, the numerically stable form of -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))
  * (TensorFlow's sigmoid_cross_entropy_with_logits). Its gradient is (sigmoid(x) - z) / n.
  * For one output per example give logits and labels a last axis of 1 ([B, 1]).
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
  */
 export function sigmoidCrossEntropy<L extends Tensor, Y extends Tensor>(
   logits: L,
@@ -222,6 +267,10 @@ const PROBABILITY_FLOOR = 1e-7;
  * the last axis of -(z log p + (1 - z) log(1 - p)), p clipped to [1e-7, 1 - 1e-7] first (as
  * Keras does) so that a confident mistake costs 16.1, not infinity (and the gradient is 0
  * beyond the clip). From logits, sigmoidCrossEntropy is exact where this one clips: prefer it.
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ p: atServer(f32(["B", 1])), y: atServer(f32(["B", 1])) }, ({ p, y }) => mean(binaryCrossEntropy(p, y)));
  */
 export function binaryCrossEntropy<P extends Tensor, Y extends Tensor>(
   probabilities: P,
@@ -237,6 +286,16 @@ export function binaryCrossEntropy<P extends Tensor, Y extends Tensor>(
   return meanOverLast(op, g.emit("neg", [emitBinary("add", op, hits, misses)], {}, op)[0]!) as never;
 }
 
+/**
+ * conv2d's and maxPool2d's window options: the strides (one for both axes, or [rows, columns];
+ * default 1 for conv2d, the window for maxPool2d) and the padding ("valid", the default, or
+ * "same").
+ *
+ * @example
+ * program({ x: atServer(f32(["N", 28, 28, 1])), k: atServer(f32([3, 3, 1, 8])) }, ({ x, k }) =>
+ *   conv2d(x, k, { strides: 2, padding: "valid" } satisfies WindowOptions),
+ * );
+ */
 export interface WindowOptions<Stride extends number = number> {
   readonly strides?: Stride | readonly [Stride, Stride];
   readonly padding?: "same" | "valid";
@@ -267,7 +326,14 @@ function windowAttrs(options: WindowOptions | undefined): { strides: number[]; p
   return { strides, padding };
 }
 
-/** 2-D convolution, NHWC input `[N,H,W,C]` and filter `[kh,kw,C,F]`. */
+/**
+ * 2-D convolution, NHWC input `[N,H,W,C]` and filter `[kh,kw,C,F]`.
+ *
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ x: atServer(f32(["N", 28, 28, 1])), k: atServer(f32([5, 5, 1, 32])) }, ({ x, k }) => conv2d(x, k, { padding: "same" })); // f32[N,28,28,32]
+ */
 export function conv2d<X extends Tensor, F extends Tensor, const O extends WindowOptions = {}>(
   x: X,
   filter: Checked<F, ConvOutcome<X, F, O>>,
@@ -281,7 +347,14 @@ type PoolShape<X extends Shape, Win extends number, O> = X extends readonly [inf
   ? [N, WindowDim<H, Win, StrideOf<O, Win>, PaddingOf<O>>, WindowDim<W, Win, StrideOf<O, Win>, PaddingOf<O>>, C]
   : Dim[];
 
-/** Max pooling over square windows, NHWC; strides default to the window, also when options give only the padding. */
+/**
+ * Max pooling over square windows, NHWC; strides default to the window, also when options give only the padding.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ x: atServer(f32(["N", 28, 28, 32])) }, ({ x }) => maxPool2d(x, 2)); // f32[N,14,14,32]
+ */
 export function maxPool2d<X extends Tensor, const Win extends number, const O extends WindowOptions = { strides: Win }>(
   x: Validate<X, FloatCheck<"maxPool2d", X>>,
   window: Win,
@@ -300,6 +373,8 @@ type MaskCheck<X extends Tensor, K> = K extends Tensor ? Failures<JoinPlacement<
  * 1 / (1 - rate), else 0, so the expected value is x (evaluation then uses x unchanged).
  * The mask is a draw from key (src/front/random.ts): inside map() the key must differ per
  * client (foldIn(key, clientIndex())), and gradients flow through the kept entries only.
+ * @placement x and the key at one placement, or the key local: `x@P` to `@P`; inside map, foldIn
+ * the key with clientIndex() first (FT317).
  */
 export function dropout<X extends Tensor, K extends Tensor>(
   x: Validate<X, FloatCheck<"dropout", X>>,

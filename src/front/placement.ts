@@ -93,21 +93,60 @@ function federated(op: string, primitive: string, tree: unknown): unknown {
   return unflatten(def, leaves.map((t) => graph.emit(primitive, [t], {}, op)[0]!));
 }
 
-/** Copies a SERVER value (or tree) to every client: `T@SERVER` to `T@CLIENTS`. */
+/**
+ * Copies a SERVER value (or tree) to every client: `T@SERVER` to `T@CLIENTS`.
+ *
+ * @placement `T@SERVER` to `T@CLIENTS` (all-equal members); a CLIENTS or local argument is FT101,
+ * one inside map's function FT105.
+ */
 export function broadcast<T extends TreeLike>(x: Validate<T, BroadcastCheck<T>>): Presumed<Moved<T, "clients-equal">> {
   return federated("broadcast", "federated_broadcast", x) as never;
 }
 
 type Numeric = "float32" | "int32";
+/**
+ * The sum over the clients of every leaf of a CLIENTS tree, at the SERVER: TFF's federated_sum.
+ * f32 or i32 leaves.
+ *
+ * @placement `{T}@CLIENTS` to `T@SERVER`; a SERVER or local argument is FT103, one inside map's
+ * function FT105, private client data FT109.
+ */
 export function reduceSum<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceSum", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceSum", "federated_sum", x) as never;
 }
+/**
+ * The unweighted mean over the clients of every leaf of a CLIENTS tree, at the SERVER: TFF's
+ * federated_mean. float32 leaves; use reduceWeightedMean to weight by example counts.
+ *
+ * @placement `{T}@CLIENTS` to `T@SERVER`; a SERVER or local argument is FT103, one inside map's
+ * function FT105, private client data FT109.
+ * @example
+ * program({ x: atClients(f32([3])) }, ({ x }) => reduceMean(x)); // (<x={f32[3]}@CLIENTS> -> f32[3]@SERVER)
+ */
 export function reduceMean<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMean", T, "float32">>): Presumed<Moved<T, "server">> {
   return federated("reduceMean", "federated_mean", x) as never;
 }
+/**
+ * The largest value over the clients of every entry of a CLIENTS tree, at the SERVER (f32 or i32);
+ * its gradient goes to the client that holds the maximum.
+ *
+ * @placement `{T}@CLIENTS` to `T@SERVER`; a SERVER or local argument is FT103, one inside map's
+ * function FT105, private client data FT109.
+ * @example
+ * program({ loss: atClients(f32([])) }, ({ loss }) => reduceMax(loss)); // the worst client's loss
+ */
 export function reduceMax<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMax", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceMax", "federated_max", x) as never;
 }
+/**
+ * The smallest value over the clients of every entry of a CLIENTS tree, at the SERVER (f32 or
+ * i32), as reduceMax.
+ *
+ * @placement `{T}@CLIENTS` to `T@SERVER`; a SERVER or local argument is FT103, one inside map's
+ * function FT105, private client data FT109.
+ * @example
+ * program({ loss: atClients(f32([])) }, ({ loss }) => reduceMin(loss)); // the best client's loss
+ */
 export function reduceMin<T extends TreeLike>(x: Validate<T, ReduceCheck<"reduceMin", T, Numeric>>): Presumed<Moved<T, "server">> {
   return federated("reduceMin", "federated_min", x) as never;
 }
@@ -119,6 +158,8 @@ type WeightCheck<W> =
 /**
  * sum_i(w_i x_i) / sum_i(w_i) over the clients, for every leaf of x: FedAvg's
  * example-weighted mean when w is each client's example count.
+ * @placement `x` and `w` (an f32[] per client) at the CLIENTS to `T@SERVER`: sum(w x) / sum(w); a
+ * misplaced x or w is FT103, a weight that is not a scalar per client FT207, private data FT109.
  */
 export function reduceWeightedMean<T extends TreeLike, W extends Tensor>(
   x: Validate<T, ReduceCheck<"reduceWeightedMean", T, "float32">>,
@@ -148,6 +189,9 @@ type MembersOf<Xs extends readonly unknown[]> = { [K in keyof Xs]: MemberOf<Xs[K
 /**
  * Runs f once per client on that client's members of xs (all at the CLIENTS); the results
  * form a CLIENTS value: `{U}@CLIENTS`, or `U@CLIENTS` when every argument was all-equal.
+ * @placement every argument at the CLIENTS (a SERVER one is FT102: broadcast it first); `f` sees
+ * local members; the result is `{U}@CLIENTS`, or `U@CLIENTS` when all arguments were all-equal.
+ * broadcast or reduce inside `f` is FT105.
  */
 export function map<const Xs extends readonly TreeLike[], const R>(
   f: (...members: MembersOf<Xs>) => Validate<R, MapResultCheck<R>>,
@@ -211,6 +255,19 @@ type ReportCheck<R> = [Extract<PlacementsOf<R>, "server" | AtClients>] extends [
   : Message<"FT106", { got: Got<LeafPaths<R, "server" | AtClients>>; outer: typeof reportOuter }>;
 const reportOuter = "aggregate()'s report";
 
+/**
+ * The four functions of `aggregate`, as TFF's federated_aggregate takes them: `zero` makes the
+ * accumulator from constants, `accumulate` folds a client's member in, `merge` combines two
+ * partial accumulators, `report` turns the final one into the SERVER result.
+ *
+ * @example
+ * const sumOfSquares: Aggregation<Tensor<[], "float32", "clients">, Tensor<[], "float32", "local">, Tensor<[], "float32", "local">> = {
+ *   zero: () => zeros([]),
+ *   accumulate: (acc, member) => add(acc, mul(member, member)),
+ *   merge: (a, b) => add(a, b),
+ *   report: (acc) => acc,
+ * };
+ */
 export interface Aggregation<X, U, R> {
   /** The initial accumulator, built from constants. */
   zero: () => Validate<U, ZeroCheck<U>>;
@@ -226,6 +283,17 @@ export interface Aggregation<X, U, R> {
  * The generic reduction of TFF's federated_aggregate: clients are split into groups, each
  * group folds its members into zero() with accumulate, the partial results are merged, and
  * report makes the SERVER value.
+ * @placement `{T}@CLIENTS` to `T@SERVER`; a SERVER or local argument is FT103, one inside map's
+ * function FT105, private client data FT109. zero, merge and report see local values only.
+ * @example
+ * program({ x: atClients(f32([])) }, ({ x }) =>
+ *   aggregate(x, {
+ *     zero: () => zeros([]),
+ *     accumulate: (acc, member) => add(acc, member),
+ *     merge: (a, b) => add(a, b),
+ *     report: (acc) => acc,
+ *   }),
+ * );
  */
 export function aggregate<X extends TreeLike, U extends TreeLike, R extends TreeLike>(
   x: Validate<X, ReduceCheck<"aggregate", X>>,

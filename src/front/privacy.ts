@@ -41,7 +41,14 @@ type PositiveCheck<Name extends string, V extends number, Op extends string> = n
 const want = { scalar: "a number or an f32[] at the SERVER", key: "a random key (i32[2]) at the SERVER", positive: positiveOption } as const;
 type Want = typeof want;
 
-/** dpSum's options; `Op` is the aggregator that their FT110 messages name (dpSum, or dpMean for its own). */
+/**
+ * dpSum's options; `Op` is the aggregator that their FT110 messages name (dpSum, or dpMean for its own).
+ *
+ * @example
+ * program({ u: atClients(f32([10]), { private: true }), key: atServer(i32([2])) }, ({ u, key }) =>
+ *   dpSum(u, { clip: 1, noiseMultiplier: 1.1, key }),
+ * );
+ */
 export interface DpSumOptions<C, Z, K, Op extends string = "dpSum"> {
   /** The clip norm C: each client's whole tree is scaled to global L2 norm at most C. */
   readonly clip: Validate<C, OptionCheck<"clip", C, ScalarOption, Want["scalar"], Op>>;
@@ -51,7 +58,14 @@ export interface DpSumOptions<C, Z, K, Op extends string = "dpSum"> {
   readonly key: Validate<K, OptionCheck<"key", K, KeyOption, Want["key"], Op>>;
 }
 
-/** dpMean's options: dpSum's, and the cohort size the noised sum is divided by. */
+/**
+ * dpMean's options: dpSum's, and the cohort size the noised sum is divided by.
+ *
+ * @example
+ * program({ u: atClients(f32([10]), { private: true }), key: atServer(i32([2])) }, ({ u, key }) =>
+ *   dpMean(u, { clip: 1, noiseMultiplier: 1.1, key, expectedClients: 100 }),
+ * );
+ */
 export interface DpMeanOptions<C, Z, K, M> extends DpSumOptions<C, Z, K, "dpMean"> {
   /** m, the expected number of clients in the cohort (a number or an f32[] at the SERVER, > 0): the result is the noised sum / m. */
   readonly expectedClients: Validate<M, OptionCheck<"expectedClients", M, ScalarOption, Want["scalar"], "dpMean">>;
@@ -71,6 +85,8 @@ const ops = { ...elementwise, ...tensorOps, ...random } as unknown as Record<
  * coordinate, drawn from `key`. One client changes the sum by at most `clip` in L2 norm, so
  * the result is differentially private and may carry private client data (FT109 does not
  * apply): `{T}@CLIENTS` to `T@SERVER`, float32 leaves only.
+ * @placement `{T}@CLIENTS` (private allowed) to `T@SERVER`, a release; options SERVER or local
+ * (FT110); the key a secret SERVER input, used once (FT110, FT111).
  */
 export function dpSum<T extends TreeLike, const C, const Z, K>(
   x: Validate<T, ReduceCheck<"dpSum", T, "float32">>,
@@ -85,6 +101,8 @@ export function dpSum<T extends TreeLike, const C, const Z, K>(
  * would depend on who took part (McMahan et al. 2018's fixed-denominator estimator). Each leaf's
  * noise has standard deviation z C / m. It is dpSum and a division, so the key rules, the
  * release listed in program.privacy (as a dpSum) and its gradients are dpSum's.
+ * @placement as dpSum: `{T}@CLIENTS` (private allowed) to `T@SERVER`, a release; expectedClients a
+ * number or an f32[] at the SERVER.
  */
 export function dpMean<T extends TreeLike, const C, const Z, K, const M>(
   x: Validate<T, ReduceCheck<"dpMean", T, "float32">>,
@@ -135,7 +153,13 @@ function gaussianSum(op: string, x: unknown, options: { readonly clip: unknown; 
   );
 }
 
-/** Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf split from `key`. */
+/**
+ * Gaussian noise N(0, std^2) with the structure of a SERVER tree, one independent key per leaf split from `key`.
+ *
+ * @example
+ * // Inside a traced program: noise with the structure of a SERVER tree of params.
+ * program({ w: atServer({ a: f32([3]), b: f32([1]) }), key: atServer(i32([2])) }, ({ w, key }) => add(w, gaussianTreeNoise(w, 0.1, key) as typeof w));
+ */
 export function gaussianTreeNoise(like: unknown, std: unknown, key: unknown): unknown {
   const { leaves, def } = flattenTracers(like, "parameter tree");
   const keys = leaves.length === 1 ? [key] : (ops.split(key, leaves.length) as unknown as Tracer[]);

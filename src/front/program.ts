@@ -27,11 +27,27 @@ export type InputSpecs = { readonly [name: string]: TreeLike };
 /** The static types a program was declared with: its input specs and its output values. */
 export declare const programTypes: unique symbol;
 
+/**
+ * `program()`'s options: the name shown in signatures, logs and the IR.
+ *
+ * @example
+ * program({ x: atClients(f32([3])) }, ({ x }) => reduceSum(x), { name: "sum_round" } satisfies ProgramOptions);
+ */
 export interface ProgramOptions {
   /** Shown in signatures and logs. */
   readonly name?: string;
 }
 
+/**
+ * A traced program: its IR (`ir`), its TFF-style `signature`, its releases (`privacy`),
+ * aggregations and aggregators, and `run(inputs, options)`, which runs it on a backend. Made by
+ * `program(...)` or `loadProgram(json)`.
+ *
+ * @example
+ * const p = program({ x: atClients(f32([3])) }, ({ x }) => reduceMean(x), { name: "mean" });
+ * console.log(p.name, p.signature); // mean (<x={f32[3]}@CLIENTS> -> f32[3]@SERVER)
+ * const out = await p.run({ x: [[1, 2, 3], [3, 4, 5]] }); // two clients, on the leading axis: [2, 3, 4]
+ */
 export class Program<I = InputSpecs, O = unknown> {
   declare readonly [programTypes]: { readonly inputs: I; readonly output: O };
 
@@ -102,6 +118,15 @@ export type RunInputs<I> = I extends TensorSpec ? InputLeaf : { readonly [K in k
 /** What run() gives back for each output: a tfjs tensor (CLIENTS values with the clients on axis 0). */
 export type RunOutputs<O> = O extends Typed ? TfTensor : { -readonly [K in keyof O]: RunOutputs<O[K]> };
 
+/**
+ * A program's TFF-style type signature from its IR, as `Program.signature` prints it:
+ * `(<name=type,...> -> result)`.
+ *
+ * @placement none: a host function on a program's IR.
+ * @example
+ * const p = program({ w: atServer(f32([10])) }, ({ w }) => broadcast(w));
+ * signatureOf(p.ir); // "(<w=f32[10]@SERVER> -> f32[10]@CLIENTS)"
+ */
 export function signatureOf(ir: ProgramIR): string {
   const inputType = (i: number): ValueType => ir.values[ir.graph.inputs[i]!]!;
   const outputType = (i: number): ValueType => ir.values[ir.graph.outputs[i]!]!;
@@ -112,6 +137,8 @@ export function signatureOf(ir: ProgramIR): string {
  * Declares a program. `inputs` names each input and gives its spec (a tree of f32/i32/bool
  * specs placed with atServer/atClients, or local); body receives the traced values and returns
  * the outputs (a tree).
+ * @placement the inputs as their specs place them; the outputs may be SERVER or CLIENTS values
+ * (FT109 for an output computed from private client data that no releasing aggregator took).
  */
 export function program<const I extends InputSpecs, O>(
   inputs: I,

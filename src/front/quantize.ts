@@ -22,12 +22,24 @@ import { split, uniform, type KeyCheck } from "./random.js";
 import { currentGraph, type Tracer } from "./trace.js";
 import { unflatten } from "./tree.js";
 
+/**
+ * stochasticQuantize()'s options: the bits per entry.
+ *
+ * @example
+ * const options: QuantizeOptions = { bits: 4 }; // 16 levels between each leaf's min and max
+ */
 export interface QuantizeOptions {
   /** Bits per coordinate, 1 to 16. */
   readonly bits: number;
 }
 
-/** The bits a tree of leaves with these sizes takes quantized to `bits` per entry: b n per leaf plus its two float32 bounds. */
+/**
+ * The bits a tree of leaves with these sizes takes quantized to `bits` per entry: b n per leaf plus its two float32 bounds.
+ *
+ * @placement none: a host function on sizes.
+ * @example
+ * quantizedBits([7840, 10], 8); // 8 * 7850 + 2 * 2 * 32 bits
+ */
 export function quantizedBits(leafSizes: readonly number[], bits: number): number {
   return leafSizes.reduce((total, n) => total + n * bits + 64, 0);
 }
@@ -42,7 +54,16 @@ type KeyJoinCheck<T, K> = Leaves<T> extends infer L
     : never
   : never;
 
-/** x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf). */
+/**
+ * x quantized to options.bits bits per entry with unbiased stochastic rounding drawn from key (one subkey per leaf).
+ *
+ * @placement x's placement (usually CLIENTS members inside map, with a per-client key): `x@P` to
+ * `@P`.
+ * @example
+ * program({ u: atClients(f32([10])), key: atServer(i32([2])) }, ({ u, key }) =>
+ *   reduceMean(map((um, k) => stochasticQuantize(um, foldIn(k, clientIndex()), { bits: 8 }), u, broadcast(key))),
+ * );
+ */
 export function stochasticQuantize<T extends TreeLike, K extends Tensor>(
   x: Validate<T, FloatTreeCheck<"stochasticQuantize", T>>,
   key: Validate<K, [KeyCheck<"stochasticQuantize", K>] extends [never] ? KeyJoinCheck<T, K> : KeyCheck<"stochasticQuantize", K>>,

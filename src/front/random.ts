@@ -28,7 +28,13 @@ import { asTracer } from "./values.js";
 
 type Mutable<S> = { -readonly [K in keyof S]: S[K] };
 
-/** A PRNG key at placement P. */
+/**
+ * A PRNG key at placement P.
+ *
+ * @example
+ * const draw = (key: Key<"server">) => uniform(key, [10]);
+ * program({ key: atServer(i32([2])) }, ({ key }) => draw(key));
+ */
 export type Key<P extends Tensor["placement"] = Tensor["placement"]> = Tensor<[2], "int32", P>;
 /** FT316 unless K is a key; a tensor whose dtype or rank is not known statically is checked while tracing. */
 export type KeyCheck<Op extends string, K> = [K] extends [Key]
@@ -107,7 +113,11 @@ function bits(op: string, key: unknown, shape: readonly Dim[]): Tracer {
 /** Uniform float32 in [min, max) of random words (src/ir/threefry.ts: uniformFromWord). */
 const uniformOf = (op: string, words: Tracer, min = 0, max = 1): Tracer => emit(op, "uniform_from_bits", [words], { min, max });
 
-/** A key from an integer seed in [0, 2^53): the words (floor(seed / 2^32), seed mod 2^32), as JAX's PRNGKey. */
+/**
+ * A key from an integer seed in [0, 2^53): the words (floor(seed / 2^32), seed mod 2^32), as JAX's PRNGKey.
+ *
+ * @placement none: a local key (a constant), usable at any placement.
+ */
 export function randomKey(seed: number): Key<"local"> {
   const op = "randomKey";
   if (!(Number.isSafeInteger(seed) && seed >= 0)) throw ftError("FT305", { option: "randomKey seed", why: `${seed} is not an integer in [0, 2^53)` });
@@ -115,7 +125,16 @@ export function randomKey(seed: number): Key<"local"> {
   return currentGraph(op).emit("constant", [], { value: words, dtype: "int32", shape: [2] }, op)[0] as never;
 }
 
-/** n new independent keys (default 2) from a key: `const [a, b] = split(key)`. */
+/**
+ * n new independent keys (default 2) from a key: `const [a, b] = split(key)`.
+ *
+ * @placement the keys are at the key's placement: `Key<P>` to n `Key<P>`.
+ * @example
+ * program({ key: atServer(i32([2])) }, ({ key }) => {
+ *   const [a, b] = split(key);
+ *   return add(uniform(a, [3]), normal(b, [3]));
+ * });
+ */
 export function split<K extends Tensor, const N extends number = 2>(
   key: Validate<K, KeyCheck<"split", K>>,
   n?: N,
@@ -152,6 +171,8 @@ type FoldInPlacement<K, D> = D extends Tensor
 /**
  * A new key from a key and an int32 (a number or an i32[] value): different data give
  * independent keys. foldIn(key, clientIndex()) inside map() is the running client's key.
+ * @placement the key's placement, joined with the data's: foldIn(key, clientIndex()) inside map is
+ * a member key, a different one per client.
  */
 export function foldIn<K extends Tensor, D extends number | Tensor<[]>>(
   key: Validate<K, KeyCheck<"foldIn", K>>,
@@ -172,7 +193,12 @@ export function foldIn<K extends Tensor, D extends number | Tensor<[]>>(
   return emit(op, "threefry2x32", [k, counter]) as never;
 }
 
-/** Inside map()'s function: the index of the client running it, 0 to C-1 (FT318 elsewhere). */
+/**
+ * Inside map()'s function: the index of the client running it, 0 to C-1 (FT318 elsewhere).
+ *
+ * @placement only inside map's function, where it is the running client's member (an int32
+ * scalar); FT318 elsewhere.
+ */
 export function clientIndex(): Tensor<[], "int32", "member"> {
   const op = "clientIndex";
   const mapGraph = enclosingMap(currentGraph(op));
@@ -194,7 +220,15 @@ type Draw<K, S extends readonly Dim[], D extends "float32" | "int32" | "bool"> =
   ? Tensor<Mutable<S>, D, "server"> & DrawnFrom<K>
   : Tensor<Mutable<S>, D, PlacementOf<K>>;
 
-/** Uniform float32 in [min, max) (default [0, 1)); [0, 1) values are multiples of 2^-23, as JAX's. */
+/**
+ * Uniform float32 in [min, max) (default [0, 1)); [0, 1) values are multiples of 2^-23, as JAX's.
+ *
+ * @placement a key at placement P gives draws at P (a SERVER key: SERVER values; a client's key
+ * inside map: that client's); a CLIENTS key drawn from inside map without foldIn(key,
+ * clientIndex()) is FT317.
+ * @example
+ * program({ key: atServer(i32([2])) }, ({ key }) => uniform(key, [2, 3], { min: -1, max: 1 })); // f32[2,3]@SERVER
+ */
 export function uniform<K extends Tensor, const S extends readonly Dim[]>(
   key: Validate<K, KeyCheck<"uniform", K>>,
   shape: S,
@@ -212,6 +246,9 @@ export function uniform<K extends Tensor, const S extends readonly Dim[]>(
  * 2^-63 of N(0, 1) beyond a rounding finer than float32's (normalSamplerDeltaPerDraw);
  * computed from correctly rounded float32 operations only (src/ir/normal.ts), so the same
  * bits on every backend.
+ * @placement a key at placement P gives draws at P (a SERVER key: SERVER values; a client's key
+ * inside map: that client's); a CLIENTS key drawn from inside map without foldIn(key,
+ * clientIndex()) is FT317.
  */
 export function normal<K extends Tensor, const S extends readonly Dim[]>(
   key: Validate<K, KeyCheck<"normal", K>>,
@@ -221,7 +258,15 @@ export function normal<K extends Tensor, const S extends readonly Dim[]>(
   return emit(op, "normal_from_bits", [bits(op, key, [...shape, NORMAL_WORDS_PER_VALUE])]) as never;
 }
 
-/** true with probability p (uniform < p), as bool. */
+/**
+ * true with probability p (uniform < p), as bool.
+ *
+ * @placement a key at placement P gives draws at P (a SERVER key: SERVER values; a client's key
+ * inside map: that client's); a CLIENTS key drawn from inside map without foldIn(key,
+ * clientIndex()) is FT317.
+ * @example
+ * program({ key: atServer(i32([2])) }, ({ key }) => bernoulli(key, 0.1, [784])); // bool[784]@SERVER, true with p 0.1
+ */
 export function bernoulli<K extends Tensor, const S extends readonly Dim[]>(
   key: Validate<K, KeyCheck<"bernoulli", K>>,
   p: number,
@@ -240,6 +285,11 @@ export function bernoulliMask(op: string, key: unknown, p: number, shape: readon
  * A uniformly random permutation of 0..n-1 (i32[n]): the ranks of n random words, ties
  * broken by position. Exact integer comparisons only, O(n^2) work and memory: meant for
  * the sizes of clients, batches and cohorts, not millions.
+ * @placement a key at placement P gives draws at P (a SERVER key: SERVER values; a client's key
+ * inside map: that client's); a CLIENTS key drawn from inside map without foldIn(key,
+ * clientIndex()) is FT317.
+ * @example
+ * program({ key: atServer(i32([2])) }, ({ key }) => randomPermutation(key, 10)); // i32[10]@SERVER
  */
 export function randomPermutation<K extends Tensor, const N extends number>(
   key: Validate<K, KeyCheck<"randomPermutation", K>>,

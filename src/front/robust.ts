@@ -46,11 +46,20 @@ function maskedMean(op: string, x: unknown, primitive: string, attrs: Attrs): un
  * The coordinate-wise median over the clients of every leaf (Yin et al. 2018): the middle
  * client's value, or the mean of the two middle ones for an even number of clients.
  * `{T}@CLIENTS` to `T@SERVER`.
+ * @placement `{T}@CLIENTS` to `T@SERVER` (float32); FT109 on private data.
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => reduceMedian(u)); // f32[10]@SERVER
  */
 export function reduceMedian<T extends TreeLike>(x: FloatReduce<"reduceMedian", T>): Presumed<Moved<T, "server">> {
   return maskedMean("reduceMedian", x, "federated_trim_mask", { trim: "median" }) as never;
 }
 
+/**
+ * reduceTrimmedMean()'s options: the fraction trimmed from each end.
+ *
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => reduceTrimmedMean(u, { trim: 0.2 } satisfies TrimmedMeanOptions));
+ */
 export interface TrimmedMeanOptions {
   /** The fraction beta in [0, 0.5) of clients dropped from each end of every coordinate's order: floor(beta C) each side. */
   readonly trim: number;
@@ -60,6 +69,9 @@ export interface TrimmedMeanOptions {
  * The coordinate-wise trimmed mean over the clients (Yin et al. 2018): per coordinate, the
  * mean of the clients' values less the floor(trim C) largest and smallest. trim 0 is the
  * plain mean. FT321 when trim is outside [0, 0.5) or leaves no client.
+ * @placement `{T}@CLIENTS` to `T@SERVER` (float32); FT109 on private data.
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => reduceTrimmedMean(u, { trim: 0.1 }));
  */
 export function reduceTrimmedMean<T extends TreeLike>(x: FloatReduce<"reduceTrimmedMean", T>, options: TrimmedMeanOptions): Presumed<Moved<T, "server">> {
   const trim = (options as TrimmedMeanOptions | undefined)?.trim;
@@ -67,6 +79,13 @@ export function reduceTrimmedMean<T extends TreeLike>(x: FloatReduce<"reduceTrim
   return maskedMean("reduceTrimmedMean", x, "federated_trim_mask", { trim }) as never;
 }
 
+/**
+ * krum()'s options: the Byzantine clients f to tolerate and how many lowest-scoring clients to
+ * average.
+ *
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => krum(u, { byzantine: 2, select: 3 } satisfies KrumOptions));
+ */
 export interface KrumOptions {
   /** f: the Byzantine clients to tolerate; Krum needs more than 2f + 2 clients (FT321). */
   readonly byzantine: number;
@@ -79,6 +98,8 @@ export interface KrumOptions {
  * the sum of squared Euclidean distances, over all leaves flattened together, to its
  * C - f - 2 nearest other clients; the result is the mean of the `select` clients of lowest
  * score (ties by client order). `{T}@CLIENTS` to `T@SERVER`.
+ * @placement `{T}@CLIENTS` to `T@SERVER` (float32); FT109 on private data; FT321 with too few
+ * clients.
  */
 export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: KrumOptions): Presumed<Moved<T, "server">> {
   const op = "krum";
@@ -91,7 +112,13 @@ export function krum<T extends TreeLike>(x: FloatReduce<"krum", T>, options: Kru
   return reduceWeightedMean(x as never, chosen as never) as never;
 }
 
-/** The global L2 norm of a tree (every leaf's entries together), at the tree's placement. */
+/**
+ * The global L2 norm of a tree (every leaf's entries together), at the tree's placement.
+ *
+ * @placement the tree's placement: `T@P` to `f32[]@P`.
+ * @example
+ * program({ u: atClients({ w: f32([10]), b: f32([1]) }) }, ({ u }) => reduceMax(map((um) => globalNorm(um), u)));
+ */
 export function globalNorm<T extends TreeLike>(x: Validate<T, FloatTreeCheck<"globalNorm", T>>): Tensor<[], "float32", PlacementsOf<T>> {
   const op = "globalNorm";
   const graph = currentGraph(op);
@@ -134,12 +161,23 @@ function scaledByNorm<T>(op: string, x: T, maxNorm: unknown, factor: (norm: Trac
  * A client's update scaled to global L2 norm at most maxNorm: x min(1, maxNorm / ||x||), the
  * norm bounding of Sun et al. 2019 ("Can You Really Backdoor Federated Learning?") and the
  * clipping of DP-FedAvg. Use it inside map() before any reduction.
+ * @placement a tree at the CLIENTS (or a member inside map) keeps its placement: `x@P` to `@P`;
+ * use it inside map before a reduction.
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => reduceMean(map((um) => clipByNorm(um, 1), u)));
  */
 export function clipByNorm<T extends TreeLike, B extends Bound>(x: Validate<T, FloatTreeCheck<"clipByNorm", T>>, maxNorm: Validate<B, BoundCheck<"clipByNorm", T, B>>): Tainted<T, [T, B]> {
   return scaledByNorm("clipByNorm", x, maxNorm as Bound, (norm, bound) => emitBinary("div", "clipByNorm", bound, emitBinary("maximum", "clipByNorm", norm, bound))) as never;
 }
 
-/** A client's update left as it is when its global L2 norm is at most maxNorm, zeroed otherwise (norm zeroing). */
+/**
+ * A client's update left as it is when its global L2 norm is at most maxNorm, zeroed otherwise (norm zeroing).
+ *
+ * @placement a tree at the CLIENTS (or a member inside map) keeps its placement: `x@P` to `@P`;
+ * use it inside map before a reduction.
+ * @example
+ * program({ u: atClients(f32([10])) }, ({ u }) => reduceMean(map((um) => zeroAboveNorm(um, 5), u)));
+ */
 export function zeroAboveNorm<T extends TreeLike, B extends Bound>(x: Validate<T, FloatTreeCheck<"zeroAboveNorm", T>>, maxNorm: Validate<B, BoundCheck<"zeroAboveNorm", T, B>>): Tainted<T, [T, B]> {
   const op = "zeroAboveNorm";
   return scaledByNorm(op, x, maxNorm as Bound, (norm, bound) => currentGraph(op).emit("cast", [emitBinary("less_equal", op, norm, bound)], { dtype: "float32" }, op)[0]!) as never;

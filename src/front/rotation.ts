@@ -101,6 +101,10 @@ function normalizedWalshHadamard(op: string, v: Tracer, d: number): Tracer {
  * x (f32, any static shape) flattened, zero-padded to d = 2^m entries and rotated by the
  * randomized Hadamard transform of the key: f32[d] at the placement where x meets the key.
  * The same key gives the same rotation everywhere; inverseRandomHadamard(y, key, shape) undoes it.
+ * @placement where x meets the key: a CLIENTS x with a broadcast key stays at the CLIENTS; `x@P`
+ * to `f32[d]@P`.
+ * @example
+ * program({ u: atClients(f32([10])), key: atServer(i32([2])) }, ({ u, key }) => map((um, k) => randomHadamard(um, k), u, broadcast(key))); // {f32[16]}@CLIENTS
  */
 export function randomHadamard<X extends Tensor, K extends Tensor>(
   x: Validate<X, FloatCheck<"randomHadamard", X>>,
@@ -119,6 +123,9 @@ export function randomHadamard<X extends Tensor, K extends Tensor>(
 /**
  * The inverse of randomHadamard: y (f32[d], d a power of two) rotated back with the same key,
  * then, given the shape of the original x, its first entries reshaped to it (else all d).
+ * @placement as randomHadamard: `y@P` to `@P`, with the key at P or local.
+ * @example
+ * program({ y: atServer(f32([16])), key: atServer(i32([2])) }, ({ y, key }) => inverseRandomHadamard(y, key, [10])); // f32[10]@SERVER
  */
 export function inverseRandomHadamard<Y extends Tensor, K extends Tensor, const S extends readonly Dim[] = [number]>(
   y: Validate<Y, FloatCheck<"inverseRandomHadamard", Y>>,

@@ -12,6 +12,18 @@ import { ftError } from "../errors/error.js";
 
 const redacted = "SecretKey(<redacted>)";
 
+/**
+ * A run's secret key (i32[2]) drawn from node:crypto: program.run() reads it as a host tensor,
+ * while printing, JSON and checkpoints refuse it (FT334), so the noise and masks it seeds are
+ * never written out.
+ *
+ * @example
+ * const round = program({ u: atClients(f32([10]), { private: true }), key: atServer(i32([2])) }, ({ u, key }) =>
+ *   dpSum(u, { clip: 1, noiseMultiplier: 1, key }),
+ * );
+ * const key: SecretKey = secretKey();
+ * await round.run({ u: [[0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0]], key });
+ */
 export class SecretKey {
   readonly shape: readonly [2] = [2];
   readonly #words: Int32Array;
@@ -38,7 +50,11 @@ export class SecretKey {
 // set on the prototype so that the public declarations do not need Node's types.
 Object.defineProperty(SecretKey.prototype, Symbol.for("nodejs.util.inspect.custom"), { value: () => redacted });
 
-/** A fresh random key (i32[2]) from node:crypto, for a SERVER key input: `program.run({ ..., key: secretKey() })`. */
+/**
+ * A fresh random key (i32[2]) from node:crypto, for a SERVER key input: `program.run({ ..., key: secretKey() })`.
+ *
+ * @placement none: a host value, given to program.run() for a SERVER key input.
+ */
 export function secretKey(): SecretKey {
   return new SecretKey();
 }

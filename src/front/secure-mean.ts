@@ -41,6 +41,15 @@ type ClientWeight = { readonly placement: AtClients | WeightsMessage; readonly d
   | Tensor<[], "int32", AtClients>
 );
 
+/**
+ * secureMean's options: secureSum's (the `scale` required), and optional per-client `weights` with
+ * their bound `maxWeight`.
+ *
+ * @example
+ * program({ u: atClients(f32([10]), { private: true }), key: atServer(i32([2])) }, ({ u, key }) =>
+ *   secureMean(u, { bits: 20, key, range: [-1, 1], scale: 1000 }),
+ * );
+ */
 export interface SecureMeanOptions<K = ServerKey> extends SecureSumOptions<K> {
   /** Quantization steps per unit (of x, or of w x when weighted): required, x is float32. */
   readonly scale: number;
@@ -64,6 +73,12 @@ const bad = (what: string, why: string) => ftError("FT312", { what, why });
  * secureSums: `secureMean(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`, or
  * weighted, `{ ..., weights: count, maxWeight: 600 }`. Private data is accepted (secureSum
  * declassifies it: the exact mean, no DP).
+ * @placement `{T}@CLIENTS` (private allowed: the exact mean is released) to `T@SERVER`; weights a
+ * CLIENTS scalar; the key as secureSum's.
+ * @example
+ * program({ u: atClients(f32([10]), { private: true }), n: atClients(f32([])), key: atServer(i32([2])) }, ({ u, n, key }) =>
+ *   secureMean(u, { bits: 24, key, range: [-1, 1], scale: 1000, weights: n, maxWeight: 600 }),
+ * );
  */
 export function secureMean<T extends TreeLike, K = ServerKey>(
   x: Validate<T, ReduceCheck<"secureMean", T, "float32">>,

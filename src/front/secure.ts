@@ -26,6 +26,9 @@ import { unflatten } from "./tree.js";
  * What secureSum's argument may be: a tree of float32 or int32 values at the CLIENTS, as
  * reduceSum's (FT103 for SERVER or local leaves, FT105 for members, FT205 for bool). The one
  * place that says which client values may leave through a secure sum.
+ * @example
+ * // The check secureSum's parameter type applies: an FT103 message type for a SERVER tree.
+ * type ServerCheck = SecureSumPlacementCheck<Tensor<[10], "float32", "server">>;
  */
 export type SecureSumPlacementCheck<T> = ReduceCheck<"secureSum", T, "float32" | "int32">;
 
@@ -52,6 +55,15 @@ export type SecureKeyCheck<Op extends string, K> = IsAny<K> extends true
       : KeyCheck<Op, K>;
 type LocalKeyWant = "a secret key: a SERVER program input (atServer(i32([2])) fed from node:crypto), or split/foldIn of one";
 
+/**
+ * secureSum's options: the modulus 2^bits, the round's SERVER `key`, the declared `range` of every
+ * client value, the quantization `scale` for float32, and the SecAgg+ group settings.
+ *
+ * @example
+ * program({ c: atClients(i32([10])), key: atServer(i32([2])) }, ({ c, key }) =>
+ *   secureSum(c, { bits: 20, key, range: [0, 600] } satisfies SecureSumOptions<typeof key>),
+ * );
+ */
 export interface SecureSumOptions<K = ServerKey, Scale extends number | string = number> {
   /** The modulus is 2^bits, 1 <= bits <= 30 (see src/ir/secure-sum.ts for why 30). */
   readonly bits: number;
@@ -77,6 +89,8 @@ export interface SecureSumOptions<K = ServerKey, Scale extends number | string =
  * secureSum's options for the tree T: `scale` is required when a leaf of T is float32 (a float
  * has no quantization without it: FT312 while tracing otherwise), optional for int32 trees and
  * for trees whose dtypes are not known statically (checked while tracing).
+ * @example
+ * const options = (key: Tensor<[2], "int32", "server">): SecureSumOptionsFor<Tensor<[10], "float32", "clients">, typeof key> => ({ bits: 20, key, range: [-1, 1], scale: 1000 });
  */
 export type SecureSumOptionsFor<T, K = ServerKey> = SecureSumOptions<K, ScaleOf<T>> & ScaleRequirement<T>;
 type ScaleRequirement<T> = DType extends DTypeOf<Leaves<T>> ? unknown : "float32" extends DTypeOf<Leaves<T>> ? { readonly scale: number } : unknown;
@@ -121,6 +135,8 @@ function attrsOf(options: SecureSumOptions, dtype: SecureDType): SecureSumAttrs 
  * The sum over clients of every leaf of x ({T}@CLIENTS, T float32 or int32) at the SERVER,
  * computed from masked values only: `secureSum(update, { bits: 20, key, range: [-1, 1], scale: 1000 })`.
  * float32 results are exact up to the quantization: within n / (2 scale) of the true sum.
+ * @placement `{T}@CLIENTS` (private allowed: the exact sum is released, with no DP) to `T@SERVER`;
+ * the key a SERVER input (FT110), used once (FT111); SERVER or local values are FT103.
  */
 export function secureSum<T extends TreeLike, K = ServerKey>(
   x: Validate<T, SecureSumPlacementCheck<T>>,

@@ -45,12 +45,30 @@ function makeSpec(shape: SpecShape, dtype: DType, op: string): Spec {
   return new Spec([...shape], dtype, "local");
 }
 
+/**
+ * A float32 tensor spec of the given shape: dims are numbers, names such as "B" (equal names
+ * agree) or `number` (known at run time). Specs declare a program's inputs.
+ *
+ * @placement none: a spec is local until atServer or atClients places it.
+ */
 export function f32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "float32", "local"> {
   return makeSpec(shape, "float32", "f32") as never;
 }
+/**
+ * An int32 tensor spec of the given shape (labels, indices, keys), as f32's.
+ *
+ * @placement none: a spec is local until atServer or atClients places it.
+ */
 export function i32<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "int32", "local"> {
   return makeSpec(shape, "int32", "i32") as never;
 }
+/**
+ * A bool tensor spec of the given shape (masks), as f32's.
+ *
+ * @placement none: a spec is local until atServer or atClients places it.
+ * @example
+ * program({ keep: atClients(bool(["N"])), x: atClients(f32(["N"])) }, ({ keep, x }) => reduceSum(map((k, xm) => sum(where(k, xm, 0)), keep, x)));
+ */
 export function bool<const S extends SpecShape>(shape: S): TensorSpec<SpecDims<S>, "bool", "local"> {
   return makeSpec(shape, "bool", "bool") as never;
 }
@@ -66,9 +84,23 @@ function place(tree: unknown, placement: Placement, outer: string, isPrivate = f
   );
 }
 
+/**
+ * Places a spec (or a tree of specs) at the SERVER: the program input is one value held by the
+ * coordinator, such as the model parameters or the learning rate.
+ *
+ * @placement a spec (tree) to `T@SERVER`: one copy at the coordinator. A spec placed already is
+ * FT106.
+ */
 export function atServer<const T extends object>(spec: Validate<T, NestCheck<T, "atServer()">>): Place<T, "server"> {
   return place(spec, "server", "atServer()") as never;
 }
+/**
+ * atClients()'s options: `private` marks the clients' data private, so what is computed from it
+ * leaves the clients only through a releasing aggregator.
+ *
+ * @example
+ * program({ x: atClients(f32([10]), { private: true } satisfies ClientsOptions) }, ({ x }) => x);
+ */
 export interface ClientsOptions {
   /**
    * The clients' data is private: whatever is computed from it reaches the SERVER or the
@@ -85,7 +117,12 @@ export interface ClientsOptions {
  */
 export type ClientsPlacement<O> = "private" extends keyof O ? ([O["private" & keyof O]] extends [false | undefined] ? "clients" : "clients-private") : "clients";
 
-/** Places a spec (tree) at the clients: `{T}@CLIENTS`, or `{T}@CLIENTS(private)` with `{ private: true }`. */
+/**
+ * Places a spec (tree) at the clients: `{T}@CLIENTS`, or `{T}@CLIENTS(private)` with `{ private: true }`.
+ *
+ * @placement a spec (tree) to `{T}@CLIENTS`, or `{T}@CLIENTS(private)` with `{ private: true }`; a
+ * spec placed already is FT106.
+ */
 export function atClients<const T extends object, const O extends ClientsOptions = {}>(
   spec: Validate<T, NestCheck<T, "atClients()">>,
   options?: O,

@@ -24,7 +24,12 @@ type Axes = number | readonly number[] | undefined;
 const graph = (op: string) => currentGraph(op);
 const tracer = (x: unknown, op: string): Tracer => asTracer(x, op);
 
-/** numpy matmul: `[...batch, n, k] @ [...batch, k, m]`; rank-1 operands are vectors. */
+/**
+ * numpy matmul: `[...batch, n, k] @ [...batch, k, m]`; rank-1 operands are vectors.
+ *
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
+ */
 export function matmul<A extends Tensor, B extends Tensor>(
   a: A,
   b: Checked<B, Binary<"matmul", "numeric", A, B, MatMul<ShapeOf<A>, ShapeOf<B>, Ctx<"matmul", A, B>>>>,
@@ -32,7 +37,12 @@ export function matmul<A extends Tensor, B extends Tensor>(
   return graph("matmul").emit("matmul", [tracer(a, "matmul"), tracer(b, "matmul")], {}, "matmul")[0] as never;
 }
 
-/** Permutes axes; without perm, reverses them. */
+/**
+ * Permutes axes; without perm, reverses them.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function transpose<X extends Tensor, const Perm extends readonly number[] | undefined = undefined>(
   x: X,
   perm?: Checked<Perm, Transpose<ShapeOf<X>, Perm, Ctx<"transpose", X>>>,
@@ -41,7 +51,14 @@ export function transpose<X extends Tensor, const Perm extends readonly number[]
   return graph("transpose").emit("transpose", [tracer(x, "transpose")], attrs, "transpose")[0] as never;
 }
 
-/** Same elements, new shape: dims may be sizes, names, or one -1 for the rest. */
+/**
+ * Same elements, new shape: dims may be sizes, names, or one -1 for the rest.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ x: atClients(f32([28, 28])) }, ({ x }) => map((xm) => reshape(xm, [784]), x));
+ */
 export function reshape<X extends Tensor, const S extends readonly Dim[]>(
   x: X,
   shape: Checked<S, Reshape<ShapeOf<X>, Mutable<S>, Ctx<"reshape", X, Mutable<S>>>>,
@@ -53,7 +70,12 @@ export function reshape<X extends Tensor, const S extends readonly Dim[]>(
   return graph("reshape").emit("reshape", [tracer(x, "reshape")], { shape: target }, "reshape")[0] as never;
 }
 
-/** Inserts a unit dim at axis (in [-(rank+1), rank]). */
+/**
+ * Inserts a unit dim at axis (in [-(rank+1), rank]).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function expandDims<X extends Tensor, const Axis extends number>(
   x: X,
   axis: Checked<Axis, ExpandDims<ShapeOf<X>, Axis, Ctx<"expandDims", X>>>,
@@ -61,7 +83,13 @@ export function expandDims<X extends Tensor, const Axis extends number>(
   return graph("expandDims").emit("expand_dims", [tracer(x, "expandDims")], { axis: axis as number }, "expandDims")[0] as never;
 }
 
-/** Joins tensors along an existing axis. */
+/**
+ * Joins tensors along an existing axis.
+ *
+ * @placement the tensors at one placement P, or local: result at P; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ a: atServer(f32([2, 3])), b: atServer(f32([4, 3])) }, ({ a, b }) => concat([a, b], 0)); // f32[6,3]@SERVER
+ */
 export function concat<const Xs extends readonly Tensor[], const Axis extends number = 0>(
   xs: Checked<Xs, Many<"concat", Xs, Concat<ShapesOf<Xs>, Axis, Ctx<"concat", Xs[0]>>>>,
   axis?: Axis,
@@ -70,7 +98,13 @@ export function concat<const Xs extends readonly Tensor[], const Axis extends nu
   return graph("concat").emit("concat", ts, { axis: axis ?? 0 }, "concat")[0] as never;
 }
 
-/** Stacks equal-shaped tensors along a new axis. */
+/**
+ * Stacks equal-shaped tensors along a new axis.
+ *
+ * @placement the tensors at one placement P, or local: result at P; SERVER with CLIENTS is FT104.
+ * @example
+ * program({ a: atServer(f32([3])), b: atServer(f32([3])) }, ({ a, b }) => stack([a, b], 0)); // f32[2,3]@SERVER
+ */
 export function stack<const Xs extends readonly Tensor[], const Axis extends number = 0>(
   xs: Checked<Xs, Many<"stack", Xs, Stack<ShapesOf<Xs>, Axis, Ctx<"stack", Xs[0]>>>>,
   axis?: Axis,
@@ -85,7 +119,14 @@ export function stack<const Xs extends readonly Tensor[], const Axis extends num
   return graph(op).emit("concat", expanded, { axis: newAxis }, op)[0] as never;
 }
 
-/** A block of x: `begin` and `size` per axis; size -1 takes the rest of the axis. */
+/**
+ * A block of x: `begin` and `size` per axis; size -1 takes the rest of the axis.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ x: atServer(f32([10, 4])) }, ({ x }) => slice(x, [2, 0], [3, -1])); // f32[3,4]@SERVER: rows 2 to 4
+ */
 export function slice<X extends Tensor, const Begin extends readonly number[], const Size extends readonly number[]>(
   x: X,
   begin: Begin,
@@ -95,7 +136,12 @@ export function slice<X extends Tensor, const Begin extends readonly number[], c
   return graph("slice").emit("slice", [tracer(x, "slice")], attrs, "slice")[0] as never;
 }
 
-/** One-hot vectors of length depth for int32 indices: `i32[...S]` to `f32[...S, depth]`. */
+/**
+ * One-hot vectors of length depth for int32 indices: `i32[...S]` to `f32[...S, depth]`.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function oneHot<X extends Tensor, const Depth extends number>(
   indices: Checked<X, RequireDType<"oneHot", X, "int32">>,
   depth: Depth,
@@ -142,16 +188,45 @@ function reduction<Op extends string, Class extends "numeric" | "float">(op: Op,
   return ((x: unknown, axis?: Axes, keepDims?: boolean) => reduceAxes(op, primitive, x, axis, keepDims)) as never;
 }
 
-/** Sum over axes (all when omitted). */
+/**
+ * Sum over axes (all when omitted).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export const sum = reduction<"sum", "numeric">("sum", "reduce_sum");
-/** Mean over axes (all when omitted); float32 only. */
+/**
+ * Mean over axes (all when omitted); float32 only.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export const mean = reduction<"mean", "float">("mean", "reduce_mean");
-/** Maximum over axes (all when omitted). */
+/**
+ * Maximum over axes (all when omitted).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ x: atClients(f32(["N", 3])) }, ({ x }) => reduceMax(map((xm) => max(xm, 0), x))); // f32[3]@SERVER
+ */
 export const max = reduction<"max", "numeric">("max", "reduce_max");
-/** Minimum over axes (all when omitted). */
+/**
+ * Minimum over axes (all when omitted).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ x: atClients(f32(["N", 3])) }, ({ x }) => reduceMin(map((xm) => min(xm, 0), x))); // f32[3]@SERVER
+ */
 export const min = reduction<"min", "numeric">("min", "reduce_min");
 
-/** Index of the maximum along an axis (default the last), as int32. */
+/**
+ * Index of the maximum along an axis (default the last), as int32.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function argmax<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, NumericCheck<"argmax", X>>,
   axis?: Checked<Axis, Reduce<ShapeOf<X>, Axis, false, Ctx<"argmax", X>>>,
@@ -163,6 +238,10 @@ export function argmax<X extends Tensor, const Axis extends number = -1>(
  * Index of the minimum along an axis (default the last), as int32; ties to the first, as
  * argmax. A composite: argmax(-x) for f32 (negation is exact), argmax(-1 - x) for i32 (which,
  * unlike -x, does not overflow at the smallest int32).
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ d: atServer(f32(["N", 5])) }, ({ d }) => argmin(d, -1)); // i32[N]@SERVER: the nearest of 5 centres
  */
 export function argmin<X extends Tensor, const Axis extends number = -1>(
   x: Validate<X, NumericCheck<"argmin", X>>,
@@ -174,7 +253,12 @@ export function argmin<X extends Tensor, const Axis extends number = -1>(
   return graph(op).emit("argmax", [flipped], { axis: (axis as number | undefined) ?? -1 }, op)[0] as never;
 }
 
-/** norm()'s options: the order (1, 2 or Infinity; default 2), the axes (all by default) and whether to keep them as unit dims. */
+/**
+ * norm()'s options: the order (1, 2 or Infinity; default 2), the axes (all by default) and whether to keep them as unit dims.
+ *
+ * @example
+ * program({ x: atServer(f32(["N", 3])) }, ({ x }) => norm(x, { ord: 1, axis: -1 } satisfies NormOptions)); // f32[N]: L1 norm per row
+ */
 export interface NormOptions {
   readonly ord?: number;
   readonly axis?: number | readonly number[];
@@ -188,6 +272,8 @@ type KeepOf<O> = O extends { readonly keepDims: true } ? true : false;
  * sqrt(sum(x * x)), ord 1 sum(|x|), ord Infinity max(|x|). A composite: its gradient is
  * x / norm for ord 2, NaN at x = 0 as in JAX (use square of it, or squaredDistance, near 0).
  * For a whole tree's norm, globalNorm.
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
  */
 export function norm<X extends Tensor, const O extends NormOptions = {}>(
   x: Validate<X, FloatCheck<"norm", X>>,
@@ -215,6 +301,8 @@ type DistanceOutcome<A extends Tensor, B extends Tensor, Axis, K extends boolean
  * sum((a - b)^2) over axes (all when omitted) of a and b broadcast together, f32: the squared
  * Euclidean distance (k-means, Krum). A composite of sub, mul and reduce_sum, so its gradient
  * 2 (a - b) is defined everywhere, also where a = b.
+ * @placement the operands at one placement P (or local, such as constants): result at P, computed
+ * per location; SERVER with CLIENTS is FT104.
  */
 export function squaredDistance<A extends Tensor, B extends Tensor, const Axis extends Axes = undefined, K extends boolean = false>(
   a: A,
@@ -228,7 +316,12 @@ export function squaredDistance<A extends Tensor, B extends Tensor, const Axis e
   return reduceAxes(op, "reduce_sum", emitBinary("mul", op, diff, diff), axis, keepDims) as never;
 }
 
-/** Converts the dtype (the only way to mix float32, int32 and bool). */
+/**
+ * Converts the dtype (the only way to mix float32, int32 and bool).
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function cast<X extends Tensor, D extends DType>(x: X, dtype: D): Tensor<ShapeOf<X>, D, PlacementOf<X>> {
   if (!["float32", "int32", "bool"].includes(dtype)) throw ftError("FT305", { option: "cast dtype", why: `unknown dtype ${String(dtype)}` });
   return graph("cast").emit("cast", [tracer(x, "cast")], { dtype }, "cast")[0] as never;
@@ -259,7 +352,12 @@ type WithCondition<C extends Tensor, AB extends Tensor> =
       : ShapeOp<Broadcast<ShapeOf<C>, ShapeOf<AB>, Ctx<"where", C, AB>>, DTypeOf<AB>, Extract<P, Placement>>
     : never;
 
-/** Elementwise choice: a where cond holds, b elsewhere (shapes broadcast; a number takes the other branch's dtype). */
+/**
+ * Elementwise choice: a where cond holds, b elsewhere (shapes broadcast; a number takes the other branch's dtype).
+ *
+ * @placement cond, a and b at one placement P (or local): result at P; SERVER with CLIENTS is
+ * FT104.
+ */
 export function where<C extends Tensor, A extends Tensor | number, B extends Tensor | number>(
   cond: C,
   a: A,
@@ -271,13 +369,25 @@ export function where<C extends Tensor, A extends Tensor | number, B extends Ten
   return graph(op).emit("where", [tracer(cond, op), ta, asTracer(b, op, ta)], {}, op)[0] as never;
 }
 
-/** Limits every element to [lo, hi]. */
+/**
+ * Limits every element to [lo, hi].
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ */
 export function clip<X extends Tensor>(x: Validate<X, NumericCheck<"clip", X>>, lo: number, hi: number): Presumed<X> {
   if (!(lo <= hi)) throw ftError("FT305", { option: "clip bounds", why: `lo ${lo} is above hi ${hi}` });
   return emitBinary("minimum", "clip", emitBinary("maximum", "clip", tracer(x, "clip"), lo), hi) as never;
 }
 
-/** Zeros of x's shape, dtype and placement. */
+/**
+ * Zeros of x's shape, dtype and placement.
+ *
+ * @placement keeps its operand's placement: `x@P` to `@P` (SERVER, CLIENTS, a member inside map,
+ * or local).
+ * @example
+ * program({ w: atServer(f32([10])) }, ({ w }) => zerosLike(w)); // f32[10]@SERVER
+ */
 export function zerosLike<X extends Tensor>(x: X): X {
   const t = tracer(x, "zerosLike");
   const zero = asTracer(0, "zerosLike", t);

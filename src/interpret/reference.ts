@@ -138,6 +138,10 @@ function checkProgramIR(ir: unknown): void {
 /**
  * Runs a program on data. `inputs` follows the program's input tree by name; a value at the
  * CLIENTS is given, and returned, with a leading client axis [C, ...member shape].
+ * @placement the program's: CLIENTS values are given and returned with a leading client axis.
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * interpret(p.ir, { x: { shape: [3, 2], data: [1, 2, 3, 4, 5, 6] } }); // [9, 12] at the SERVER
  */
 export function interpret(ir: ProgramIR, inputs: InputTree, options: InterpretOptions = {}): OutputTree {
   checkProgramIR(ir);

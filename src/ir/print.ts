@@ -18,6 +18,12 @@ export function printMember(type: Pick<ValueType, "shape" | "dtype">): string {
   return `${shortDType[type.dtype]}${printShape(type.shape)}`;
 }
 
+/**
+ * A value type in the printed notation: `f32[784,10]@SERVER`, `{f32[B,784]}@CLIENTS`.
+ *
+ * @example
+ * printType({ shape: [784, 10], dtype: "float32", placement: "server" }); // "f32[784,10]@SERVER"
+ */
 export function printType(type: ValueType): string {
   return printPlaced(printMember(type), type.placement, type.private === true);
 }

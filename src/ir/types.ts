@@ -21,6 +21,15 @@ export type { DType };
 /** A traced dim: a size, a name bound at run time, or null when only the run knows it. */
 export type DimValue = number | string | null;
 
+/**
+ * The static type of an IR value: its shape, dtype, placement and whether it is computed from
+ * private client data.
+ *
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * const first: ValueType = p.ir.values[0]!;
+ * printType(first); // "{f32[2]}@CLIENTS"
+ */
 export interface ValueType {
   readonly shape: readonly DimValue[];
   readonly dtype: DType;
@@ -31,6 +40,14 @@ export interface ValueType {
 
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
 
+/**
+ * One operation of the IR: its op name, input and output value ids, attributes, and the bodies of
+ * control flow (map, loops).
+ *
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * const ops = p.ir.graph.nodes.map((node: Node) => node.op);
+ */
 export interface Node {
   readonly op: string;
   readonly inputs: readonly number[];
@@ -41,6 +58,14 @@ export interface Node {
   readonly captures?: readonly number[];
 }
 
+/**
+ * A graph of the IR: its input and output value ids and its nodes in order.
+ *
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * const graph: Graph = p.ir.graph;
+ * console.log(graph.inputs.length, graph.outputs.length); // 1 1
+ */
 export interface Graph {
   readonly inputs: readonly number[];
   readonly nodes: readonly Node[];
@@ -50,6 +75,15 @@ export interface Graph {
 /** The shape of a tree of values: leaves are value ids (or spec/array positions). */
 export type TreeDef = number | readonly TreeDef[] | { readonly [key: string]: TreeDef };
 
+/**
+ * A traced program as JSON: the type of every value, the graph of nodes, and where the named
+ * inputs and outputs sit; what `fedtensor ir` prints and loadProgram reads.
+ *
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * const ir: ProgramIR = p.ir;
+ * console.log(ir.graph.nodes.map((node) => node.op)); // the traced ops
+ */
 export interface ProgramIR {
   readonly format: "fedtensor-ir";
   readonly version: 1;

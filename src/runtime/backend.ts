@@ -23,7 +23,20 @@ import { registerWebGpu } from "./webgpu.js";
 // activateTensorHome reads from the backend's factory itself.
 tf.enableProdMode();
 
+/**
+ * The names of the backends a program can run on (`--backend`, `FEDTENSOR_BACKEND`,
+ * RunOptions.backend).
+ *
+ * @example
+ * for (const name of backendNames) console.log(name); // wasm, cpu, webgpu, tensorflow, onnx
+ */
 export const backendNames = ["wasm", "cpu", "webgpu", "tensorflow", "onnx"] as const;
+/**
+ * A backend's name: one of backendNames.
+ *
+ * @example
+ * const backend: BackendName = await useBackend("cpu");
+ */
 export type BackendName = (typeof backendNames)[number];
 
 /**

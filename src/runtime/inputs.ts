@@ -16,7 +16,13 @@ import type { DType, ProgramIR, ValueType } from "../ir/types.js";
 import { flattenAs, leafPaths } from "../front/tree.js";
 import { CLIENTS_DIM } from "../transform/specialize.js";
 
-/** Plain data for one tensor: a flat array with its shape. */
+/**
+ * Plain data for one tensor: a flat array with its shape.
+ *
+ * @example
+ * const x: HostTensor = { shape: [2, 3], data: [1, 2, 3, 4, 5, 6] };
+ * await program({ x: atClients(f32([3])) }, ({ x }) => reduceMean(x)).run({ x });
+ */
 export interface HostTensor {
   readonly shape: readonly number[];
   readonly data: ArrayLike<number>;

@@ -17,6 +17,14 @@ import type { Executable, Lowering } from "./executable.js";
 import { loweringFor } from "./lowering.js";
 import { defaultWorkers } from "./worker-pool.js";
 
+/**
+ * program.run()'s options: the backend and its execution provider, worker threads, the cohort size
+ * of a program without CLIENTS inputs, and the other settings below.
+ *
+ * @example
+ * const p = program({ x: atClients(f32([2])) }, ({ x }) => reduceSum(x));
+ * await p.run({ x: [[1, 2], [3, 4]] }, { backend: "cpu" } satisfies RunOptions);
+ */
 export interface RunOptions {
   /** onnx (default), wasm, cpu or tensorflow; else FEDTENSOR_BACKEND. */
   readonly backend?: string;

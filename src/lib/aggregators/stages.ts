@@ -100,7 +100,22 @@ export interface KrumStage {
 
 export type ClientStage = AttackStage | QuantizeStage | ZeroingStage | ClipStage;
 export type ServerStage = DpStage | SecureStage | DistributedDpStage | MeanStage | MedianStage | TrimmedMeanStage | KrumStage;
+/**
+ * One stage of an aggregator's chain: a client stage (clip, quantize, zeroing, an attack) or a
+ * server stage (dp, secure, distributed-dp, mean, median, trimmed-mean, krum).
+ *
+ * @example
+ * const stages: Stage[] = [aggregationStages.clip(1), aggregationStages.dp(1.1), aggregationStages.mean()];
+ * chainProblem(stages); // undefined: the chain works
+ */
 export type Stage = ClientStage | ServerStage;
+/**
+ * A stage's name, as `--aggregator` lists it: one of stageKinds.
+ *
+ * @example
+ * const kind: StageKind = "median";
+ * stageKinds.includes(kind); // true
+ */
 export type StageKind = Stage["kind"];
 
 /** Every stage by name, client stages first, in the order a chain lists them. */

@@ -26,11 +26,22 @@ import { clientDelta, clientLoss, realSteps, type ClientTrainingOptions } from "
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec, ServerScalar } from "./types.js";
 
+/**
+ * aflProgram's options: the number of clients (each is one domain of the mixture), the clients'
+ * optimiser and the aggregator.
+ *
+ * @example
+ * const round = aflProgram(logistic, { clients: 10 } satisfies AflOptions);
+ */
 export interface AflOptions extends ClientTrainingOptions, AggregatorOptions {
   /** N: the number of clients (domains) lambda weighs; the `client` input names them 0..N-1. */
   readonly clients: number;
 }
 
+/**
+ * AFL's per-round values: the clients' learning rate, the mixture weights' learning rate and the
+ * weights lambda.
+ */
 export interface AflHypers<Lambda> {
   /** The clients' learning rate. */
   readonly lr: Hyper;
@@ -45,7 +56,20 @@ export interface AflClientData extends RoundData {
   readonly client: Tensor<[], "int32", "clients">;
 }
 
+/**
+ * AFL's mixture weights over N clients: an f32[N] at the SERVER on the simplex.
+ *
+ * @example
+ * const lambda: HostParam = initialLambda(10); // 10 clients, uniform weights
+ */
 export type AflLambda<N extends number> = Tensor<[N], "float32", "server">;
+/**
+ * AFL's round program: FedAvg's inputs plus the weights' learning rate, lambda and each client's
+ * index.
+ *
+ * @example
+ * const round: AflProgram<typeof logistic, 10> = aflProgram(logistic, { clients: 10 });
+ */
 export type AflProgram<M extends AnyModel, N extends number = number> = RoundProgram<
   M,
   { readonly aflLr: ScalarSpec; readonly lambda: TensorSpec<[N], "float32", "server">; readonly client: TensorSpec<[], "int32", "clients"> },

@@ -12,6 +12,13 @@ import { roundProgram } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { AnyModel, RoundData } from "./types.js";
 
+/**
+ * The aggregator option every round takes: how the server combines the clients' updates (the
+ * example-weighted mean by default).
+ *
+ * @example
+ * const options: AggregatorOptions = { aggregator: meanAggregator };
+ */
 export interface AggregatorOptions {
   /** How the server combines the clients' updates; the example-weighted mean when absent. */
   readonly aggregator?: Aggregator;

@@ -7,6 +7,13 @@ import { atClients, f32, i32 } from "../../front/specs.js";
 import type { Dim, Tensor, TensorSpec } from "../../../types/tensor.js";
 import { ops, type Value } from "./loose.js";
 
+/**
+ * federatedMeanProgram's type: one value per client in, the mean at the SERVER out.
+ *
+ * @example
+ * const mean: FederatedMeanProgram<[3]> = federatedMeanProgram([3]);
+ * await mean.run({ value: [[1, 2, 3], [3, 4, 5]] }); // [2, 3, 4]
+ */
 export type FederatedMeanProgram<S extends readonly Dim[]> = Program<{ readonly value: TensorSpec<[...S], "float32", "clients"> }, Tensor<[...S], "float32", "server">>;
 
 /** The mean over the clients of one value per client, of the given shape: {f32[S]}@CLIENTS -> f32[S]@SERVER. */
@@ -14,6 +21,13 @@ export function federatedMeanProgram<const S extends readonly Dim[]>(shape: S): 
   return program({ value: atClients(f32(shape) as never) }, ({ value }: Value) => ops.reduceMean(value), { name: "federated_mean" }) as never;
 }
 
+/**
+ * federatedHistogramProgram's type: the clients' int32 values and masks in, the bins' counts at
+ * the SERVER out.
+ *
+ * @example
+ * const histogram: FederatedHistogramProgram<10> = federatedHistogramProgram(10);
+ */
 export type FederatedHistogramProgram<Bins extends number> = Program<
   { readonly values: TensorSpec<["N"], "int32", "clients">; readonly mask: TensorSpec<["N"], "float32", "clients"> },
   Tensor<[Bins], "float32", "server">

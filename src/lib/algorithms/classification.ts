@@ -17,6 +17,12 @@ import type { Presumed, Validate } from "../../../types/errors.js";
 import type { Placement, Tensor } from "../../../types/tensor.js";
 import type { AnyModel, Batches, EvaluationBatchSpecs, InputDTypeOf, JoinCheck, JoinedOf, ModelParams } from "./types.js";
 
+/**
+ * The classification evaluations' options: the k of top-k accuracy (default 5).
+ *
+ * @example
+ * const evaluation = classificationEvaluationProgram(logistic, { topK: 3 } satisfies ClassificationOptions);
+ */
 export interface ClassificationOptions {
   /** The k of top-k accuracy (default 5, as Keras's TopKCategoricalAccuracy); 1 gives accuracy again. */
   readonly topK?: number;
@@ -87,6 +93,10 @@ export function ratiosOf(sums: ClassificationSums): { accuracy: Value; topKAccur
   return { accuracy: ops.div(sums.correct, examples), topKAccuracy: ops.div(sums.topKCorrect, examples), loss: ops.div(sums.loss, examples) };
 }
 
+/**
+ * A classification evaluation's result: accuracy, top-k accuracy, the mean loss and the confusion
+ * counts.
+ */
 export interface ClassificationEvaluation<Classes extends number = number> {
   readonly accuracy: Tensor<[], "float32", "local">;
   /** The share of real examples whose label is among the k highest logits. */
@@ -96,6 +106,12 @@ export interface ClassificationEvaluation<Classes extends number = number> {
   readonly confusion: Tensor<[Classes, Classes], "float32", "local">;
 }
 
+/**
+ * classificationEvaluationProgram's type: (params, x, y, mask) to a ClassificationEvaluation.
+ *
+ * @example
+ * const evaluation: ClassificationEvaluationProgram<typeof logistic> = classificationEvaluationProgram(logistic, { topK: 3 });
+ */
 export type ClassificationEvaluationProgram<M extends AnyModel> = Program<
   { readonly params: M["params"] } & EvaluationBatchSpecs<M["inputShape"], InputDTypeOf<M>>,
   ClassificationEvaluation<M["classes"]>

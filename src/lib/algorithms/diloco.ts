@@ -13,6 +13,12 @@ import type { AggregatorOptions } from "./aggregation.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AnyModel, ParamsAt, RoundData, RoundOutputs } from "./types.js";
 
+/**
+ * dilocoProgram's options: the outer Nesterov momentum, the inner optimiser and the aggregator.
+ *
+ * @example
+ * const round = dilocoProgram(transformerModel(), { momentum: 0.9 } satisfies DiLoCoOptions);
+ */
 export interface DiLoCoOptions extends AggregatorOptions {
   /** The outer Nesterov momentum (default 0.9, as in the paper). */
   readonly momentum?: number;
@@ -25,6 +31,12 @@ export const dilocoInnerOptimizer: ClientOptimizer = (learningRate) => adamw(lea
 
 /** DiLoCo's hyper-parameters: FedAvgM's, lr being the inner and serverLr the outer learning rate (0.7 in the paper). */
 export type DiLoCoHypers<Buffer> = FedAvgMHypers<Buffer>;
+/**
+ * DiLoCo's round program: FedAvgM's, with the inner and outer learning rates.
+ *
+ * @example
+ * const round: DiLoCoProgram<typeof mlp2nn> = dilocoProgram(mlp2nn);
+ */
 export type DiLoCoProgram<M extends AnyModel> = FedAvgMProgram<M>;
 
 /** DiLoCo as FedAvgM with Nesterov momentum and the inner optimiser. */

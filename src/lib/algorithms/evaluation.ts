@@ -11,6 +11,9 @@ import { ops, type Value } from "./loose.js";
 import type { Presumed, Validate } from "../../../types/errors.js";
 import type { AnyModel, Batches, EvaluationBatchSpecs, InputDTypeOf, JoinCheck, ModelParams, ScalarFrom } from "./types.js";
 
+/**
+ * An evaluation's result: the accuracy and the mean cross-entropy over the real examples.
+ */
 export interface Evaluation<S extends "local" | "server" = "local"> {
   /** The share of real examples whose highest logit is their label. */
   accuracy: Tensor<[], "float32", S>;
@@ -18,6 +21,12 @@ export interface Evaluation<S extends "local" | "server" = "local"> {
   loss: Tensor<[], "float32", S>;
 }
 
+/**
+ * The evaluation program's type: (params, x, y, mask) to (accuracy, loss).
+ *
+ * @example
+ * const evaluation: EvaluationProgram<typeof logistic> = evaluationProgram(logistic);
+ */
 export type EvaluationProgram<M extends AnyModel> = Program<
   { readonly params: M["params"] } & EvaluationBatchSpecs<M["inputShape"], InputDTypeOf<M>>,
   Evaluation

@@ -11,6 +11,12 @@ import { ops, type Value } from "./loose.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs } from "./types.js";
 
+/**
+ * fedAvg's options: the clients' optimiser and the server's aggregator.
+ *
+ * @example
+ * const round = fedAvgProgram(logistic, { aggregator: aggregator(aggregationStages.clip(1), aggregationStages.mean()) } satisfies FedAvgOptions);
+ */
 export interface FedAvgOptions extends ClientTrainingOptions, AggregatorOptions {}
 
 /** FedAvg's round as a typed function on traced values, for use inside a user's program. */

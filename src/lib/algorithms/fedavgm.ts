@@ -14,8 +14,18 @@ import { serverMomentumStep, type ServerMomentumOptions } from "./server-optimiz
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
+/**
+ * fedAvgM's options: the server momentum, the clients' optimiser and the aggregator.
+ *
+ * @example
+ * const round = fedAvgMProgram(mlp2nn, { momentum: 0.9, nesterov: true } satisfies FedAvgMOptions);
+ */
 export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOptions, AggregatorOptions {}
 
+/**
+ * FedAvgM's per-round values: the clients' and the server's learning rates and the server momentum
+ * buffer.
+ */
 export interface FedAvgMHypers<Buffer> {
   /** The clients' learning rate. */
   readonly lr: Hyper;
@@ -25,6 +35,13 @@ export interface FedAvgMHypers<Buffer> {
   readonly buffer: Buffer;
 }
 
+/**
+ * FedAvgM's round program: FedAvg's inputs plus the server learning rate and momentum buffer; the
+ * new buffer among its outputs.
+ *
+ * @example
+ * const round: FedAvgMProgram<typeof mlp2nn> = fedAvgMProgram(mlp2nn);
+ */
 export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
   M,
   { readonly serverLr: ScalarSpec; readonly buffer: ParamSpecsAt<M, "server"> },

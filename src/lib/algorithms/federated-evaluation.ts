@@ -38,11 +38,25 @@ export interface HeldOutSpecs<Input extends readonly number[], X extends "float3
   readonly mask: TensorSpec<["T", "B"], "float32", "clients">;
 }
 
+/**
+ * federatedEvaluationProgram's type: the server params and each client's held-out batches in,
+ * per-client metrics out.
+ *
+ * @example
+ * const evaluation: FederatedEvaluationProgram<typeof logistic> = federatedEvaluationProgram(logistic);
+ */
 export type FederatedEvaluationProgram<M extends AnyModel> = Program<
   { readonly params: ParamSpecsAt<M, "server"> } & HeldOutSpecs<M["inputShape"], InputDTypeOf<M>>,
   ClientMetrics & { readonly confusion: Tensor<[M["classes"], M["classes"]], "float32", "server"> }
 >;
 
+/**
+ * personalizationProgram's type: the server params, each client's training and held-out batches
+ * in, per-client metrics before and after fine-tuning out.
+ *
+ * @example
+ * const personalize: PersonalizationProgram<typeof logistic> = personalizationProgram(logistic);
+ */
 export type PersonalizationProgram<M extends AnyModel> = Program<
   { readonly params: ParamSpecsAt<M, "server">; readonly lr: ScalarSpec } & {
     /** The clients' training data: S padded batches (every local epoch's) of B examples. */

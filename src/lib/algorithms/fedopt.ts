@@ -12,11 +12,22 @@ import { adaptiveStep, type AdaptiveOptimizer, type AdaptiveOptions, type Adapti
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
+/**
+ * fedOpt's options: the server optimiser (adam, yogi or adagrad) with its betas and tau, the
+ * clients' optimiser and the aggregator.
+ *
+ * @example
+ * const round = fedOptProgram(mlp2nn, { optimizer: "adam", tau: 1e-3 } satisfies FedOptOptions);
+ */
 export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, AggregatorOptions {
   /** The server optimiser: "adam" (FedAdam), "yogi" (FedYogi) or "adagrad" (FedAdagrad). */
   readonly optimizer: AdaptiveOptimizer;
 }
 
+/**
+ * FedOpt's per-round values: the clients' and the server's learning rates and the adaptive
+ * optimiser's state.
+ */
 export interface FedOptHypers<State> {
   /** The clients' learning rate. */
   readonly lr: Hyper;
@@ -26,8 +37,23 @@ export interface FedOptHypers<State> {
   readonly state: State;
 }
 
+/**
+ * FedOpt's optimiser state as traced SERVER values: the moments m and v, shaped like the model's
+ * parameters.
+ */
 export type FedOptState<M extends AnyModel> = AdaptiveState<ParamsAt<M, "server">>;
+/**
+ * The specs of FedOpt's optimiser state: the moments m and v, shaped like the model's parameters,
+ * at the SERVER.
+ */
 export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M, "server">>;
+/**
+ * FedOpt's round program: FedAvg's inputs plus the server learning rate and the optimiser state,
+ * the new state among its outputs.
+ *
+ * @example
+ * const round: FedOptProgram<typeof mlp2nn> = fedOptProgram(mlp2nn, { optimizer: "yogi" });
+ */
 export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
 
 /** FedOpt's round as a typed function on traced values, for use inside a user's program. */

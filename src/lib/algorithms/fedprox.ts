@@ -11,6 +11,9 @@ import { squaredNorm } from "./trees.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs, ScalarSpec } from "./types.js";
 
+/**
+ * FedProx's per-round values: the clients' learning rate and the proximal weight mu.
+ */
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */
   readonly lr: Hyper;

@@ -87,6 +87,10 @@ export function realSteps(masks: Value): Value {
   return ops.sum(ops.cast(ops.greater(ops.sum(masks, 1), 0), "float32"));
 }
 
+/**
+ * What a client's local training returns: its parameters after the local steps and its mean
+ * training loss.
+ */
 export interface LocalTraining<Params, Loss> {
   /** Parameters after the client's local steps. */
   readonly params: Params;
@@ -121,6 +125,12 @@ export interface LocalHooks<P, H extends Hooked = Hooked> {
  */
 export type ClientOptimizer = (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<StateKind>;
 
+/**
+ * The clients' local training options: their optimiser (plain SGD by default).
+ *
+ * @example
+ * const round = fedAvgProgram(mlp2nn, { clientOptimizer: (lr) => adam(lr) } satisfies ClientTrainingOptions);
+ */
 export interface ClientTrainingOptions {
   /** The clients' optimiser (default plain SGD): its state starts afresh every round. */
   readonly clientOptimizer?: ClientOptimizer;

@@ -36,8 +36,22 @@ import { ops, type Value } from "./loose.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AnyModel, Hyper, ParamsAt, RoundData, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
+/**
+ * Which Mime (Karimireddy et al. 2021): "mime", with the SVRG-style correction, or "mimelite",
+ * without.
+ *
+ * @example
+ * const variant: MimeVariant = "mimelite";
+ * const round = mimeProgram(logistic, variant);
+ */
 export type MimeVariant = "mime" | "mimelite";
 
+/**
+ * mimeProgram's options: the base optimiser whose statistics the server keeps, and the aggregator.
+ *
+ * @example
+ * const round = mimeProgram(mlp2nn, "mimelite", { baseOptimizer: (lr) => sgd(lr, { momentum: 0.9 }) } satisfies MimeOptions<"trace">);
+ */
 export interface MimeOptions<K extends StateKind = "trace"> extends AggregatorOptions {
   /**
    * The base optimiser B made from the round's learning rate (default SGD with momentum 0.9,
@@ -49,6 +63,10 @@ export interface MimeOptions<K extends StateKind = "trace"> extends AggregatorOp
 /** The base optimiser's state for the model's parameters, at the SERVER. */
 export type MimeState<M extends AnyModel, K extends StateKind = "trace"> = OptimizerState<K, ParamsAt<M, "server">>;
 
+/**
+ * Mime's per-round values: the clients' and the server's learning rates and the base optimiser's
+ * server state.
+ */
 export interface MimeHypers<State> {
   /** The learning rate of B's steps (the clients' and the state's). */
   readonly lr: Hyper;
@@ -58,6 +76,13 @@ export interface MimeHypers<State> {
   readonly state: State;
 }
 
+/**
+ * Mime's round program: FedAvg's inputs plus the server learning rate and the base optimiser's
+ * state.
+ *
+ * @example
+ * const round: MimeProgram<typeof mlp2nn> = mimeProgram(mlp2nn, "mime");
+ */
 export type MimeProgram<M extends AnyModel, K extends StateKind = "trace"> = RoundProgram<
   M,
   { readonly serverLr: ScalarSpec; readonly state: SpecOf<MimeState<M, K>> },

@@ -19,6 +19,9 @@ import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
+/**
+ * q-FFL's per-round values: the clients' learning rate and the fairness exponent q.
+ */
 export interface QfflHypers {
   /** The clients' learning rate; L = 1 / lr. */
   readonly lr: Hyper;
@@ -26,6 +29,12 @@ export interface QfflHypers {
   readonly q: Hyper;
 }
 
+/**
+ * q-FFL's round program: FedAvg's inputs plus q.
+ *
+ * @example
+ * const round: QfflProgram<typeof logistic> = qfflProgram(logistic);
+ */
 export type QfflProgram<M extends AnyModel> = RoundProgram<M, { readonly q: ScalarSpec }>;
 
 /** The paper's code adds this to every loss before raising it to a power, so a zero loss stays finite at q < 1. */

@@ -21,6 +21,13 @@ import { ops, type Value } from "./loose.js";
 import type { TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
 
+/**
+ * scaffoldProgram's options: the cohort's share of all clients (or the total number of clients),
+ * which scales the server control's update, and the aggregator.
+ *
+ * @example
+ * const round = scaffoldProgram(mlp2nn, { participation: 0.1 } satisfies ScaffoldOptions);
+ */
 export interface ScaffoldOptions extends AggregatorOptions {
   /** |S| / N: the cohort's share of all clients, which scales the server control's update (default 1). */
   readonly participation?: number;
@@ -32,6 +39,10 @@ export interface ScaffoldOptions extends AggregatorOptions {
   readonly totalClients?: number;
 }
 
+/**
+ * SCAFFOLD's per-round values: the clients' and the server's learning rates and the server control
+ * variate.
+ */
 export interface ScaffoldHypers<Control> {
   /** The clients' SGD learning rate. */
   readonly lr: Hyper;
@@ -46,7 +57,18 @@ export interface ScaffoldClientData extends RoundData {
   readonly clientControls: TreeLike;
 }
 
+/**
+ * SCAFFOLD's round outputs: the params and loss, the new server control and each client's new
+ * control variate (kept at its client).
+ */
 export type ScaffoldOutputs<M extends AnyModel> = RoundOutputs<M> & { control: ParamsAt<M, "server">; clientControls: ParamsAt<M, "clients"> };
+/**
+ * SCAFFOLD's round program: FedAvg's inputs plus the server learning rate, the server control and
+ * the clients' controls.
+ *
+ * @example
+ * const round: ScaffoldProgram<typeof logistic> = scaffoldProgram(logistic);
+ */
 export type ScaffoldProgram<M extends AnyModel> = RoundProgram<
   M,
   { readonly serverLr: ScalarSpec; readonly control: ParamSpecsAt<M, "server">; readonly clientControls: ParamSpecsAt<M, "clients"> },

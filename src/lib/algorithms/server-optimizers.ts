@@ -11,8 +11,21 @@ import { applyUpdates, type LooseTransformation } from "../optimizers/transform.
 import { ops, type Value } from "./loose.js";
 import { zeroScalarLike } from "./trees.js";
 
+/**
+ * An adaptive server optimiser of FedOpt (Reddi et al. 2021): adam, yogi or adagrad.
+ *
+ * @example
+ * const optimizer: AdaptiveOptimizer = "yogi";
+ * const round = fedOptProgram(logistic, { optimizer });
+ */
 export type AdaptiveOptimizer = "adam" | "yogi" | "adagrad";
 
+/**
+ * An adaptive server optimiser's options: beta1, beta2 and the adaptivity tau.
+ *
+ * @example
+ * const round = fedOptProgram(logistic, { optimizer: "adam", beta1: 0.9, beta2: 0.99, tau: 1e-3 });
+ */
 export interface AdaptiveOptions {
   /** Momentum of the first moment m (default 0.9). */
   readonly beta1?: number;
@@ -22,6 +35,13 @@ export interface AdaptiveOptions {
   readonly tau?: number;
 }
 
+/**
+ * The adaptive server optimisers' defaults from Reddi et al. 2021: beta1 0.9, beta2 0.99, tau
+ * 1e-3.
+ *
+ * @example
+ * const state = initialAdaptiveState(logistic.init(new Rng(0)), adaptiveDefaults.tau);
+ */
 export const adaptiveDefaults = { beta1: 0.9, beta2: 0.99, tau: 1e-3 } as const;
 
 /** An adaptive optimiser's state: first and second moments, each shaped like the parameters. */
@@ -57,6 +77,12 @@ export function adaptiveStep(
   return { params: ops.sub(params, updates), state: { m: next.mu, v: next.nu } };
 }
 
+/**
+ * Server momentum's options: the momentum and whether it is Nesterov's.
+ *
+ * @example
+ * const round = fedAvgMProgram(logistic, { momentum: 0.9 } satisfies ServerMomentumOptions);
+ */
 export interface ServerMomentumOptions {
   /** The momentum (default 0.9). */
   readonly momentum?: number;

@@ -44,6 +44,12 @@ export type ScalarFrom<From> = Tensor<[], "float32", JoinedOf<From>>;
 export type ParamsAt<M extends AnyModel, P extends "server" | "clients" | "clients-equal" | "local" | "member"> = Place<ValueOf<M["params"]>, P>;
 /** A model's parameter specs at a placement: an input with the parameters' structure. */
 export type ParamSpecsAt<M extends AnyModel, P extends "server" | "clients" | "local"> = Place<M["params"], P>;
+/**
+ * A float32 scalar at the SERVER: a learning rate or a loss.
+ *
+ * @example
+ * const step = (lr: ServerScalar, w: Tensor<[10], "float32", "server">) => mul(w, lr);
+ */
 export type ServerScalar = Tensor<[], "float32", "server">;
 /** A program input holding one local float32 number (a learning rate, FedProx's mu). */
 export type ScalarSpec = TensorSpec<[], "float32", "local">;
@@ -57,6 +63,13 @@ export interface ClientBatchSpecs<Input extends readonly number[], X extends Inp
   /** Each client's example count: FedAvg's weight. */
   readonly count: TensorSpec<[], "float32", "clients">;
 }
+/**
+ * A cohort's round data as traced values: per client S batches of B examples (x, int32 labels y,
+ * padding mask) and its example count, all at the CLIENTS.
+ *
+ * @example
+ * type MnistBatches = ClientBatches<[784]>; // { x: {f32[S,B,784]}@CLIENTS, y, mask, count }
+ */
 export type ClientBatches<Input extends readonly number[], X extends InputDType = "float32"> = ValueOf<ClientBatchSpecs<Input, X>>;
 
 /** The specs of an evaluation set: S padded batches of B examples, all local (no placement). */
@@ -84,6 +97,14 @@ export type PrivateRoundInputs<M extends AnyModel> = {
 /** What every round returns: the new server parameters and the cohort's mean training loss. */
 export type RoundOutputs<M extends AnyModel> = { params: ParamsAt<M, "server">; loss: ServerScalar };
 
+/**
+ * A round as a program: the server params, the cohort's batches and the hyper-parameters in, the
+ * new params and the mean training loss out (plus an algorithm's ExtraInputs and ExtraOutputs).
+ *
+ * @example
+ * const round: RoundProgram<typeof logistic> = fedAvgProgram(logistic);
+ * console.log(round.signature);
+ */
 export type RoundProgram<M extends AnyModel, ExtraInputs = unknown, ExtraOutputs = unknown> = Program<
   RoundInputs<M> & ExtraInputs,
   RoundOutputs<M> & ExtraOutputs

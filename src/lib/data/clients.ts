@@ -18,6 +18,12 @@ import { elementCount, type HostData, type HostTensor } from "./host-tensor.js";
 import { checkInteger } from "./options.js";
 import { firstNonFinite } from "./verified.js";
 
+/**
+ * The dtype of a client data field: float32 or int32.
+ *
+ * @example
+ * const dtype: ClientDType = "int32"; // labels
+ */
 export type ClientDType = "float32" | "int32";
 
 /** A number, or arrays of them nested to any depth: one example. */
@@ -32,6 +38,10 @@ export type ExampleValues = readonly NestedNumbers[] | Float32Array | Int32Array
 /** One client's data: its fields (such as x and y), each with the same number of examples. */
 export type ClientRecord = { readonly [field: string]: ExampleValues };
 
+/**
+ * One field of a ClientDataset: its dtype, one example's shape, and every client's examples one
+ * client after another.
+ */
 export interface ClientField {
   readonly dtype: ClientDType;
   /** One example's shape ([] for one number per example). */
@@ -48,6 +58,12 @@ export interface ClientDataset<F extends string = string> {
   readonly fields: { readonly [K in F]: ClientField };
 }
 
+/**
+ * clientsFrom's options: the clients' names and each field's dtype.
+ *
+ * @example
+ * const clients = clientsFrom([{ x: [[1, 2]], y: [0] }, { x: [[3, 4], [5, 6]], y: [1, 1] }], { ids: ["alice", "bob"], dtypes: { y: "int32" } } satisfies ClientsFromOptions<"x" | "y">);
+ */
 export interface ClientsFromOptions<F extends string = string> {
   /** Names of the clients of an array, in order (default client-000, client-001, ...); a Map's keys name its clients. */
   readonly ids?: readonly string[];
@@ -132,6 +148,10 @@ export function padClients<F extends string>(data: ClientDataset<F>, clients: Ar
   return gatherCohort(data, cohort, [largest], (client) => range(data.offsets[client]!, data.offsets[client + 1]!));
 }
 
+/**
+ * batchClients's options: the batch size, local epochs, the shuffle stream and the fewest batches
+ * per client.
+ */
 export interface ClientBatchOptions {
   readonly batchSize: number;
   /** Local epochs: each client's examples are reshuffled this many times and concatenated. */
@@ -159,6 +179,10 @@ export function batchClients<F extends string>(data: ClientDataset<F>, clients: 
   return gatherCohort(data, cohort, [nBatches, batchSize], (client) => epochOrder(range(data.offsets[client]!, data.offsets[client + 1]!), epochs, rng.fork(`client:${client}`)));
 }
 
+/**
+ * federateClients's options: the feature and label fields, the number of classes and the server's
+ * test set.
+ */
 export interface FederateClientsOptions<F extends string = string> {
   /** The field of features (default "x"). */
   readonly features?: F;

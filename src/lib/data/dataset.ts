@@ -7,6 +7,14 @@ import { ftError } from "../../errors/error.js";
 import { elementCount, type HostData } from "./host-tensor.js";
 import { firstNonFinite } from "./verified.js";
 
+/**
+ * A labelled data set in host memory: the features row-major, int32 labels, one example's feature
+ * shape and the number of classes.
+ *
+ * @example
+ * const train: LabelledDataset<Float32Array> = loadMnist("train");
+ * console.log(train.featureShape, train.numClasses, train.y.length); // [784] 10 60000
+ */
 export interface LabelledDataset<X extends HostData = HostData> {
   /** Features, row-major [size, ...featureShape]: float32 pixels, or int32 token ids. */
   readonly x: X;

@@ -17,6 +17,14 @@ import { allocateLike, elementCount, type HostData, type HostTensor } from "./ho
 import type { Partition } from "./partition.js";
 import { poissonSample } from "./sampling.js";
 
+/**
+ * A data set split into clients: their names, the indices of each client's examples (and held-out
+ * examples) in `train`, and the server's test set.
+ *
+ * @example
+ * const train = loadMnist("train");
+ * const data: FederatedDataset<Float32Array> = federate(train, loadMnist("test"), partitionIid(train.y.length, 100, new Rng(0)));
+ */
 export interface FederatedDataset<X extends HostData = HostData> {
   /** A name per client, such as "client-007" or a president's name. */
   readonly clientIds: readonly string[];
@@ -39,6 +47,10 @@ export interface PaddedBatches<X extends HostData = HostData> {
   readonly mask: HostTensor<Float32Array>;
 }
 
+/**
+ * A cohort's padded batches as host tensors: x, y and mask per client, with the clients' positions
+ * in the data set and their example counts (the aggregation weights).
+ */
 export interface CohortBatches<X extends HostData = HostData> extends PaddedBatches<X> {
   /** The cohort's client positions in the FederatedDataset, in tensor order. */
   readonly clients: Int32Array;
@@ -46,6 +58,10 @@ export interface CohortBatches<X extends HostData = HostData> extends PaddedBatc
   readonly count: HostTensor<Float32Array>;
 }
 
+/**
+ * batchCohort's options: the batch size, local epochs, the shuffle stream and the fewest batches
+ * per client.
+ */
 export interface CohortBatchOptions {
   readonly batchSize: number;
   /** Local epochs: each client's examples are reshuffled this many times and concatenated. */
@@ -56,6 +72,10 @@ export interface CohortBatchOptions {
   readonly steps?: number;
 }
 
+/**
+ * roundCohort's options: the run's stream, the round, the clients per round, the batch size and
+ * epochs, the dropout rate and, for DP rounds, the cohort sampled from the run's secret.
+ */
 export interface RoundOptions {
   /** The run's stream; the round forks its own from it, so rounds do not depend on each other. */
   readonly rng: Rng;

@@ -5,8 +5,20 @@
  */
 import type { HostTensor as RunInput } from "../../runtime/inputs.js";
 
+/**
+ * The host arrays data sets and parameters are held in: Float32Array or Int32Array.
+ *
+ * @example
+ * const data: HostData = new Float32Array([1, 2, 3]);
+ */
 export type HostData = Float32Array | Int32Array;
 
+/**
+ * Host data with its shape, as round inputs are given to program.run().
+ *
+ * @example
+ * const x: HostTensor<Float32Array> = { shape: [2, 3], data: new Float32Array(6) };
+ */
 export interface HostTensor<D extends HostData = HostData> extends RunInput {
   readonly shape: number[];
   readonly data: D;

@@ -9,6 +9,14 @@
 import { ftError } from "../../errors/error.js";
 import { readDataFile } from "./files.js";
 
+/**
+ * An IDX file's contents (the MNIST format): its dims and its unsigned bytes.
+ *
+ * @example
+ * const path = "train-images-idx3-ubyte";
+ * const images: IdxArray = parseIdx(readFileSync(path), path);
+ * console.log(images.dims); // [60000, 28, 28]
+ */
 export interface IdxArray {
   readonly dims: number[];
   /** The elements, row-major. */

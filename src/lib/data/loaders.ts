@@ -13,6 +13,10 @@ import { readDataFile } from "./files.js";
 
 const pathHint = "check the path";
 
+/**
+ * csvClients's options: the file, the column that names each example's client, and which columns
+ * make each field.
+ */
 export interface CsvClientsOptions<F extends string> {
   /** The column that holds each row's client id. */
   readonly client: string;
@@ -63,6 +67,10 @@ export function loadCsvClients<F extends string>(path: string, options: CsvClien
   return groups.dataset(path, options.dtypes);
 }
 
+/**
+ * jsonlClients's options: the file, the key that names each record's client, and the fields to
+ * read.
+ */
 export interface JsonlClientsOptions<F extends string> {
   /** The key that holds each line's client id (a string or a number). */
   readonly client: string;
@@ -107,6 +115,10 @@ export function loadJsonlClients<F extends string = string>(path: string, option
   return groups.dataset(path, options.dtypes) as ClientDataset<F>;
 }
 
+/**
+ * safetensorsClients's options: the file, the tensor of client ids and the tensors that make each
+ * field.
+ */
 export interface SafetensorsClientsOptions<F extends string> {
   /** The I32 tensor [N] of each example's client id (default "client"). */
   readonly client?: string;

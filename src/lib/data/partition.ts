@@ -16,8 +16,21 @@ import { ftError } from "../../errors/error.js";
 import type { Rng } from "../random.js";
 import { checkInteger, checkPositive } from "./options.js";
 
+/**
+ * A partition of a data set into clients: per client, the indices of its examples.
+ *
+ * @example
+ * const clients: Partition = partitionIid(60_000, 100, new Rng(0)); // 100 clients of 600 indices
+ */
 export type Partition = Int32Array[];
 
+/**
+ * partitionShards's options (McMahan et al. 2017's pathological non-IID split): the number of
+ * label-sorted shards and the shards per client.
+ *
+ * @example
+ * const clients = partitionShards(loadMnist("train").y, { numShards: 200, shardsPerClient: 2 } satisfies ShardOptions, new Rng(0));
+ */
 export interface ShardOptions {
   /** How many equal shards the label-sorted examples are cut into (the paper: 200). */
   readonly numShards: number;
@@ -25,6 +38,13 @@ export interface ShardOptions {
   readonly shardsPerClient: number;
 }
 
+/**
+ * partitionDirichlet's options: the number of clients, the concentration alpha and the fewest
+ * examples a client may get.
+ *
+ * @example
+ * const partition = partitionDirichlet(loadMnist("train").y, 10, { numClients: 100, alpha: 0.5 } satisfies DirichletOptions, new Rng(0));
+ */
 export interface DirichletOptions {
   readonly numClients: number;
   /** The concentration: 0.1 is strongly skewed, 100 close to IID. */

@@ -10,6 +10,13 @@ import type { Rng } from "../random.js";
 import { checkInteger, checkPositive } from "./options.js";
 import type { Partition } from "./partition.js";
 
+/**
+ * partitionQuantity's options: the number of clients, the concentration of their shares and the
+ * fewest examples per client.
+ *
+ * @example
+ * const clients = partitionQuantity(60_000, { numClients: 100, alpha: 0.5 } satisfies QuantitySkewOptions, new Rng(0));
+ */
 export interface QuantitySkewOptions {
   readonly numClients: number;
   /** The concentration of the clients' shares: 0.1 is strongly skewed, 100 close to equal. */

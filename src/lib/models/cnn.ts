@@ -25,8 +25,21 @@ const cnnSpecs = {
   out: f32([512, 10]),
   outBias: f32([10]),
 };
+/**
+ * cnn's parameter specs: its convolution kernels, dense kernels and biases.
+ *
+ * @example
+ * const init: HostParams<CnnParams> = cnn.init(new Rng(0));
+ */
 export type CnnParams = typeof cnnSpecs;
 
+/**
+ * McMahan et al. 2017's CNN for MNIST: two 5x5 convolutions (32 and 64 channels) each with 2x2 max
+ * pooling, a 512-unit dense layer and 10 logits.
+ *
+ * @example
+ * const round = fedAvgProgram(cnn);
+ */
 export const cnn = defineModel<CnnParams, [784], 10>({
   name: "cnn",
   params: cnnSpecs,

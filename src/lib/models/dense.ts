@@ -8,8 +8,18 @@ import { f32 } from "../../front/specs.js";
 import { defineModel, denseKernel, zerosParam } from "./model.js";
 
 const logisticSpecs = { w: f32([784, 10]), b: f32([10]) };
+/**
+ * logistic's parameter specs: w [784, 10] and b [10].
+ *
+ * @example
+ * type W = LogisticParams["w"]; // TensorSpec<[784, 10], "float32", "local">
+ */
 export type LogisticParams = typeof logisticSpecs;
 
+/**
+ * Multinomial logistic regression on MNIST: 784 features to 10 logits, x w + b (the convex model
+ * of McMahan et al. 2017's experiments).
+ */
 export const logistic = defineModel<LogisticParams, [784], 10>({
   name: "logistic",
   params: logisticSpecs,
@@ -27,8 +37,20 @@ const mlpSpecs = {
   w3: f32([200, 10]),
   b3: f32([10]),
 };
+/**
+ * mlp2nn's parameter specs: three dense layers' kernels and biases.
+ *
+ * @example
+ * const init: HostParams<MlpParams> = mlp2nn.init(new Rng(0));
+ */
 export type MlpParams = typeof mlpSpecs;
 
+/**
+ * McMahan et al. 2017's 2NN for MNIST: 784-200-200-10 with ReLU, 199,210 parameters.
+ *
+ * @example
+ * const round = fedAvgProgram(mlp2nn);
+ */
 export const mlp2nn = defineModel<MlpParams, [784], 10>({
   name: "2nn",
   params: mlpSpecs,

@@ -27,6 +27,13 @@ import { defineModel, denseKernel, zerosParam, type HostParam, type Model } from
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
+/**
+ * lstmModel's options: the window length (it must match the data's), the embedding width and the
+ * LSTM's hidden width.
+ *
+ * @example
+ * const model = lstmModel({ sequenceLength: 80, embedding: 8, hidden: 256 } satisfies LstmModelOptions<80>);
+ */
 export interface LstmModelOptions<L extends number> {
   /** Characters per window; must match the data's (default 80, loadSotuCharacters's default). */
   readonly sequenceLength?: L;
@@ -49,6 +56,12 @@ function lstmSpecs(embedding: number, hidden: number) {
     outBias: f32([CHARACTER_VOCABULARY_SIZE]),
   };
 }
+/**
+ * lstmModel's parameter specs: the embedding, the LSTM's kernels and bias, and the output layer.
+ *
+ * @example
+ * const init: HostParams<LstmParams> = lstmModel().init(new Rng(0));
+ */
 export type LstmParams = ReturnType<typeof lstmSpecs>;
 
 type State = Tensor<["B", number], "float32", "member">;

@@ -20,6 +20,12 @@ export interface HostParam {
   readonly shape: number[];
   readonly data: Float32Array;
 }
+/**
+ * A model's parameters as host data: one HostParam per parameter name of P.
+ *
+ * @example
+ * const init: HostParams<LogisticParams> = logistic.init(new Rng(0));
+ */
 export type HostParams<P> = { [K in keyof P]: HostParam };
 
 /** A per-client member value of the given shape. */
@@ -101,6 +107,12 @@ export function convKernel(rng: Rng, [kh, kw, channelsIn, channelsOut]: [number,
   return glorotUniform(rng, [kh, kw, channelsIn, channelsOut], kh * kw * channelsIn, kh * kw * channelsOut);
 }
 
+/**
+ * A host parameter of zeros of the given shape (biases' initial value).
+ *
+ * @example
+ * const bias = zerosParam([10]); // { shape: [10], data: Float32Array(10) }
+ */
 export function zerosParam(shape: number[]): HostParam {
   return { shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) };
 }

@@ -26,6 +26,13 @@ import { defineModel, denseKernel, glorotUniform, zerosParam, type HostParam, ty
 
 type Vocabulary = typeof CHARACTER_VOCABULARY_SIZE;
 
+/**
+ * transformerModel's options: the window length (it must match the data's), the model width,
+ * attention heads, blocks and the feed-forward width.
+ *
+ * @example
+ * const model = transformerModel({ width: 64, heads: 4, blocks: 2 } satisfies TransformerOptions<80>);
+ */
 export interface TransformerOptions<L extends number> {
   /** Characters per window; must match the data's (default 80, loadSotuCharacters's default). */
   readonly sequenceLength?: L;
@@ -63,6 +70,13 @@ function transformerSpecs(length: number, width: number, blocks: number, hidden:
     outBias: f32([CHARACTER_VOCABULARY_SIZE]),
   };
 }
+/**
+ * transformerModel's parameter specs: embeddings, and per block its attention, layer norms and
+ * feed-forward weights.
+ *
+ * @example
+ * const init: HostParams<TransformerParams> = transformerModel().init(new Rng(0));
+ */
 export type TransformerParams = ReturnType<typeof transformerSpecs>;
 type Params = Place<ValueOf<TransformerParams>, "member">;
 type Matrices = Tensor<[number, number, number], "float32", "member">;

@@ -26,6 +26,12 @@ function checkLearningRate(what: string, learningRate: LearningRate): void {
  */
 const descend = (direction: Value, lr: Value): Value => ops.mul(direction, typeof lr === "number" ? -lr : ops.neg(lr));
 
+/**
+ * sgd's options: momentum, and whether it is Nesterov's.
+ *
+ * @example
+ * const opt = sgd(0.1, { momentum: 0.9, nesterov: true } satisfies SgdOptions);
+ */
 export interface SgdOptions {
   /** Momentum of the buffer: buffer = momentum buffer + g. */
   readonly momentum: number;
@@ -121,6 +127,13 @@ function scaleByMoments(name: string, learningRate: LearningRate, rule: SecondMo
   });
 }
 
+/**
+ * adam's and adamw's options: the moment decays b1 and b2, eps, bias correction and the
+ * accumulator's initial value.
+ *
+ * @example
+ * const opt = adam(1e-3, { b1: 0.9, b2: 0.999 } satisfies AdamOptions);
+ */
 export interface AdamOptions {
   /** First-moment decay (default 0.9). */
   readonly b1?: number;
@@ -152,6 +165,12 @@ export function yogi(learningRate: LearningRate, options: AdamOptions = {}): Gra
   return scaleByMoments("yogi", learningRate, "yogi", { b1: 0.9, b2: 0.999, eps: 1e-3, biasCorrection: true, initialAccumulator: 1e-6, ...options, weightDecay: 0 });
 }
 
+/**
+ * adagrad's options: eps and the accumulator's initial value.
+ *
+ * @example
+ * const opt = adagrad(0.1, { initialAccumulator: 0.1 } satisfies AdagradOptions);
+ */
 export interface AdagradOptions {
   /** First-moment decay: 0 (default) steps along g itself, as Duchi et al.; Reddi et al.'s server Adagrad uses 0.9. */
   readonly b1?: number;
@@ -166,6 +185,12 @@ export function adagrad(learningRate: LearningRate, options: AdagradOptions = {}
   return scaleByMoments("adagrad", learningRate, "sum", { b1: 0, b2: 0, eps: 1e-10, initialAccumulator: 0, ...options, biasCorrection: false, weightDecay: 0 });
 }
 
+/**
+ * rmsprop's options: the decay of the squared gradients' average and eps.
+ *
+ * @example
+ * const opt = rmsprop(1e-3, { decay: 0.9 } satisfies RmspropOptions);
+ */
 export interface RmspropOptions {
   /** Decay of nu, PyTorch's alpha (default 0.99). */
   readonly decay?: number;

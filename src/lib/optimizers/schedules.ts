@@ -24,6 +24,12 @@ export function constantSchedule(value: Rate): PlacedSchedule {
   return (count) => ops.add(ops.zerosLike(count), value);
 }
 
+/**
+ * exponentialDecay's options: the steps per decay, the decay rate and whether it decays in steps.
+ *
+ * @example
+ * const lr = exponentialDecay(0.1, { transitionSteps: 100, decayRate: 0.5, staircase: true } satisfies ExponentialDecayOptions);
+ */
 export interface ExponentialDecayOptions {
   /** Steps over which the rate is multiplied by decayRate once. */
   readonly transitionSteps: number;
@@ -90,6 +96,13 @@ export function joinSchedules(schedules: readonly Schedule[], boundaries: readon
     );
 }
 
+/**
+ * warmupCosineDecay's options: the linear warm-up's steps, the total steps and the final fraction
+ * alpha of the peak.
+ *
+ * @example
+ * const lr = warmupCosineDecay(1e-3, { warmupSteps: 100, decaySteps: 1000 } satisfies WarmupCosineOptions);
+ */
 export interface WarmupCosineOptions {
   /** Steps of the linear warm-up from 0 to the peak. */
   readonly warmupSteps: number;

@@ -36,6 +36,10 @@ export interface StateKinds<P> {
   readonly moments: { count: StepCount<P>; mu: P; nu: P };
 }
 
+/**
+ * What state a gradient transformation keeps: a step count, a momentum trace, moments, or a tuple
+ * of these for a chain.
+ */
 export type StateKind = keyof StateKinds<unknown> | readonly StateKind[];
 
 /** The state of a transformation of kind K for parameters P; a chain's is the tuple of its parts'. */
@@ -48,6 +52,14 @@ export type OptimizerState<K extends StateKind, P> = K extends keyof StateKinds<
       : { -readonly [I in keyof K]: K[I] extends StateKind ? OptimizerState<K[I], P> : never }
     : never;
 
+/**
+ * An optimiser as optax has it: `init(params)` makes the state, `update(updates, state, params)`
+ * transforms gradients into the updates to add and the next state; chained with chain().
+ *
+ * @example
+ * const opt: GradientTransformation<"moments"> = adam(1e-3);
+ * // In a traced program: const state = opt.init(params); const [updates, next] = opt.update(grads, state, params);
+ */
 export interface GradientTransformation<K extends StateKind> {
   /** The initial state for parameters `params`. */
   init<P extends TreeLike>(params: P): OptimizerState<K, P>;

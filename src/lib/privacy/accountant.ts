@@ -13,6 +13,12 @@
 import { ftError } from "../../errors/error.js";
 import { computeRdp, DEFAULT_RDP_ORDERS, rdpToEpsilon, type PrivacySpent, type RdpConversion } from "./rdp.js";
 
+/**
+ * RdpAccountant's options: the RDP orders kept and the RDP-to-(epsilon, delta) conversion.
+ *
+ * @example
+ * const accountant = new RdpAccountant({ conversion: "classic" } satisfies RdpAccountantOptions);
+ */
 export interface RdpAccountantOptions {
   /** The RDP orders (each > 1) the curve is kept at; TF Privacy's and Opacus's defaults when absent. */
   readonly orders?: readonly number[];
@@ -20,6 +26,11 @@ export interface RdpAccountantOptions {
   readonly conversion?: RdpConversion;
 }
 
+/**
+ * A Renyi-DP accountant for the sampled Gaussian mechanism (TF Privacy's and Opacus's method):
+ * `step(q, z, count)` accounts rounds, `spent(delta)` gives the smallest epsilon over its orders.
+ * A cross-check of PldAccountant, which is tighter.
+ */
 export class RdpAccountant {
   readonly orders: readonly number[];
   readonly conversion: RdpConversion;

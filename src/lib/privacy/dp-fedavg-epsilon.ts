@@ -18,6 +18,13 @@ import { ftError } from "../../errors/error.js";
 import { PldAccountant } from "./pld/accountant.js";
 import { sampledGaussianEpsilon } from "./rdp.js";
 
+/**
+ * A DP-FedAvg run's mechanism per round: the Poisson sampling rate, the noise multiplier and what
+ * the noise sampler's draws add to delta.
+ *
+ * @example
+ * const spent = dpFedAvgEpsilon({ samplingRate: 0.01, noiseMultiplier: 1.1, noiseDrawsPerRound: 199_210, samplerDeltaPerDraw: 0 } satisfies DpFedAvgMechanism, 100, 1e-5);
+ */
 export interface DpFedAvgMechanism {
   /** q: each client's probability of joining a round (Poisson sampling). */
   readonly samplingRate: number;
@@ -29,6 +36,14 @@ export interface DpFedAvgMechanism {
   readonly samplerDeltaPerDraw: number;
 }
 
+/**
+ * dpFedAvgEpsilon's result: epsilon and how its delta splits between the RDP conversion and the
+ * noise sampler.
+ *
+ * @example
+ * const spent: DpFedAvgSpent = dpFedAvgEpsilon({ samplingRate: 0.01, noiseMultiplier: 1.1, noiseDrawsPerRound: 7850, samplerDeltaPerDraw: 0 }, 100, 1e-5);
+ * console.log(spent.epsilon, spent.rdpDelta + spent.samplerDelta);
+ */
 export interface DpFedAvgSpent {
   readonly epsilon: number;
   /** The delta of the RDP conversion. */

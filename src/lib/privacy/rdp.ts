@@ -22,8 +22,22 @@ export const DEFAULT_RDP_ORDERS: readonly number[] = [
   ...Array.from({ length: 52 }, (_, i) => 12 + i),
 ];
 
+/**
+ * How RDP converts to (epsilon, delta): "balle2020" (Balle et al. 2020, tighter, the default) or
+ * "classic" (Mironov 2017).
+ *
+ * @example
+ * const accountant = new RdpAccountant({ conversion: "balle2020" satisfies RdpConversion });
+ */
 export type RdpConversion = "balle2020" | "classic";
 
+/**
+ * The sampled Gaussian mechanism composed over steps: its sampling rate q, noise multiplier z and
+ * number of steps.
+ *
+ * @example
+ * const epsilon = sampledGaussianEpsilon({ samplingRate: 0.01, noiseMultiplier: 1.1, steps: 1000 } satisfies SampledGaussian, 1e-5);
+ */
 export interface SampledGaussian {
   /** Sampling rate q in [0, 1]. */
   readonly samplingRate: number;
@@ -33,6 +47,13 @@ export interface SampledGaussian {
   readonly steps: number;
 }
 
+/**
+ * What an RDP accountant reports: the epsilon and the RDP order that gave it.
+ *
+ * @example
+ * const spent: PrivacySpent = new RdpAccountant().step(0.01, 1.1, 1000).spent(1e-5);
+ * console.log(spent.epsilon, spent.order);
+ */
 export interface PrivacySpent {
   readonly epsilon: number;
   /** The order at which the minimum was reached. */

@@ -58,6 +58,15 @@ class SecretStream implements UniformSource {
   }
 }
 
+/**
+ * A run's secret (from the OS CSPRNG, never from --seed): it derives the keys of DP noise,
+ * secure-sum masks and distributed DP per purpose and round, and the streams that sample DP
+ * cohorts. Written only to the run folder's SECRET_FILE (mode 0600).
+ *
+ * @example
+ * const secret = RunSecret.generate();
+ * const noiseKey = secret.roundKey("dp-noise", 3); // round 3's dp noise key, two int32 words
+ */
 export class RunSecret {
   private constructor(
     private readonly bytes: Buffer,

@@ -18,6 +18,14 @@ export function percentile(values: ArrayLike<number>, p: number): number {
   return sorted[below]! + (position - below) * (sorted[above]! - sorted[below]!);
 }
 
+/**
+ * A metric's distribution over clients: the mean with each client counting once, the
+ * example-weighted mean, and the 10th, 50th and 90th percentiles.
+ *
+ * @example
+ * const spread: Distribution = distribution([0.9, 0.8, 0.95], [100, 50, 200]);
+ * console.log(spread.p10, spread.p50, spread.p90);
+ */
 export interface Distribution {
   /** Mean over clients, each client counting once. */
   readonly mean: number;

@@ -16,6 +16,13 @@ import { ftError } from "../../../errors/error.js";
 import { discreteGaussianCurve, subsampledGaussianCurve, type Adjacency } from "./mechanisms.js";
 import { compose, deltaForEpsilon, epsilonForDelta, pldFromCurve, selfCompose, type HockeyStickCurve, type Pld } from "./pmf.js";
 
+/**
+ * PldAccountant's options: the grid step of the losses and the probability mass left out in the
+ * tails.
+ *
+ * @example
+ * const accountant = new PldAccountant({ interval: 1e-3 } satisfies PldAccountantOptions); // a coarser, faster grid
+ */
 export interface PldAccountantOptions {
   /** The grid step of the losses (dp_accounting's value_discretization_interval); 1e-4 by default. */
   readonly interval?: number;
@@ -34,6 +41,17 @@ interface Entry {
 const stepCache = new Map<string, Record<Adjacency, Pld>>();
 const CACHE_SIZE = 16;
 
+/**
+ * The privacy-loss-distribution accountant (Google's dp_accounting PLD method), the default: it
+ * composes the rounds' privacy loss distributions on a grid and gives the tightest epsilon for a
+ * delta; `step` accounts Poisson-subsampled Gaussian rounds, `stepDiscreteGaussian` discrete
+ * Gaussian releases.
+ *
+ * @example
+ * const accountant = new PldAccountant();
+ * accountant.step(0.01, 1.1, 1000); // 1,000 rounds, q = 0.01, z = 1.1
+ * console.log(accountant.epsilon(1e-5));
+ */
 export class PldAccountant {
   readonly interval: number;
   readonly tail: number;
