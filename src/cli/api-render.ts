@@ -26,7 +26,8 @@ const fence = (code: string): string => `\`\`\`ts\n${code}\n\`\`\``;
 
 function renderExport(item: ApiExport, anchorOf: ReadonlyMap<string, string>): string {
   const heading = `#### \`${item.name}\``;
-  const where = `${item.kind} · [${item.file}:${item.line}](../${item.file}#L${item.line})`;
+  // The file, not the line: an edit above an export must not make the reference stale.
+  const where = `${item.kind} · [${item.file}](../${item.file})`;
   if (item.alsoIn !== undefined) {
     return `${heading}\n\n${where}. Also exported by \`${item.alsoIn}\`: see [${item.name}](#${anchorOf.get(`${item.alsoIn}:${item.name}`)}).`;
   }

@@ -18,7 +18,7 @@ import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
-const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, rounds: 3 } as const;
+const small = { model: "logistic", clients: 20, clientsPerRound: 5, batchSize: 100, checkpointEvery: 0, rounds: 2 } as const;
 
 async function run(options: Record<string, unknown>) {
   const out = tempDir("ft-ddp-");
@@ -33,7 +33,7 @@ describe("fedtensor run --aggregator distributed-dp", () => {
       const options = { algorithm, aggregator: "distributed-dp", ddpClip: 100, ddpNoise: 1e-4, ddpBits: 20, minClients: 5, chunkClients: 2 };
       const { rows, out } = await run(options);
       expect(existsSync(`${out}/secret.key`)).toBe(true);
-      expect(rows).toHaveLength(3);
+      expect(rows).toHaveLength(small.rounds);
       rows.forEach((row, i) => {
         expect(Math.abs((row.test_accuracy as number) - (plain[i]!.test_accuracy as number)), `${algorithm} round ${i + 1}`).toBeLessThan(0.01);
         expect(row.epsilon).toBeNull();
@@ -43,7 +43,8 @@ describe("fedtensor run --aggregator distributed-dp", () => {
   }, deadline(300_000));
 
   test("MimeLite trains with it; its epsilon is for its delta and gradient in one tree, twice the parameters", async () => {
-    const options = { algorithm: "mimelite", aggregator: "distributed-dp", ddpClip: 1, ddpNoise: 1, ddpBits: 20, minClients: 5 };
+    // 16 bits: a noise table of thousands of entries, not of a million (seconds to build).
+    const options = { algorithm: "mimelite", aggregator: "distributed-dp", ddpClip: 1, ddpNoise: 1, ddpBits: 16, minClients: 5 };
     const { rows } = await run(options);
     const config = validateRunConfig({ ...small, out: "unused", ...options }, "test");
     expect(distributedDpEpsilonAfter(config, 3, 2 * 7850)).not.toBe(distributedDpEpsilonAfter(config, 3, 7850));
@@ -59,9 +60,9 @@ describe("fedtensor run --aggregator distributed-dp", () => {
     expect(hadamardLength(7850)).toBe(8192);
     for (const rounds of [1, 10]) expect(distributedDpEpsilonAfter(config, rounds, 7850)).toBe(distributedDpEpsilon(cal, rounds, 1e-6).epsilon);
     expect(distributedDpEpsilonAfter(config, 10, 7850)).toBeGreaterThan(distributedDpEpsilonAfter(config, 1, 7850));
-    // --ddp-target-epsilon: the noise that spends it in --rounds (3) rounds.
+    // --ddp-target-epsilon: the noise that spends it in --rounds rounds.
     const targeted = validateRunConfig({ ...small, out: "unused", aggregator: "distributed-dp", ddpClip: 0.5, ddpBits: 18, minClients: 4, ddpTargetEpsilon: 6 }, "test");
-    expect(distributedDpEpsilonAfter(targeted, 3, 7850)).toBeCloseTo(6, 3);
+    expect(distributedDpEpsilonAfter(targeted, small.rounds, 7850)).toBeCloseTo(6, 3);
     expect(distributedDpOptionsOf(targeted, 7850).noiseMultiplier).toBeGreaterThan(0.5);
   });
 
