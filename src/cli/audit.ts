@@ -6,23 +6,16 @@
  * exceeds the accountant (the accounting, or the mechanism, is broken), 0 otherwise.
  */
 import { loadRunArguments } from "../lib/run/config.js";
-import { UsageError, type Command } from "./command.js";
+import { takeFlags, UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
-/** The audit's own integer options taken out of the run's arguments. */
+/** The audit's own integer options taken out of the run's arguments, each defaulting to its value in `names`. */
 function takeIntegers(args: readonly string[], names: Record<string, number>): { values: Record<string, number>; rest: string[] } {
+  const { flags, rest } = takeFlags(args, new Set(Object.keys(names)));
   const values = { ...names };
-  const rest: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const name = Object.keys(names).find((n) => arg === `--${n}` || arg.startsWith(`--${n}=`));
-    if (name === undefined) {
-      rest.push(arg);
-      continue;
-    }
-    const text = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
+  for (const [name, text] of Object.entries(flags)) {
     const value = Number(text);
-    if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${name} takes an integer >= 1, got ${String(text)}`);
+    if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${name} takes an integer >= 1, got ${text}`);
     values[name] = value;
   }
   return { values, rest };

@@ -6,23 +6,16 @@
  * as `fedtensor run` and `fedtensor serve` would refuse it (FT360).
  */
 import { loadRunArguments } from "../lib/run/config.js";
-import { UsageError, type Command } from "./command.js";
+import { takeFlags, UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** --target-epsilon E (or =E) taken out of the run's arguments. */
 function takeTarget(args: readonly string[]): { target: number | undefined; rest: string[] } {
-  const rest: string[] = [];
-  let target: number | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg !== "--target-epsilon" && !arg.startsWith("--target-epsilon=")) {
-      rest.push(arg);
-      continue;
-    }
-    const text = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
-    target = Number(text);
-    if (text === undefined || !(target > 0 && Number.isFinite(target))) throw new UsageError(`--target-epsilon takes a number > 0, got ${String(text)}`);
-  }
+  const { flags, rest } = takeFlags(args, new Set(["target-epsilon"]));
+  const text = flags["target-epsilon"];
+  if (text === undefined) return { target: undefined, rest };
+  const target = Number(text);
+  if (!(target > 0 && Number.isFinite(target))) throw new UsageError(`--target-epsilon takes a number > 0, got ${text}`);
   return { target, rest };
 }
 

@@ -5,30 +5,13 @@
  */
 import { rangeDomains } from "../deploy/secagg/params.js";
 import { ftError } from "../errors/error.js";
-import { UsageError, type Command } from "./command.js";
+import { takeFlags, UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** The flags serve takes besides `fedtensor run`'s, each with a value. */
 const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "clipping-range", "quantization-range", "modulus-range", "admin-token-file", "max-client-examples"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
-function splitArgs(args: readonly string[]): { serve: Record<string, string>; rest: string[] } {
-  const serve: Record<string, string> = {};
-  const rest: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const [flag, inline] = arg.startsWith("--") ? (arg.includes("=") ? [arg.slice(2, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg.slice(2), undefined]) : [undefined, undefined];
-    if (flag === undefined || !serveFlags.has(flag)) {
-      rest.push(arg);
-      continue;
-    }
-    const value = inline ?? args[++i];
-    if (value === undefined) throw new UsageError(`--${flag} needs a value`);
-    serve[flag] = value;
-  }
-  return { serve, rest };
-}
-
 const seconds = (option: string, text: string | undefined, fallback: number): number => {
   if (text === undefined) return fallback;
   const value = Number(text);
@@ -94,7 +77,7 @@ export const serveCommand: Command = {
     "                         x Q must stay below M, or the sum would wrap (FT342). distributed-dp fixes M from --ddp-bits",
   ].join("\n"),
   async run(args) {
-    const { serve: flags, rest } = splitArgs(args);
+    const { flags, rest } = takeFlags(args, serveFlags);
     const tokensPath = flags["client-tokens"];
     if (tokensPath === undefined) throw new UsageError("--client-tokens FILE is required: one token per client (for example `openssl rand -hex 16` per line)");
     if ((flags["tls-cert"] === undefined) !== (flags["tls-key"] === undefined)) throw new UsageError("--tls-cert and --tls-key go together");

@@ -7,11 +7,10 @@
  * are logged (FT352). Nothing here names a client token or a secret.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ftError } from "../../errors/error.js";
-import type { ClientRegistry, RefusalKind } from "./clients.js";
+import { tokenLines, type ClientRegistry, type RefusalKind } from "./clients.js";
 
 /** What the server is doing now. */
 export type ServerStep = "starting" | "waiting for clients" | "training" | "evaluating" | "checkpointing" | "finished";
@@ -33,13 +32,7 @@ export interface RoundResult {
 
 /** The admin token from its file: the first line that is not blank or a # comment, at least 16 characters (FT305 otherwise). */
 export function readAdminToken(path: string): Buffer {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw ftError("FT305", { option: "--admin-token-file", why: `cannot read ${path}: ${(error as Error).message}` });
-  }
-  const token = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "" && !l.startsWith("#"));
+  const token = tokenLines(path, "--admin-token-file")[0];
   if (token === undefined || token.length < 16) throw ftError("FT305", { option: "--admin-token-file", why: `${path} must hold one token of at least 16 characters (openssl rand -hex 16)` });
   return sha256(token);
 }

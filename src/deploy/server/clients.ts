@@ -44,15 +44,20 @@ export interface Member {
 /** What the round engine hears from a member: an update or a failure for one of its tasks. */
 export type MemberMessage = { readonly member: Member; readonly message: Extract<ClientMessage, { type: "update" | "failed" | "trained" | "secagg" }>; readonly body: Uint8Array };
 
-/** Tokens from a file, one per line (blank lines and # comments skipped); client i is the token on line i's order. */
-export function readTokens(path: string): Map<string, string> {
+/** A token file's lines, trimmed, without blank lines and # comments (FT305 naming `option` when it does not read). */
+export function tokenLines(path: string, option: string): string[] {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw ftError("FT305", { option: "--client-tokens", why: `cannot read ${path}: ${(error as Error).message}` });
+    throw ftError("FT305", { option, why: `cannot read ${path}: ${(error as Error).message}` });
   }
-  const tokens = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+}
+
+/** Tokens from a file, one per line (blank lines and # comments skipped); client i is the token on line i's order. */
+export function readTokens(path: string): Map<string, string> {
+  const tokens = tokenLines(path, "--client-tokens");
   if (tokens.length === 0) throw ftError("FT305", { option: "--client-tokens", why: `${path} holds no token (one per line, one per client)` });
   const short = tokens.find((t) => t.length < 16);
   if (short !== undefined) throw ftError("FT305", { option: "--client-tokens", why: `a token of ${short.length} characters in ${path}: tokens are secrets, at least 16 characters (openssl rand -hex 16)` });
