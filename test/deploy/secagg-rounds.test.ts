@@ -14,7 +14,7 @@ const params: SecAggParams = { round: 7, vector_length: 8, num_shares: 5, recons
 const sumOf = (vectors: Map<string, Float32Array>, included: readonly string[], i: number) => included.reduce((s, id) => s + vectors.get(id)![i]!, 0);
 
 describe("SecAgg+ rounds across a server restart", () => {
-  for (const step of ["share-keys", "masked-input", "unmask"] as const) {
+  for (const step of ["share-keys", "masked-input", "consistency-check", "unmask"] as const) {
     it(`a server that dies having sent the ${step} requests sets the round up again under a new session, and it completes with every client`, async () => {
       const vectors = randomVectors(ids(5), params.vector_length, 0.5);
       const rounds = new Map(ids(5).map((id) => [id, new SecAggRounds()]));

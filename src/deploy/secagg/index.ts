@@ -64,6 +64,8 @@ export { webCryptoRandomBytes } from "./random.js";
 export {
   type AdvertiseKeys,
   type ClientMessage,
+  type ConsistencyCheck,
+  type ConsistencyCheckRequest,
   type MaskedInput,
   type MaskedInputRequest,
   type Parsed,

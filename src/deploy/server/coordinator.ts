@@ -190,6 +190,8 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
     aggregator: config.aggregator as NonNullable<RunInfo["aggregator"]>,
     rounds: config.rounds,
+    // The cohort's floor each client holds the secure rounds' setups to (FT372).
+    ...(config.aggregator === "fedavg" ? {} : { minClients: Math.max(2, config.minClients) }),
   };
   const operator = new OperatorView({ name: run.name, algorithm: run.algorithm, rounds: config.rounds, aggregator: config.aggregator });
   const bounds = { maxExamples: settings.maxClientExamples ?? defaultMaxExamples(data.clientIndices) };

@@ -205,8 +205,9 @@ export class RoundTasks {
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const { deadlineMs, shares, ranges, log } = this.settings;
-    // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients, pins: this.pins }, traffic, codec?.calibration.bits);
+    // No sum of fewer than --min-clients (distributed DP's noise is calibrated for its own minimum): SecAgg+ aborts before it could be unmasked, and each client refuses a smaller cohort.
+    const minClients = Math.max(this.settings.minClients, codec?.calibration.minClients ?? 0);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
