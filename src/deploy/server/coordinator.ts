@@ -199,6 +199,7 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
   const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", shares: settings.shares, ranges: settings.ranges, ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
+  operator.watchSecureSum(() => tasks.secureProgress());
   const server = await startServer({ ...settings, run, bounds, operator, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
   settings.onListening?.(server.url, { reloadTokens: (fresh) => server.registry.reload(fresh) });
   log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);

@@ -164,6 +164,11 @@ export class SecureSum {
     this.wake?.();
   }
 
+  /** The SecAgg+ step the sum collects (or how it ended) and the members it still waits for: /status shows them. */
+  progress(): { step: string; waitingFor: string[] } {
+    return { step: this.server.step, waitingFor: this.server.pending() };
+  }
+
   /** A member left: the step need not wait for it. */
   left(): void {
     this.wake?.();

@@ -75,6 +75,11 @@ export class RoundTasks {
 
   constructor(private readonly settings: TaskSettings) {}
 
+  /** The secure sum in progress, its SecAgg+ step and whom it waits for (/status); null when none. */
+  secureProgress(): { round: number; step: string; waitingFor: string[] } | null {
+    return this.secureRound === undefined ? null : { round: this.secureRound.round, ...this.secureRound.sum.progress() };
+  }
+
   /** An update or failure from a member: settles its task when it is one the member holds in the current round. */
   onMessage({ member, message, body }: MemberMessage): void {
     if (message.type === "secagg") {
