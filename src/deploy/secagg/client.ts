@@ -294,12 +294,11 @@ export class SecAggClient {
       if (signers.has(id)) this.refuse(request.step, `a signature of ${id} is listed twice`);
       const key = id === this.id ? this.identity.publicKey : this.neighbours.get(id)?.identityKey;
       if (key === undefined || !survivors.has(id)) this.refuse(request.step, `a signature of ${id}, which is not this client or a neighbour in the survivor set`);
-      const bytes = fromBase64(signature)!;
-      if (!verifyTranscript(key, transcript, bytes)) this.inconsistent(`the signature of ${id} does not verify over the survivor set this client signed: the server told them another set`);
+      if (!verifyTranscript(key, transcript, fromBase64(signature)!)) this.leave("FT370", request.step, `the signature of ${id} does not verify over the survivor set this client signed: the server told them another set`);
       signers.add(id);
     }
     const t = this.params.reconstruction_threshold;
-    if (signers.size < t) this.inconsistent(`${signers.size} signatures over the survivor set this client signed, fewer than reconstruction_threshold ${t}`);
+    if (signers.size < t) this.leave("FT370", request.step, `${signers.size} signatures over the survivor set this client signed, fewer than reconstruction_threshold ${t}`);
     this.enter("checked", "unmasked", "unmask");
     const seedShares = [{ of: this.id, share: toBase64(this.ownSeedShare!) }];
     const keyShares: { of: string; share: string }[] = [];
@@ -341,11 +340,8 @@ export class SecAggClient {
       keys.set(e.id, { encryptionKey, maskingKey, identityKey: fromBase64(e.identity_key)! });
     }
     const seed = graphSeed(this.session, this.params.round, roster);
-    if (seed !== request.graph_seed) {
-      const why = `the graph seed ${request.graph_seed.slice(0, 16)}... is not the ${seed.slice(0, 16)}... its signed key list gives: the server chose the neighbours`;
-      this.log({ level: "error", round: this.params.round, step: request.step, client: this.id, code: "FT371", message: why });
-      throw ftError("FT371", { client: this.id, why });
-    }
+    if (seed !== request.graph_seed)
+      this.leave("FT371", request.step, `the graph seed ${request.graph_seed.slice(0, 16)}... is not the ${seed.slice(0, 16)}... its signed key list gives: the server chose the neighbours`);
     this.rostered = ids;
     const graph = publicGraph([...ids], Math.min(degreeOf(this.params), roster.length - 1), seed);
     return [...graph.get(this.id)!].map((id) => ({ id, ...keys.get(id)! }));
@@ -363,9 +359,7 @@ export class SecAggClient {
     if (identityKey?.length !== KEY_BYTES || signature?.length !== SIGNATURE_BYTES || !verifyTranscript(identityKey, transcript, signature))
       why = `the keys of ${n.id} do not carry its signature for this session and round`;
     else if (!this.pins.check(n.id, n.identity_key)) why = `the identity key shown for ${n.id} is not the one this client pinned for it`;
-    if (why === undefined) return;
-    this.log({ level: "error", round: this.params.round, step: "share-keys", client: this.id, code: "FT357", message: why });
-    throw ftError("FT357", { client: this.id, why });
+    if (why !== undefined) this.leave("FT357", "share-keys", why);
   }
 
   private header() {
@@ -386,15 +380,13 @@ export class SecAggClient {
     if (request.to !== this.id) this.refuse(request.step, `it is addressed to ${request.to}`);
   }
 
-  private belowMinimum(step: string, count: number, what: string): never {
-    const why = `${count} clients ${what}, fewer than the ${this.params.min_clients} the round's setup promised`;
-    this.log({ level: "error", round: this.params.round, step, client: this.id, code: "FT372", message: why });
-    throw ftError("FT372", { client: this.id, why });
-  }
+  private belowMinimum = (step: string, count: number, what: string): never =>
+    this.leave("FT372", step, `${count} clients ${what}, fewer than the ${this.params.min_clients} the round's setup promised`);
 
-  private inconsistent(why: string): never {
-    this.log({ level: "error", round: this.params.round, step: "unmask", client: this.id, code: "FT370", message: why });
-    throw ftError("FT370", { client: this.id, why });
+  /** A server request that shows the server deviating: logged as an error, and the client leaves the round. */
+  private leave(code: "FT357" | "FT370" | "FT371" | "FT372", step: string, why: string): never {
+    this.log({ level: "error", round: this.params.round, step, client: this.id, code, message: why });
+    throw ftError(code, { client: this.id, why });
   }
 
   private logRefused(step: string, why: string): void {
