@@ -648,8 +648,8 @@ export const catalogue = {
     title: "A SecAgg+ client used out of order",
     message: "SecAgg+ client {client}: {why}",
     explanation:
-      "A SecAgg+ client answers the four steps once each, in order (advertise keys, share " +
-      "keys, masked input, unmask), for one round, with a vector of the round's length. " +
+      "A SecAgg+ client answers the five steps once each, in order (advertise keys, share " +
+      "keys, masked input, consistency check, unmask), for one round, with a vector of the round's length. " +
       "Answering a step twice could reveal both shares of one client to the server.",
     fix: "Make a new SecAggClient for each round and call its steps in order.",
   },

@@ -28,6 +28,14 @@ describe("SecAgg+ rounds across a server restart", () => {
     });
   }
 
+  it("refuses a setup that promises a smaller sum than the run promised on joining (FT372), and takes one that promises as much", async () => {
+    const setup = encodeMessage(new SecAggServer({ ...params, min_clients: 3 }, ids(5)).start().get("client-000")!);
+    await expect(new SecAggRounds().respond(7, setup, () => new Float32Array(8), 4)).rejects.toThrow(
+      /FT372: SecAgg\+ client client-000: the setup of round 7 promises a sum of at least 3 clients, the run promised 4; it leaves the round/,
+    );
+    expect((await new SecAggRounds().respond(7, setup, () => new Float32Array(8), 3)).step).toBe("advertise-keys");
+  });
+
   it("refuses the same session's setup twice (FT336)", async () => {
     const server = new SecAggServer(params, ids(3));
     const setup = encodeMessage(server.start().get("client-000")!);
