@@ -101,7 +101,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     const log = server.output();
     // 4 masked inputs would meet SecAgg+'s threshold, but a sum of 4 carries less noise than the 5 it is
     // calibrated for: the server aborts before the unmask step, so it never learns that sum.
-    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 4 clients sent their masked input, fewer than the 5 a sum must hold: no unmask step, so the sum is never learnt/);
+    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 4 clients answered masked-input, fewer than the 5 a sum must hold \(min_clients\): no unmask step, so the sum is never learnt/);
     expect(log).not.toMatch(/round 1: secagg unmask to/);
     expect(log).not.toMatch(/round 1: secure sum of/);
     expect(log).toMatch(/round 1\/2: 0 of 6 clients merged/);

@@ -195,7 +195,7 @@ export class SecAggServer {
     const t = this.params.reconstruction_threshold;
     if (answered.length < t) return this.abort(step, `${answered.length} clients answered ${step}, reconstruction_threshold is ${t}`);
     // The promised minimum (distributed DP's noise is calibrated for that many): with fewer, no unmask step, so no smaller sum is ever learnt.
-    if (answered.length < this.params.min_clients) return this.abort(step, `${answered.length} clients answered ${step}, fewer than the ${this.params.min_clients} a sum must hold (min_clients)`);
+    if (answered.length < this.params.min_clients) return this.abort(step, `${answered.length} clients answered ${step}, fewer than the ${this.params.min_clients} a sum must hold (min_clients): no unmask step, so the sum is never learnt`);
     switch (step) {
       case "advertise-keys":
         return this.sendShareKeys(answered);
