@@ -18,10 +18,15 @@
  * 3. CPU time of each client's protocol work (keys, shares, quantization, masks, encoding), per
  *    step, from process.cpuUsage: CPU, not wall, so other work on the machine counts less.
  *
- * 4. The cost of the signed keys against the unhardened protocol, in this same process: each
- *    advertisement and each share-keys request re-encoded without its identity keys and
- *    signatures (what fedtensor-secagg+/2 sent, the only difference on the wire), bytes sent and
- *    received per client as ratios; the round trips (4) do not change.
+ * 4. What hardening against a lying server costs, against Flower's four SecAgg+ stages (setup,
+ *    share_keys, collect_masked_vectors, unmask: the Stage enum of Flower's
+ *    secaggplus_constants.py, one server message and one client reply each, counted from its
+ *    SecAggPlusWorkflow): every message of the round re-encoded as that protocol would send it
+ *    (keys without identity key or signature, each client told only its neighbours' keys, no
+ *    consistency check, the unmask request naming the neighbours that survived and dropped),
+ *    then with the consistency check alone added. Bytes sent and received per client, and round
+ *    trips per round (4, then 5). Flower's collect stage also carries the training instructions;
+ *    `fedtensor serve` sends the task before the secure sum, one round trip more in both.
  *
  * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3]
  * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1)
@@ -44,6 +49,7 @@ import {
   parseServerMessage,
   SETUP_SIZE_LIMIT,
 } from "../src/deploy/secagg/index.js";
+import { publicGraph } from "../src/deploy/secagg/graph.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({
@@ -53,8 +59,8 @@ const length = Number(values.length);
 const cohorts = values.clients.split(",").map(Number);
 const rounds = Number(values.rounds);
 
-type Step = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
-const STEPS: readonly Step[] = ["advertise-keys", "share-keys", "masked-input", "unmask"];
+type Step = "advertise-keys" | "share-keys" | "masked-input" | "consistency-check" | "unmask";
+const STEPS: readonly Step[] = ["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmask"];
 
 interface Measured {
   seconds: number;
@@ -63,9 +69,11 @@ interface Measured {
   /** Per client: bytes sent by step, bytes received, CPU microseconds by step. */
   sent: Map<string, Record<Step, number>>;
   receivedBytes: Map<string, number>;
-  /** The same, with the messages re-encoded without identity keys and signatures (the unhardened protocol). */
-  sentUnsigned: Map<string, number>;
-  receivedUnsigned: Map<string, number>;
+  /** The same, with the messages re-encoded as Flower's four stages send them (`flowerShape`), and with the consistency check alone added. */
+  sentFlower: Map<string, number>;
+  receivedFlower: Map<string, number>;
+  sentChecked: Map<string, number>;
+  receivedChecked: Map<string, number>;
   cpu: Map<string, Record<Step, number>>;
   included: number;
 }
@@ -88,12 +96,20 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   };
   const vectors = new Map(ids.map((id) => [id, Float32Array.from({ length }, () => Math.random() * 2 - 1)]));
   const dropping = new Set(ids.slice(0, dropouts));
-  const zero = (): Record<Step, number> => ({ "advertise-keys": 0, "share-keys": 0, "masked-input": 0, unmask: 0 });
+  const zero = (): Record<Step, number> => ({ "advertise-keys": 0, "share-keys": 0, "masked-input": 0, "consistency-check": 0, unmask: 0 });
   const sent = new Map(ids.map((id) => [id, zero()]));
   const cpu = new Map(ids.map((id) => [id, zero()]));
   const receivedBytes = new Map(ids.map((id) => [id, 0]));
-  const sentUnsigned = new Map(ids.map((id) => [id, 0]));
-  const receivedUnsigned = new Map(ids.map((id) => [id, 0]));
+  const [sentFlower, receivedFlower, sentChecked, receivedChecked] = [0, 1, 2, 3].map(() => new Map(ids.map((id) => [id, 0])));
+  /** Each client's neighbours (from the graph the key list gives) and the survivor set, for the Flower-shaped messages. */
+  let graph: ReadonlyMap<string, ReadonlySet<string>> = new Map();
+  let survivors = new Set<string>();
+  const shaped = (message: ClientMessage | ServerMessage, id: string) => {
+    const flower = flowerShape(message, graph.get(id) ?? new Set(), survivors);
+    add(sentOrReceived(message) === "sent" ? sentFlower! : receivedFlower!, id, flower === null ? 0 : encodeMessage(flower as never).length);
+    const checked = message.step === "consistency-check" ? message : flower;
+    add(sentOrReceived(message) === "sent" ? sentChecked! : receivedChecked!, id, checked === null ? 0 : encodeMessage(checked as never).length);
+  };
   const add = (into: Map<string, number>, id: string, bytes: number) => into.set(id, into.get(id)! + bytes);
   const start = performance.now();
   const startCpu = cpuMicros();
@@ -106,7 +122,7 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
     const raw = encodeMessage(message);
     cpu.get(id)![step] += cpuMicros() - before;
     sent.get(id)![step] += raw.length;
-    add(sentUnsigned, id, encodeMessage(unsigned(message)).length);
+    shaped(message, id);
     const verdict = server.receive(id, raw);
     if (!verdict.accepted) throw new Error(verdict.reason);
   };
@@ -114,7 +130,7 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   for (const [id, setup] of server.start()) {
     const raw = encodeMessage(setup);
     receivedBytes.set(id, receivedBytes.get(id)! + raw.length);
-    add(receivedUnsigned, id, raw.length);
+    shaped(setup, id);
     const client = SecAggClient.fromSetup(raw);
     clients.set(id, client);
     await answer(id, "advertise-keys", () => client.advertiseKeys());
@@ -122,31 +138,57 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   for (;;) {
     const outcome = await server.advance();
     if (outcome.kind === "aborted") throw new Error(outcome.reason);
-    if (outcome.kind === "done") return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpuMicros() - startCpu) / 1e6, sent, receivedBytes, sentUnsigned, receivedUnsigned, cpu, included: outcome.result.clients };
+    if (outcome.kind === "done")
+      return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpuMicros() - startCpu) / 1e6, sent, receivedBytes, sentFlower: sentFlower!, receivedFlower: receivedFlower!, sentChecked: sentChecked!, receivedChecked: receivedChecked!, cpu, included: outcome.result.clients };
+    const first = [...outcome.messages.values()][0];
+    if (first?.step === "share-keys") graph = publicGraph(first.roster.map((e) => e.id), Math.min(server.params.num_shares - 1, first.roster.length - 1), first.graph_seed);
+    if (first?.step === "consistency-check") survivors = new Set(first.survivors);
     for (const [id, message] of outcome.messages) {
-      if (outcome.step === "unmask" && dropping.has(id)) continue;
+      if (outcome.step === "consistency-check" && dropping.has(id)) continue;
       const raw = encodeMessage(message);
       receivedBytes.set(id, receivedBytes.get(id)! + raw.length);
-      add(receivedUnsigned, id, encodeMessage(unsigned(message)).length);
+      shaped(message, id);
       const client = clients.get(id)!;
       const parsed = parseServerMessage(raw, Math.max(SETUP_SIZE_LIMIT, messageSizeLimit(client.params)));
       if (!parsed.ok) throw new Error(parsed.reason);
       const request = parsed.message;
       if (request.step === "share-keys") await answer(id, "share-keys", () => client.shareKeys(request));
       else if (request.step === "masked-input") await answer(id, "masked-input", () => client.maskedInput(request, vectors.get(id)!));
+      else if (request.step === "consistency-check") await answer(id, "consistency-check", () => client.consistencyCheck(request));
       else if (request.step === "unmask") await answer(id, "unmask", () => client.unmask(request));
     }
   }
 }
 
-/** A message as the unhardened protocol sent it: no identity key or signature on the advertised keys. */
-function unsigned<M extends ClientMessage | ServerMessage>(message: M): M {
-  if (message.step === "advertise-keys" && "from" in message) {
-    const { identity_key: _key, signature: _signature, ...rest } = message as Extract<ClientMessage, { step: "advertise-keys" }>;
-    return rest as never;
+const sentOrReceived = (message: ClientMessage | ServerMessage): "sent" | "received" => ("from" in message ? "sent" : "received");
+
+/**
+ * A message as Flower's four stages would carry it (null: no such message): keys unsigned, each
+ * client told its neighbours' keys only, no consistency check, the unmask request naming the
+ * neighbours that survived and dropped.
+ */
+function flowerShape(message: ClientMessage | ServerMessage, neighbours: ReadonlySet<string>, survivors: ReadonlySet<string>): object | null {
+  switch (message.step) {
+    case "advertise-keys": {
+      if (!("from" in message)) return message;
+      const { identity_key: _key, signature: _signature, ...rest } = message as Extract<ClientMessage, { step: "advertise-keys" }>;
+      return rest;
+    }
+    case "share-keys": {
+      if ("from" in message) return message;
+      const { roster, graph_seed: _seed, ...rest } = message as Extract<ServerMessage, { step: "share-keys" }>;
+      return { ...rest, neighbours: roster.filter((e) => neighbours.has(e.id)).map(({ identity_key: _k, signature: _s, ...keys }) => keys) };
+    }
+    case "consistency-check":
+      return null;
+    case "unmask": {
+      if ("from" in message) return message;
+      const { signatures: _signatures, ...rest } = message as Extract<ServerMessage, { step: "unmask" }>;
+      return { ...rest, survivors: [...neighbours].filter((id) => survivors.has(id)), dropped: [...neighbours].filter((id) => !survivors.has(id)) };
+    }
+    default:
+      return message;
   }
-  if (message.step === "share-keys" && "neighbours" in message) return { ...message, neighbours: message.neighbours.map(({ identity_key: _key, signature: _signature, ...n }) => n) } as never;
-  return message;
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -182,11 +224,10 @@ for (const n of cohorts) {
     `(server ${median(ms.map(serverCpu)).toFixed(2)} s; critical path with parallel clients ${median(ms.map(criticalPath)).toFixed(2)} s)`;
   console.log(`  protocol time per round (all ${n} clients and the server in this process): ${timing(full)}; with 30% dropping after masked input: ${timing(dropped)} (${dropped[0]!.included} clients in the sum)`);
   console.log(`  client CPU per round (median): ${STEPS.map((s) => `${s} ${cpuPerStep[s].toFixed(1)} ms`).join(", ")}`);
-  const ratio = (hardened: Map<string, number>, plain: Map<string, number>) => mean([...hardened.values()]) / mean([...plain.values()]);
+  const perClient = (bytes: Map<string, number>) => kib(mean([...bytes.values()]));
   const sentTotal = (m: Measured) => new Map([...m.sent].map(([id, b]) => [id, STEPS.reduce((a, s) => a + b[s], 0)]));
-  console.log(
-    `  signed keys against the unhardened protocol: bytes sent per client x${ratio(sentTotal(last), last.sentUnsigned).toFixed(4)} ` +
-      `(${kib(mean([...sentTotal(last).values()]) - mean([...last.sentUnsigned.values()]))} more), received x${ratio(last.receivedBytes, last.receivedUnsigned).toFixed(4)} ` +
-      `(${kib(mean([...last.receivedBytes.values()]) - mean([...last.receivedUnsigned.values()]))} more); round trips 4 and 4`,
-  );
+  console.log(`  per client per round, sent / received / round trips (n = ${n}, no dropout):`);
+  console.log(`    Flower's four stages (unsigned keys, neighbours' keys only, no check): ${perClient(last.sentFlower)} / ${perClient(last.receivedFlower)} / 4`);
+  console.log(`    + the consistency check:                                              ${perClient(last.sentChecked)} / ${perClient(last.receivedChecked)} / 5`);
+  console.log(`    + signed keys and the signed key list (public-randomness graph): this protocol ${perClient(sentTotal(last))} / ${perClient(last.receivedBytes)} / 5`);
 }

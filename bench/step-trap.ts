@@ -25,7 +25,7 @@ export interface StepTrap {
 /** What the trap kills: `victim()` at the step, or nobody (the request passes) when it gives undefined. */
 export type Victim = () => { kill(signal: NodeJS.Signals): unknown } | undefined;
 
-export async function stepTrap(url: string, round: number, step: "setup" | "share-keys" | "masked-input" | "unmask", victim: Victim): Promise<StepTrap> {
+export async function stepTrap(url: string, round: number, step: "setup" | "share-keys" | "masked-input" | "consistency-check" | "unmask", victim: Victim): Promise<StepTrap> {
   const target = new URL(url);
   // The request's JSON as the server writes it (src/deploy/secagg/server.ts); WebSocket frames from the server are not masked.
   const marker = Buffer.from(`"round":${round},"step":"${step}"`);

@@ -651,8 +651,8 @@ export const catalogue = {
     title: "A SecAgg+ client used out of order",
     message: "SecAgg+ client {client}: {why}",
     explanation:
-      "A SecAgg+ client answers the four steps once each, in order (advertise keys, share " +
-      "keys, masked input, unmask), for one round, with a vector of the round's length. " +
+      "A SecAgg+ client answers the five steps once each, in order (advertise keys, share " +
+      "keys, masked input, consistency check, unmask), for one round, with a vector of the round's length. " +
       "Answering a step twice could reveal both shares of one client to the server.",
     fix: "Make a new SecAggClient for each round and call its steps in order.",
   },
@@ -834,6 +834,41 @@ export const catalogue = {
       "epsilon at the run's delta. Some targets cannot be met by any noise in the range searched " +
       "(the delta is spent by the noise sampler's own share, or the target is tiny for that many rounds).",
     fix: "Raise the target epsilon or delta, or run fewer rounds or with a smaller sampling rate.",
+  },
+  FT370: {
+    title: "A SecAgg+ survivor set its neighbours did not sign",
+    message: "SecAgg+ client {client}: {why}; it reveals nothing and leaves the round",
+    explanation:
+      "Before anyone unmasks, every survivor signs the survivor set the server announced (the " +
+      "consistency check of Bonawitz et al. 2017 and Bell et al. 2020), and the server forwards " +
+      "the signatures of each client's neighbours. A client reveals its shares only when at " +
+      "least reconstruction_threshold signatures verify over the very set it signed: a server " +
+      "that told some clients one set and others another (to collect both a client's seed and " +
+      "its key) cannot show both groups enough signatures.",
+    fix:
+      "None for an honest server, which announces one set. Repeated, it means the server lies " +
+      "about who dropped out: stop using it. docs/deployment.md, \"Threat model\".",
+  },
+  FT371: {
+    title: "A SecAgg+ neighbour graph that is not the one public randomness gives",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "The neighbour graph of a round follows from a seed every client can recompute: SHA-256 " +
+      "over the session, the round and the signed key list of the clients that advertised keys. " +
+      "A share-keys request whose seed differs is a server choosing who neighbours whom, for " +
+      "instance to surround a victim with clients it controls.",
+    fix: "Check that client and server run the same protocol version; otherwise the server is faulty or malicious.",
+  },
+  FT372: {
+    title: "A SecAgg+ cohort below the minimum it was promised",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "The round's setup announces min_clients, the fewest clients a sum may hold (at least " +
+      "reconstruction_threshold, and --min-clients of `fedtensor serve`; distributed DP's noise " +
+      "is calibrated for it), and the run announced its minimum when the client joined. A " +
+      "client refuses a setup that promises less than the run did, a signed key list or a " +
+      "survivor set below the minimum: a sum of fewer clients reveals more of each.",
+    fix: "Sample more clients per round, or lengthen the step deadlines so that fewer drop out; a server that announces a small cohort to a client is faulty or malicious.",
   },
 } as const;
 

@@ -17,7 +17,7 @@ import {
   encodeMessage,
 } from "../../src/deploy/secagg/index.js";
 
-export type DropStep = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
+export type DropStep = CollectingStep;
 
 export interface RoundRun {
   readonly server: SecAggServer;
@@ -40,14 +40,14 @@ export async function runRound(
     clientRandom?: (id: string) => RandomBytes;
     /** Called with the server after each step closes (before the next step's answers arrive). */
     afterStep?: (server: SecAggServer) => void;
-    /** The fewest masked inputs the server lets a sum hold. */
-    minSurvivors?: number;
+    /** The fewest clients the server lets a sum hold (min_clients, announced in the setup). */
+    minClients?: number;
   } = {},
 ): Promise<RoundRun> {
   const clientIds = [...vectors.keys()];
   // Uint32Array inputs are already in Z_M (distributed DP's codec): their sum wraps by design, no range to check.
   const preQuantized = [...vectors.values()].some((v) => v instanceof Uint32Array);
-  const server = new SecAggServer(params, clientIds, { minSurvivors: options.minSurvivors ?? 0, preQuantized });
+  const server = new SecAggServer(options.minClients === undefined ? params : { ...params, min_clients: options.minClients }, clientIds, { preQuantized });
   const clients = new Map<string, SecAggClient>();
   const received: Uint8Array[] = [];
   const sent: Uint8Array[] = [];
@@ -119,6 +119,8 @@ export class SteppedRound {
         return client.shareKeys(request);
       case "masked-input":
         return client.maskedInput(request, this.vectors.get(id)!);
+      case "consistency-check":
+        return client.consistencyCheck(request);
       case "unmask":
         return client.unmask(request);
     }

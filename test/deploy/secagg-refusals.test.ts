@@ -114,7 +114,7 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
 
   it("names a client that sends an inconsistent share and rebuilds from the consistent ones", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       await round.answerAll();
       await round.advance();
     } // collecting unmask
@@ -128,7 +128,7 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
 
   it("aborts, revealing nothing, when the inconsistent shares leave no threshold of consistent ones", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       await round.answerAll();
       await round.advance();
     }
@@ -154,7 +154,9 @@ describe("SecAgg+ server refuses bad input and keeps going", () => {
     await round.answerAll(["client-005"]); // client-005 drops before its masked input
     const late = await round.reply("client-005");
     await round.advance();
-    expect(round.deliver("client-005", late)).toEqual({ accepted: false, reason: "out of step: the server is collecting unmask" });
+    expect(round.deliver("client-005", late)).toEqual({ accepted: false, reason: "out of step: the server is collecting consistency-check" });
+    await round.answerAll();
+    await round.advance();
     const honest = (await round.reply("client-000")) as Unmask;
     expect(round.deliver("client-005", { ...honest, from: "client-005" })).toEqual({ accepted: false, reason: "it dropped at masked-input" });
     expect(honest.key_shares.map((s) => s.of)).toEqual(["client-005"]);
@@ -213,24 +215,34 @@ describe("SecAgg+ client checks", () => {
     expect(() => client.maskedInput(request, new Float32Array(32))).toThrow(/FT338.*masked input called at stage masked/);
   });
 
-  it("refuses an unmask request that lists a client as survivor and dropped, or another round's request; answers once", async () => {
+  it("refuses a survivor set without it, with strangers or below the minimum (FT372), and unmasks only on threshold-many signatures over its set (FT370)", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
     for (let i = 0; i < 3; i++) {
       await round.answerAll();
       await round.advance();
     }
     const client = round.clients.get("client-000")!;
+    const check = round.requests.get("client-000") as Parameters<SecAggClient["consistencyCheck"]>[0];
+    expect(() => client.consistencyCheck({ ...check, round: 4 })).toThrow(/FT336.*it is for round 4, this client is in round 3/);
+    expect(() => client.consistencyCheck({ ...check, survivors: [...check.survivors, "client-999"] })).toThrow(/FT336.*client-999 did not advertise keys in this round/);
+    expect(() => client.consistencyCheck({ ...check, survivors: check.survivors.slice(1) })).toThrow(/FT336.*this client is not among the survivors/);
+    // min_clients is the threshold here (4): a set of 3 is a sum too small to help reveal.
+    expect(() => client.consistencyCheck({ ...check, survivors: check.survivors.slice(0, 3) })).toThrow(/FT372: SecAgg\+ client client-000: 3 clients in the survivor set, fewer than the 4 the round's setup promised/);
+    await round.answerAll();
+    expect(() => client.consistencyCheck(check)).toThrow(/FT338.*consistency check called at stage checked/);
+    await round.advance();
     const request = round.requests.get("client-000") as Parameters<SecAggClient["unmask"]>[0];
-    expect(() => client.unmask({ ...request, dropped: ["client-001"] })).toThrow(/FT336.*client-001 is both a survivor and dropped/);
-    expect(() => client.unmask({ ...request, round: 4 })).toThrow(/FT336.*it is for round 4, this client is in round 3/);
-    expect(() => client.unmask({ ...request, survivors: [...request.survivors, "client-999"] })).toThrow(/FT336.*client-999 is not a neighbour/);
-    // Told that only itself and two neighbours survived (threshold 4): too small a sum to help reveal.
-    expect(() => client.unmask({ ...request, survivors: request.survivors.slice(0, 3), dropped: [] })).toThrow(/FT336.*3 survivors among this client and its neighbours, fewer than reconstruction_threshold 4/);
+    expect(request.signatures).toHaveLength(6);
+    const [first, second] = request.signatures;
+    expect(() => client.unmask({ ...request, signatures: [...request.signatures, first!] })).toThrow(/FT336.*a signature of client-000 is listed twice/);
+    expect(() => client.unmask({ ...request, signatures: [...request.signatures, { ...first!, id: "client-999" }] })).toThrow(/FT336.*a signature of client-999, which is not this client or a neighbour/);
+    expect(() => client.unmask({ ...request, signatures: [first!, { ...second!, signature: flipByte(second!.signature, 5) }] })).toThrow(new RegExp(`FT370: .*the signature of ${second!.id} does not verify over the survivor set this client signed`));
+    expect(() => client.unmask({ ...request, signatures: request.signatures.slice(0, 3) })).toThrow(/FT370: SecAgg\+ client client-000: 3 signatures over the survivor set this client signed, fewer than reconstruction_threshold 4; it reveals nothing/);
     expect(client.unmask(request).seed_shares).toHaveLength(6);
     expect(() => client.unmask(request)).toThrow(/FT338.*unmask called at stage unmasked/);
   });
 
-  it("refuses a setup whose parameters are not what they resolve to (FT335) or a share-keys request with too few neighbours (FT336)", async () => {
+  it("refuses a setup whose parameters are not what they resolve to (FT335), or a key list below the minimum, without its own keys, with a forged or repeated entry, or under another graph seed", async () => {
     const round = new SteppedRound(params, randomVectors(ids(6), params.vector_length, 1));
     const setup = { protocol: PROTOCOL, round: 3, step: "setup", to: "x", session: "0".repeat(32), params: { ...round.clients.get("client-000")!.params, reconstruction_threshold: 2 } };
     expect(() => SecAggClient.fromSetup(rawMessage(JSON.stringify(setup)))).toThrow(/FT335.*strict majority/);
@@ -239,7 +251,13 @@ describe("SecAgg+ client checks", () => {
     await round.advance();
     const client = round.clients.get("client-000")!;
     const request = round.requests.get("client-000") as Parameters<SecAggClient["shareKeys"]>[0];
-    await expect(client.shareKeys({ ...request, neighbours: request.neighbours.slice(0, 2) })).rejects.toThrow(/FT336.*2 neighbours: with its own share, fewer than the 4 shares/);
+    const own = request.roster.findIndex((e) => e.id === "client-000");
+    await expect(client.shareKeys({ ...request, roster: request.roster.slice(0, 3) })).rejects.toThrow(/FT372: .*3 clients advertised keys, fewer than the 4 the round's setup promised/);
+    await expect(client.shareKeys({ ...request, roster: request.roster.filter((_, i) => i !== own) })).rejects.toThrow(/FT336.*this client's keys are not in the key list as it advertised them/);
+    await expect(client.shareKeys({ ...request, roster: [...request.roster, request.roster[own === 0 ? 1 : 0]!] })).rejects.toThrow(/FT336.*listed twice in the key list/);
+    await expect(client.shareKeys({ ...request, roster: request.roster.map((e, i) => (i === (own + 1) % 6 ? { ...e, masking_key: flipByte(e.masking_key) } : e)) })).rejects.toThrow(/FT357.*do not carry its signature/);
+    // The server's own choice of graph: a seed other than the one the signed key list gives.
+    await expect(client.shareKeys({ ...request, graph_seed: "0".repeat(64) })).rejects.toThrow(/FT371: SecAgg\+ client client-000: the graph seed 0000000000000000\.\.\. is not the [0-9a-f]{16}\.\.\. its signed key list gives/);
     await expect(client.respond(rawMessage("{bad"), () => new Float32Array(32))).rejects.toThrow(/FT336.*not JSON/);
     await expect(client.respond(encodeMessage({ ...request, to: "client-001" }), () => new Float32Array(32))).rejects.toThrow(/FT336.*addressed to client-001/);
     expect((await client.respond(encodeMessage(request), () => new Float32Array(32))).step).toBe("share-keys");

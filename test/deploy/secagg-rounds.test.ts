@@ -14,7 +14,7 @@ const params: SecAggParams = { round: 7, vector_length: 8, num_shares: 5, recons
 const sumOf = (vectors: Map<string, Float32Array>, included: readonly string[], i: number) => included.reduce((s, id) => s + vectors.get(id)![i]!, 0);
 
 describe("SecAgg+ rounds across a server restart", () => {
-  for (const step of ["share-keys", "masked-input", "unmask"] as const) {
+  for (const step of ["share-keys", "masked-input", "consistency-check", "unmask"] as const) {
     it(`a server that dies having sent the ${step} requests sets the round up again under a new session, and it completes with every client`, async () => {
       const vectors = randomVectors(ids(5), params.vector_length, 0.5);
       const rounds = new Map(ids(5).map((id) => [id, new SecAggRounds()]));
@@ -27,6 +27,14 @@ describe("SecAgg+ rounds across a server restart", () => {
       for (let i = 0; i < params.vector_length; i++) expect(Math.abs(outcome.result.sum[i]! - sumOf(vectors, ids(5), i))).toBeLessThan(5 * 2 ** -15 + 1e-9);
     });
   }
+
+  it("refuses a setup that promises a smaller sum than the run promised on joining (FT372), and takes one that promises as much", async () => {
+    const setup = encodeMessage(new SecAggServer({ ...params, min_clients: 3 }, ids(5)).start().get("client-000")!);
+    await expect(new SecAggRounds().respond(7, setup, () => new Float32Array(8), 4)).rejects.toThrow(
+      /FT372: SecAgg\+ client client-000: the setup of round 7 promises a sum of at least 3 clients, the run promised 4; it leaves the round/,
+    );
+    expect((await new SecAggRounds().respond(7, setup, () => new Float32Array(8), 3)).step).toBe("advertise-keys");
+  });
 
   it("refuses the same session's setup twice (FT336)", async () => {
     const server = new SecAggServer(params, ids(3));

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type SecAggParams, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveSecAggParams } from "../../src/deploy/secagg/index.js";
-import { neighbourGraph, secretPermutation } from "../../src/deploy/secagg/graph.js";
+import { graphSeed, permutation, publicGraph, ringGraph } from "../../src/deploy/secagg/graph.js";
 import { webCryptoRandomBytes } from "../../src/deploy/secagg/random.js";
 import { ids, randomVectors, runRound, jsonOf } from "./secagg-helpers.js";
 
@@ -111,17 +111,17 @@ describe("SecAgg+ sum", () => {
     expect(run.sent.some((raw) => jsonOf(raw).includes('"step":"unmask"'))).toBe(false);
   });
 
-  it("with minSurvivors (distributed DP's --min-clients), aborts before unmasking a sum of fewer masked inputs", async () => {
+  it("with min_clients (--min-clients, distributed DP's minimum), aborts before unmasking a sum of fewer masked inputs", async () => {
     const clientIds = ids(8);
     const vectors = randomVectors(clientIds, base.vector_length, 1);
     // 6 masked inputs meet the threshold of 5, but not the 7 a sum must hold: the unmask step is never asked.
-    const run = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 2) }, minSurvivors: 7 });
+    const run = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 2) }, minClients: 7 });
     expect(run.outcome.kind).toBe("aborted");
-    expect(run.server.aborted).toMatch(/6 clients sent their masked input, fewer than the 7 a sum must hold/);
+    expect(run.server.aborted).toMatch(/6 clients answered masked-input, fewer than the 7 a sum must hold \(min_clients\)/);
     expect(run.server.events.some((e) => e.code === "FT337" && e.level === "error")).toBe(true);
     expect(run.sent.some((raw) => jsonOf(raw).includes('"step":"unmask"'))).toBe(false);
     // One dropout fewer: 7 masked inputs, and the sum is unmasked as usual.
-    const enough = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 1) }, minSurvivors: 7 });
+    const enough = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 1) }, minClients: 7 });
     expect(enough.outcome.kind).toBe("done");
   });
 
@@ -136,17 +136,24 @@ describe("SecAgg+ sum", () => {
     expect(worse.server.aborted).toMatch(/5 clients answered unmask, reconstruction_threshold is 6/);
   });
 
-  it("uses a neighbour graph of degree num_shares - 1 over a random permutation", async () => {
+  it("uses a neighbour graph of degree num_shares - 1 over a permutation from the signed key list's hash", async () => {
     const clientIds = ids(30);
     const run = await runRound({ ...base, num_shares: 7, reconstruction_threshold: 4 }, randomVectors(clientIds, base.vector_length, 1));
-    const shareKeys = run.sent.map((raw) => JSON.parse(jsonOf(raw))).filter((m) => m.step === "share-keys");
+    const sent = run.sent.map((raw) => JSON.parse(jsonOf(raw)));
+    // One key list and one seed for all, the seed the list hashes to.
+    const shareKeys = sent.filter((m) => m.step === "share-keys");
     expect(shareKeys).toHaveLength(30);
-    for (const m of shareKeys) expect(m.neighbours).toHaveLength(6);
+    expect(new Set(shareKeys.map((m) => m.graph_seed)).size).toBe(1);
+    expect(shareKeys[0].graph_seed).toBe(graphSeed(run.server.session, base.round, shareKeys[0].roster));
+    // Each client's shares come from its 6 neighbours, those of the graph every client derives from the seed.
+    const graph = publicGraph(clientIds, 6, shareKeys[0].graph_seed);
+    const maskedInput = sent.filter((m) => m.step === "masked-input");
+    for (const m of maskedInput) expect(new Set(m.shares.map((s: { from: string }) => s.from))).toEqual(graph.get(m.to));
     // Not the id order's ring: some client's neighbours are not its id neighbours.
-    const byOrder = shareKeys.filter((m) => {
+    const byOrder = maskedInput.filter((m) => {
       const i = clientIds.indexOf(m.to);
       const ring = [-3, -2, -1, 1, 2, 3].map((d) => clientIds[(i + d + 30) % 30]);
-      return m.neighbours.every((n: { id: string }) => ring.includes(n.id));
+      return m.shares.every((s: { from: string }) => ring.includes(s.from));
     });
     expect(byOrder.length).toBeLessThan(30);
   });
@@ -160,8 +167,8 @@ describe("SecAgg+ parameters", () => {
       const shares = numSharesForDropouts(n, dropouts);
       const p = resolveSecAggParams({ ...base, num_shares: shares, reconstruction_threshold: majorityThreshold(shares) }, n);
       const clientIds = ids(n);
-      const graph = neighbourGraph(clientIds, p.num_shares - 1, webCryptoRandomBytes);
-      const dropped = new Set(secretPermutation(clientIds, webCryptoRandomBytes).slice(0, dropouts));
+      const graph = ringGraph(permutation(clientIds, webCryptoRandomBytes), p.num_shares - 1);
+      const dropped = new Set(permutation(clientIds, webCryptoRandomBytes).slice(0, dropouts));
       for (const u of clientIds) {
         const left = (dropped.has(u) ? 0 : 1) + [...graph.get(u)!].filter((v) => !dropped.has(v)).length;
         expect(left).toBeGreaterThanOrEqual(p.reconstruction_threshold);

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { SecAggClient, encodeMessage, type ClientMessage } from "../../src/deploy/secagg/index.js";
 import type { Member } from "../../src/deploy/server/clients.js";
+import { OperatorView } from "../../src/deploy/server/admin.js";
 import { SumDiscarded } from "../../src/deploy/server/round-aborted.js";
 import { SecureSum } from "../../src/deploy/server/secure.js";
 import { deadline } from "../helpers/deadline.js";
@@ -66,6 +67,26 @@ function fakeRound(count: number, tamper: (id: string, message: ClientMessage) =
 }
 
 describe("serve's secure sum moves on when every remaining member has answered or been refused", () => {
+  it("shows /status its SecAgg+ step and whom it waits for, step by step, and nothing once it ended", async () => {
+    const operator = new OperatorView({ name: "status", algorithm: "fedavg", rounds: 1, aggregator: "secure" });
+    const seen: { step: string; waitingFor: readonly string[] }[] = [];
+    let sum: SecureSum | undefined;
+    operator.watchSecureSum(() => (sum === undefined ? null : { round: 1, ...sum.progress() }));
+    const round = fakeRound(3, (id, m) => {
+      const status = (operator.status() as { secureSum: { step: string; waitingFor: string[] } }).secureSum;
+      if (id === "client-000") seen.push({ step: status.step, waitingFor: status.waitingFor });
+      return m;
+    });
+    sum = round.sum;
+    await round.sum.result();
+    // client-000 answers first at each step: the sum waits for all three then.
+    const all = ["client-000", "client-001", "client-002"];
+    expect(seen).toEqual(["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmask"].map((step) => ({ step, waitingFor: all })));
+    expect((operator.status() as { secureSum: object }).secureSum).toEqual({ round: 1, step: "done", waitingFor: [] });
+    sum = undefined;
+    expect((operator.status() as { secureSum: object | null }).secureSum).toBeNull();
+  }, deadline(30_000));
+
   it("a masked vector 4 bytes short is refused (FT336), its sender dropped at once, not at the deadline", async () => {
     const round = fakeRound(5, (id, m) => {
       if (id !== "client-002" || m.step !== "masked-input") return m;

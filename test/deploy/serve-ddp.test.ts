@@ -93,7 +93,7 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     const log = server.output();
     // 3 masked inputs would meet SecAgg+'s threshold (3 of 4 shares), but a sum of 3 carries less noise than the 4
     // it is calibrated for: the server aborts before the unmask step, so it never learns that sum.
-    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 3 clients sent their masked input, fewer than the 4 a sum must hold: no unmask step, so the sum is never learnt/);
+    expect(log).toMatch(/round 1 skipped: secure aggregation aborted: 3 clients answered masked-input, fewer than the 4 a sum must hold \(min_clients\): no unmask step, so the sum is never learnt/);
     expect(log).not.toMatch(/round 1: secagg unmask to/);
     expect(log).not.toMatch(/round 1: secure sum of/);
     expect(log).toMatch(/round 1\/2: 0 of 4 clients merged/);

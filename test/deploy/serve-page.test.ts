@@ -50,8 +50,8 @@ describe.skipIf(!hasChromium)("the client page", () => {
     expect(await text("#sends")).toMatch(/^SecAgg\+ messages only, its accumulator clipped, rotated and noised here/);
     // What it sent: the trained message and its SecAgg+ messages, each round; the page shows the last round's.
     expect(progress.sent.map((s) => s.round)).toEqual([1, 2]);
-    expect(progress.sent[1]!.messages).toEqual(["trained", "secagg", "secagg", "secagg", "secagg"]);
-    expect(await text("#sent")).toMatch(/^round 2: [\d.]+ KiB in 5 messages \(trained, secagg x4\)$/);
+    expect(progress.sent[1]!.messages).toEqual(["trained", "secagg", "secagg", "secagg", "secagg", "secagg"]);
+    expect(await text("#sent")).toMatch(/^round 2: [\d.]+ KiB in 6 messages \(trained, secagg x5\)$/);
     // The run's epsilon, as the metrics have it.
     const epsilon = rows.at(-1)!.epsilon as number;
     expect(epsilon).toBeGreaterThan(0);

@@ -92,8 +92,8 @@ describe("what a served client sends", () => {
     const { frames, log } = await recordedRun(["--aggregator", "secure"]);
     const kinds = checkFrames(frames, ["hello", "ready", "trained", "secagg"]);
     expect(kinds.has("update")).toBe(false);
-    // Four SecAgg+ steps per client per round.
-    expect(kinds.get("secagg")).toBe(2 * 2 * 4);
+    // Five SecAgg+ steps per client per round (the fifth is the consistency check's signature).
+    expect(kinds.get("secagg")).toBe(2 * 2 * 5);
     expect(log).toMatch(/round 2: secure sum of 2 clients/);
   }, deadline(120_000));
 });

@@ -22,7 +22,7 @@ const { track, traps } = killedAfterAll();
 const CLIENTS = 3;
 
 describe("fedtensor serve --aggregator secure killed mid-round and resumed", () => {
-  for (const step of ["setup", "share-keys", "masked-input", "unmask"] as const) {
+  for (const step of ["setup", "share-keys", "masked-input", "consistency-check", "unmask"] as const) {
     it(`killed as it sends round 2's ${step} requests, resumes and merges round 2 with all ${CLIENTS} clients`, async () => {
       const options = ["--model", "logistic", "--aggregator", "secure", "--rounds", "2", "--clients-per-round", String(CLIENTS), "--min-clients", String(CLIENTS)];
       const { out, tokens, files, server, url } = await serveWithFiles(track, `fedtensor-serve-resume-${step}-`, CLIENTS, ...options);

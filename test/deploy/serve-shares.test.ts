@@ -67,9 +67,9 @@ describe("SecAgg+ share settings of fedtensor serve", () => {
     expect(await server.exited()).toBe(0);
     const log = server.output();
     // By default 4 clients have 4 shares and a threshold of 3, and 3 answers would recover the round.
-    expect(log).toMatch(/round 1 secagg advertise-keys: round starts with 4 clients \(num_shares 4, reconstruction_threshold 4\)/);
+    expect(log).toMatch(/round 1 secagg advertise-keys: round starts with 4 clients \(num_shares 4, reconstruction_threshold 4, min_clients 4\)/);
     expect(log).toMatch(/round 1 secagg unmask: FT337: SecAgg\+ round 1 aborted at unmask: 3 clients answered unmask, reconstruction_threshold is 4/);
-    expect(log).toMatch(/round 2 secagg advertise-keys: round starts with 3 clients \(num_shares 3, reconstruction_threshold 3\)/);
+    expect(log).toMatch(/round 2 secagg advertise-keys: round starts with 3 clients \(num_shares 3, reconstruction_threshold 3, min_clients 3\)/);
     expect(log).toMatch(/round 2\/2: 3 of 3 clients merged/);
     expect(readMetrics(join(out, "metrics.jsonl")).map((r) => r.clients)).toEqual([0, 3]);
   }, deadline(60_000));

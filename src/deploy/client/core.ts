@@ -65,7 +65,7 @@ export class ClientCore {
   private readonly parts = new Map<string, StoredPart>();
   private examples: ClientExamples | undefined;
   /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
-  private held: { round: number; task: string; vector: Float32Array | Uint32Array } | undefined;
+  private held: { round: number; task: string; vector: Float32Array | Uint32Array; minClients: number } | undefined;
   /** SecAgg+ across rounds and server restarts (a resumed server sets its round up again), signing with this client's identity. */
   private readonly secagg: SecAggRounds;
   /** The client id the server gave, after welcome. */
@@ -148,9 +148,9 @@ export class ClientCore {
     if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
     let answer;
     try {
-      answer = await this.secagg.respond(round, body, () => held.vector);
+      answer = await this.secagg.respond(round, body, () => held.vector, Math.max(this.run?.minClients ?? 0, held.minClients));
     } catch (error) {
-      // A refused request (FT336) or a setup of a round this client unmasked (FT356): it leaves the round, the server goes on.
+      // A refused request (FT336, FT357, FT370-FT372) or a setup of a round this client unmasked (FT356): it leaves the round, the server goes on.
       if (error instanceof FedTensorError) throw new FrameError(`a secure-sum message refused: ${error.message}`);
       throw error;
     }
@@ -195,7 +195,7 @@ export class ClientCore {
       }
       // Distributed DP: clipped, rotated, rounded and noised here; SecAgg+ sums the integers mod 2^bits as they are.
       const held = task.ddp === undefined ? vector : new Uint32Array(distributedDpCodec({ ...task.ddp, rotationKey: [task.ddp.rotationKey[0], task.ddp.rotationKey[1]], length }).encode(vector).buffer);
-      this.held = { round: task.round, task: key, vector: held };
+      this.held = { round: task.round, task: key, vector: held, minClients: task.ddp?.minClients ?? 0 };
       return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     }
     const acc = new Map<string, RecordValue>();

@@ -59,6 +59,8 @@ export const runInfoSchema = z.strictObject({
   aggregator: z.enum(["fedavg", "secure", "distributed-dp"]).optional(),
   /** The run's number of rounds. */
   rounds: z.number().int().min(1).optional(),
+  /** Secure rounds: the fewest clients a SecAgg+ sum may hold; a client refuses a setup that promises fewer (FT372). */
+  minClients: z.number().int().min(1).optional(),
 });
 export type RunInfo = z.infer<typeof runInfoSchema>;
 

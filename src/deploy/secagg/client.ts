@@ -1,18 +1,23 @@
 /**
- * One client's side of one SecAgg+ round: a state machine through the four steps, each called
+ * One client's side of one SecAgg+ round: a state machine through the five steps, each called
  * once, in order. It checks what the server sends before it acts on it (FT336 otherwise), so a
- * server cannot make it reveal more than the protocol allows: it hands out, per neighbour, a
- * self-mask seed share or a secret-key share, never both, and answers the unmask step once.
+ * server cannot make it reveal more than the protocol allows: it derives its neighbours from
+ * public randomness, hands out, per neighbour, a self-mask seed share or a secret-key share,
+ * never both, only for a survivor set that threshold-many of its neighbours signed, and answers
+ * the unmask step once.
  */
 import { ftError } from "../../errors/error.js";
 import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
-import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, verifyTranscript, SIGNATURE_BYTES } from "./identity.js";
+import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, survivorsTranscript, verifyTranscript, SIGNATURE_BYTES } from "./identity.js";
+import { graphSeed, publicGraph } from "./graph.js";
 import {
   type AdvertiseKeys,
   type ClientMessage,
+  type ConsistencyCheck,
+  type ConsistencyCheckRequest,
   type MaskedInput,
   type MaskedInputRequest,
   type ServerMessage,
@@ -40,11 +45,12 @@ export interface SecAggClientOptions {
   readonly pins?: IdentityPins;
 }
 
-type Stage = "setup" | "advertised" | "shared" | "masked" | "unmasked";
+type Stage = "setup" | "advertised" | "shared" | "masked" | "checked" | "unmasked";
 
 interface Neighbour {
   readonly encryptionKey: Uint8Array;
   readonly maskingKey: Uint8Array;
+  readonly identityKey: Uint8Array;
 }
 
 interface HeldShares {
@@ -72,6 +78,9 @@ export class SecAggClient {
   /** The neighbours that shared keys with this client: its pair masks, and whose shares it may hold. */
   private maskedWith = new Set<string>();
   private held = new Map<string, HeldShares>();
+  /** The clients of the signed key list (U1), and the survivor set this client signed (U3). */
+  private rostered = new Set<string>();
+  private survivors: ReadonlySet<string> | null = null;
 
   /** A client from the server's setup message (raw or parsed); its parameters are checked (FT335). */
   static fromSetup(setup: Setup | Uint8Array, options: SecAggClientOptions = {}): SecAggClient {
@@ -115,6 +124,8 @@ export class SecAggClient {
         return this.shareKeys(request);
       case "masked-input":
         return this.maskedInput(request, vector());
+      case "consistency-check":
+        return this.consistencyCheck(request);
       case "unmask":
         return this.unmask(request);
     }
@@ -138,48 +149,40 @@ export class SecAggClient {
   }
 
   /**
-   * Step 2: given its neighbours' public keys, the client draws its self-mask seed, splits it
-   * and its masking secret key into one share for itself and one per neighbour, and seals each
-   * neighbour's pair of shares under their ECDH channel key.
+   * Step 2: given the signed key list of every client that advertised keys, the client checks
+   * every signature (FT357), derives the round's neighbour graph from the list (graph.ts; a
+   * request whose graph seed differs is FT371) and takes its own neighbours from it. It then
+   * draws its self-mask seed, splits it and its masking secret key into one share for itself
+   * and one per neighbour, and seals each neighbour's pair of shares under their ECDH channel key.
    */
   async shareKeys(request: ShareKeysRequest): Promise<ShareKeys> {
     this.requireStage("advertised", "share keys");
     this.checkRequest(request);
     const t = this.params.reconstruction_threshold;
-    const seen = new Set<string>();
-    for (const n of request.neighbours) {
-      if (n.id === this.id || seen.has(n.id)) this.refuse(request.step, `neighbour ${n.id} is listed twice or is this client`);
-      seen.add(n.id);
-    }
-    if (request.neighbours.length > degreeOf(this.params)) this.refuse(request.step, `${request.neighbours.length} neighbours, at most ${degreeOf(this.params)}`);
-    if (request.neighbours.length + 1 < t)
-      this.refuse(request.step, `${request.neighbours.length} neighbours: with its own share, fewer than the ${t} shares that rebuild a secret`);
+    const listed = this.checkRoster(request);
+    if (listed.length + 1 < t) this.refuse(request.step, `${listed.length} neighbours: with its own share, fewer than the ${t} shares that rebuild a secret`);
     const encryption = this.encryption!;
     const masking = this.masking!;
     const round = this.params.round;
     const channelKeys = new Map<string, Uint8Array>();
     const neighbours = new Map<string, Neighbour>();
-    for (const n of request.neighbours) {
-      const encryptionKey = fromBase64(n.encryption_key);
-      const maskingKey = fromBase64(n.masking_key);
-      if (encryptionKey?.length !== KEY_BYTES || maskingKey?.length !== KEY_BYTES) this.refuse(request.step, `bad public key for ${n.id}`);
-      this.checkSigned(n, encryptionKey, maskingKey);
+    for (const n of listed) {
       try {
-        channelKeys.set(n.id, pairSecret(encryption.secretKey, encryptionKey, "share-encryption", round, this.id, n.id));
-        pairSecret(masking.secretKey, maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
+        channelKeys.set(n.id, pairSecret(encryption.secretKey, n.encryptionKey, "share-encryption", round, this.id, n.id));
+        pairSecret(masking.secretKey, n.maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
       } catch {
         this.refuse(request.step, `a public key of ${n.id} is not a usable X25519 key`);
       }
-      neighbours.set(n.id, { encryptionKey, maskingKey });
+      neighbours.set(n.id, n);
     }
     this.enter("advertised", "shared", "share keys");
     this.neighbours = neighbours;
     const seed = this.randomBytes(KEY_BYTES);
     this.seed = seed;
-    const count = request.neighbours.length + 1;
+    const count = listed.length + 1;
     const [seedShares, keyShares] = await Promise.all([splitSecret(seed, count, t), splitSecret(masking.secretKey, count, t)]);
     this.ownSeedShare = seedShares[0]!;
-    const shares = request.neighbours.map((n, i) => {
+    const shares = listed.map((n, i) => {
       const key = channelKeys.get(n.id)!;
       const plaintext = packSharePair(seedShares[i + 1]!, keyShares[i + 1]!);
       const sealed = sealShares(key, plaintext, round, this.id, n.id, this.randomBytes);
@@ -247,36 +250,64 @@ export class SecAggClient {
   }
 
   /**
-   * Step 4: for each neighbour the server says survived, its share of that neighbour's
-   * self-mask seed (and its own share of its own seed); for each it says dropped, its share of
-   * that neighbour's masking secret key. A client in both lists, or one that never shared keys
-   * with this client, is refused, and the step is answered once.
+   * Step 4, the consistency check (Bonawitz et al. 2017, round 3; Bell et al. 2020): the server
+   * tells every survivor one set, the clients whose masked vectors are in the sum. The client
+   * refuses a set it is not in, that names a client the key list did not, that is below the
+   * promised minimum (FT372), or that leaves it fewer than reconstruction_threshold clients among
+   * itself and its neighbours; otherwise it signs the set with its identity key.
    */
-  unmask(request: UnmaskRequest): Unmask {
-    this.requireStage("masked", "unmask");
+  consistencyCheck(request: ConsistencyCheckRequest): ConsistencyCheck {
+    this.requireStage("masked", "consistency check");
     this.checkRequest(request);
     const survivors = new Set(request.survivors);
-    const dropped = new Set(request.dropped);
-    if (survivors.size !== request.survivors.length || dropped.size !== request.dropped.length) this.refuse(request.step, "a client is listed twice");
+    if (survivors.size !== request.survivors.length) this.refuse(request.step, "a client is listed twice");
     if (!survivors.has(this.id)) this.refuse(request.step, "this client is not among the survivors");
+    for (const id of survivors) if (!this.rostered.has(id)) this.refuse(request.step, `${id} did not advertise keys in this round`);
+    if (survivors.size < this.params.min_clients) this.belowMinimum(request.step, survivors.size, "in the survivor set");
     // A neighbourhood below the threshold is a sum of too few clients to reveal (Flower's client checks it too).
     const t = this.params.reconstruction_threshold;
-    if (survivors.size < t) this.refuse(request.step, `${survivors.size} survivors among this client and its neighbours, fewer than reconstruction_threshold ${t}`);
-    for (const id of dropped) {
-      if (survivors.has(id)) this.refuse(request.step, `${id} is both a survivor and dropped: its seed and its key together would unmask it`);
-      if (!this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
+    const around = 1 + [...this.maskedWith].filter((id) => survivors.has(id)).length;
+    if (around < t) this.refuse(request.step, `${around} survivors among this client and its neighbours, fewer than reconstruction_threshold ${t}`);
+    this.enter("masked", "checked", "consistency check");
+    this.survivors = survivors;
+    const signature = signTranscript(this.identity, survivorsTranscript(this.session, this.params.round, request.survivors));
+    return { ...this.header(), step: "consistency-check", from: this.id, signature: toBase64(signature) };
+  }
+
+  /**
+   * Step 5: the server forwards the signatures of this client and its neighbours over the set.
+   * Unless at least reconstruction_threshold of them verify, each under its signer's pinned
+   * identity key and over the very set this client signed, the client aborts (FT370) and
+   * reveals nothing: a server that told some clients one set and others another cannot show
+   * either group enough signatures for both. Then, for each neighbour in the set, its share of
+   * that neighbour's self-mask seed (and its own share of its own seed); for each neighbour that
+   * shared keys and is not in the set, its share of that neighbour's masking secret key. Never
+   * both for one neighbour, and the step is answered once.
+   */
+  unmask(request: UnmaskRequest): Unmask {
+    this.requireStage("checked", "unmask");
+    this.checkRequest(request);
+    const survivors = this.survivors!;
+    const transcript = survivorsTranscript(this.session, this.params.round, [...survivors]);
+    const signers = new Set<string>();
+    for (const { id, signature } of request.signatures) {
+      if (signers.has(id)) this.refuse(request.step, `a signature of ${id} is listed twice`);
+      const key = id === this.id ? this.identity.publicKey : this.neighbours.get(id)?.identityKey;
+      if (key === undefined || !survivors.has(id)) this.refuse(request.step, `a signature of ${id}, which is not this client or a neighbour in the survivor set`);
+      if (!verifyTranscript(key, transcript, fromBase64(signature)!)) this.leave("FT370", request.step, `the signature of ${id} does not verify over the survivor set this client signed: the server told them another set`);
+      signers.add(id);
     }
-    for (const id of survivors) if (id !== this.id && !this.maskedWith.has(id)) this.refuse(request.step, `${id} is not a neighbour that shared keys with this client`);
-    this.enter("masked", "unmasked", "unmask");
+    const t = this.params.reconstruction_threshold;
+    if (signers.size < t) this.leave("FT370", request.step, `${signers.size} signatures over the survivor set this client signed, fewer than reconstruction_threshold ${t}`);
+    this.enter("checked", "unmasked", "unmask");
     const seedShares = [{ of: this.id, share: toBase64(this.ownSeedShare!) }];
-    for (const id of survivors) {
+    const keyShares: { of: string; share: string }[] = [];
+    for (const id of this.maskedWith) {
       const held = this.held.get(id);
-      if (id !== this.id && held) seedShares.push({ of: id, share: toBase64(held.seedShare) });
+      if (held === undefined) continue;
+      if (survivors.has(id)) seedShares.push({ of: id, share: toBase64(held.seedShare) });
+      else keyShares.push({ of: id, share: toBase64(held.keyShare) });
     }
-    const keyShares = [...dropped].flatMap((id) => {
-      const held = this.held.get(id);
-      return held ? [{ of: id, share: toBase64(held.keyShare) }] : [];
-    });
     for (const held of this.held.values()) {
       held.seedShare.fill(0);
       held.keyShare.fill(0);
@@ -287,10 +318,40 @@ export class SecAggClient {
   }
 
   /**
+   * The signed key list of a share-keys request, checked: each client once, this client's own
+   * keys as it advertised them, at least min_clients clients (FT372), every other entry signed
+   * under the identity key this client pinned for it (FT357), and the graph seed the list
+   * gives (FT371). Returns this client's neighbours in the graph derived from it.
+   */
+  private checkRoster(request: ShareKeysRequest): (Neighbour & { id: string })[] {
+    const roster = request.roster;
+    const ids = new Set(roster.map((e) => e.id));
+    if (ids.size !== roster.length) this.refuse(request.step, "a client is listed twice in the key list");
+    if (roster.length < this.params.min_clients) this.belowMinimum(request.step, roster.length, "advertised keys");
+    const own = roster.find((e) => e.id === this.id);
+    if (own?.encryption_key !== toBase64(this.encryption!.publicKey) || own.masking_key !== toBase64(this.masking!.publicKey))
+      this.refuse(request.step, "this client's keys are not in the key list as it advertised them");
+    const keys = new Map<string, Neighbour>();
+    for (const e of roster) {
+      if (e.id === this.id) continue;
+      const encryptionKey = fromBase64(e.encryption_key)!;
+      const maskingKey = fromBase64(e.masking_key)!;
+      this.checkSigned(e, encryptionKey, maskingKey);
+      keys.set(e.id, { encryptionKey, maskingKey, identityKey: fromBase64(e.identity_key)! });
+    }
+    const seed = graphSeed(this.session, this.params.round, roster);
+    if (seed !== request.graph_seed)
+      this.leave("FT371", request.step, `the graph seed ${request.graph_seed.slice(0, 16)}... is not the ${seed.slice(0, 16)}... its signed key list gives: the server chose the neighbours`);
+    this.rostered = ids;
+    const graph = publicGraph([...ids], Math.min(degreeOf(this.params), roster.length - 1), seed);
+    return [...graph.get(this.id)!].map((id) => ({ id, ...keys.get(id)! }));
+  }
+
+  /**
    * A neighbour's keys must carry its signature under its identity key, and that key must be the
    * one this client pinned for it (FT357): the server cannot hand this client keys of its own.
    */
-  private checkSigned(n: ShareKeysRequest["neighbours"][number], encryptionKey: Uint8Array, maskingKey: Uint8Array): void {
+  private checkSigned(n: ShareKeysRequest["roster"][number], encryptionKey: Uint8Array, maskingKey: Uint8Array): void {
     const identityKey = fromBase64(n.identity_key);
     const signature = fromBase64(n.signature);
     const transcript = keysTranscript(this.session, this.params.round, n.id, encryptionKey, maskingKey);
@@ -298,9 +359,7 @@ export class SecAggClient {
     if (identityKey?.length !== KEY_BYTES || signature?.length !== SIGNATURE_BYTES || !verifyTranscript(identityKey, transcript, signature))
       why = `the keys of ${n.id} do not carry its signature for this session and round`;
     else if (!this.pins.check(n.id, n.identity_key)) why = `the identity key shown for ${n.id} is not the one this client pinned for it`;
-    if (why === undefined) return;
-    this.log({ level: "error", round: this.params.round, step: "share-keys", client: this.id, code: "FT357", message: why });
-    throw ftError("FT357", { client: this.id, why });
+    if (why !== undefined) this.leave("FT357", "share-keys", why);
   }
 
   private header() {
@@ -319,6 +378,15 @@ export class SecAggClient {
   private checkRequest(request: { round: number; to: string; step: string }): void {
     if (request.round !== this.params.round) this.refuse(request.step, `it is for round ${request.round}, this client is in round ${this.params.round}`);
     if (request.to !== this.id) this.refuse(request.step, `it is addressed to ${request.to}`);
+  }
+
+  private belowMinimum = (step: string, count: number, what: string): never =>
+    this.leave("FT372", step, `${count} clients ${what}, fewer than the ${this.params.min_clients} the round's setup promised`);
+
+  /** A server request that shows the server deviating: logged as an error, and the client leaves the round. */
+  private leave(code: "FT357" | "FT370" | "FT371" | "FT372", step: string, why: string): never {
+    this.log({ level: "error", round: this.params.round, step, client: this.id, code, message: why });
+    throw ftError(code, { client: this.id, why });
   }
 
   private logRefused(step: string, why: string): void {

@@ -41,6 +41,16 @@ export function keysTranscript(session: string, round: number, client: string, e
   return out;
 }
 
+/**
+ * What a client signs in the consistency check (Bonawitz et al. 2017, round 3; Bell et al. 2020):
+ * the protocol, session, round and the survivor set it was told, in id order, length-prefixed.
+ * Two clients' signatures verify over one transcript only if they were told the same set.
+ */
+export function survivorsTranscript(session: string, round: number, survivors: readonly string[]): Uint8Array {
+  const ids = [...survivors].sort().map((id) => `${id.length}:${id}`).join(",");
+  return encoder.encode(`${PROTOCOL}|consistency-check|${session}|${round}|${ids}`);
+}
+
 export const signTranscript = (identity: Identity, transcript: Uint8Array): Uint8Array => ed25519.sign(transcript, identity.secretKey);
 
 /** Whether `signature` is `publicKey`'s over `transcript` (false for a malformed key or signature). */

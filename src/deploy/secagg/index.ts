@@ -8,7 +8,8 @@
  * API (stable):
  *
  *   SecAggParams { round, vector_length, num_shares, reconstruction_threshold,
- *                  clipping_range, quantization_range, modulus_range }   (Flower's names)
+ *                  clipping_range, quantization_range, modulus_range,   (Flower's names)
+ *                  min_clients? }   (the fewest clients a sum may hold; clients refuse fewer, FT372)
  *   resolveSecAggParams(params, clients) -> ResolvedSecAggParams   (FT335 on bad values)
  *   defaultNumShares(clients)              about log n neighbours (Bell et al.)
  *   numSharesForDropouts(clients, k)       num_shares that survives any k dropouts
@@ -33,10 +34,12 @@
  *   Client, one per client per round:
  *     const client = SecAggClient.fromSetup(setupRawOrParsed, { log?, randomBytes? });
  *     client.advertiseKeys()                       -> AdvertiseKeys
- *     await client.shareKeys(shareKeysRequest)     -> ShareKeys
+ *     await client.shareKeys(shareKeysRequest)     -> ShareKeys  (the signed key list: every
+ *                                                    signature checked, FT357; its graph seed, FT371)
  *     client.maskedInput(maskedInputRequest, vec)  -> MaskedInput  (vec: Float32Array of
  *                                                    vector_length; NaN/Infinity: FT309)
- *     client.unmask(unmaskRequest)                 -> Unmask
+ *     client.consistencyCheck(request)             -> ConsistencyCheck  (its signature over the survivor set)
+ *     client.unmask(unmaskRequest)                 -> Unmask  (threshold-many signatures over that set, or FT370)
  *     or, one call per raw server message after the setup:
  *     await client.respond(raw, () => vector)      -> the step's ClientMessage
  *     A bad server message is FT336 (the client leaves the round); a step called twice or out
@@ -44,7 +47,8 @@
  *
  *   A client across rounds, reconnections and server restarts (what a transport keeps):
  *     const rounds = new SecAggRounds({ log? });
- *     await rounds.respond(round, raw, () => vector)  -> the ClientMessage to send back
+ *     await rounds.respond(round, raw, () => vector, promised?)  -> the ClientMessage to send back
+ *     (promised: the fewest clients the run promised a sum holds; a setup promising fewer is FT372)
  *     A restarted server's setup (a new session) restarts the round; a setup of a round whose
  *     unmask step this client answered is FT356 (rounds.ts says why).
  *
@@ -64,6 +68,8 @@ export { webCryptoRandomBytes } from "./random.js";
 export {
   type AdvertiseKeys,
   type ClientMessage,
+  type ConsistencyCheck,
+  type ConsistencyCheckRequest,
   type MaskedInput,
   type MaskedInputRequest,
   type Parsed,

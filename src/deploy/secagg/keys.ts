@@ -22,7 +22,7 @@ export const KEY_BYTES = 32;
 export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;
 /** The protocol's name and version, in every derivation and every message. */
-export const PROTOCOL = "fedtensor-secagg+/3";
+export const PROTOCOL = "fedtensor-secagg+/4";
 
 const encoder = new TextEncoder();
 const utf8 = (s: string): Uint8Array => encoder.encode(s);

@@ -1,22 +1,24 @@
 /**
- * SecAgg+'s wire format (version "fedtensor-secagg+/3"): each message is a u32 little-endian
+ * SecAgg+'s wire format (version "fedtensor-secagg+/4"): each message is a u32 little-endian
  * length, that many bytes of JSON validated with zod at the boundary (small binary fields as
  * base64), then the masked input's vector as raw little-endian uint32 words (nothing after the
  * other messages' JSON). Every message names the protocol, the round and the step; a client's
  * message names its sender ("from"), the server's its recipient ("to").
  *
- * Server -> client          client -> server
- *   setup                     advertise-keys  (two X25519 public keys, signed with its Ed25519 identity)
- *   share-keys (neighbours)   share-keys      (seed commitment, one sealed share pair per neighbour)
- *   masked-input (shares)     masked-input    (the masked vector: uint32 words mod M)
- *   unmask (who survived)     unmask          (seed shares of survivors, key shares of the dropped)
+ * Server -> client                        client -> server
+ *   setup (parameters, min_clients)         advertise-keys     (two X25519 public keys, signed with its Ed25519 identity)
+ *   share-keys (the signed key list,        share-keys         (seed commitment, one sealed share pair per neighbour)
+ *     the graph seed)
+ *   masked-input (shares)                   masked-input       (the masked vector: uint32 words mod M)
+ *   consistency-check (the survivor set)    consistency-check  (its signature over that set)
+ *   unmask (the neighbours' signatures)     unmask             (seed shares of survivors, key shares of the dropped)
  *
  * Raw messages are refused above a size limit before they are parsed: the masked input's limit
- * follows from vector_length, every other message's from num_shares.
+ * follows from vector_length, the lists' from num_shares and the cohort's size.
  */
 import { z } from "zod";
 import { KEY_BYTES, NONCE_BYTES, PROTOCOL, TAG_BYTES } from "./keys.js";
-import { MAX_SHARES } from "./params.js";
+import { MAX_CLIENTS, MAX_SHARES } from "./params.js";
 import { base64Length, readWords, writeWords } from "./codec.js";
 import { SHARE_BYTES, SHARE_PAIR_BYTES } from "./shares.js";
 import { SIGNATURE_BYTES } from "./identity.js";
@@ -32,7 +34,7 @@ const bytes = (n: number) => z.base64().length(base64Length(n));
 const key = bytes(KEY_BYTES);
 const round = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const header = { protocol: z.literal(PROTOCOL), round };
-const ids = z.array(clientIdSchema).max(MAX_SHARES);
+const signature = bytes(SIGNATURE_BYTES);
 
 export const advertiseKeysSchema = z.strictObject({
   ...header,
@@ -42,7 +44,7 @@ export const advertiseKeysSchema = z.strictObject({
   masking_key: key,
   /** The client's long-term Ed25519 key, and its signature over the transcript of identity.ts. */
   identity_key: key,
-  signature: bytes(SIGNATURE_BYTES),
+  signature,
 });
 
 export const shareKeysSchema = z.strictObject({
@@ -64,6 +66,9 @@ export const maskedInputSchema = z.strictObject({
   length: z.number().int().min(1),
 });
 
+/** A client's signature over the survivor set it was told (identity.ts, survivorsTranscript). */
+export const consistencyCheckSchema = z.strictObject({ ...header, step: z.literal("consistency-check"), from: clientIdSchema, signature });
+
 const shareOf = z.strictObject({ of: clientIdSchema, share: bytes(SHARE_BYTES) });
 
 export const unmaskSchema = z.strictObject({
@@ -74,7 +79,7 @@ export const unmaskSchema = z.strictObject({
   key_shares: z.array(shareOf).max(MAX_SHARES),
 });
 
-export const clientMessageSchema = z.discriminatedUnion("step", [advertiseKeysSchema, shareKeysSchema, maskedInputSchema, unmaskSchema]);
+export const clientMessageSchema = z.discriminatedUnion("step", [advertiseKeysSchema, shareKeysSchema, maskedInputSchema, consistencyCheckSchema, unmaskSchema]);
 
 export const resolvedParamsSchema = z.strictObject({
   round,
@@ -85,6 +90,7 @@ export const resolvedParamsSchema = z.strictObject({
   quantization_range: z.number().int(),
   modulus_range: z.number().int(),
   clients: z.number().int(),
+  min_clients: z.number().int(),
 });
 
 /** A setup's session: 16 random bytes in hex, fresh for each SecAggServer, so a client tells a restarted server's setup from a repeated one. */
@@ -96,7 +102,10 @@ export const shareKeysRequestSchema = z.strictObject({
   ...header,
   step: z.literal("share-keys"),
   to: clientIdSchema,
-  neighbours: z.array(z.strictObject({ id: clientIdSchema, encryption_key: key, masking_key: key, identity_key: key, signature: bytes(SIGNATURE_BYTES) })).max(MAX_SHARES),
+  /** Every client whose keys the server accepted, as each advertised them: the client checks each signature and derives its neighbours (graph.ts). */
+  roster: z.array(z.strictObject({ id: clientIdSchema, encryption_key: key, masking_key: key, identity_key: key, signature })).max(MAX_CLIENTS),
+  /** graphSeed of the roster, hex: the client recomputes it and refuses a request whose seed differs (FT371). */
+  graph_seed: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
 export const maskedInputRequestSchema = z.strictObject({
@@ -108,24 +117,34 @@ export const maskedInputRequestSchema = z.strictObject({
     .max(MAX_SHARES),
 });
 
+/** The clients whose masked vectors are in the sum (U3), for every one of them alike. */
+export const consistencyCheckRequestSchema = z.strictObject({
+  ...header,
+  step: z.literal("consistency-check"),
+  to: clientIdSchema,
+  survivors: z.array(clientIdSchema).max(MAX_CLIENTS),
+});
+
+/** The signatures over the survivor set of the recipient and its neighbours that passed the check. */
 export const unmaskRequestSchema = z.strictObject({
   ...header,
   step: z.literal("unmask"),
   to: clientIdSchema,
-  survivors: ids,
-  dropped: ids,
+  signatures: z.array(z.strictObject({ id: clientIdSchema, signature })).max(MAX_SHARES),
 });
 
-export const serverMessageSchema = z.discriminatedUnion("step", [setupSchema, shareKeysRequestSchema, maskedInputRequestSchema, unmaskRequestSchema]);
+export const serverMessageSchema = z.discriminatedUnion("step", [setupSchema, shareKeysRequestSchema, maskedInputRequestSchema, consistencyCheckRequestSchema, unmaskRequestSchema]);
 
 export type AdvertiseKeys = z.infer<typeof advertiseKeysSchema>;
 export type ShareKeys = z.infer<typeof shareKeysSchema>;
 export type MaskedInput = z.infer<typeof maskedInputSchema> & { readonly vector: Uint32Array };
+export type ConsistencyCheck = z.infer<typeof consistencyCheckSchema>;
 export type Unmask = z.infer<typeof unmaskSchema>;
-export type ClientMessage = AdvertiseKeys | ShareKeys | MaskedInput | Unmask;
+export type ClientMessage = AdvertiseKeys | ShareKeys | MaskedInput | ConsistencyCheck | Unmask;
 export type Setup = z.infer<typeof setupSchema>;
 export type ShareKeysRequest = z.infer<typeof shareKeysRequestSchema>;
 export type MaskedInputRequest = z.infer<typeof maskedInputRequestSchema>;
+export type ConsistencyCheckRequest = z.infer<typeof consistencyCheckRequestSchema>;
 export type UnmaskRequest = z.infer<typeof unmaskRequestSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export type Step = ClientMessage["step"] | ServerMessage["step"];
@@ -134,9 +153,12 @@ export type Step = ClientMessage["step"] | ServerMessage["step"];
 const ENVELOPE_BYTES = 1024;
 const PER_PEER_BYTES = 512;
 
-/** The largest message either side sends in a round with these parameters (the masked input, or a share list). */
-export function messageSizeLimit(params: { readonly vector_length: number; readonly num_shares: number }): number {
-  return ENVELOPE_BYTES + Math.max(4 * params.vector_length, 2 * params.num_shares * PER_PEER_BYTES);
+/**
+ * The largest message either side sends in a round with these parameters: the masked input, a
+ * share list, or (clients given) the signed key list and the survivor set, one entry per client.
+ */
+export function messageSizeLimit(params: { readonly vector_length: number; readonly num_shares: number; readonly clients?: number }): number {
+  return ENVELOPE_BYTES + Math.max(4 * params.vector_length, 2 * params.num_shares * PER_PEER_BYTES, (params.clients ?? 0) * PER_PEER_BYTES);
 }
 
 /** The limit on a setup message, which comes before the client knows the parameters. */

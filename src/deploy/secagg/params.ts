@@ -20,6 +20,9 @@
  *   quantized values is exact while n Q < M.
  * - vector_length: the length of every client's vector (the program's type fixes it).
  * - round: the round's id. Every message carries it; the transport gives each round a new one.
+ * - min_clients: the fewest clients a sum of this round may hold, announced in the setup: a
+ *   client refuses a cohort (advertised keys, survivor set) below it (FT372), and a later
+ *   setup that promises fewer than an earlier one (rounds.ts). Absent, reconstruction_threshold.
  */
 import { ftError } from "../../errors/error.js";
 
@@ -31,12 +34,15 @@ export interface SecAggParams {
   readonly clipping_range: number;
   readonly quantization_range: number;
   readonly modulus_range: number;
+  readonly min_clients?: number;
 }
 
 /** The parameters for one cohort: integer share counts, and the cohort's size. */
 export interface ResolvedSecAggParams extends SecAggParams {
   /** The number of clients the round starts with. */
   readonly clients: number;
+  /** The fewest clients a sum may hold: at least reconstruction_threshold. */
+  readonly min_clients: number;
 }
 
 /** Flower's defaults for the ranges (clipping 8, quantization 2^22, modulus 2^32). */
@@ -137,6 +143,10 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
 
   const shares = resolveNumShares(num_shares, clients);
   const threshold = resolveThreshold(reconstruction_threshold, shares);
+  const promised = params.min_clients ?? threshold;
+  if (!Number.isSafeInteger(promised) || promised < 1 || promised > MAX_CLIENTS) throw bad("min_clients", `must be a whole number in [1, ${MAX_CLIENTS}], got ${promised}`);
+  // Never below the threshold: a step with fewer answers aborts anyway. Above the cohort, the round aborts at its first step.
+  const minClients = Math.max(threshold, promised);
 
   return {
     round,
@@ -147,6 +157,7 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
     quantization_range,
     modulus_range,
     clients,
+    min_clients: minClients,
   };
 }
 

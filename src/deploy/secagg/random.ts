@@ -59,3 +59,30 @@ export function uniformInt(randomBytes: RandomBytes, bound: number): number {
     if (x < limit) return x % bound;
   }
 }
+
+/**
+ * Bytes from ChaCha20's keystream under `key`, read in order: a deterministic generator for
+ * public randomness that every party must reproduce (the neighbour graph's permutation). Never
+ * for a secret: anyone with the key has the stream.
+ */
+export function streamBytes(key: Uint8Array): RandomBytes {
+  let block = new Uint8Array(0);
+  let at = 0;
+  let counter = 0;
+  return (n) => {
+    const out = new Uint8Array(n);
+    for (let filled = 0; filled < n; ) {
+      if (at === block.length) {
+        // 4096 bytes of keystream at a time: 64 ChaCha20 blocks, counted on from the last.
+        block = chacha20(key, ZERO_NONCE, new Uint8Array(4096), undefined, counter);
+        counter += 64;
+        at = 0;
+      }
+      const take = Math.min(n - filled, block.length - at);
+      out.set(block.subarray(at, at + take), filled);
+      filled += take;
+      at += take;
+    }
+    return out;
+  };
+}

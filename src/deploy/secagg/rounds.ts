@@ -45,15 +45,17 @@ export class SecAggRounds {
   /**
    * Answers one raw server message of `round`: a setup starts (or, from a restarted server,
    * restarts) the round; the later steps go to its client. `vector` is read at the masked
-   * input. FT336 for a message the client refuses, FT356 for a setup of a round it unmasked.
+   * input. `promised` is the fewest clients the run promised a sum holds (the transport's, from
+   * when the client joined): a setup whose min_clients is below it is FT372. FT336 for a message
+   * the client refuses, FT356 for a setup of a round it unmasked.
    */
-  async respond(round: number, raw: Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
+  async respond(round: number, raw: Uint8Array, vector: () => Float32Array | Uint32Array, promised = 0): Promise<ClientMessage> {
     const limit = Math.max(SETUP_SIZE_LIMIT, this.current === undefined ? 0 : messageSizeLimit(this.current.params));
     const parsed = parseServerMessage(raw, limit);
     if (!parsed.ok) throw ftError("FT336", { step: "unknown", sender: "the server", why: parsed.reason });
     const request = parsed.message;
     if (request.round !== round) throw ftError("FT336", { step: request.step, sender: "the server", why: `it is for round ${request.round}, its frame for round ${round}` });
-    if (request.step === "setup") return this.setup(request);
+    if (request.step === "setup") return this.setup(request, promised);
     const client = this.current;
     if (client?.params.round !== round) throw ftError("FT336", { step: request.step, sender: "the server", why: `no setup of round ${round} came before it` });
     const answer = await client.answer(request, vector);
@@ -61,9 +63,11 @@ export class SecAggRounds {
     return answer;
   }
 
-  private setup(setup: Setup): ClientMessage {
+  private setup(setup: Setup, promised: number): ClientMessage {
     const unmasked = this.revealed.get(setup.round);
     if (unmasked !== undefined) throw ftError("FT356", { round: setup.round, session: unmasked });
+    if (setup.params.min_clients < promised)
+      throw ftError("FT372", { client: setup.to, why: `the setup of round ${setup.round} promises a sum of at least ${setup.params.min_clients} clients, the run promised ${promised}` });
     if (this.current?.params.round === setup.round && this.current.session === setup.session)
       throw ftError("FT336", { step: "setup", sender: "the server", why: `a second setup of round ${setup.round} in session ${setup.session}` });
     // A new session of the round (a restarted server) or a new round: the earlier client and its secrets are dropped.

@@ -1,9 +1,11 @@
 /**
- * The server's side of one SecAgg+ round: it drives the four steps, routes the sealed shares
+ * The server's side of one SecAgg+ round: it drives the five steps, routes the sealed shares
  * (it holds no channel key, so it cannot open them), sums the masked vectors as they arrive
  * (keeping only the running sum), tracks who dropped at which step, and at the end rebuilds
  * each survivor's self-mask seed and each dropped client's masking key from threshold-many
- * shares, removes the masks and dequantizes.
+ * shares, removes the masks and dequantizes. The neighbour graph is not its choice: it follows
+ * from the signed key list it forwards (graph.ts), and before anyone unmasks, the survivors sign
+ * the survivor set it announced and it forwards their signatures (the consistency check).
  *
  * Transport-agnostic: the transport calls start() for the setup messages, receive(client, raw)
  * for every message that arrives (the client id is the one the transport authenticated), and
@@ -16,11 +18,12 @@
 import { ftError } from "../../errors/error.js";
 import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
-import { neighbourGraph, type NeighbourGraph } from "./graph.js";
+import { graphSeed, publicGraph, type NeighbourGraph } from "./graph.js";
 import { PROTOCOL } from "./keys.js";
-import { type IdentityPins, keysTranscript, verifyTranscript } from "./identity.js";
+import { type IdentityPins, keysTranscript, survivorsTranscript, verifyTranscript } from "./identity.js";
 import {
   type ClientMessage,
+  type ConsistencyCheckRequest,
   type MaskedInputRequest,
   type Setup,
   type ShareKeysRequest,
@@ -35,18 +38,13 @@ import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
 import { type Advertised, type SharedKeys, type UnmaskShares, removeMasks } from "./unmask.js";
 
 /** The step the server is collecting answers for, or how the round ended. */
-export type ServerStep = "setup" | "advertise-keys" | "share-keys" | "masked-input" | "unmask" | "done" | "aborted";
-export type CollectingStep = "advertise-keys" | "share-keys" | "masked-input" | "unmask";
+export type ServerStep = "setup" | CollectingStep | "done" | "aborted";
+export type CollectingStep = "advertise-keys" | "share-keys" | "masked-input" | "consistency-check" | "unmask";
+type StepRequest = ShareKeysRequest | MaskedInputRequest | ConsistencyCheckRequest | UnmaskRequest;
 
 export interface SecAggServerOptions {
   readonly randomBytes?: RandomBytes;
   readonly log?: SecAggLog;
-  /**
-   * The fewest masked inputs a sum may hold. With fewer, the round aborts before the unmask
-   * step, so the server never learns a sum of fewer clients: distributed DP's noise is
-   * calibrated for that many (a sum of fewer would carry less noise than accounted).
-   */
-  readonly minSurvivors?: number;
   /**
    * The clients send vectors already in Z_M (SecAggClient's Uint32Array path: distributed DP's
    * codec), whose sum wraps by design. Otherwise they send quantized floats, each word in
@@ -78,7 +76,7 @@ export interface SecAggResult {
 }
 
 export type StepOutcome =
-  | { readonly kind: "messages"; readonly step: CollectingStep; readonly messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest> }
+  | { readonly kind: "messages"; readonly step: CollectingStep; readonly messages: ReadonlyMap<string, StepRequest> }
   | { readonly kind: "done"; readonly result: SecAggResult }
   | { readonly kind: "aborted"; readonly reason: string; readonly code: "FT337" | "FT355" };
 
@@ -98,12 +96,14 @@ export class SecAggServer {
   private readonly shared = new Map<string, SharedKeys>();
   private readonly maskedFrom = new Set<string>();
   private readonly unmasked = new Map<string, UnmaskShares>();
+  /** The survivor set announced at the consistency check (U3, in id order), and who signed it (U4) with what. */
+  private announced: string[] = [];
+  private readonly signed = new Map<string, string>();
   /** What each unmask request asked of each client. */
   private readonly asked = new Map<string, { survivors: Set<string>; dropped: Set<string> }>();
   private runningSum: Uint32Array;
   private readonly droppedAt = new Map<string, CollectingStep>();
   private abortReason: string | null = null;
-  private readonly minSurvivors: number;
   private readonly preQuantized: boolean;
   private readonly pins: IdentityPins | undefined;
 
@@ -116,7 +116,6 @@ export class SecAggServer {
     this.randomBytes = options.randomBytes ?? webCryptoRandomBytes;
     this.session = Array.from(this.randomBytes(16), (b) => b.toString(16).padStart(2, "0")).join("");
     this.sink = options.log ?? (() => {});
-    this.minSurvivors = options.minSurvivors ?? 0;
     this.preQuantized = options.preQuantized ?? false;
     this.pins = options.pins;
     this.runningSum = new Uint32Array(this.params.vector_length);
@@ -141,7 +140,7 @@ export class SecAggServer {
     if (this.currentStep !== "setup") throw ftError("FT338", { client: "server", why: "start() called twice" });
     this.currentStep = "advertise-keys";
     this.expected = new Set(this.clients);
-    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold})`);
+    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold}, min_clients ${this.params.min_clients})`);
     return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, session: this.session, params: this.params }]));
   }
 
@@ -152,6 +151,7 @@ export class SecAggServer {
    */
   receive(sender: string, raw: Uint8Array): Verdict {
     const step = this.currentStep;
+    // A client's lists are per neighbour; only the masked input is longer.
     const limit = step === "masked-input" ? messageSizeLimit(this.params) : messageSizeLimit({ vector_length: 1, num_shares: this.params.num_shares });
     const parsed = parseClientMessage(raw, limit);
     if (!parsed.ok) return this.refuse(step, sender, parsed.reason);
@@ -194,14 +194,16 @@ export class SecAggServer {
     const answered = this.answeredAt(step);
     const t = this.params.reconstruction_threshold;
     if (answered.length < t) return this.abort(step, `${answered.length} clients answered ${step}, reconstruction_threshold is ${t}`);
-    if (step === "masked-input" && answered.length < this.minSurvivors)
-      return this.abort(step, `${answered.length} clients sent their masked input, fewer than the ${this.minSurvivors} a sum must hold: no unmask step, so the sum is never learnt`);
+    // The promised minimum (distributed DP's noise is calibrated for that many): with fewer, no unmask step, so no smaller sum is ever learnt.
+    if (answered.length < this.params.min_clients) return this.abort(step, `${answered.length} clients answered ${step}, fewer than the ${this.params.min_clients} a sum must hold (min_clients): no unmask step, so the sum is never learnt`);
     switch (step) {
       case "advertise-keys":
         return this.sendShareKeys(answered);
       case "share-keys":
         return this.sendMaskedInput(answered);
       case "masked-input":
+        return this.sendConsistencyCheck(answered);
+      case "consistency-check":
         return this.sendUnmask(answered);
       case "unmask":
         return this.finish();
@@ -209,21 +211,20 @@ export class SecAggServer {
   }
 
   private answeredAt(step: CollectingStep): string[] {
-    const got =
-      step === "advertise-keys" ? this.advertised : step === "share-keys" ? this.shared : step === "masked-input" ? this.maskedFrom : this.unmasked;
+    const got = { "advertise-keys": this.advertised, "share-keys": this.shared, "masked-input": this.maskedFrom, "consistency-check": this.signed, unmask: this.unmasked }[step];
     return this.clients.filter((id) => got.has(id));
   }
 
+  /** Every client gets the whole signed key list and its graph seed, and derives its own neighbours from them. */
   private sendShareKeys(u1: readonly string[]): StepOutcome {
-    this.graph = neighbourGraph(u1, Math.min(degreeOf(this.params), u1.length - 1), this.randomBytes);
+    const roster = [...u1].sort().map((id) => {
+      const a = this.advertised.get(id)!;
+      return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey), identity_key: a.identityKey, signature: a.signature };
+    });
+    const seed = graphSeed(this.session, this.params.round, roster);
+    this.graph = publicGraph(u1, Math.min(degreeOf(this.params), u1.length - 1), seed);
     const messages = new Map<string, ShareKeysRequest>();
-    for (const to of u1) {
-      const neighbours = [...this.graph.get(to)!].map((id) => {
-        const a = this.advertised.get(id)!;
-        return { id, encryption_key: a.encryptionKey, masking_key: toBase64(a.maskingKey), identity_key: a.identityKey, signature: a.signature };
-      });
-      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "share-keys", to, neighbours });
-    }
+    for (const to of u1) messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "share-keys", to, roster, graph_seed: seed });
     return this.next("share-keys", messages);
   }
 
@@ -238,14 +239,22 @@ export class SecAggServer {
     return this.next("masked-input", messages);
   }
 
-  private sendUnmask(u3: readonly string[]): StepOutcome {
+  /** One survivor set for all: the clients whose masked vectors are in the running sum. */
+  private sendConsistencyCheck(u3: readonly string[]): StepOutcome {
+    this.announced = [...u3].sort();
+    const messages = new Map<string, ConsistencyCheckRequest>();
+    for (const to of u3) messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "consistency-check", to, survivors: this.announced });
+    return this.next("consistency-check", messages);
+  }
+
+  /** Each client that signed gets its own and its neighbours' signatures, and is asked for what the signed set implies. */
+  private sendUnmask(u4: readonly string[]): StepOutcome {
     const messages = new Map<string, UnmaskRequest>();
-    for (const to of u3) {
+    for (const to of u4) {
       const around = [...this.graph.get(to)!].filter((id) => this.shared.has(id));
-      const survivors = [to, ...around.filter((id) => this.maskedFrom.has(id))];
-      const dropped = around.filter((id) => !this.maskedFrom.has(id));
-      this.asked.set(to, { survivors: new Set(survivors), dropped: new Set(dropped) });
-      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "unmask", to, survivors, dropped });
+      this.asked.set(to, { survivors: new Set([to, ...around.filter((id) => this.maskedFrom.has(id))]), dropped: new Set(around.filter((id) => !this.maskedFrom.has(id))) });
+      const signatures = [to, ...around].filter((id) => this.signed.has(id)).map((id) => ({ id, signature: this.signed.get(id)! }));
+      messages.set(to, { protocol: PROTOCOL, round: this.params.round, step: "unmask", to, signatures });
     }
     return this.next("unmask", messages);
   }
@@ -279,7 +288,7 @@ export class SecAggServer {
     return { kind: "done", result };
   }
 
-  private next(step: CollectingStep, messages: ReadonlyMap<string, ShareKeysRequest | MaskedInputRequest | UnmaskRequest>): StepOutcome {
+  private next(step: CollectingStep, messages: ReadonlyMap<string, StepRequest>): StepOutcome {
     this.currentStep = step;
     this.expected = new Set(messages.keys());
     return { kind: "messages", step, messages };
@@ -318,6 +327,13 @@ export class SecAggServer {
         this.maskedFrom.add(m.from);
         // Logged: an operator (and the kill -9 test) sees who can still be recovered if it leaves now.
         this.emit("info", "masked input received", m.from);
+        return null;
+      }
+      case "consistency-check": {
+        // Checked here too, so that one client's bad signature cannot make its honest neighbours abort.
+        const identityKey = fromBase64(this.advertised.get(m.from)!.identityKey)!;
+        if (!verifyTranscript(identityKey, survivorsTranscript(this.session, this.params.round, this.announced), fromBase64(m.signature)!)) return "its signature does not verify over the survivor set";
+        this.signed.set(m.from, m.signature);
         return null;
       }
       case "unmask": {

@@ -1,7 +1,7 @@
 /**
  * The operator's view of `fedtensor serve` (docs/deployment.md, "Operating a server"): GET
- * /healthz, /status (JSON: the round, its step, the connected and ready clients, the last
- * round's result) and /metrics (Prometheus text from prom-client), each only for a request that
+ * /healthz, /status (JSON: the round, its step, the SecAgg+ step of a secure sum in progress
+ * and whom it waits for, the connected and ready clients, the last round's result) and /metrics (Prometheus text from prom-client), each only for a request that
  * carries the admin token (--admin-token-file) as `Authorization: Bearer <token>`; without the
  * flag they are off. The token is kept as its SHA-256 and compared in constant time; refusals
  * are logged (FT352). Nothing here names a client token or a secret.
@@ -14,6 +14,13 @@ import { tokenLines, type ClientRegistry, type RefusalKind } from "./clients.js"
 
 /** What the server is doing now. */
 export type ServerStep = "starting" | "waiting for clients" | "training" | "evaluating" | "checkpointing" | "finished";
+
+/** A secure sum in progress, as /status reports it: the SecAgg+ step it collects and the members it still waits for. */
+export interface SecureSumStatus {
+  readonly round: number;
+  readonly step: string;
+  readonly waitingFor: readonly string[];
+}
 
 /** A finished round, as /status reports it. */
 export interface RoundResult {
@@ -45,6 +52,7 @@ export class OperatorView {
   private step: ServerStep = "starting";
   private round = 0;
   private last: RoundResult | undefined;
+  private secure: () => SecureSumStatus | null = () => null;
   private clients: ClientRegistry | undefined;
   private readonly roundGauge: Gauge;
   private readonly finished: Counter<"outcome">;
@@ -81,6 +89,11 @@ export class OperatorView {
     }
   }
 
+  /** Where /status reads the secure sum in progress (null when there is none). */
+  watchSecureSum(progress: () => SecureSumStatus | null): void {
+    this.secure = progress;
+  }
+
   refused(kind: RefusalKind): void {
     this.refusals.inc({ reason: kind });
   }
@@ -105,6 +118,7 @@ export class OperatorView {
       run: this.run,
       round: this.round,
       step: this.step,
+      secureSum: this.secure(),
       connected: all.length,
       ready: all.filter((m) => m.examples > 0).length,
       clients: all.map((m) => ({ id: m.id, agent: m.agent, address: m.address, ready: m.examples > 0, examples: m.examples, since: new Date(m.since).toISOString() })),

@@ -190,6 +190,8 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
     data: { dataset: config.dataset, partition: config.partition, clients: config.clients, ...(config.alpha === undefined ? {} : { alpha: config.alpha }), seed: config.seed },
     aggregator: config.aggregator as NonNullable<RunInfo["aggregator"]>,
     rounds: config.rounds,
+    // The cohort's floor each client holds the secure rounds' setups to (FT372).
+    ...(config.aggregator === "fedavg" ? {} : { minClients: Math.max(2, config.minClients) }),
   };
   const operator = new OperatorView({ name: run.name, algorithm: run.algorithm, rounds: config.rounds, aggregator: config.aggregator });
   const bounds = { maxExamples: settings.maxClientExamples ?? defaultMaxExamples(data.clientIndices) };
@@ -197,6 +199,7 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
   const tasks = new RoundTasks({ deadlineMs: settings.deadlineMs, minClients: config.minClients, batchSize: config.batchSize, featureShape, secure: config.aggregator !== "fedavg", shares: settings.shares, ranges: settings.ranges, ...(ddp === undefined ? {} : { ddp }), log });
   // An update is the accumulator: about as large as the model and its optimiser's sums, well under this bound.
   const parameters = flatten(state.params, isTensor, "params").leaves.reduce((n, t) => n + t.size, 0);
+  operator.watchSecureSum(() => tasks.secureProgress());
   const server = await startServer({ ...settings, run, bounds, operator, maxUpdateBytes: 4 * (4 * parameters + 1024) + 65536, maxSecAggBytes: 6 * (4 * parameters + 1024) + 65536, demoData: data, onMessage: (m) => tasks.onMessage(m), onLeave: (m) => tasks.onLeave(m) });
   settings.onListening?.(server.url, { reloadTokens: (fresh) => server.registry.reload(fresh) });
   log(`serving ${run.algorithm} (${config.model}, ${config.dataset}) at ${server.url}; browser clients at ${server.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/client`);

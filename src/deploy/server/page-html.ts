@@ -12,7 +12,7 @@ import { CHART_HEIGHT, CHART_WIDTH, lossChart } from "../client/loss-chart.js";
 /** What a tab sends each round, by the run's aggregator (docs/deployment.md, "What a client sends"). */
 const sends: Record<NonNullable<RunInfo["aggregator"]>, string> = {
   fedavg: "its update: the accumulator of the round's client part (the model-sized sums of its weighted update and loss), never an example",
-  secure: "SecAgg+ messages only: two public keys, sealed shares for its neighbours, its accumulator masked (the server learns the cohort's sum only), and unmasking shares",
+  secure: "SecAgg+ messages only: two public keys, sealed shares for its neighbours, its accumulator masked (the server learns the cohort's sum only), a signature over the survivor set, and unmasking shares",
   "distributed-dp": "SecAgg+ messages only, its accumulator clipped, rotated and noised here (distributed DP) before it is masked: the server learns the cohort's noisy sum only",
 };
 

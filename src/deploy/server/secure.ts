@@ -41,8 +41,12 @@ export interface SecureSumSettings {
   readonly shares?: ShareSettings;
   readonly ranges?: RangeSettings;
   readonly log: (line: string) => void;
-  /** The fewest masked inputs the sum may hold (distributed DP's --min-clients): with fewer the round aborts before unmasking. */
-  readonly minSurvivors?: number;
+  /**
+   * The fewest clients the sum may hold (--min-clients; distributed DP's noise is calibrated for
+   * it), announced in the setup as min_clients: with fewer at any step the round aborts before
+   * unmasking, and each client refuses a smaller cohort (FT372).
+   */
+  readonly minClients?: number;
   /** The clients' identity keys, pinned across this server's rounds (SecAggServerOptions.pins). */
   readonly pins?: IdentityPins;
 }
@@ -98,10 +102,10 @@ export function checkRangeSettings(settings: RangeSettings, largest: number): vo
 }
 
 /** The parameters of a round of `clients` clients summing vectors of `length`. */
-export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}, rangeSettings: RangeSettings = {}): SecAggParams {
+export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}, rangeSettings: RangeSettings = {}, minClients?: number): SecAggParams {
   // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
   const ranges = modulusBits === undefined ? rangesOf(rangeSettings) : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
-  return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges };
+  return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges, ...(minClients === undefined ? {} : { min_clients: minClients }) };
 }
 
 /**
@@ -113,6 +117,7 @@ const DROPPED_AT: Readonly<Record<CollectingStep, string>> = {
   "advertise-keys": "left out before it shared keys: nothing to recover",
   "share-keys": "left out before it shared keys: nothing to recover",
   "masked-input": "not in the sum: its pair masks removed with its key rebuilt from its neighbours' shares",
+  "consistency-check": "its masked input is in the sum: its self mask removed with its seed rebuilt from its neighbours' shares",
   unmask: "its masked input is in the sum: its self mask removed with its seed rebuilt from its neighbours' shares",
 };
 
@@ -139,8 +144,7 @@ export class SecureSum {
     modulusBits?: number,
   ) {
     this.byId = new Map(members.map((m) => [m.id, m]));
-    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges), members.map((m) => m.id), {
-      minSurvivors: settings.minSurvivors,
+    this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges, settings.minClients), members.map((m) => m.id), {
       preQuantized: modulusBits !== undefined,
       ...(settings.pins === undefined ? {} : { pins: settings.pins }),
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
@@ -160,17 +164,22 @@ export class SecureSum {
     this.wake?.();
   }
 
+  /** The SecAgg+ step the sum collects (or how it ended) and the members it still waits for: /status shows them. */
+  progress(): { step: string; waitingFor: string[] } {
+    return { step: this.server.step, waitingFor: this.server.pending() };
+  }
+
   /** A member left: the step need not wait for it. */
   left(): void {
     this.wake?.();
   }
 
-  /** Runs the four steps; the dequantized sum, or RoundAborted. */
+  /** Runs the five steps; the dequantized sum, or RoundAborted. */
   async sum(): Promise<Float64Array> {
     return (await this.result()).sum;
   }
 
-  /** Runs the four steps; the protocol's result (its quantizedSum is the exact sum mod M), or RoundAborted. */
+  /** Runs the five steps; the protocol's result (its quantizedSum is the exact sum mod M), or RoundAborted. */
   async result(): Promise<SecAggResult> {
     const send = (to: string, message: object) => {
       const frame = encodeFrame({ v: WIRE_VERSION, type: "secagg", round: this.round }, encodeMessage(message as never));

@@ -75,6 +75,11 @@ export class RoundTasks {
 
   constructor(private readonly settings: TaskSettings) {}
 
+  /** The secure sum in progress, its SecAgg+ step and whom it waits for (/status); null when none. */
+  secureProgress(): { round: number; step: string; waitingFor: string[] } | null {
+    return this.secureRound === undefined ? null : { round: this.secureRound.round, ...this.secureRound.sum.progress() };
+  }
+
   /** An update or failure from a member: settles its task when it is one the member holds in the current round. */
   onMessage({ member, message, body }: MemberMessage): void {
     if (message.type === "secagg") {
@@ -205,8 +210,9 @@ export class RoundTasks {
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const { deadlineMs, shares, ranges, log } = this.settings;
-    // Distributed DP: a sum of fewer than --min-clients would carry less noise than accounted, so SecAgg+ aborts before it could be unmasked.
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minSurvivors: codec?.calibration.minClients, pins: this.pins }, traffic, codec?.calibration.bits);
+    // No sum of fewer than --min-clients (distributed DP's noise is calibrated for its own minimum): SecAgg+ aborts before it could be unmasked, and each client refuses a smaller cohort.
+    const minClients = Math.max(this.settings.minClients, codec?.calibration.minClients ?? 0);
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
