@@ -107,5 +107,8 @@ describe("dpQuantile and dpMedian", () => {
     expect(spent.epsilon).toBe(new PldAccountant().step(1, spent.noiseMultiplier!, 1, 28 * normalSamplerDeltaPerDraw).epsilon(1e-5));
     expect(spent.epsilon).toBeGreaterThanOrEqual(gaussianEpsilon(Math.sqrt(28), 1e-5));
     expect(() => program({ value: atClients(f32([])), key: atServer(i32([2])) }, ({ value, key }) => dpQuantile(value, { quantile: 1, lower: 0, upper: 1, noiseMultiplier: 1, key }))).toThrow(/^FT305: dpQuantile quantile: 1 given/);
+    // From plain JavaScript, a SERVER value is FT103 while tracing, as tsc says (test-d/lib-quantile.test-d.ts).
+    const loose = dpMedian as (x: unknown, options: unknown) => never;
+    expect(() => program({ value: atServer(f32([])), key: atServer(i32([2])) }, ({ value, key }) => loose(value, { lower: 0, upper: 1, noiseMultiplier: 1, key }))).toThrow(/^FT103: /);
   });
 });

@@ -16,9 +16,12 @@
  * Clipping") tracks a quantile across rounds with one noisy count each, which adaptive clipping
  * uses (--dp-clip adaptive); this one answers within one run of a program.
  */
-import type { Release } from "../../../types/placement.js";
-import type { AtClients, Tensor } from "../../../types/tensor.js";
+import type { Presumed, Validate } from "../../../types/errors.js";
+import type { ReduceCheck, Release } from "../../../types/placement.js";
+import type { DType, Placement, Tensor } from "../../../types/tensor.js";
 import { ftError } from "../../errors/error.js";
+import { requireDType } from "../../ir/dtypes.js";
+import { checkClientsArgument, flattenTracers } from "../../front/placement.js";
 import { dpSum } from "../../front/privacy.js";
 import { split } from "../../front/random.js";
 import { ops, type Value } from "./loose.js";
@@ -39,16 +42,25 @@ export interface DpQuantileOptions {
 
 const invalid = (option: string, why: string) => ftError("FT305", { option: `dpQuantile ${option}`, why });
 
+/** A scalar at any placement: ReduceCheck names a misplaced one (FT103) as dpSum's does. */
+type Scalar = Tensor<[], DType, Placement>;
+
 /**
  * The p-quantile of the clients' scalars, differentially private: `{f32[]}@CLIENTS` (private or
- * not) to `f32[]@SERVER`, released as dpSum releases. Inside a program's body.
+ * not) to `f32[]@SERVER`, released as dpSum releases (FT103 for a value not at the CLIENTS,
+ * FT205 for another dtype). Inside a program's body.
  */
-export function dpQuantile<T extends Tensor<[], "float32", AtClients>>(x: T, options: DpQuantileOptions): Release<T> {
+export function dpQuantile<T extends Scalar>(x: Validate<T, ReduceCheck<"dpQuantile", T, "float32">>, options: DpQuantileOptions): Presumed<Release<T>> {
   const { quantile: p, lower, upper, noiseMultiplier, key, steps = 12 } = options;
   if (!(p > 0 && p < 1)) throw invalid("quantile", `${p} given; a quantile is in (0, 1)`);
   if (!(Number.isFinite(lower) && Number.isFinite(upper) && lower < upper)) throw invalid("lower, upper", `[${lower}, ${upper}] given; finite numbers with lower < upper`);
   if (!(noiseMultiplier > 0 && Number.isFinite(noiseMultiplier))) throw invalid("noiseMultiplier", `${noiseMultiplier} given; a finite number > 0`);
   if (!(Number.isInteger(steps) && steps >= 1 && steps <= 64)) throw invalid("steps", `${steps} given; a whole number from 1 to 64`);
+  // The checks tsc makes, again while tracing (plain JavaScript callers): one f32[] at the CLIENTS.
+  const { leaves, paths } = flattenTracers(x, "dpQuantile() argument");
+  checkClientsArgument("dpQuantile", leaves, paths);
+  if (leaves.length !== 1 || leaves[0]!.shape.length !== 0) throw ftError("FT302", { what: "dpQuantile() argument", why: "one scalar (f32[]) per client" });
+  requireDType("dpQuantile", leaves[0]!.dtype, "float32");
   const clip = Math.max(p, 1 - p);
   // The interval's ends: numbers until the first noisy count makes them SERVER values.
   let lo: Value = lower;
@@ -71,6 +83,6 @@ export function dpQuantile<T extends Tensor<[], "float32", AtClients>>(x: T, opt
 }
 
 /** The median: dpQuantile with quantile 0.5. */
-export function dpMedian<T extends Tensor<[], "float32", AtClients>>(x: T, options: Omit<DpQuantileOptions, "quantile">): Release<T> {
-  return dpQuantile(x, { ...options, quantile: 0.5 });
+export function dpMedian<T extends Scalar>(x: Validate<T, ReduceCheck<"dpMedian", T, "float32">>, options: Omit<DpQuantileOptions, "quantile">): Presumed<Release<T>> {
+  return (dpQuantile as (x: Value, options: DpQuantileOptions) => never)(x, { ...options, quantile: 0.5 });
 }
