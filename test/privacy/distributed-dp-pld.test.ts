@@ -1,13 +1,15 @@
 /**
  * Distributed DP by the PLD accountant (src/lib/privacy/distributed-dp-pld.ts): never below the
  * true epsilon of a discrete Gaussian computed exactly over the integers, within 2e-3 of the
- * closed-form Gaussian mechanism it reduces to when the corrections are negligible, tighter than
+ * closed-form Gaussian mechanism it reduces to when the corrections are negligible (and of the
+ * PLD accountant's grid for it), tighter than
  * the RDP bound it replaces, and what `fedtensor run`'s and `serve`'s rows use by default.
  */
 import { describe, expect, test } from "vitest";
 import type { DistributedDpCalibration } from "../../src/ir/distributed-dp-calibration.js";
 import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../../src/lib/privacy/distributed-dp.js";
 import { distributedDpPldBound, distributedDpPldEpsilon } from "../../src/lib/privacy/distributed-dp-pld.js";
+import { PldAccountant } from "../../src/lib/privacy/pld/accountant.js";
 import { logNormalSf, normalSf } from "../../src/lib/privacy/pld/normal-tail.js";
 import { distributedDpEpsilonAfter } from "../../src/lib/run/distributed-dp-run.js";
 import { accountantOf } from "../../src/lib/run/privacy.js";
@@ -79,6 +81,10 @@ describe("distributed DP by PLD", () => {
       const ours = distributedDpPldEpsilon(cal, rounds, delta);
       expect(ours).toBeGreaterThanOrEqual(closedForm);
       expect(ours - closedForm).toBeLessThan(2e-3);
+      // The PLD accountant's grid for the same Gaussian (no corrections) is above the closed form, and agrees.
+      const grid = new PldAccountant().step(1, bound.noiseMultiplier, rounds).epsilon(delta);
+      expect(grid).toBeGreaterThanOrEqual(closedForm);
+      expect(Math.abs(grid - ours)).toBeLessThan(2e-3);
     }
   });
 

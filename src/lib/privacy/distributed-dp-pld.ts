@@ -23,14 +23,17 @@
  *
  * Over k rounds (adaptive composition multiplies the ratios along the transcript):
  *   delta(eps) <= e^(k a) delta_G(eps - 2 k a) + (1 + e^eps) k T,
- * with delta_G the k-fold Gaussian's curve from the PLD accountant (pessimistic, so an upper
- * bound too). No amplification by sampling is claimed: the server of distributed DP sees who
- * took part (as the RDP path).
+ * with delta_G the k-fold Gaussian mechanism's curve. Its PLD needs no grid: k Gaussian PLDs
+ * compose to the Gaussian PLD of mu = sqrt(k) B / s, whose curve is exact in closed form
+ * (Balle and Wang 2018, Theorem 8), so this is the PLD accountant's answer without its
+ * discretisation (PldAccountant.step(1, s / B, k) agrees within its grid, from above), and
+ * calibration's bisection stays cheap. No amplification by sampling is claimed: the server of
+ * distributed DP sees who took part (as the RDP path).
  */
 import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
 import { sumOfDiscreteGaussiansTau, type DistributedDpCalibration } from "../../ir/distributed-dp-calibration.js";
 import { ftError } from "../../errors/error.js";
-import { PldAccountant } from "./pld/accountant.js";
+import { logNormalSf, normalSf } from "./pld/normal-tail.js";
 
 /** r, the standard deviation of the rounding kernel K of step 3 (integer units). */
 export const ROUNDING_KERNEL_STDDEV = 2;
@@ -68,6 +71,22 @@ export function distributedDpPldBound(cal: DistributedDpCalibration, sampler: { 
   };
 }
 
+/** The Gaussian mechanism's exact delta(eps) for mu = sensitivity / noise (Balle and Wang 2018, Theorem 8). */
+const gaussianDelta = (mu: number, eps: number): number => normalSf(eps / mu - mu / 2) - Math.exp(eps + logNormalSf(eps / mu + mu / 2));
+
+/** Its smallest epsilon >= 0 with delta(eps) <= delta (bisection, the upper end kept, so never below). */
+function gaussianEpsilon(mu: number, delta: number): number {
+  if (gaussianDelta(mu, 0) <= delta) return 0;
+  let [lo, hi] = [0, 1];
+  while (gaussianDelta(mu, hi) > delta) [lo, hi] = [hi, 2 * hi];
+  for (let i = 0; i < 100 && hi - lo > 1e-12 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (gaussianDelta(mu, mid) > delta) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
 /**
  * Epsilon at `delta` after `rounds` rounds by the PLD accountant (the bound above solved for
  * eps by a fixed point, as dp-fedavg-epsilon.ts does for the sampler's share); Infinity where
@@ -79,12 +98,12 @@ export function distributedDpPldEpsilon(cal: DistributedDpCalibration, rounds: n
   if (rounds === 0) return 0;
   const bound = distributedDpPldBound(cal, sampler);
   if (bound === undefined) return Infinity;
-  const gaussian = new PldAccountant().step(1, bound.noiseMultiplier, rounds);
+  const mu = Math.sqrt(rounds) / bound.noiseMultiplier;
   const ratio = rounds * bound.logRatio;
   const share = (epsilon: number) => (1 + Math.exp(epsilon)) * rounds * bound.totalVariation;
   const at = (assumed: number): number => {
     const left = (delta - share(assumed)) * Math.exp(-ratio);
-    return left > 0 ? gaussian.epsilon(left) + 2 * ratio : Infinity;
+    return left > 0 ? gaussianEpsilon(mu, left) + 2 * ratio : Infinity;
   };
   // The share assumed grows with each pass; the first epsilon within the share assumed is valid.
   let assumed = at(0);
