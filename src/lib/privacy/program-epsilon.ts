@@ -115,12 +115,14 @@ function releasesOf(ir: ProgramIR): Map<number, FoundRelease> {
  */
 export function programEpsilon(program: { readonly ir: ProgramIR; readonly budget?: ProgramBudget | undefined }, options: ProgramEpsilonOptions = {}): ProgramSpent {
   const budget = program.budget === undefined ? undefined : checkBudget(program.budget);
-  const { epsilon: _, ...asked } = checkBudget({
+  // The numbers asked pass the budget's checks (FT363); a query has no epsilon, so any valid one stands in.
+  const { delta, rounds, samplingRate } = checkBudget({
     epsilon: 1,
     delta: options.delta ?? budget?.delta ?? 1e-5,
     rounds: options.rounds ?? budget?.rounds ?? 1,
     samplingRate: options.samplingRate ?? budget?.samplingRate ?? 1,
   });
+  const asked = { delta, rounds, samplingRate };
   const accountant = options.accountant ?? "pld";
   if (accountant !== "pld" && accountant !== "rdp") throw ftError("FT305", { option: "accountant", why: `${String(accountant)} given; "pld" or "rdp"` });
   const gaussians: GaussianRelease[] = [];
