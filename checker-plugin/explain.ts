@@ -82,6 +82,7 @@ export function ruleKind(code: ErrorCode): string {
       return "dtype";
     case "FT109":
     case "FT110":
+    case "FT362":
       return "privacy";
     default:
       return code.startsWith("FT1") ? "placement" : code.startsWith("FT2") ? "shape" : "run-time";

@@ -9,6 +9,7 @@
  * a guard that logs a failure to the tsserver log and returns that plain result.
  */
 import type ts from "typescript";
+import { budgetDiagnostics } from "./budget.js";
 import { explainDiagnostics } from "./diagnostics.js";
 import { fedTensorInlayHints } from "./inlay-hints.js";
 import { readOptions, pluginName, type PluginOptions } from "./options.js";
@@ -46,7 +47,10 @@ function decorate(typescript: typeof ts, info: ts.server.PluginCreateInfo, optio
     (proxy as unknown as Record<string, unknown>)[key] = (...args: unknown[]) => method.apply(base, args);
   }
   const explain = (diagnostics: readonly ts.Diagnostic[]): ts.Diagnostic[] => explainDiagnostics(typescript, base.getProgram(), diagnostics, options());
-  proxy.getSemanticDiagnostics = extend("getSemanticDiagnostics", base.getSemanticDiagnostics.bind(base), explain);
+  // A program's declared budget is checked here too (FT362; budget.ts): no type can price a release.
+  proxy.getSemanticDiagnostics = extend("getSemanticDiagnostics", base.getSemanticDiagnostics.bind(base), (diagnostics, fileName) =>
+    explain([...diagnostics, ...budgetDiagnostics(typescript, base.getProgram(), fileName)]),
+  );
   // VS Code asks for the visible region of a long file first, and the whole file after.
   const region = (base as RegionDiagnostics).getRegionSemanticDiagnostics;
   if (region !== undefined) {

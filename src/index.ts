@@ -102,3 +102,6 @@ export { helper } from "./front/helper.js";
 export type { Float, Int, Bool, AtServer, AtClients, PrivateAtClients, Member, PrivateMember, Helper } from "../types/helper.js";
 export { randomHadamard, inverseRandomHadamard } from "./front/rotation.js";
 export { distributedDpSum, type DistributedDpSumOptions } from "./front/distributed-dp.js";
+export type { ProgramBudgetOption } from "./front/budget.js";
+export type { ProgramEpsilonQuery } from "./front/program.js";
+export { programEpsilon, type ProgramSpent } from "./lib/privacy/program-epsilon.js";

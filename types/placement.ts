@@ -144,9 +144,10 @@ type DTypeMessage<Op extends string, Bad extends DType, Accepts extends DType> =
  * "Privacy"); src/ir/privacy.ts lists the same at trace time. Allowing one more is adding
  * its name here and its primitive (or its sums' aggregator attribute) there. dpMean and
  * secureMean are dpSum and secureSum followed by a division (src/front/privacy.ts,
- * src/front/secure-mean.ts): tracing sees their inner primitives, so only the types list them.
+ * src/front/secure-mean.ts), and the library's dpQuantile and dpMedian are dpSums
+ * (src/lib/algorithms/quantile.ts): tracing sees their inner primitives, so only the types list them.
  */
-export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean" | "distributedDpSum";
+export type DeclassifyingOp = "dpSum" | "secureSum" | "dpMean" | "secureMean" | "distributedDpSum" | "dpQuantile" | "dpMedian";
 
 /**
  * A declassifying aggregator's result: T at the SERVER, marked released (ReleasedServer) when

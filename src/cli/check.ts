@@ -9,6 +9,7 @@
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type ts from "typescript";
+import { budgetDiagnostics } from "../../checker-plugin/budget.js";
 import { readDiagnostics, type ReadDiagnostic } from "../../checker-plugin/diagnostics.js";
 import { explanationLines } from "../../checker-plugin/explain.js";
 import { defaultOptions, pluginEntry, pluginName, readOptions, type PluginOptions } from "../../checker-plugin/options.js";
@@ -136,7 +137,9 @@ export const checkCommand: Command = {
     if (runDoctor) return doctor(typescript, configPath, config);
     const options = pluginOptions(config, configPath);
     const program = typescript.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences });
-    const diagnostics = readDiagnostics(typescript, program, typescript.getPreEmitDiagnostics(program), options);
+    // Each program's declared privacy budget against its literal releases (FT362), as the plugin reports it.
+    const budgets = program.getSourceFiles().flatMap((file) => (program.isSourceFileFromExternalLibrary(file) ? [] : budgetDiagnostics(typescript, program, file.fileName)));
+    const diagnostics = readDiagnostics(typescript, program, [...typescript.getPreEmitDiagnostics(program), ...budgets], options);
     for (const diagnostic of diagnostics) console.log(`${formatDiagnostic(typescript, diagnostic, options)}\n`);
     const errors = diagnostics.filter((d) => d.diagnostic.category === typescript.DiagnosticCategory.Error);
     if (errors.length === 0) {

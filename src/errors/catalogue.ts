@@ -835,6 +835,33 @@ export const catalogue = {
       "(the delta is spent by the noise sampler's own share, or the target is tiny for that many rounds).",
     fix: "Raise the target epsilon or delta, or run fewer rounds or with a smaller sampling rate.",
   },
+  FT362: {
+    title: "A program whose releases exceed its declared privacy budget",
+    message: "the program's releases spend epsilon {spent} in {rounds} rounds at sampling rate {samplingRate}, more than its budget's epsilon {epsilon} (delta {delta}, {accountant} accountant)",
+    explanation:
+      "program(inputs, body, { budget }) declares what a run of the program may spend: epsilon at " +
+      "delta over `rounds` runs, each client taking part with probability `samplingRate`. The " +
+      "releases its body calls with number-literal options (dpSum, dpMean, dpQuantile ...) are priced " +
+      "by the PLD accountant, and they already spend more than the budget.",
+    fix: "Raise the noise multiplier of the releases, call fewer of them, lower the rounds or the sampling rate, or raise the budget.",
+  },
+  FT363: {
+    title: "An invalid privacy budget",
+    message: "budget: {why}",
+    explanation:
+      "A program's budget is { epsilon, delta, rounds?, samplingRate? }: epsilon a finite number > 0, delta in (0, 1), " +
+      "rounds a whole number >= 1 (1 by default), samplingRate in (0, 1] (1 by default).",
+    fix: "Give the budget as numbers in those ranges, e.g. { epsilon: 3, delta: 1e-5, rounds: 100, samplingRate: 0.01 }.",
+  },
+  FT364: {
+    title: "A release the accountant cannot price",
+    message: "{release}: {why}",
+    explanation:
+      "Pricing a program (programEpsilon, program.epsilon) needs each release's noise as a number and how many " +
+      "times it runs: a noise multiplier computed in the program, or a release inside a loop of unknown " +
+      "length, leaves the cost unknown. A secure sum of private data releases their exact sum, which no epsilon covers.",
+    fix: "Give the release's noiseMultiplier as a number and loops a fixed length, or price the run with the accountant directly (PldAccountant).",
+  },
   FT370: {
     title: "A SecAgg+ survivor set its neighbours did not sign",
     message: "SecAgg+ client {client}: {why}; it reveals nothing and leaves the round",

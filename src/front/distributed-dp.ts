@@ -250,5 +250,9 @@ function releaseAttrs(release: number, cal: DistributedDpCalibration): Attrs {
     minClients: cal.minClients,
     maxClients: cal.maxClients,
     tauD: sumOfDiscreteGaussiansTau(cal.localSigma, cal.maxClients) * cal.dimension,
+    // The rest of the calibration, so that the accountant can price the release from the IR (programEpsilon).
+    dimension: cal.dimension,
+    beta: cal.beta,
+    kStddevs: cal.kStddevs,
   };
 }

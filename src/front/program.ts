@@ -15,6 +15,7 @@ import { printSignature } from "../ir/print.js";
 import { printReleases, secureSumNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkReleaseInputs } from "../ir/privacy.js";
+import { checkBudget, type ProgramBudgetOption } from "./budget.js";
 import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
@@ -36,6 +37,21 @@ export declare const programTypes: unique symbol;
 export interface ProgramOptions {
   /** Shown in signatures and logs. */
   readonly name?: string;
+  /**
+   * What a training run of the program may spend: epsilon at delta over `rounds` runs, each
+   * client in a run's cohort with probability `samplingRate` (docs/language.md "A program's
+   * budget"). `fedtensor check` and the checker plugin report (FT362) a body whose releases with
+   * number-literal options already spend more; `program.epsilon()` prices it. Invalid: FT363.
+   */
+  readonly budget?: ProgramBudgetOption;
+}
+
+/** What program.epsilon() prices: any of the budget's numbers (the budget's where absent), and the accountant. */
+export interface ProgramEpsilonQuery {
+  readonly samplingRate?: number;
+  readonly rounds?: number;
+  readonly delta?: number;
+  readonly accountant?: "pld" | "rdp";
 }
 
 /**
@@ -51,7 +67,11 @@ export interface ProgramOptions {
 export class Program<I = InputSpecs, O = unknown> {
   declare readonly [programTypes]: { readonly inputs: I; readonly output: O };
 
-  constructor(readonly ir: ProgramIR) {}
+  constructor(
+    readonly ir: ProgramIR,
+    /** Its declared budget, when program() was given one. */
+    readonly budget?: ProgramBudgetOption,
+  ) {}
 
   get name(): string {
     return this.ir.name;
@@ -73,6 +93,17 @@ export class Program<I = InputSpecs, O = unknown> {
    */
   get privacy(): string[] {
     return printReleases(this.ir);
+  }
+
+  /**
+   * What its releases spend: epsilon at `delta` after `rounds` runs, each client in a run's
+   * cohort with probability `samplingRate` (the budget's numbers where not given), by the PLD
+   * accountant (`accountant: "rdp"` for the cross-check), with `withinBudget` when it has a
+   * budget. The accountant lives in the library, loaded here on first use, as run() loads the runtime.
+   */
+  async epsilon(query: ProgramEpsilonQuery = {}): Promise<import("../lib/privacy/program-epsilon.js").ProgramSpent> {
+    const { programEpsilon } = await import("../lib/privacy/program-epsilon.js");
+    return programEpsilon(this, query);
   }
 
   /** Its aggregations as TFF intrinsics with their types, e.g. `federated_median: ({f32[10]}@CLIENTS -> f32[10]@SERVER)`. */
@@ -149,7 +180,8 @@ export function program<const I extends InputSpecs, O>(
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = Math.max(stackTraceLimit, tracingStackFrames);
   try {
-    return traceProgram(options.name ?? "program", inputs, body);
+    const budget = options.budget === undefined ? undefined : Object.freeze(checkBudget(options.budget));
+    return traceProgram(options.name ?? "program", inputs, body, budget);
   } catch (error) {
     // A mistake in the user's program: shown at the user's line, not at FedTensor's (issue 24).
     throw error instanceof FedTensorError ? pointAtUserCode(error, program) : error;
@@ -160,7 +192,7 @@ export function program<const I extends InputSpecs, O>(
 
 const tracingStackFrames = 100;
 
-function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (inputs: ValueOf<I>) => unknown): Program<I, O> {
+function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (inputs: ValueOf<I>) => unknown, budget: ProgramBudgetOption | undefined): Program<I, O> {
   if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs)) {
     throw ftError("FT302", { what: "program() inputs", why: "expected a record of input specs, such as { x: atClients(f32([3])) }" });
   }
@@ -183,5 +215,5 @@ function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (i
     graph: closed,
     inputTree: specs.def,
     outputTree: outputs.def as TreeDef,
-  });
+  }, budget);
 }

@@ -163,3 +163,14 @@ export {
 } from "./algorithms/federated-evaluation.js";
 export { distribution, percentile, type Distribution } from "./run/client-distribution.js";
 export { lstmModel, type LstmModelOptions, type LstmParams } from "./models/lstm.js";
+export { dpMedian, dpQuantile, type DpQuantileOptions } from "./algorithms/quantile.js";
+export {
+  combinedNoiseMultiplier,
+  gaussianReleasesEpsilon,
+  programEpsilon,
+  type GaussianRelease,
+  type ProgramBudget,
+  type ProgramEpsilonOptions,
+  type ProgramSpent,
+} from "./privacy/program-epsilon.js";
+export { distributedDpPldBound, distributedDpPldEpsilon, type DistributedDpPldBound } from "./privacy/distributed-dp-pld.js";

@@ -14,7 +14,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { calibrateDistributedDp, distributedDpEpsilon, noiseMultiplierForEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { calibrateDistributedDp, noiseMultiplierForEpsilon } from "../../src/lib/privacy/distributed-dp.js";
+import { distributedDpPldEpsilon } from "../../src/lib/privacy/distributed-dp-pld.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
@@ -66,9 +67,11 @@ describe("fedtensor serve --aggregator distributed-dp", () => {
     expect(Number(logged![1])).toBe(noise);
     const cal = calibrateDistributedDp({ ...parameters, noiseMultiplier: noise });
     const epsilons = rows.map((r) => r.epsilon as number);
-    expect(epsilons[0]).toBeCloseTo(distributedDpEpsilon(cal, 1, 1e-5).epsilon, 6);
-    expect(epsilons[1]).toBeCloseTo(distributedDpEpsilon(cal, 2, 1e-5).epsilon, 6);
+    expect(epsilons[0]).toBeCloseTo(distributedDpPldEpsilon(cal, 1, 1e-5), 6);
+    expect(epsilons[1]).toBeCloseTo(distributedDpPldEpsilon(cal, 2, 1e-5), 6);
     expect(epsilons[1]!).toBeGreaterThan(epsilons[0]!);
+    // Each row names its accountant, as `fedtensor run`'s rows do.
+    expect(rows.map((r) => r.accountant)).toEqual(["pld", "pld"]);
     // The bisection stops at the least noise that stays within the target.
     expect(epsilons[1]!).toBeLessThanOrEqual(8);
     expect(epsilons[1]!).toBeGreaterThan(7.99);

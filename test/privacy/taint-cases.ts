@@ -90,6 +90,7 @@ export const taintCases: Readonly<Record<string, Entry>> = {
   SecretKey: { notAnOp: "the class of secretKey()'s host keys" },
   RdpAccountant: { notAnOp: "host-side privacy accounting on JavaScript numbers" },
   PldAccountant: { notAnOp: "host-side privacy accounting on JavaScript numbers" },
+  programEpsilon: { notAnOp: "host-side pricing of a traced program's releases (JavaScript numbers)" },
 
   // Placement primitives.
   broadcast: { slots: { x: "sx" }, call: (name, a) => fn(name, a.x!), expect: { x: both("FT101") } },

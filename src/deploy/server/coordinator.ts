@@ -240,7 +240,8 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
         accuracy = test.accuracy;
       }
       const row = { round, train_loss: loss, clients: traffic.merged, dropped: traffic.dropped, test_accuracy: test?.accuracy ?? null, test_loss: test?.loss ?? null, bytes_to_clients: traffic.bytesOut, bytes_from_clients: traffic.bytesIn, ...(config.aggregator === "secure" ? { sum_discarded: traffic.discarded } : {}), ...(ddp === undefined ? {} : ddp.columns(round, tasks.accumulatorLength)), seconds: (performance.now() - started) / 1000 };
-      metrics.append(row);
+      // Rows of a private run name the accountant, as `fedtensor run`'s do (not in rows of runs from before it was recorded).
+      metrics.append(ddp === undefined || metrics.hasColumn("accountant") === false ? row : { ...row, accountant: ddp.accountant });
       const epsilon = "epsilon" in row ? { epsilon: row.epsilon as number | null } : {};
       operator.roundFinished({ round, merged: traffic.merged > 0, clients: traffic.merged, dropped: traffic.dropped, trainLoss: loss, testAccuracy: test?.accuracy ?? null, seconds: row.seconds, bytesToClients: traffic.bytesOut, bytesFromClients: traffic.bytesIn, ...epsilon });
       const end = { v: WIRE_VERSION, type: "round-end", round, merged: traffic.merged > 0, clients: traffic.merged, loss, ...epsilon };

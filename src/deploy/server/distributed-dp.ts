@@ -13,6 +13,7 @@
  * (distributed-dp-run.ts) with the accumulator as the released vector.
  */
 import { distributedDpColumns, distributedDpOptionsOf } from "../../lib/run/distributed-dp-run.js";
+import { accountantOf } from "../../lib/run/privacy.js";
 import type { RunConfig } from "../../lib/run/config.js";
 import { RunSecret } from "../../lib/privacy/secret.js";
 
@@ -23,6 +24,8 @@ export interface ServedDistributedDp {
   rotationKey(round: number): [number, number];
   /** The epsilon after `round` rounds for an accumulator of `length` values (null before the length is known). */
   columns(round: number, length: number | undefined): { epsilon: number | null };
+  /** The accountant the epsilon column comes from, which each row names as `fedtensor run`'s rows do. */
+  readonly accountant: string;
 }
 
 /**
@@ -46,5 +49,6 @@ export async function servedDistributedDp(config: RunConfig, resumed: boolean, l
     },
     rotationKey: (round) => secret.roundKey("distributed-dp", round),
     columns: (round, length) => (length === undefined ? { epsilon: null } : distributedDpColumns(config, round, length)),
+    accountant: accountantOf(config)!,
   };
 }

@@ -33,6 +33,7 @@
 import { ftError } from "../../errors/error.js";
 import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
 import { calibrateDistributedDp, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
+import { distributedDpPldEpsilon } from "./distributed-dp-pld.js";
 import { DEFAULT_RDP_ORDERS, rdpToEpsilon, type RdpConversion } from "./rdp.js";
 
 /** RDP of one round at each order (Proposition 14 with Theorem 1, worst case over the survivors), the sampler's error not included. */
@@ -95,24 +96,31 @@ export function distributedDpEpsilon(
   return { epsilon: Infinity, order: NaN, rdpDelta: delta - share(assumed), samplerDelta: share(assumed) };
 }
 
+/** Epsilon at `delta` after `rounds` rounds by the named accountant: PLD (distributed-dp-pld.ts, the default) or the RDP bound above. */
+export function distributedDpEpsilonBy(accountant: "pld" | "rdp", cal: DistributedDpCalibration, rounds: number, delta: number): number {
+  return accountant === "rdp" ? distributedDpEpsilon(cal, rounds, delta).epsilon : distributedDpPldEpsilon(cal, rounds, delta);
+}
+
 /**
  * The noise multiplier z whose calibration spends `targetEpsilon` at `delta` after `rounds`
- * rounds (bisection; epsilon falls as z grows): the `target` form of the options.
+ * rounds by `accountant` (bisection; epsilon falls as z grows): the `target` form of the options.
  */
 export function noiseMultiplierForEpsilon(
   parameters: Omit<DistributedDpParameters, "noiseMultiplier">,
   targetEpsilon: number,
   rounds: number,
   delta: number,
+  accountant: "pld" | "rdp" = "pld",
 ): number {
   if (!(targetEpsilon > 0 && Number.isFinite(targetEpsilon))) throw ftError("FT346", { why: `the target epsilon must be a finite number > 0, got ${targetEpsilon}` });
   const epsilonAt = (z: number) => {
     const cal = calibrateDistributedDp({ ...parameters, noiseMultiplier: z });
-    return distributedDpEpsilon(cal, rounds, delta).epsilon;
+    return distributedDpEpsilonBy(accountant, cal, rounds, delta);
   };
   let [lo, hi] = [1e-3, 1e3];
   if (epsilonAt(hi) > targetEpsilon) throw ftError("FT346", { why: `no noise multiplier up to ${hi} reaches epsilon ${targetEpsilon} in ${rounds} rounds at ${parameters.bits} bits` });
-  for (let i = 0; i < 60; i++) {
+  // To 1e-4 relative, as calibrate.ts: each step of the PLD path builds a new PLD.
+  while (hi / lo > 1 + 1e-4) {
     const mid = Math.sqrt(lo * hi);
     let spent: number;
     try {

@@ -5,8 +5,8 @@
  * needs. Everything it reads is in the config and the model's parameter specs (the noise draws
  * a round makes, for the sampler's share), which is why it can run first.
  *
- * For the dp stage the accountant is --accountant (PLD by default); distributed DP is priced by
- * RDP (src/lib/run/privacy.ts accountantOf). A served run's accumulator is the model's
+ * The accountant is --accountant (PLD by default) for the dp stage and distributed DP alike
+ * (src/lib/run/privacy.ts accountantOf). A served run's accumulator is the model's
  * parameters, so the plan's released length is the one `fedtensor run` releases.
  */
 import { ftError } from "../../errors/error.js";
@@ -77,6 +77,7 @@ export function privacyPlan(config: RunConfig, parameters: number, targetEpsilon
           targetEpsilon,
           config.rounds,
           config.ddpDelta ?? 1e-5,
+          config.accountant,
         );
     target = { epsilon: targetEpsilon, noiseMultiplier };
   }

@@ -47,12 +47,10 @@ export type AccountantName = (typeof accountantNames)[number];
 
 /**
  * The accountant a private run's epsilon comes from, as its metrics rows name it: --accountant
- * for the dp stage; RDP for distributed DP whatever --accountant says, since no PLD covers its
- * sum of discrete Gaussians in many dimensions honestly (docs/algorithms.md).
+ * (PLD by default) for the dp stage and for distributed DP (src/lib/privacy/distributed-dp-pld.ts).
  */
-export function accountantOf(config: Pick<PrivacyOptions, "aggregator" | "accountant">): string | undefined {
-  if (isDpRun(config)) return config.accountant ?? "pld";
-  return chainHas(config.aggregator, "distributed-dp") ? "rdp (distributed-dp: no PLD)" : undefined;
+export function accountantOf(config: Pick<PrivacyOptions, "aggregator" | "accountant">): AccountantName | undefined {
+  return isDpRun(config) || chainHas(config.aggregator, "distributed-dp") ? (config.accountant ?? "pld") : undefined;
 }
 
 /** Whether the run's chain has a dp stage: it is accounted, and its cohorts are Poisson samples from the run's secret. */

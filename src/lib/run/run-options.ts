@@ -80,7 +80,7 @@ const privacyOptions = {
   dpClipLr: onlyWhen(adaptiveClip, real("Adaptive clipping: the geometric step eta of the clip's update", 0.2, { min: 0, minExclusive: true })),
   dpInitialClip: onlyWhen(adaptiveClip, real("Adaptive clipping: the clip norm of the first round", 0.1, { min: 0, minExclusive: true })),
   accountant: onlyWhen(
-    dp,
+    accounted,
     mayChangeOnResume(choice("The accountant epsilon comes from: pld (privacy loss distributions, the tightest) or rdp (Renyi DP, the cross-check)", accountantNames)),
   ),
   maxEpsilon: onlyWhen(

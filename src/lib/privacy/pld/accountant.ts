@@ -78,10 +78,11 @@ export class PldAccountant {
     if (!(noiseMultiplier > 0 && Number.isFinite(noiseMultiplier))) throw ftError("FT305", { option: "noiseMultiplier", why: `${noiseMultiplier} given; the PLD accountant takes a finite noise multiplier > 0` });
     if (samplingRate === 0) return this.#count(count);
     const key = `gaussian:${samplingRate}:${noiseMultiplier}:${samplerTv}`;
-    return this.#add(key, count, samplerTv, () => ({
-      remove: subsampledGaussianCurve(samplingRate, noiseMultiplier, "remove", this.tail),
-      add: subsampledGaussianCurve(samplingRate, noiseMultiplier, "add", this.tail),
-    }));
+    return this.#add(key, count, samplerTv, () => {
+      const remove = subsampledGaussianCurve(samplingRate, noiseMultiplier, "remove", this.tail);
+      // At rate 1 (the Gaussian mechanism) the two sides agree: one PLD serves both.
+      return { remove, add: samplingRate === 1 ? remove : subsampledGaussianCurve(samplingRate, noiseMultiplier, "add", this.tail) };
+    });
   }
 
   /** Accounts `count` releases of the discrete Gaussian N_Z(0, sigma^2) with an integer sensitivity (symmetric: both sides alike). */

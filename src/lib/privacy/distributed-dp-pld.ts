@@ -1,0 +1,116 @@
+/**
+ * Distributed DP priced by the PLD accountant (docs/algorithms.md "Privacy accounting"): the
+ * d-dimensional sum of n clients' discrete Gaussians, bounded by a continuous Gaussian
+ * mechanism whose PLD the accountant composes exactly, plus two small corrections that are
+ * charged to the whole run.
+ *
+ * The chain of bounds, per coordinate of a round's released sum (integer units):
+ * 1. The sampler's draws: within ratio 1 +- eta of N_Z(0, sigma^2) after moving at most its
+ *    total variation t (discrete-gaussian.ts), so the sum of n draws is within ratio
+ *    (1 +- eta)^n of the sum of n exact ones, after a total variation of n t.
+ * 2. The sum of n exact N_Z(0, sigma^2) is within ratio 1 + tau of N_Z(0, n sigma^2)
+ *    (Kairouz, Liu and Steinke 2021, Theorem 1; the tau of the RDP path).
+ * 3. N_Z(0, s^2 + r^2) is within ratio (1 + e_r) / (1 - e_r) of K(N(0, s^2)), where K rounds a
+ *    real x to the integer k with probability exp(-(x-k)^2 / 2r^2) / Theta_r(x): K commutes with
+ *    integer shifts, so K(v + G) = v + K(G), and by Poisson summation Theta_r(x) is
+ *    r sqrt(2 pi) (1 +- e_r), e_r = 2 sum_m exp(-2 pi^2 r^2 m^2). With r = 2, e_r < 1e-34.
+ * So a round is, up to ratio e^a with a = d (n log(1/(1-eta)) + log(1+tau) + log((1+e_r)/(1-e_r)))
+ * and total variation T = n d t, a post-processing of the Gaussian mechanism with noise s =
+ * sqrt(minClients sigma^2 - r^2) and L2 sensitivity B (the rounded vector's bound): noise
+ * multiplier s / B. Fewer survivors than minClients abort the round; more add noise. One
+ * client's rounded vector v, random through its rounding, is a mixture of shifts |v| <= B, and
+ * hockey-stick divergences are jointly convex, so the worst shift bounds it.
+ *
+ * Over k rounds (adaptive composition multiplies the ratios along the transcript):
+ *   delta(eps) <= e^(k a) delta_G(eps - 2 k a) + (1 + e^eps) k T,
+ * with delta_G the k-fold Gaussian mechanism's curve. Its PLD needs no grid: k Gaussian PLDs
+ * compose to the Gaussian PLD of mu = sqrt(k) B / s, whose curve is exact in closed form
+ * (Balle and Wang 2018, Theorem 8), so this is the PLD accountant's answer without its
+ * discretisation (PldAccountant.step(1, s / B, k) agrees within its grid, from above), and
+ * calibration's bisection stays cheap. No amplification by sampling is claimed: the server of
+ * distributed DP sees who took part (as the RDP path).
+ */
+import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
+import { sumOfDiscreteGaussiansTau, type DistributedDpCalibration } from "../../ir/distributed-dp-calibration.js";
+import { ftError } from "../../errors/error.js";
+import { logNormalSf, normalSf } from "./pld/normal-tail.js";
+
+/** r, the standard deviation of the rounding kernel K of step 3 (integer units). */
+export const ROUNDING_KERNEL_STDDEV = 2;
+
+/** What one round of distributed DP is bounded by: a Gaussian mechanism, a ratio and a total variation. */
+export interface DistributedDpPldBound {
+  /** s / B: the Gaussian mechanism (sensitivity 1) a round post-processes. */
+  readonly noiseMultiplier: number;
+  /** a: the log-ratio by which a round's laws may differ from that post-processing. */
+  readonly logRatio: number;
+  /** T: the total variation moved before the ratio applies. */
+  readonly totalVariation: number;
+}
+
+/** e_r of step 3: the relative deviation of Theta_r from r sqrt(2 pi). */
+function kernelDeviation(r: number): number {
+  let sum = 0;
+  for (let m = 1; m <= 4; m++) sum += Math.exp(-2 * Math.PI * Math.PI * r * r * m * m);
+  return 2 * sum;
+}
+
+/** A round's bound, or undefined when the summed noise is too small for the rounding kernel (minClients sigma^2 <= r^2). */
+export function distributedDpPldBound(cal: DistributedDpCalibration, sampler: { readonly relativeError: number; readonly totalVariation: number } = DISCRETE_GAUSSIAN_SAMPLER_ERROR): DistributedDpPldBound | undefined {
+  const r = ROUNDING_KERNEL_STDDEV;
+  const variance = cal.minClients * cal.localSigma ** 2 - r * r;
+  if (!(variance > 0)) return undefined;
+  // The sampler's ratio once its total variation is moved: renormalising costs at most twice that mass.
+  const eta = sampler.relativeError + 4 * sampler.totalVariation;
+  const e = kernelDeviation(r);
+  const perCoordinate = -cal.maxClients * Math.log1p(-eta) + Math.log1p(sumOfDiscreteGaussiansTau(cal.localSigma, cal.maxClients)) + Math.log1p(e) - Math.log1p(-e);
+  return {
+    noiseMultiplier: Math.sqrt(variance) / cal.l2Bound,
+    logRatio: cal.dimension * perCoordinate,
+    totalVariation: cal.maxClients * cal.dimension * sampler.totalVariation,
+  };
+}
+
+/** The Gaussian mechanism's exact delta(eps) for mu = sensitivity / noise (Balle and Wang 2018, Theorem 8). */
+const gaussianDelta = (mu: number, eps: number): number => normalSf(eps / mu - mu / 2) - Math.exp(eps + logNormalSf(eps / mu + mu / 2));
+
+/** Its smallest epsilon >= 0 with delta(eps) <= delta (bisection, the upper end kept, so never below). */
+function gaussianEpsilon(mu: number, delta: number): number {
+  if (gaussianDelta(mu, 0) <= delta) return 0;
+  let [lo, hi] = [0, 1];
+  while (gaussianDelta(mu, hi) > delta) [lo, hi] = [hi, 2 * hi];
+  for (let i = 0; i < 100 && hi - lo > 1e-12 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (gaussianDelta(mu, mid) > delta) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/**
+ * Epsilon at `delta` after `rounds` rounds by the PLD accountant (the bound above solved for
+ * eps by a fixed point, as dp-fedavg-epsilon.ts does for the sampler's share); Infinity where
+ * the corrections alone spend delta or the noise is below the kernel's.
+ */
+export function distributedDpPldEpsilon(cal: DistributedDpCalibration, rounds: number, delta: number, sampler = DISCRETE_GAUSSIAN_SAMPLER_ERROR): number {
+  if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });
+  if (!(delta > 0 && delta < 1)) throw ftError("FT305", { option: "delta", why: `${delta} given; delta is in (0, 1)` });
+  if (rounds === 0) return 0;
+  const bound = distributedDpPldBound(cal, sampler);
+  if (bound === undefined) return Infinity;
+  const mu = Math.sqrt(rounds) / bound.noiseMultiplier;
+  const ratio = rounds * bound.logRatio;
+  const share = (epsilon: number) => (1 + Math.exp(epsilon)) * rounds * bound.totalVariation;
+  const at = (assumed: number): number => {
+    const left = (delta - share(assumed)) * Math.exp(-ratio);
+    return left > 0 ? gaussianEpsilon(mu, left) + 2 * ratio : Infinity;
+  };
+  // The share assumed grows with each pass; the first epsilon within the share assumed is valid.
+  let assumed = at(0);
+  for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {
+    const epsilon = at(assumed);
+    if (epsilon <= assumed) return epsilon;
+    assumed = epsilon;
+  }
+  return Infinity;
+}
