@@ -6,7 +6,13 @@
  */
 import { ftError } from "../errors/error.js";
 
-/** A program's declared budget. */
+/**
+ * A program's declared budget: epsilon at delta over `rounds` runs (1 by default), each client
+ * in a run's cohort with probability `samplingRate` (1 by default).
+ *
+ * @example
+ * const budget: ProgramBudgetOption = { epsilon: 3, delta: 1e-5, rounds: 100, samplingRate: 0.01 };
+ */
 export interface ProgramBudgetOption {
   readonly epsilon: number;
   readonly delta: number;

@@ -46,7 +46,12 @@ export interface ProgramOptions {
   readonly budget?: ProgramBudgetOption;
 }
 
-/** What program.epsilon() prices: any of the budget's numbers (the budget's where absent), and the accountant. */
+/**
+ * What program.epsilon() prices: any of the budget's numbers (the budget's where absent), and the accountant.
+ *
+ * @example
+ * const query: ProgramEpsilonQuery = { samplingRate: 0.01, rounds: 100, delta: 1e-5, accountant: "pld" };
+ */
 export interface ProgramEpsilonQuery {
   readonly samplingRate?: number;
   readonly rounds?: number;

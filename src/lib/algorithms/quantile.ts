@@ -26,6 +26,13 @@ import { dpSum } from "../../front/privacy.js";
 import { split } from "../../front/random.js";
 import { ops, type Value } from "./loose.js";
 
+/**
+ * dpQuantile's options: the quantile p, the interval searched, the noise multiplier of each
+ * step's noisy count, the steps of the binary search and the key its noise is drawn from.
+ *
+ * @example
+ * const median = dpQuantile(norms, { quantile: 0.5, lower: 0, upper: 10, noiseMultiplier: 1, key });
+ */
 export interface DpQuantileOptions {
   /** p in (0, 1): 0.5 is the median. */
   readonly quantile: number;
@@ -49,6 +56,9 @@ type Scalar = Tensor<[], DType, Placement>;
  * The p-quantile of the clients' scalars, differentially private: `{f32[]}@CLIENTS` (private or
  * not) to `f32[]@SERVER`, released as dpSum releases (FT103 for a value not at the CLIENTS,
  * FT205 for another dtype). Inside a program's body.
+ *
+ * @example
+ * const p90 = dpQuantile(norms, { quantile: 0.9, lower: 0, upper: 10, noiseMultiplier: 1, key });
  */
 export function dpQuantile<T extends Scalar>(x: Validate<T, ReduceCheck<"dpQuantile", T, "float32">>, options: DpQuantileOptions): Presumed<Release<T>> {
   const { quantile: p, lower, upper, noiseMultiplier, key, steps = 12 } = options;

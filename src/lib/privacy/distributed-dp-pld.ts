@@ -38,7 +38,12 @@ import { logNormalSf, normalSf } from "./pld/normal-tail.js";
 /** r, the standard deviation of the rounding kernel K of step 3 (integer units). */
 export const ROUNDING_KERNEL_STDDEV = 2;
 
-/** What one round of distributed DP is bounded by: a Gaussian mechanism, a ratio and a total variation. */
+/**
+ * What one round of distributed DP is bounded by: a Gaussian mechanism, a ratio and a total variation.
+ *
+ * @example
+ * const { noiseMultiplier } = distributedDpPldBound(cal)!; // a DistributedDpPldBound
+ */
 export interface DistributedDpPldBound {
   /** s / B: the Gaussian mechanism (sensitivity 1) a round post-processes. */
   readonly noiseMultiplier: number;
@@ -55,7 +60,12 @@ function kernelDeviation(r: number): number {
   return 2 * sum;
 }
 
-/** A round's bound, or undefined when the summed noise is too small for the rounding kernel (minClients sigma^2 <= r^2). */
+/**
+ * A round's bound, or undefined when the summed noise is too small for the rounding kernel (minClients sigma^2 <= r^2).
+ *
+ * @example
+ * const bound = distributedDpPldBound(calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 }));
+ */
 export function distributedDpPldBound(cal: DistributedDpCalibration, sampler: { readonly relativeError: number; readonly totalVariation: number } = DISCRETE_GAUSSIAN_SAMPLER_ERROR): DistributedDpPldBound | undefined {
   const r = ROUNDING_KERNEL_STDDEV;
   const variance = cal.minClients * cal.localSigma ** 2 - r * r;
@@ -91,6 +101,9 @@ function gaussianEpsilon(mu: number, delta: number): number {
  * Epsilon at `delta` after `rounds` rounds by the PLD accountant (the bound above solved for
  * eps by a fixed point, as dp-fedavg-epsilon.ts does for the sampler's share); Infinity where
  * the corrections alone spend delta or the noise is below the kernel's.
+ *
+ * @example
+ * const epsilon = distributedDpPldEpsilon(calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 }), 10, 1e-5);
  */
 export function distributedDpPldEpsilon(cal: DistributedDpCalibration, rounds: number, delta: number, sampler = DISCRETE_GAUSSIAN_SAMPLER_ERROR): number {
   if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });

@@ -22,12 +22,22 @@ import { distributedDpEpsilon } from "./distributed-dp.js";
 import { distributedDpPldEpsilon } from "./distributed-dp-pld.js";
 import { dpFedAvgEpsilon, dpFedAvgPldEpsilon } from "./dp-fedavg-epsilon.js";
 
-/** A program's declared budget: `program(inputs, body, { budget })`. */
+/**
+ * A program's declared budget: `program(inputs, body, { budget })`.
+ *
+ * @example
+ * const budget: ProgramBudget = { epsilon: 3, delta: 1e-5, rounds: 100, samplingRate: 0.01 };
+ */
 export type ProgramBudget = ProgramBudgetOption;
 
 export type AccountantChoice = "pld" | "rdp";
 
-/** What to price: any of the budget's numbers, which take the program's budget's where absent. */
+/**
+ * What to price: any of the budget's numbers, which take the program's budget's where absent.
+ *
+ * @example
+ * const options: ProgramEpsilonOptions = { samplingRate: 0.01, rounds: 100, delta: 1e-5, accountant: "rdp" };
+ */
 export interface ProgramEpsilonOptions {
   readonly samplingRate?: number;
   readonly rounds?: number;
@@ -36,13 +46,26 @@ export interface ProgramEpsilonOptions {
   readonly accountant?: AccountantChoice;
 }
 
-/** One kind of Gaussian release: its noise multiplier, calls per run, and normal draws per call. */
+/**
+ * One kind of Gaussian release: its noise multiplier, calls per run, and normal draws per call.
+ *
+ * @example
+ * const release: GaussianRelease = { noiseMultiplier: 1.1, calls: 1, draws: 7850 };
+ */
 export interface GaussianRelease {
   readonly noiseMultiplier: number;
   readonly calls: number;
   readonly draws: number;
 }
 
+/**
+ * What a program's runs spend, from `program.epsilon()` or `programEpsilon(program, ...)`:
+ * epsilon at delta over `rounds` runs at sampling rate `samplingRate`, by `accountant`, and
+ * whether that is within the program's declared budget when it has one.
+ *
+ * @example
+ * const spent: ProgramSpent = await round.epsilon({ samplingRate: 0.01, rounds: 100, delta: 1e-5 });
+ */
 export interface ProgramSpent {
   readonly epsilon: number;
   readonly delta: number;
@@ -56,12 +79,22 @@ export interface ProgramSpent {
   readonly withinBudget?: boolean;
 }
 
-/** The noise multiplier of a run's Gaussian releases taken together: (sum of calls / z^2)^(-1/2). */
+/**
+ * The noise multiplier of a run's Gaussian releases taken together: (sum of calls / z^2)^(-1/2).
+ *
+ * @example
+ * combinedNoiseMultiplier([{ noiseMultiplier: 1, calls: 4, draws: 1 }]); // 0.5
+ */
 export function combinedNoiseMultiplier(releases: readonly GaussianRelease[]): number {
   return releases.reduce((sum, r) => sum + r.calls / (r.noiseMultiplier * r.noiseMultiplier), 0) ** -0.5;
 }
 
-/** Epsilon at `delta` after `rounds` runs whose Gaussian releases are `releases`, each run's cohort a Poisson sample of rate q. */
+/**
+ * Epsilon at `delta` after `rounds` runs whose Gaussian releases are `releases`, each run's cohort a Poisson sample of rate q.
+ *
+ * @example
+ * const epsilon = gaussianReleasesEpsilon([{ noiseMultiplier: 1.1, calls: 1, draws: 7850 }], 0.01, 1000, 1e-5);
+ */
 export function gaussianReleasesEpsilon(releases: readonly GaussianRelease[], q: number, rounds: number, delta: number, accountant: AccountantChoice = "pld"): number {
   const called = releases.filter((r) => r.calls > 0);
   if (called.length === 0) return 0;
@@ -112,6 +145,9 @@ function releasesOf(ir: ProgramIR): Map<number, FoundRelease> {
  * What `rounds` runs of the program spend at `delta`, each client in a run's cohort with
  * probability `samplingRate`; the options not given come from the program's budget (1 round,
  * rate 1 and delta 1e-5 without one). FT364 for a release it cannot price; FT363 for bad numbers.
+ *
+ * @example
+ * const { epsilon } = programEpsilon(round, { samplingRate: 0.01, rounds: 100, delta: 1e-5 });
  */
 export function programEpsilon(program: { readonly ir: ProgramIR; readonly budget?: ProgramBudget | undefined }, options: ProgramEpsilonOptions = {}): ProgramSpent {
   const budget = program.budget === undefined ? undefined : checkBudget(program.budget);
