@@ -12,7 +12,7 @@ import { redisUrlProblem } from "./engine/url.js";
 import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
 /** The algorithms of --algorithm. */
-export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl"] as const;
+export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl", "fedper", "ditto"] as const;
 
 /** The models of character windows, which only the text set (sotu) feeds. */
 const textModels = ["char", "transformer", "lstm"];
@@ -20,7 +20,7 @@ const textModels = ["char", "transformer", "lstm"];
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl", "fedper", "ditto"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -173,6 +173,7 @@ export const runOptions = {
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round; with --aggregator dp the expected cohort: each client joins with probability clients-per-round / clients", 10, { min: 1 }),
   chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
+  clientStateMemory: mayChangeOnResume(integer("MiB of client state (FedPer's heads, Ditto's models, SCAFFOLD's controls) kept in memory; the rest spills to a private temporary folder", 256, { min: 0 })),
   dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
   minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
@@ -223,6 +224,14 @@ export const runOptions = {
   mu: onlyWhen(
     { key: "algorithm", values: ["fedprox"] },
     real("FedProx proximal term weight", 0.01, { min: 0 }),
+  ),
+  personalParams: onlyWhen(
+    { key: "algorithm", values: ["fedper"] },
+    text("FedPer's personal parameters, kept by each client (comma-separated names, e.g. w3,b3); 'head' for the model's last two, its output layer", "head"),
+  ),
+  dittoLambda: onlyWhen(
+    { key: "algorithm", values: ["ditto"] },
+    real("Ditto's pull of each personal model toward the global one (lambda)", 0.1, { min: 0 }),
   ),
   beta1: onlyWhen(
     { key: "algorithm", values: adaptiveServerOptimisers },
