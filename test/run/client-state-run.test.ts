@@ -21,7 +21,7 @@ const configOf = (prefix: string, settings: Record<string, unknown>) =>
 /** The client states of each checkpoint of a run, by round. */
 async function statesByRound(out: string): Promise<Map<number, States>> {
   const files = await listCheckpoints(out);
-  const rounds = await Promise.all(files.map(async ({ round, path }) => [round, ((await readCheckpoint(path)).serverState as { clients: States }).clients] as const));
+  const rounds = await Promise.all(files.map(async ({ round, path }) => [round, ((await readCheckpoint(path)).serverState as unknown as { clients: States }).clients] as const));
   return new Map(rounds);
 }
 
