@@ -855,7 +855,7 @@ export const catalogue = {
       "client's (docs/language.md \"Client state\").",
     fix:
       "Declare a CLIENTS input at each kept output's path, with the same shape and dtype; resume a " +
-      "run only from its own checkpoints; give --client-state-memory a size in MiB >= 0.",
+      "run only from its own checkpoints; give --state-memory a size in MiB >= 0.",
   },
 } as const;
 

@@ -1,6 +1,6 @@
 /**
- * Client state in `fedtensor run`: FedPer keeps each client's head and Ditto each client's
- * personal model between rounds, with the clip,dp and secure chains (the state is private
+ * Client state in `fedtensor run`: FedPer keeps each client's head, Ditto each client's
+ * personal model and SCAFFOLD each client's control variates between rounds, with the clip,dp and secure chains (the state is private
  * there: it stays with its client, and only the chain's release of the shared deltas reaches
  * the server), and a resumed run continues bit for bit from its checkpoint's states.
  */
@@ -30,6 +30,7 @@ const values = (state: Record<string, { data: Float32Array }>) => Object.values(
 describe.each([
   ["fedper", { algorithm: "fedper", personalParams: "b" }, ["b"]],
   ["ditto", { algorithm: "ditto", dittoLambda: 0.5 }, ["w", "b"]],
+  ["scaffold", { algorithm: "scaffold" }, ["w", "b"]],
 ] as const)("%s keeps each client's state", (_name, algorithm, kept) => {
   test.each([
     ["clip,dp", { aggregator: "clip,dp", dpNoise: 0.5, dpClip: 1 }],
@@ -42,7 +43,8 @@ describe.each([
     const clients = Object.keys(last);
     expect(clients.length).toBeGreaterThanOrEqual(2);
     for (const client of clients) expect(Object.keys(last[client]!).sort()).toEqual([...kept].sort());
-    // Trained on their own data, no two clients' states are alike.
+    // Trained on their own data (SCAFFOLD's controls moved from zero), no two clients' states are alike.
+    for (const client of clients) expect(values(last[client]!).some((v) => v !== 0)).toBe(true);
     expect(new Set(clients.map((c) => values(last[c]!).join(","))).size).toBe(clients.length);
     // Every client of round 1 still has its state after round 2: trained again, or as round 1 left it.
     const first = byRound.get(1)!;

@@ -22,14 +22,14 @@ import type { AggregatedRoundProgram, AnyModel, RoundData } from "./types.js";
 import { ftError } from "../../errors/error.js";
 
 export interface FedPerOptions extends ClientTrainingOptions, AggregatorOptions {
-  /** The names of the model's personal parameters (its head); by default its last two, the output layer's kernel and bias. */
+  /** The names of the model's personal parameters (its head); by default its last two, the output layer's kernel and bias (a model of two parameters, such as logistic regression, its last: the bias). */
   readonly personal?: readonly string[];
 }
 
 /** The model's personal parameter names under the options; FT305 for a name the model does not have, or for all of them (nothing left to federate). */
 export function personalNames(model: AnyModel, options: Pick<FedPerOptions, "personal"> = {}): string[] {
   const names = Object.keys(model.params);
-  const personal = [...(options.personal ?? names.slice(-2))];
+  const personal = [...(options.personal ?? names.slice(names.length > 2 ? -2 : -1))];
   const unknown = personal.find((name) => !names.includes(name));
   if (unknown !== undefined) throw ftError("FT305", { option: "personal", why: `model ${model.name} has no parameter ${unknown} (it has ${names.join(", ")})` });
   if (personal.length === 0 || personal.length >= names.length) throw ftError("FT305", { option: "personal", why: `FedPer keeps some of model ${model.name}'s parameters personal and federates the others: name between 1 and ${names.length - 1} of ${names.join(", ")}` });

@@ -4,7 +4,7 @@
  * by client id, on the host.
  *
  * Memory is bounded: states live in memory, least recently used first out, up to a byte
- * budget (--client-state-memory); past it they spill to a private temporary folder (mode
+ * budget (--state-memory); past it they spill to a private temporary folder (mode
  * 0700, one file of raw float32 per client, removed when the run ends), so a cohort of 10,000
  * clients costs the budget and the disk, not 10,000 states of memory (bench/client-state-memory.ts).
  * Nothing of it goes to --out except through the checkpoints, which hold every client's state

@@ -228,35 +228,6 @@ function clientKeys(aggregator: Aggregator, clients: Int32Array, round: number, 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
 
-function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
-  // N rather than |S|/N: with dropout, fewer than clientsPerRound clients report.
-  const program = scaffoldProgram(model, { totalClients: config.clients });
-  let shapes: Params | undefined;
-  return {
-    initialServerState: (params) => {
-      shapes = filledLike(params, 0);
-      return shapes as unknown as TensorTree;
-    },
-    async round(state, cohort, cfg) {
-      // SCAFFOLD returns each client's new control: no MapReduce form (FT314), so the cohort runs whole.
-      const batches = cohort.batch(cohort.clients);
-      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, TfTensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
-      const clientControls = stackedStates(state.clients, batches.clients, shapes);
-      const out = await program.run({
-        params: state.params,
-        ...cohortData(batches),
-        lr: cfg.lr,
-        serverLr: cfg.serverLr,
-        control: state.server,
-        clientControls,
-      } as never, runOptionsOf(cfg));
-      await stageOutputs(state.clients, batches.clients, out.clientControls as Record<string, TfTensor>);
-      tf.dispose(out.clientControls as never);
-      return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients: state.clients }, loss: out.loss };
-    },
-  };
-}
-
 /**
  * Algorithms whose program takes serverLr and its server state `name`, and returns the next
  * one: a momentum buffer (FedAvgM, DiLoCo), the server optimiser's state (FedOpt, Mime).
@@ -293,6 +264,15 @@ const algorithms: Readonly<Record<string, (model: AnyModel, config: RunConfig, a
   mimelite: (model, config, aggregator) => mime(model, "mimelite", config, aggregator),
   qffl: (model, _, aggregator) => stateless(qfflProgram(model, { aggregator }) as never, (cfg) => ({ q: cfg.q ?? 1 })),
   afl: afl,
+  scaffold: (model, config, aggregator) => ({
+    // N rather than |S|/N with the mean: with dropout, fewer than clientsPerRound clients report.
+    program: scaffoldProgram(model, { aggregator, ...(aggregator.releases ? { participation: Math.min(1, expectedClientsOf(config) / config.clients) } : { totalClients: config.clients }) }) as never,
+    initialState: (params) => filledLike(params, 0) as unknown as TensorTree,
+    serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, control: state }),
+    nextState: (out) => out.control as DeviceTree,
+    clientState: { input: "clientControls", initial: async (params) => hostStateOf(params as never).then((p) => filledLike(p, 0) as never) },
+    scalesByServerLr: false,
+  }),
   fedper: (model, config, aggregator) => {
     const personal = personalNames(model, config.personalParams === undefined || config.personalParams === "head" ? {} : { personal: config.personalParams.split(",") });
     return {
@@ -346,7 +326,6 @@ const parameterCount = (model: AnyModel): number => Object.values(model.params).
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
   const largestClient = Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length));
   const aggregator = aggregatorOf(runStages(config, largestClient, releasedLength(config, parameterCount(model))), { initialClip: config.dpInitialClip ?? 0.1 });
-  if (config.algorithm === "scaffold") return scaffoldRunner(model, config);
   const make = algorithms[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return aggregatedRunner(make(model, config, aggregator), aggregator, config, secret);

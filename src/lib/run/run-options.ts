@@ -173,7 +173,7 @@ export const runOptions = {
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round; with --aggregator dp the expected cohort: each client joins with probability clients-per-round / clients", 10, { min: 1 }),
   chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
-  clientStateMemory: mayChangeOnResume(integer("MiB of client state (FedPer's heads, Ditto's models, SCAFFOLD's controls) kept in memory; the rest spills to a private temporary folder", 256, { min: 0 })),
+  stateMemory: mayChangeOnResume(integer("MiB of client state (FedPer's heads, Ditto's models, SCAFFOLD's controls) kept in memory; the rest spills to a private temporary folder", 256, { min: 0 })),
   dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
   minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
@@ -227,7 +227,7 @@ export const runOptions = {
   ),
   personalParams: onlyWhen(
     { key: "algorithm", values: ["fedper"] },
-    text("FedPer's personal parameters, kept by each client (comma-separated names, e.g. w3,b3); 'head' for the model's last two, its output layer", "head"),
+    text("FedPer's personal parameters, kept by each client (comma-separated names, e.g. w3,b3); 'head' for the model's last two, its output layer (of logistic, its bias)", "head"),
   ),
   dittoLambda: onlyWhen(
     { key: "algorithm", values: ["ditto"] },

@@ -114,7 +114,7 @@ function restoredState(stored: TensorTree, config: RunConfig): TrainingState {
 }
 
 /** --client-state-memory in bytes. */
-const clientStateBudget = (config: RunConfig): number => config.clientStateMemory * 2 ** 20;
+const clientStateBudget = (config: RunConfig): number => config.stateMemory * 2 ** 20;
 
 const disposeState = (state: TrainingState) => tf.dispose([state.params, state.server] as never);
 
