@@ -179,7 +179,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const runner = runnerFor(config, model, data, secret);
   const learningRate = roundLearningRates(config);
   const rng = Rng.fromSeed(config.seed);
-  const evaluation = new RunEvaluation(model, data, config, featureShape, rng);
+  const evaluation = new RunEvaluation(model, data, config, featureShape, rng, secret);
 
   let state: TrainingState;
   let firstRound = 0;
@@ -325,7 +325,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? finalRound;
   const privacy = isDpRun(config)
-    ? { epsilon: epsilonAfter(config, rounds, parameters) }
+    ? { epsilon: epsilonAfter(config, rounds, parameters, true) }
     : distributedDp
       ? { epsilon: distributedDpEpsilonAfter(config, rounds, releasedLength(config, parameters)) }
       : {};
