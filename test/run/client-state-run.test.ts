@@ -4,6 +4,8 @@
  * there: it stays with its client, and only the chain's release of the shared deltas reaches
  * the server), and a resumed run continues bit for bit from its checkpoint's states.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { listCheckpoints, readCheckpoint } from "../../src/lib/run/checkpoint.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
@@ -49,6 +51,14 @@ describe.each([
     // Every client of round 1 still has its state after round 2: trained again, or as round 1 left it.
     const first = byRound.get(1)!;
     for (const client of Object.keys(first)) expect(last[client], `client ${client}`).toBeDefined();
+    // The run's secret (its noise, masks and cohorts derive from it) is in no checkpoint, raw or hex, and no state file is in --out.
+    const secret = readFileSync(join(config.out, "secret.key"), "utf8").trim();
+    for (const { path } of await listCheckpoints(config.out)) {
+      const bytes = readFileSync(path);
+      expect(bytes.includes(Buffer.from(secret, "hex"))).toBe(false);
+      expect(bytes.includes(Buffer.from(secret))).toBe(false);
+    }
+    expect(readdirSync(config.out).filter((name) => !/^(checkpoint-\d+\.safetensors|metrics\.(jsonl|csv)|plot\.\w+|confusion\.csv|secret\.key|run\.lock|.*\.svg|.*\.html|.*\.json)$/.test(name))).toEqual([]);
     if (chain.aggregator === "secure") {
       // The seeded cohorts: 4 of 12 a round, so some of round 1's clients sit round 2 out, and keep their state as it was.
       const keptAsWas = Object.keys(first).filter((c) => values(first[c]!).join() === values(last[c]!).join());
