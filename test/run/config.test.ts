@@ -42,7 +42,7 @@ const defaults = {
   evalClients: 0,
   topK: 1,
   personalizeEpochs: 0,
-  evalNoise: 1,
+  evalNoise: 5,
 };
 
 async function configFile(content: unknown): Promise<string> {

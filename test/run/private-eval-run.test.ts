@@ -35,7 +35,7 @@ describe("a dp run's per-client evaluation", () => {
     const summary = JSON.parse(readFileSync(join(config.out, evaluationFiles.personalizationSummary), "utf8")) as { before: { histogram: number[] }; after: { histogram: number[] }; noiseMultiplier: number };
     expect(summary.before.histogram).toHaveLength(accuracyBins);
     expect(summary.after.histogram).toHaveLength(accuracyBins);
-    expect(summary.noiseMultiplier).toBe(1);
+    expect(summary.noiseMultiplier).toBe(5);
     const rows = readMetrics(join(config.out, "metrics.jsonl"));
     const last = rows.at(-1)! as Record<string, unknown>;
     expect(last.client_accuracy_mean).toEqual(expect.any(Number));
@@ -43,6 +43,22 @@ describe("a dp run's per-client evaluation", () => {
     expect(last.client_loss_mean).toBeNull();
     expect(last.epsilon).toBe(epsilonAfter(config, 1, parameters));
     expect(existsSync(join(config.out, "secret.key"))).toBe(true);
+  }, deadline(60_000));
+
+  test("a secure run releases exact histograms through secure sums, and no epsilon", async () => {
+    const config = validateRunConfig(
+      { model: "logistic", dataset: "synthetic", clients: 8, clientsPerRound: 3, batchSize: 50, rounds: 1, aggregator: "secure", clientHoldout: 0.2, out: tempDir("ft-secure-eval-") },
+      "test",
+    );
+    const result = await train(config, quiet);
+    expect(result.epsilon).toBeUndefined();
+    const files = readdirSync(config.out);
+    for (const perClient of [evaluationFiles.clientMetrics, evaluationFiles.clientConfusion]) expect(files).not.toContain(perClient);
+    // Exact counts: every one of the 8 clients (all hold examples out) in one bin, so the mean is an average of bin centres.
+    const last = readMetrics(join(config.out, "metrics.jsonl")).at(-1)! as Record<string, number>;
+    expect(last.clients_evaluated).toBe(8);
+    const centres = 8 * 10 * last.client_accuracy_mean!;
+    expect(Math.abs(centres - 0.5 * 8 - Math.round(centres - 0.5 * 8))).toBeLessThan(1e-6);
   }, deadline(60_000));
 
   test("the evaluation program's only output is its release: a dpSum of one-hot bins, clip 1", () => {

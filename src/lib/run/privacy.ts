@@ -43,6 +43,7 @@ export interface PrivacyOptions {
   readonly accountant?: AccountantName;
   /** Federated and personalization evaluation, which a private run releases as DP histograms (src/lib/algorithms/private-evaluation.ts). */
   readonly clientHoldout?: number;
+  readonly rounds?: number;
   readonly evalEvery?: number;
   readonly personalizeEpochs?: number;
   readonly evalNoise?: number;
@@ -101,14 +102,17 @@ export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters:
 
 /**
  * The DP evaluation releases of a private run with --client-holdout by the end of round
- * `rounds`, counted conservatively: ceil(rounds / --eval-every) (every --eval-every-th round
- * and the last, whichever it is), and with `final` personalization's after the last round.
- * Each is a Gaussian mechanism of multiplier --eval-noise over every evaluated client (no
- * amplification by sampling is claimed).
+ * `rounds`: one on every --eval-every-th round and on --rounds; with `final` (the run's
+ * result, and the --dp-target-epsilon stop rule, which counts round `rounds` as the last)
+ * also on round `rounds` whatever it is, and personalization's after it. Each is a Gaussian
+ * mechanism of multiplier --eval-noise over every evaluated client (no amplification by
+ * sampling is claimed).
  */
 export function evaluationReleases(config: PrivacyOptions, rounds: number, final: boolean): number {
   if (!isDpRun(config) || (config.clientHoldout ?? 0) === 0 || rounds === 0) return 0;
-  return Math.ceil(rounds / (config.evalEvery ?? 1)) + (final && (config.personalizeEpochs ?? 0) > 0 ? 1 : 0);
+  const every = config.evalEvery ?? 1;
+  const last = final || rounds === config.rounds ? (rounds % every === 0 ? 0 : 1) : 0;
+  return Math.floor(rounds / every) + last + (final && (config.personalizeEpochs ?? 0) > 0 ? 1 : 0);
 }
 
 /** The rounds' PLD composed with the evaluations' (PLD only: run-options.ts refuses --accountant rdp with them); memoised. */

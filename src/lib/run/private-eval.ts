@@ -1,10 +1,11 @@
 /**
- * Federated and personalization evaluation in a dp run (--aggregator with a dp stage and
- * --client-holdout, --personalize-epochs): the clients' accuracies stay on the clients, and the
- * server learns DP histograms of them (src/lib/algorithms/private-evaluation.ts), whose cost the
- * run's epsilon includes (src/lib/run/privacy.ts evaluationReleases). The evaluated clients go
- * in chunks as in federated-eval.ts, each chunk its own release over its own clients, the
- * chunks' histograms summed.
+ * Federated and personalization evaluation in a private run (--aggregator with dp or secure,
+ * and --client-holdout, --personalize-epochs): the clients' accuracies stay on the clients, and
+ * the server learns histograms of them (src/lib/algorithms/private-evaluation.ts): DP ones in a
+ * dp run, whose cost the run's epsilon includes (src/lib/run/privacy.ts evaluationReleases);
+ * exact counts through secure aggregation in a secure run. The evaluated clients go in chunks
+ * as in federated-eval.ts (secure groups of at least 2 with secure), each chunk its own release
+ * over its own clients, the chunks' histograms summed.
  *
  * No per-client file is written: client-metrics.csv, client-confusion.csv and
  * personalization.csv are a public run's. What the metrics columns and personalization.json
@@ -13,14 +14,15 @@
  * nothing (the example-weighted mean, top-k accuracy, loss).
  */
 import type * as tf from "@tensorflow/tfjs";
-import { accuracyBins, privateEvaluationProgram, privatePersonalizationProgram } from "../algorithms/private-evaluation.js";
+import { accuracyBins, privateEvaluationProgram, privatePersonalizationProgram, type HistogramMechanism } from "../algorithms/private-evaluation.js";
 import type { AnyModel } from "../algorithms/types.js";
 import { batchCohort, type FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
 import type { RunSecret } from "../privacy/secret.js";
 import type { Rng } from "../random.js";
 import { distributionStats } from "./client-distribution.js";
-import { cohortChunks } from "./cohort.js";
+import { cohortChunks, secureGroups } from "./cohort.js";
+import { isDpRun } from "./privacy.js";
 import type { RunConfig } from "./config.js";
 import { roundBatchSize } from "./data-limits.js";
 import { evaluationFiles } from "./evaluation-files.js";
@@ -58,6 +60,7 @@ export function histogramEstimate(histogram: ArrayLike<number>): HistogramEstima
 
 export class PrivateEvaluator {
   private readonly evaluation;
+  private readonly mechanism: HistogramMechanism;
 
   constructor(
     private readonly model: AnyModel,
@@ -68,7 +71,8 @@ export class PrivateEvaluator {
     private readonly secret: RunSecret,
     private readonly clients: FederatedEvaluator,
   ) {
-    this.evaluation = privateEvaluationProgram(model);
+    this.mechanism = isDpRun(config) ? "dp" : "secure";
+    this.evaluation = privateEvaluationProgram(model, this.mechanism);
   }
 
   /** The metrics columns of a round (FederatedEvaluator.columns' names), from the estimate; null where not evaluated or not known. */
@@ -81,11 +85,10 @@ export class PrivateEvaluator {
 
   /** The released histogram of the evaluated clients' held-out accuracies under `params` after `round`. */
   async evaluate(params: DeviceTree, round: number): Promise<HistogramEstimate> {
-    const key = this.secret.roundKey("evaluation-noise", round);
+    const key = this.secret.roundKey("evaluation", round);
     const total = new Float64Array(accuracyBins);
-    const chunks = cohortChunks(this.clients.clientsAt(round), this.clients.heldOutSteps, this.config.chunkClients);
-    for (const [part, chunk] of chunks.entries()) {
-      const inputs = { params, ...this.clients.heldOutInputs(chunk.clients, chunk.steps), key, noiseMultiplier: this.config.evalNoise, part };
+    for (const [part, chunk] of this.chunks(round, this.clients.heldOutSteps).entries()) {
+      const inputs = { params, ...this.clients.heldOutInputs(chunk.clients, chunk.steps), ...this.releaseInputs(key, part) };
       const out = (await this.evaluation.run(inputs as never, runOptionsOf(this.config))) as unknown as { histogram: tf.Tensor };
       (await out.histogram.data()).forEach((n, b) => (total[b]! += n));
       out.histogram.dispose();
@@ -95,24 +98,36 @@ export class PrivateEvaluator {
 
   /** Personalization after `round`, the last: the released histograms before and after fine-tuning; writes personalization.json (no per-client file). */
   async personalize(params: DeviceTree, round: number): Promise<{ before: HistogramEstimate; after: HistogramEstimate }> {
-    const program = privatePersonalizationProgram(this.model, clientTraining(this.config));
+    const program = privatePersonalizationProgram(this.model, clientTraining(this.config), this.mechanism);
     const epochs = this.config.personalizeEpochs;
     const batchSize = roundBatchSize(this.config, this.data);
     const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / batchSize));
-    const key = this.secret.roundKey("personalization-noise", round);
+    const key = this.secret.roundKey("personalization", round);
     const [before, after] = [new Float64Array(accuracyBins), new Float64Array(accuracyBins)];
-    for (const [part, chunk] of cohortChunks(this.clients.clientsAt(round), trainSteps, this.config.chunkClients).entries()) {
+    for (const [part, chunk] of this.chunks(round, trainSteps).entries()) {
       const train = batchCohort(this.data, chunk.clients, { batchSize, epochs, rng: this.rng.fork("personalize"), steps: chunk.steps });
-      const inputs = { params, lr: this.config.lr, trainX: withFeatureShape(train.x, 3, this.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), key, noiseMultiplier: this.config.evalNoise, part };
+      const inputs = { params, lr: this.config.lr, trainX: withFeatureShape(train.x, 3, this.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), ...this.releaseInputs(key, part) };
       const out = (await program.run(inputs as never, runOptionsOf(this.config))) as unknown as { before: tf.Tensor; after: tf.Tensor };
       (await out.before.data()).forEach((n, b) => (before[b]! += n));
       (await out.after.data()).forEach((n, b) => (after[b]! += n));
       disposeAll(out.before, out.after);
     }
     const results = { before: histogramEstimate(before), after: histogramEstimate(after) };
-    const summary = { epochs, lr: this.config.lr, released: "DP histograms of the clients' held-out accuracies (src/lib/algorithms/private-evaluation.ts)", noiseMultiplier: this.config.evalNoise, bins: accuracyBins, ...results };
+    const released = this.mechanism === "dp" ? { released: "DP histograms of the clients' held-out accuracies", noiseMultiplier: this.config.evalNoise } : { released: "exact histograms of the clients' held-out accuracies through secure aggregation (simulated in one process)" };
+    const summary = { epochs, lr: this.config.lr, ...released, bins: accuracyBins, ...results };
     await writeRunFile(this.config.out, evaluationFiles.personalizationSummary, `${JSON.stringify(summary, null, 2)}\n`);
     return results;
+  }
+
+  /** The evaluated clients after `round` in chunks: secure groups of at least 2 under secure aggregation. */
+  private chunks(round: number, stepsOf: (client: number) => number) {
+    const clients = this.clients.clientsAt(round);
+    return this.mechanism === "secure" ? secureGroups(clients, stepsOf, this.config.chunkClients, 2) : cohortChunks(clients, stepsOf, this.config.chunkClients);
+  }
+
+  /** The release's inputs for one chunk: the key, the part, and under dp the noise multiplier. */
+  private releaseInputs(key: readonly number[], part: number) {
+    return { key, part, ...(this.mechanism === "dp" ? { noiseMultiplier: this.config.evalNoise } : {}) };
   }
 }
 

@@ -20,7 +20,7 @@ import type { RoundReport } from "./progress.js";
 import { runOptionsOf, type DeviceTree } from "./rounds.js";
 import { withFeatureShape } from "./setup.js";
 import { PrivateEvaluator, type HistogramEstimate } from "./private-eval.js";
-import { isDpRun } from "./privacy.js";
+import { releasesPrivateData } from "./aggregator-chain.js";
 import type { RunSecret } from "../privacy/secret.js";
 
 /** The central evaluation's test batches: the whole test set in batches of this many. */
@@ -30,7 +30,7 @@ export class RunEvaluation {
   private readonly central: ReturnType<typeof classificationEvaluationProgram>;
   private readonly testInputs: { x: unknown; y: unknown; mask: unknown };
   private readonly federated: FederatedEvaluator | undefined;
-  /** In a dp run, the evaluation that releases DP histograms instead of per-client metrics. */
+  /** In a private run, the evaluation that releases histograms instead of per-client metrics. */
   private readonly released: PrivateEvaluator | undefined;
   /** The top-k accuracy of the latest central evaluation, for this round's row. */
   private testTopK: number | undefined;
@@ -48,7 +48,7 @@ export class RunEvaluation {
     const test = batchEvaluation(data.test, TEST_BATCH);
     this.testInputs = { x: withFeatureShape(test.x, 2, featureShape), y: test.y, mask: test.mask };
     this.federated = config.clientHoldout > 0 ? new FederatedEvaluator(model, data, config, featureShape, rng) : undefined;
-    this.released = this.federated !== undefined && isDpRun(config) ? new PrivateEvaluator(model, data, config, featureShape, rng, secret!, this.federated) : undefined;
+    this.released = this.federated !== undefined && releasesPrivateData(config.aggregator) ? new PrivateEvaluator(model, data, config, featureShape, rng, secret!, this.federated) : undefined;
   }
 
   /** The plot's panel of the clients' held-out accuracy (mean and percentiles), when the run evaluates on the clients. */

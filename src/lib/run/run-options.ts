@@ -166,7 +166,7 @@ const federatedEvaluationOptions = {
   evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
   topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
-  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp run's evaluation releases (their cost is in the run's epsilon)", 1, { min: 0, minExclusive: true }),
+  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
 };
 
 export const runOptions = {
@@ -343,13 +343,13 @@ export const crossChecks: readonly {
         : undefined,
   },
   {
-    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its PLD accountant.
+    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its PLD accountant; a secure one exact histograms through secure sums.
     keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator", "accountant"],
     problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs, accountant }) =>
       !(releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0))
         ? undefined
-        : !chainHas(aggregator, "dp")
-          ? `per-client evaluation of private data is released as DP histograms priced by the dp stage's accountant; --aggregator ${String(aggregator)} has no dp stage (${chainHas(aggregator, "distributed-dp") ? "distributed DP's accountant does not compose them yet" : "a secure sum alone spends no epsilon to add them to"}), so it does not go with --client-holdout, --eval-clients or --personalize-epochs: add dp to the chain (clip,dp,secure)`
+        : chainHas(aggregator, "distributed-dp") && !chainHas(aggregator, "dp")
+          ? `per-client evaluation of private data is released as histograms, DP ones priced by the dp stage's accountant or exact ones through secure sums; distributed DP's accountant does not compose them yet, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs: use clip,dp or secure`
           : accountant === "rdp"
             ? "the DP histograms of per-client evaluation are composed with the rounds by the PLD accountant only: drop --accountant rdp"
             : undefined,
