@@ -76,7 +76,7 @@ export interface ServeResult {
  * Algorithms whose round streams through its MapReduce form with no per-client state, so their
  * client part can run at the clients (checked with two served clients; FedYogi and FedAdagrad
  * share FedAdam's runner). Mime and
- * MimeLite run their cohort whole, SCAFFOLD and AFL keep per-client state: not servable.
+ * MimeLite run their cohort whole, SCAFFOLD, FedPer, Ditto and AFL keep per-client state: not servable.
  */
 const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
 
