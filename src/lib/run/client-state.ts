@@ -62,7 +62,11 @@ export class ClientStateStore {
     return this.memory.has(client) || this.spilled.has(client);
   }
 
-  /** The client's state as the last accepted round left it; undefined for a client never seen. */
+  /**
+   * The client's state as the last accepted round left it; undefined for a client never seen.
+   * A spilled state is read from disk and stays there: the round stages the client's new one,
+   * which takes its place in memory when committed, so reading a cohort writes nothing.
+   */
   get(client: number): ClientState | undefined {
     const held = this.memory.get(client);
     if (held !== undefined) {
@@ -70,11 +74,7 @@ export class ClientStateStore {
       this.memory.set(client, held);
       return held;
     }
-    if (!this.spilled.has(client)) return undefined;
-    const state = this.readSpilled(client);
-    this.spilled.delete(client);
-    this.keep(client, state);
-    return state;
+    return this.spilled.has(client) ? this.readSpilled(client) : undefined;
   }
 
   /** Sets the client's state for the round under way: it counts once the round is committed. */
