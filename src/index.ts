@@ -6,6 +6,7 @@ export { catalogue, errorCodes, type ErrorCode } from "./errors/catalogue.js";
 export { FedTensorError } from "./errors/error.js";
 export { f32, i32, bool, atServer, atClients } from "./front/specs.js";
 export { program, Program, signatureOf, type ProgramOptions } from "./front/program.js";
+export { keepOnClients } from "./front/client-state.js";
 export { broadcast, map, reduceSum, reduceMean, reduceMax, reduceMin, reduceWeightedMean, aggregate, type Aggregation } from "./front/placement.js";
 export {
   add,
@@ -86,6 +87,7 @@ export type { RunOptions } from "./runtime/run.js";
 export { useBackend, backendNames, type BackendName } from "./runtime/backend.js";
 export type { HostTensor } from "./runtime/inputs.js";
 export type { Tensor, TensorSpec, Tree, Dim, Shape, DType, Placement, ReleasedServer, ValueOf, SpecOf, DrawnFrom } from "../types/tensor.js";
+export type { Kept, KeptMark } from "../types/placement.js";
 export type { ProgramIR, ValueType, Node, Graph } from "./ir/types.js";
 export { printType } from "./ir/print.js";
 export { clipByNorm, globalNorm, krum, reduceMedian, reduceTrimmedMean, zeroAboveNorm, type KrumOptions, type TrimmedMeanOptions } from "./front/robust.js";

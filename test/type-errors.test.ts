@@ -35,6 +35,7 @@ const typeLevelCodes: readonly ErrorCode[] = [
   "FT110",
   "FT115",
   "FT116",
+  "FT117",
   "FT201",
   "FT202",
   "FT203",

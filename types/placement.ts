@@ -200,12 +200,44 @@ type UnknownPaths<T, Path extends string = ""> = IsAny<T> extends true
 /**
  * A program's outputs: no private value (a CLIENTS value would leave the clients as it is; a
  * member, one client's), and none whose placement tsc cannot know (FT115: it could be either).
+ * Client state (keepOnClients) is the exception: it stays with its client, so a kept leaf may
+ * be private. Only programs with a private output pay for the second walk.
  */
 export type OutputCheck<T> = IsUnknown<PlacementsOf<T>> extends true
   ? UnknownMessage<"the program's result", T>
   : [Extract<PlacementsOf<T>, PrivatePlacement>] extends [never]
     ? never
-    : PrivacyMessage<"the program's result", T>;
+    : [Extract<PlacementsOf<Unkept<T>>, PrivatePlacement>] extends [never]
+      ? never
+      : PrivacyMessage<"the program's result", Unkept<T>>;
+
+/** The phantom key that marks client state (keepOnClients, src/front/client-state.ts); nothing is stored under it. */
+export declare const keptOnClients: unique symbol;
+/** What a kept leaf carries: any operation's result is a plain tensor again, so only the kept value itself is state. */
+export interface KeptMark {
+  readonly [keptOnClients]: "client state";
+}
+/** T with every leaf marked as client state. */
+export type Kept<T> = IsAny<T> extends true ? T : T extends Tensor<infer S, infer D, infer P> ? Tensor<S, D, P> & KeptMark : { -readonly [K in keyof T]: Kept<T[K]> };
+/** T with its kept leaves public CLIENTS values: what a program's output check asks of the rest. */
+type Unkept<T> = IsAny<T> extends true
+  ? T
+  : T extends KeptMark
+    ? T extends Tensor<infer S, infer D, Placement>
+      ? Tensor<S, D, "clients">
+      : T
+    : T extends Typed
+      ? T
+      : { [K in keyof T]: Unkept<T[K]> };
+
+/** keepOnClients(): every leaf at the CLIENTS, outside map()'s function (a member is one client's value, not a CLIENTS one). */
+export type KeepCheck<T> = [Exclude<PlacementsOf<T>, AtClients>] extends [never]
+  ? never
+  : IsUnknown<PlacementsOf<T>> extends true
+    ? UnknownMessage<"keepOnClients()", T>
+    :
+        | (LeafPaths<T, Member> extends never ? never : Message<"FT105", { op: "keepOnClients" }>)
+        | Message<"FT117", { got: Got<MayBeAt<T, "server" | "local">> }>;
 
 /**
  * The one rule that makes every operation's result as private as its operands: T (the result

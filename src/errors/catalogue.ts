@@ -502,6 +502,18 @@ export const catalogue = {
       "(for what aggregatorOf returns, if (aggregator.releases) narrows too); or build the chain " +
       "with aggregator(...) from literal stages, whose type says whether it releases.",
   },
+  FT117: {
+    title: "Client state that is not at the CLIENTS",
+    message: "keepOnClients() takes CLIENTS values, got {got}",
+    explanation:
+      "keepOnClients() marks a program output as client state: each client keeps its own member " +
+      "and reads it back as its input next round, so private state never leaves its client. A " +
+      "SERVER or local value has no members to keep, and a value that reached the SERVER is no " +
+      "client's state (docs/language.md \"Client state\").",
+    fix:
+      "Keep the CLIENTS value the clients computed (a map() result, a private input), outside " +
+      "map()'s function; a SERVER value the clients need goes to them with broadcast() as an input.",
+  },
   FT309: {
     title: "Secure sum input outside its declared range",
     message: "{op}(): {count} client values lie outside the declared range [{low}, {high}] (or are NaN)",
@@ -861,6 +873,19 @@ export const catalogue = {
       "times it runs: a noise multiplier computed in the program, or a release inside a loop of unknown " +
       "length, leaves the cost unknown. A secure sum of private data releases their exact sum, which no epsilon covers.",
     fix: "Give the release's noiseMultiplier as a number and loops a fixed length, or price the run with the accountant directly (PldAccountant).",
+  },
+  FT365: {
+    title: "Client state that does not fit the run",
+    message: "client state: {why}",
+    explanation:
+      "A run keeps each client's state (its program's keepOnClients outputs: FedPer's heads, " +
+      "Ditto's personal models, SCAFFOLD's controls) by client id between rounds, and gives it " +
+      "back as the program's input at the same path. Every client's state has the same tensors, " +
+      "each kept output has an input to go back to, and a checkpoint's states are each one " +
+      "client's (docs/language.md \"Client state\").",
+    fix:
+      "Declare a CLIENTS input at each kept output's path, with the same shape and dtype; resume a " +
+      "run only from its own checkpoints; give --state-memory a size in MiB >= 0.",
   },
   FT370: {
     title: "A SecAgg+ survivor set its neighbours did not sign",

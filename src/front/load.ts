@@ -5,6 +5,7 @@
  */
 import { FedTensorError, ftError } from "../errors/error.js";
 import type { Graph, ProgramIR, TreeDef, ValueType } from "../ir/types.js";
+import { leafPaths } from "../ir/tree-paths.js";
 import { inline } from "../transform/inline.js";
 import { Program } from "./program.js";
 import { GraphBuilder, recordInto, ValueTable } from "./trace.js";
@@ -81,5 +82,18 @@ export function loadProgram(json: string | unknown): Program {
   };
   checkTree(ir.inputTree, ir.graph.inputs.length, "inputTree");
   checkTree(ir.outputTree, ir.graph.outputs.length, "outputTree");
+  checkClientState(ir);
   return new Program(ir);
+}
+
+/** Client state names CLIENTS outputs only: a SERVER output is no client's to keep. */
+function checkClientState(ir: ProgramIR): void {
+  if (ir.clientState === undefined) return;
+  if (!Array.isArray(ir.clientState)) throw bad("clientState is not a list of output paths");
+  const paths = leafPaths(ir.outputTree);
+  for (const path of ir.clientState) {
+    const at = paths.indexOf(path);
+    if (at < 0) throw bad(`clientState names ${JSON.stringify(path)}, which is no output`);
+    if (ir.values[ir.graph.outputs[at]!]?.placement !== "clients") throw bad(`clientState names ${JSON.stringify(path)}, which is not at the CLIENTS`);
+  }
 }

@@ -41,7 +41,7 @@ export function flattenTracers(tree: unknown, what: string): { leaves: Tracer[];
 }
 
 /** FT105 for members, else the given error for the first leaf not at an allowed placement. */
-function checkLeaves(
+export function checkLeaves(
   op: string,
   leaves: readonly Tracer[],
   paths: readonly string[],
@@ -67,7 +67,7 @@ export function checkNotPrivate(op: string, leaves: readonly Tracer[], paths: re
  * operand: a value captured from outside is no member, but moving it between SERVER and
  * CLIENTS there is the same mistake.
  */
-function checkOutsidePerClient(op: string): void {
+export function checkOutsidePerClient(op: string): void {
   if (currentGraph(op).perClient) throw ftError("FT105", { op });
 }
 

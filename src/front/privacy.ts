@@ -17,6 +17,7 @@ import * as elementwise from "./elementwise.js";
 import { broadcast, checkClientsArgument, flattenTracers, gotAt, map } from "./placement.js";
 import * as random from "./random.js";
 import * as tensorOps from "./tensor-ops.js";
+import { isKept } from "./client-state.js";
 import { programInputOf, useReleaseKey } from "./release-keys.js";
 import { currentGraph, isTracer, type Tracer } from "./trace.js";
 import { describeValue, unflatten } from "./tree.js";
@@ -202,8 +203,8 @@ function releaseAttrs(release: number, clip: Tracer | number, noiseMultiplier: T
 
 const isServerOrLocal = (t: Tracer): boolean => (t.placement === "server" || t.placement === "local") && t.type.private !== true;
 
-/** FT109 for the first leaf of a program's result that holds private data (types/placement.ts OutputCheck). */
+/** FT109 for the first leaf of a program's result that holds private data and is no client state (types/placement.ts OutputCheck). */
 export function checkOutputsPrivacy(leaves: readonly Tracer[], paths: readonly string[]): void {
-  const leak = leaves.findIndex((t) => t.type.private === true);
+  const leak = leaves.findIndex((t) => t.type.private === true && !isKept(t));
   if (leak >= 0) throw privacyError("the program's result", gotAt(leaves[leak]!.type, paths[leak]!));
 }

@@ -16,6 +16,7 @@ import { printReleases, secureSumNote } from "../ir/print-privacy.js";
 import type { ProgramIR, TreeDef, ValueType } from "../ir/types.js";
 import { checkReleaseInputs } from "../ir/privacy.js";
 import { checkBudget, type ProgramBudgetOption } from "./budget.js";
+import { isKept } from "./client-state.js";
 import { checkOutputsPrivacy } from "./privacy.js";
 import { flattenTracers } from "./placement.js";
 import { isSpec, type Spec } from "./specs.js";
@@ -125,6 +126,14 @@ export class Program<I = InputSpecs, O = unknown> {
     return aggregatorsOf(this.ir.graph);
   }
 
+  /**
+   * The paths of its outputs that are client state (keepOnClients): each client keeps its
+   * member and is given it back as the input at the same path next round.
+   */
+  get clientState(): readonly string[] {
+    return this.ir.clientState ?? [];
+  }
+
   toJSON(): ProgramIR {
     return this.ir;
   }
@@ -211,6 +220,7 @@ function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (i
     return flattenTracers(body(unflatten(specs.def, args) as ValueOf<I>), "program() result");
   });
   checkOutputsPrivacy(outputs.leaves, outputs.paths);
+  const clientState = outputs.paths.filter((_, i) => isKept(outputs.leaves[i]!));
   const closed = graph.finish(outputs.leaves);
   return new Program<I, O>({
     format: "fedtensor-ir",
@@ -220,5 +230,6 @@ function traceProgram<I extends InputSpecs, O>(name: string, inputs: I, body: (i
     graph: closed,
     inputTree: specs.def,
     outputTree: outputs.def as TreeDef,
+    ...(clientState.length === 0 ? {} : { clientState }),
   }, budget);
 }

@@ -95,6 +95,8 @@ export interface ProgramIR {
   readonly inputTree: TreeDef;
   /** Where the program's outputs sit among graph.outputs. */
   readonly outputTree: TreeDef;
+  /** The paths of the outputs that are client state (keepOnClients), kept by each client; absent when none. */
+  readonly clientState?: readonly string[];
 }
 
 /** A node's attributes (JSON, so that the IR serialises as it is). */

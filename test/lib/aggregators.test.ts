@@ -130,9 +130,16 @@ describe("distributed-dp: each client's update through the stages before it, the
   });
 });
 
+test("SCAFFOLD takes a releasing chain: its clients' controls are private client state, kept on the clients", () => {
+  const round = scaffoldProgram(tiny, { aggregator: aggregator(s.clip(1), s.dp()) });
+  expect(round.clientState.length).toBeGreaterThan(0);
+  expect(round.clientState.every((path) => path.startsWith("clientControls."))).toBe(true);
+  expect(round.signature).toContain("clientControls={<w=f32[2,2],b=f32[2]>}@CLIENTS(private)");
+  expect(round.signature).not.toContain("loss=");
+});
+
 describe("algorithms that cannot take a chain say why (FT305)", () => {
   test.each([
-    [() => scaffoldProgram(tiny, { aggregator: aggregator(s.median()) }), /FT305: aggregator: scaffold cannot take the aggregator median: SCAFFOLD's control variates/],
     [() => qfflProgram(tiny, { aggregator: aggregator(secureStage) }), /FT305: aggregator: qffl cannot take the aggregator secure: q-FFL weighs each client's step/],
     [() => mimeProgram(tiny, "mime", { aggregator: aggregator(s.clip(1), s.dp()) }), /FT305: aggregator: mime cannot take the aggregator clip,dp: Mime aggregates the full-batch gradients/],
     [() => mimeProgram(tiny, "mime", { aggregator: aggregator(ddpStage) }), /FT305: aggregator: mime cannot take the aggregator distributed-dp: Mime aggregates the full-batch gradients .* two releases a round/],

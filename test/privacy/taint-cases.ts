@@ -229,6 +229,9 @@ export const taintCases: Readonly<Record<string, Entry>> = {
     call: (name, a) => `${fn(name, `(w: typeof ${a.primals}) => ft.mul(ft.mul(w, w), ${a.f})`, `[${a.primals}]`, `[${a.tangents}]`)}[1]`,
   },
 
+  // Client state: a private value kept by its client is an allowed output (it never leaves it).
+  keepOnClients: { slots: { x: "v" }, call: (name, a) => fn(name, a.x!), expect: { x: released } },
+
   // Aggregators that may release private data, and their options.
   dpSum: {
     slots: { x: "v", "options.clip": "ss", "options.noiseMultiplier": "ss", "options.key": "skey" },

@@ -19,6 +19,7 @@ import { runnerFor, type DeviceTree, type TrainingState } from "../../src/lib/ru
 import { algorithmNames } from "../../src/lib/run/run-options.js";
 import { separableCohort, tiny } from "../lib/helpers.js";
 import { deadline } from "../helpers/deadline.js";
+import { ClientStateStore } from "../../src/lib/run/client-state.js";
 
 const examples = [6, 4, 5, 6, 3];
 const cohort = separableCohort(examples, 3);
@@ -64,7 +65,7 @@ async function cell(algorithm: string, aggregator: string): Promise<string> {
   }
   const runner = runnerFor(config, tiny, { clientIndices }, secret);
   const params = tiny.init(Rng.fromSeed(0));
-  let state: TrainingState = { params: toDevice(params), server: toDevice(runner.initialServerState(params as never)), clients: {} };
+  let state: TrainingState = { params: toDevice(params), server: toDevice(runner.initialServerState(params as never)), clients: new ClientStateStore() };
   for (let round = 1; round <= 3; round++) {
     const next = await runner.round(state, sample, config, { round });
     next.loss?.dispose();

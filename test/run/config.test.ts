@@ -11,6 +11,7 @@ const defaults = {
   clients: 100,
   clientsPerRound: 10,
   chunkClients: 100,
+  stateMemory: 256,
   dropout: 0,
   minClients: 1,
   localEpochs: 1,
@@ -41,6 +42,7 @@ const defaults = {
   evalClients: 0,
   topK: 1,
   personalizeEpochs: 0,
+  evalNoise: 5,
 };
 
 async function configFile(content: unknown): Promise<string> {
@@ -263,7 +265,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["accountant", "backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "maxEpsilon", "out", "overwrite", "personalizeEpochs", "resume", "rounds"]);
+    expect(changeable.sort()).toEqual(["accountant", "backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "maxEpsilon", "out", "overwrite", "personalizeEpochs", "resume", "rounds", "stateMemory"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

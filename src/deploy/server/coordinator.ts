@@ -43,6 +43,7 @@ import { RoundAborted } from "./round-aborted.js";
 import { RoundTasks, type RoundTraffic } from "./tasks.js";
 import { servedDistributedDp } from "./distributed-dp.js";
 import { checkRangeSettings, checkShareSettings, rangesOf, type RangeSettings, type ShareSettings } from "./secure.js";
+import { ClientStateStore } from "../../lib/run/client-state.js";
 
 /** What the caller can do to a running server (the CLI's SIGHUP handler). */
 export interface ServerControl {
@@ -75,7 +76,7 @@ export interface ServeResult {
  * Algorithms whose round streams through its MapReduce form with no per-client state, so their
  * client part can run at the clients (checked with two served clients; FedYogi and FedAdagrad
  * share FedAdam's runner). Mime and
- * MimeLite run their cohort whole, SCAFFOLD and AFL keep per-client state: not servable.
+ * MimeLite run their cohort whole, SCAFFOLD, FedPer, Ditto and AFL keep per-client state: not servable.
  */
 const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
 
@@ -166,12 +167,12 @@ async function serveLogged(config: RunConfig, settings: ServeSettings, resumed: 
   let firstRound = 0;
   if (resumed !== undefined) {
     const stored = resumed.checkpoint.serverState as { params: TensorTree; server: TensorTree };
-    state = { params: toDevice(stored.params), server: toDevice(stored.server), clients: {} };
+    state = { params: toDevice(stored.params), server: toDevice(stored.server), clients: new ClientStateStore() };
     firstRound = resumed.checkpoint.round;
     log(`resumed from round ${firstRound} (${resumed.path})`);
   } else {
     const params = model.init(rng.fork("init"));
-    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
+    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: new ClientStateStore() };
   }
   const metrics = resumed === undefined ? MetricsWriter.create(config.out) : MetricsWriter.resume(config.out, firstRound);
   const save = async (round: number, row: MetricsRow | undefined) => {

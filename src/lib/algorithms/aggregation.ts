@@ -58,10 +58,6 @@ export function reportedLoss(options: AggregatorOptions, losses: Value, data: Ro
 export function aggregatorRefusal(algorithm: string, agg: Aggregator): string | undefined {
   const noised = agg.stages.some((s) => noisingKinds.has(s.kind));
   switch (algorithm) {
-    case "scaffold":
-      return agg.name === "mean"
-        ? undefined
-        : "SCAFFOLD's control variates: the server control moves by the plain mean of the clients' control deltas, in step with the updates' mean, and the round hands each client its new control; a chain that clips, quantizes, reweights or hides the updates leaves the controls correcting a different step";
     case "afl":
       return agg.releases
         ? "AFL's ascent on lambda puts each client's loss in its own coordinate, and its worst loss is one client's: both release per-client losses that neither a noised sum nor a secure sum covers"

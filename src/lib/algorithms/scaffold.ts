@@ -13,10 +13,19 @@
  * A client without a real example (empty, or dropped and left in the tensors with count 0)
  * takes no part: its c_i stays as it was, and the means count only the clients that trained,
  * so a round with dropped clients computes what a round of only its survivors would.
+ *
+ * The updates and the control changes reach the server through the aggregator, as one tree:
+ * the plain mean above by default, or any chain (clip,dp, secure, ...), which then clips,
+ * noises or masks both together in one release. The clients' controls are client state
+ * (keepOnClients: docs/language.md "Client state"), private under a releasing chain: they
+ * never leave their clients. A releasing chain gives no count of the clients that trained, so
+ * the server control moves by `participation` times the released mean there.
  */
-import { f32 } from "../../front/specs.js";
-import { requireAggregator, type AggregatorOptions } from "./aggregation.js";
-import { clientParamSpecs, localTrain, plainSgd, realSteps, roundProgram, serverParamSpecs } from "./local.js";
+import { keepOnClients } from "../../front/client-state.js";
+import { atClients, f32 } from "../../front/specs.js";
+import { aggregate } from "../aggregators/aggregate.js";
+import { aggregatedRoundProgram, aggregatorIn, reportedLoss, type AggregatorOptions } from "./aggregation.js";
+import { localTrain, plainSgd, realSteps, serverParamSpecs } from "./local.js";
 import { ops, type Value } from "./loose.js";
 import type { TreeLike } from "../../../types/tensor.js";
 import type { AnyModel, Hyper, ParamsAt, ParamSpecsAt, RoundData, RoundFunction, RoundOutputs, RoundProgram, ScalarSpec } from "./types.js";
@@ -93,7 +102,8 @@ export function scaffoldRound(
   params: Value,
   data: ScaffoldClientData,
   { lr, serverLr, control }: ScaffoldHypers<Value>,
-): { params: Value; loss: Value; control: Value; clientControls: Value } {
+  inputs: Value = {},
+): Record<string, Value> {
   const local = ops.map(
     (global: Value, c: Value, ci: Value, x: Value, y: Value, mask: Value) => {
       // Option II's control update assumes the local steps are plain SGD.
@@ -112,17 +122,19 @@ export function scaffoldRound(
     data.y,
     data.mask,
   );
-  // Clients that did not train have a zero delta and a zero control change: sums over all are sums over those that trained.
-  const trained = ops.reduceSum(local.trains);
-  const controlStep =
-    options.totalClients === undefined
-      ? ops.mul(ops.div(ops.reduceSum(local.controlDelta), trained), options.participation ?? 1)
-      : ops.div(ops.reduceSum(local.controlDelta), options.totalClients);
+  // The updates and the control changes go through the aggregator as one tree (one release
+  // under dp or secure), weighed by whether the client trained: clients that did not have a
+  // zero delta and a zero control change, so the plain mean is the paper's mean over those that did.
+  const aggregator = aggregatorIn(options);
+  const { value, state } = aggregate(aggregator, { updates: { delta: local.delta, control: local.controlDelta }, data, weights: local.trains }, inputs);
+  // Given N, sum(c_i+ - c_i) / N: the mean times the clients that trained, a count a releasing chain does not give (it takes `participation`).
+  const share = options.totalClients === undefined || aggregator.releases ? (options.participation ?? 1) : ops.div(ops.reduceSum(local.trains), options.totalClients);
   return {
-    params: ops.add(params, ops.mul(ops.div(ops.reduceSum(local.delta), trained), serverLr)),
-    loss: ops.reduceWeightedMean(local.loss, data.count),
-    control: ops.add(control, controlStep),
-    clientControls: local.control,
+    params: ops.add(params, ops.mul(value.delta, serverLr)),
+    ...reportedLoss(options, local.loss, data),
+    control: ops.add(control, ops.mul(value.control, share)),
+    clientControls: (keepOnClients as (x: Value) => Value)(local.control),
+    ...state,
   };
 }
 
@@ -131,9 +143,8 @@ export function scaffoldRound(
  * clientControls) -> (params, loss, control, clientControls). All control variates start at zero.
  */
 export function scaffoldProgram<M extends AnyModel>(model: M, options: ScaffoldOptions = {}): ScaffoldProgram<M> {
-  requireAggregator("scaffold", options);
-  const extra = { serverLr: f32([]), control: serverParamSpecs(model), clientControls: clientParamSpecs(model) };
-  return roundProgram(model, "scaffold", extra, ({ params, lr, serverLr, control, clientControls }, data) =>
-    scaffoldRound(model, options, params, { ...data, clientControls }, { lr, serverLr, control }),
-  ) as never;
+  // The controls are trained on the clients' data: private when the chain releases it.
+  const clientControls = atClients(model.params as never, aggregatorIn(options).releases ? { private: true } : {});
+  const extra = { serverLr: f32([]), control: serverParamSpecs(model), clientControls };
+  return aggregatedRoundProgram(model, "scaffold", extra, (all: Value, data) => scaffoldRound(model, options, all.params, { ...data, clientControls: all.clientControls }, all, all), options) as never;
 }

@@ -25,7 +25,7 @@ export const SECRET_FILE = "secret.key";
 const SECRET_BYTES = 32;
 
 /** What a secret key is for: each purpose derives its own key. */
-export type SecretPurpose = "dp-noise" | "secure-masks" | "distributed-dp";
+export type SecretPurpose = "dp-noise" | "secure-masks" | "distributed-dp" | "evaluation" | "personalization";
 
 /** Uniform numbers in [0, 1): what cohort sampling draws from (an Rng is one too). */
 export interface UniformSource {

@@ -122,9 +122,10 @@ export class FederatedEvaluator {
     return sampleCohort(total, wanted, this.rng.fork(`federated-eval:${round}`));
   }
 
-  private heldOutSteps = (client: number) => Math.max(1, Math.ceil(this.data.clientHeldOut![client]!.length / this.config.batchSize));
+  heldOutSteps = (client: number) => Math.max(1, Math.ceil(this.data.clientHeldOut![client]!.length / this.config.batchSize));
 
-  private heldOutInputs(clients: Int32Array, steps?: number) {
+  /** The held-out batches of `clients` (positions in the data set), `steps` of them each when given. */
+  heldOutInputs(clients: Int32Array, steps?: number) {
     const b = batchHeldOut(this.data, clients, this.config.batchSize, this.rng.fork("held-out"), steps);
     return { x: withFeatureShape(b.x, 3, this.featureShape), y: b.y, mask: b.mask };
   }

@@ -17,6 +17,8 @@
 import { chainHas } from "./aggregator-chain.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
 import { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit } from "../privacy/dp-fedavg-epsilon.js";
+import { PldAccountant } from "../privacy/pld/accountant.js";
+import { accuracyBins } from "../algorithms/private-evaluation.js";
 
 /** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
 export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
@@ -39,6 +41,12 @@ export interface PrivacyOptions {
   readonly dpInsecureSeed?: number;
   /** The accountant: PLD (the default) or RDP (the cross-check). */
   readonly accountant?: AccountantName;
+  /** Federated and personalization evaluation, which a private run releases as DP histograms (src/lib/algorithms/private-evaluation.ts). */
+  readonly clientHoldout?: number;
+  readonly rounds?: number;
+  readonly evalEvery?: number;
+  readonly personalizeEpochs?: number;
+  readonly evalNoise?: number;
 }
 
 /** --accountant: the PLD accountant (src/lib/privacy/pld) or the RDP one (src/lib/privacy/rdp.ts). */
@@ -82,11 +90,45 @@ export const releasedLength = (config: Pick<PrivacyOptions, "algorithm">, parame
 export const noiseDrawsPerRound = (config: PrivacyOptions, parameters: number): number => releasedLength(config, parameters) + (config.dpClip === "adaptive" ? 1 : 0);
 
 /** The epsilon at --dp-delta after `rounds` rounds of a model of `parameters` parameters, by --accountant; Infinity without noise. */
-export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters: number): number {
+export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters: number, final = false): number {
   const mechanism = { samplingRate: samplingRateOf(config), noiseMultiplier: config.dpNoise ?? 0, noiseDrawsPerRound: noiseDrawsPerRound(config, parameters), samplerDeltaPerDraw };
   const delta = config.dpDelta ?? 1e-5;
+  const evaluations = evaluationReleases(config, rounds, final);
+  if (evaluations > 0) return withEvaluations(mechanism, rounds, evaluations, config.evalNoise ?? 1, delta);
   return config.accountant === "rdp" ? dpFedAvgEpsilon(mechanism, rounds, delta).epsilon : dpFedAvgPldEpsilon(mechanism, rounds, delta);
 }
+
+/**
+ * The DP evaluation releases of a private run with --client-holdout by the end of round
+ * `rounds`: one on every --eval-every-th round and on --rounds; with `final` (the run's
+ * result, and the --dp-target-epsilon stop rule, which counts round `rounds` as the last)
+ * also on round `rounds` whatever it is, and personalization's after it. Each is a Gaussian
+ * mechanism of multiplier --eval-noise over every evaluated client (no amplification by
+ * sampling is claimed).
+ */
+export function evaluationReleases(config: PrivacyOptions, rounds: number, final: boolean): number {
+  if (!isDpRun(config) || (config.clientHoldout ?? 0) === 0 || rounds === 0) return 0;
+  const every = config.evalEvery ?? 1;
+  const last = final || rounds === config.rounds ? (rounds % every === 0 ? 0 : 1) : 0;
+  return Math.floor(rounds / every) + last + (final && (config.personalizeEpochs ?? 0) > 0 ? 1 : 0);
+}
+
+/** The rounds' PLD composed with the evaluations' (PLD only: run-options.ts refuses --accountant rdp with them); memoised. */
+function withEvaluations(mechanism: { samplingRate: number; noiseMultiplier: number; noiseDrawsPerRound: number }, rounds: number, evaluations: number, evalNoise: number, delta: number): number {
+  const { samplingRate: q, noiseMultiplier: z, noiseDrawsPerRound: draws } = mechanism;
+  if (z === 0) return Infinity;
+  const key = `${q}:${z}:${draws}:${rounds}:${evaluations}:${evalNoise}:${delta}`;
+  let epsilon = evaluatedEpsilons.get(key);
+  if (epsilon === undefined) {
+    // Personalization's release draws two histograms' noise: every release is counted at that.
+    const accountant = new PldAccountant().step(q, z, rounds, draws * samplerDeltaPerDraw).step(1, evalNoise, evaluations, 2 * accuracyBins * samplerDeltaPerDraw);
+    epsilon = accountant.epsilon(delta);
+    if (evaluatedEpsilons.size >= 1024) evaluatedEpsilons.delete(evaluatedEpsilons.keys().next().value!);
+    evaluatedEpsilons.set(key, epsilon);
+  }
+  return epsilon;
+}
+const evaluatedEpsilons = new Map<string, number>();
 
 /** The plot's privacy panel of a DP run. */
 export const privacyPlotMetrics = [{ key: "epsilon", title: "Privacy spent (epsilon)" }] as const;
@@ -107,9 +149,9 @@ export function privacyColumns(config: PrivacyOptions, round: number, clip: numb
 export function privacyBudget(config: PrivacyOptions, round: number, parameters: number): { exceeded: false } | { exceeded: true; message: string } {
   const target = config.dpTargetEpsilon ?? 0;
   if (!isDpRun(config) || target === 0) return { exceeded: false };
-  const next = epsilonAfter(config, round, parameters);
+  const next = epsilonAfter(config, round, parameters, true);
   if (next <= target) return { exceeded: false };
-  const spent = round > 1 ? `${round - 1} rounds spent epsilon ${epsilonAfter(config, round - 1, parameters).toFixed(3)}` : "no round fits";
+  const spent = round > 1 ? `${round - 1} rounds spent epsilon ${epsilonAfter(config, round - 1, parameters, true).toFixed(3)}` : "no round fits";
   return {
     exceeded: true,
     message: `privacy budget reached: round ${round} would bring epsilon to ${next.toFixed(3)} > --dp-target-epsilon ${target} (delta ${config.dpDelta}); stopping: ${spent}`,

@@ -34,9 +34,12 @@ import { filledLike, initialAdaptiveState } from "../algorithms/server-optimizer
 import type { AnyModel } from "../algorithms/types.js";
 import type { RoundSample } from "../data/federated.js";
 import { elementCount, type HostData } from "../data/host-tensor.js";
-import type { HostParam, HostParams } from "../models/model.js";
+import type { HostParams } from "../models/model.js";
 import { runStages } from "./aggregator-chain.js";
 import type { TensorTree } from "./checkpoint.js";
+import { dittoProgram } from "../algorithms/ditto.js";
+import { fedPerProgram, personalNames } from "../algorithms/fedper.js";
+import { hostStateOf, stackedStates, stageOutputs, type ClientState, type ClientStateStore } from "./client-state.js";
 import { cohortData, runOnCohort, type ChunkEngine, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
@@ -54,8 +57,8 @@ export interface TrainingState {
   readonly params: DeviceTree;
   /** State at the server besides the parameters: the algorithm's, the aggregator's (a dp stage's clip), or { algorithm, aggregator } when both keep one ({} when none does). */
   readonly server: DeviceTree;
-  /** Per-client state on the host, by client position ({} when the algorithm keeps none). */
-  readonly clients: { readonly [client: string]: TensorTree };
+  /** Per-client state on the host, by client id (empty when the algorithm keeps none); a round's new states are staged until the run commits them. */
+  readonly clients: ClientStateStore;
 }
 
 export interface RoundResult {
@@ -90,6 +93,12 @@ export interface AlgorithmRound {
   readonly unused?: readonly string[];
   /** CLIENTS inputs besides the data, by place in the cohort (AFL's client ids). */
   readonly perClient?: (clients: Int32Array) => PerClientInputs;
+  /**
+   * Client state (keepOnClients): the program's input and kept output named `input`, a record
+   * of tensors, kept per client id between rounds; a client never seen starts from
+   * `initial(params)`.
+   */
+  readonly clientState?: { readonly input: string; initial(params: DeviceTree): Promise<ClientState> };
   /** Whether --server-lr scales the program's step here (for programs without a serverLr input). */
   readonly scalesByServerLr: boolean;
 }
@@ -175,7 +184,16 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
         ...aggregatorState,
         ...aggregatorInputs(aggregator, cfg, at.round, key),
       };
-      const out = (await runRound(algorithm, aggregator, serverInputs, cohort, cfg, at, secret)) as Outputs;
+      // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
+      const sample = isDpRun(cfg) && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
+      const kept = algorithm.clientState;
+      const stateInputs = kept === undefined ? {} : { [kept.input]: stackedStates(state.clients, sample.clients, await kept.initial(state.params)) };
+      const out = (await runRound(algorithm, aggregator, { ...serverInputs, ...stateInputs }, sample, sample === cohort, cfg, at, secret)) as Outputs;
+      if (kept !== undefined) {
+        // The stand-in member of an empty cohort is no client: its state is dropped.
+        if (sample === cohort) await stageOutputs(state.clients, sample.clients, out[kept.input] as Record<string, TfTensor>);
+        tf.dispose(out[kept.input] as never);
+      }
       for (const name of algorithm.unused ?? []) tf.dispose(out[name] as never);
       const params = algorithm.scalesByServerLr ? withServerLr(state.params, out.params as DeviceTree, cfg.serverLr) : (out.params as DeviceTree);
       const nextAggregator = Object.fromEntries(stateNames.map((name) => [name, out[name]]));
@@ -184,14 +202,12 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
   };
 }
 
-/** The round on the cohort (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole. */
-async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, cohort: RoundSample<HostData>, cfg: RunConfig, at: RoundContext, secret: RunSecret): Promise<unknown> {
-  // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
-  const sample = isDpRun(cfg) && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
+/** The round on the cohort's sample (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole; `real` unless it is an empty cohort's stand-in. */
+async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, sample: RoundSample<HostData>, real: boolean, cfg: RunConfig, at: RoundContext, secret: RunSecret): Promise<unknown> {
   if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
   const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
   const malicious: PerClientInputs = attackers === undefined ? {} : { malicious: { shape: [sample.clients.length], data: Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
-  const engine = sample === cohort ? at.engine : undefined;
+  const engine = real ? at.engine : undefined;
   const perClient = { ...malicious, ...clientKeys(aggregator, sample.clients, at.round, secret), ...algorithm.perClient?.(sample.clients) };
   // Distributed DP on workers: each chunk's sum (all that Redis and the coordinator see of it) holds the calibrated noise.
   const groupMin = aggregator.stages.find((s) => s.kind === "distributed-dp")?.minClients;
@@ -211,64 +227,6 @@ function clientKeys(aggregator: Aggregator, clients: Int32Array, round: number, 
 
 /** The run options every round program gets from the run config: its backend. */
 export const runOptionsOf = (config: RunConfig) => ({ backend: config.backend });
-
-/** Stacks the cohort's per-client trees into CLIENTS host tensors [C, ...], a client never seen starting at zero. */
-function stackClientStates(states: TrainingState["clients"], cohort: Int32Array, like: Params): Record<string, HostParam> {
-  const stacked: Record<string, HostParam> = {};
-  for (const [key, { shape, data }] of Object.entries(like)) {
-    const out = new Float32Array(cohort.length * data.length);
-    cohort.forEach((client, i) => {
-      const own = (states[client] as Record<string, HostParam> | undefined)?.[key];
-      if (own !== undefined) out.set(own.data, i * data.length);
-    });
-    stacked[key] = { shape: [cohort.length, ...shape], data: out };
-  }
-  return stacked;
-}
-
-async function unstackClientStates(tree: Record<string, TfTensor>, cohort: Int32Array, into: TrainingState["clients"]): Promise<TrainingState["clients"]> {
-  const next: Record<string, TensorTree> = { ...into };
-  const parts: Record<string, Record<string, HostParam>> = {};
-  for (const [key, t] of Object.entries(tree)) {
-    const data = (await t.data()) as Float32Array;
-    const [, ...shape] = t.shape;
-    const size = data.length / cohort.length;
-    cohort.forEach((client, i) => {
-      (parts[client] ??= {})[key] = { shape, data: data.slice(i * size, (i + 1) * size) };
-    });
-  }
-  for (const [client, state] of Object.entries(parts)) next[client] = state;
-  return next;
-}
-
-function scaffoldRunner(model: AnyModel, config: RunConfig): RoundRunner {
-  // N rather than |S|/N: with dropout, fewer than clientsPerRound clients report.
-  const program = scaffoldProgram(model, { totalClients: config.clients });
-  let shapes: Params | undefined;
-  return {
-    initialServerState: (params) => {
-      shapes = filledLike(params, 0);
-      return shapes as unknown as TensorTree;
-    },
-    async round(state, cohort, cfg) {
-      // SCAFFOLD returns each client's new control: no MapReduce form (FT314), so the cohort runs whole.
-      const batches = cohort.batch(cohort.clients);
-      shapes ??= Object.fromEntries(Object.entries(state.server as Record<string, TfTensor>).map(([k, t]) => [k, { shape: t.shape, data: new Float32Array(t.size) }]));
-      const clientControls = stackClientStates(state.clients, batches.clients, shapes);
-      const out = await program.run({
-        params: state.params,
-        ...cohortData(batches),
-        lr: cfg.lr,
-        serverLr: cfg.serverLr,
-        control: state.server,
-        clientControls,
-      } as never, runOptionsOf(cfg));
-      const clients = await unstackClientStates(out.clientControls as Record<string, TfTensor>, batches.clients, state.clients);
-      tf.dispose(out.clientControls as never);
-      return { state: { params: out.params as DeviceTree, server: out.control as DeviceTree, clients }, loss: out.loss };
-    },
-  };
-}
 
 /**
  * Algorithms whose program takes serverLr and its server state `name`, and returns the next
@@ -306,6 +264,26 @@ const algorithms: Readonly<Record<string, (model: AnyModel, config: RunConfig, a
   mimelite: (model, config, aggregator) => mime(model, "mimelite", config, aggregator),
   qffl: (model, _, aggregator) => stateless(qfflProgram(model, { aggregator }) as never, (cfg) => ({ q: cfg.q ?? 1 })),
   afl: afl,
+  scaffold: (model, config, aggregator) => ({
+    // N rather than |S|/N with the mean: with dropout, fewer than clientsPerRound clients report.
+    program: scaffoldProgram(model, { aggregator, ...(aggregator.releases ? { participation: Math.min(1, expectedClientsOf(config) / config.clients) } : { totalClients: config.clients }) }) as never,
+    initialState: (params) => filledLike(params, 0) as unknown as TensorTree,
+    serverInputs: (cfg, state) => ({ serverLr: cfg.serverLr, control: state }),
+    nextState: (out) => out.control as DeviceTree,
+    clientState: { input: "clientControls", initial: async (params) => hostStateOf(params as never).then((p) => filledLike(p, 0) as never) },
+    scalesByServerLr: false,
+  }),
+  fedper: (model, config, aggregator) => {
+    const personal = personalNames(model, config.personalParams === undefined || config.personalParams === "head" ? {} : { personal: config.personalParams.split(",") });
+    return {
+      ...stateless(fedPerProgram(model, { ...clientTraining(config), aggregator, personal }) as never),
+      clientState: { input: "heads", initial: (params) => hostStateOf(params as never, personal) },
+    };
+  },
+  ditto: (model, config, aggregator) => ({
+    ...stateless(dittoProgram(model, { ...clientTraining(config), aggregator }) as never, (cfg) => ({ lambda: cfg.dittoLambda ?? 0.1 })),
+    clientState: { input: "personal", initial: (params) => hostStateOf(params as never) },
+  }),
 };
 
 function fedOpt(model: AnyModel, optimizer: "adam" | "yogi" | "adagrad", config: RunConfig, aggregator: Aggregator): AlgorithmRound {
@@ -348,7 +326,6 @@ const parameterCount = (model: AnyModel): number => Object.values(model.params).
 export function runnerFor(config: RunConfig, model: AnyModel, data?: { readonly clientIndices: readonly ArrayLike<number>[] }, secret: RunSecret = RunSecret.generate()): RoundRunner {
   const largestClient = Math.max(0, ...(data?.clientIndices ?? []).map((c) => c.length));
   const aggregator = aggregatorOf(runStages(config, largestClient, releasedLength(config, parameterCount(model))), { initialClip: config.dpInitialClip ?? 0.1 });
-  if (config.algorithm === "scaffold") return scaffoldRunner(model, config);
   const make = algorithms[config.algorithm];
   if (make === undefined) throw ftError("FT305", { option: "algorithm", why: `no algorithm '${config.algorithm}' in this build` });
   return aggregatedRunner(make(model, config, aggregator), aggregator, config, secret);

@@ -19,6 +19,9 @@ import type { PlotMetric } from "./plot.js";
 import type { RoundReport } from "./progress.js";
 import { runOptionsOf, type DeviceTree } from "./rounds.js";
 import { withFeatureShape } from "./setup.js";
+import { PrivateEvaluator, type HistogramEstimate } from "./private-eval.js";
+import { releasesPrivateData } from "./aggregator-chain.js";
+import type { RunSecret } from "../privacy/secret.js";
 
 /** The central evaluation's test batches: the whole test set in batches of this many. */
 const TEST_BATCH = 500;
@@ -27,6 +30,8 @@ export class RunEvaluation {
   private readonly central: ReturnType<typeof classificationEvaluationProgram>;
   private readonly testInputs: { x: unknown; y: unknown; mask: unknown };
   private readonly federated: FederatedEvaluator | undefined;
+  /** In a private run, the evaluation that releases histograms instead of per-client metrics. */
+  private readonly released: PrivateEvaluator | undefined;
   /** The top-k accuracy of the latest central evaluation, for this round's row. */
   private testTopK: number | undefined;
   private clientAccuracy: RoundReport["clients"];
@@ -37,11 +42,13 @@ export class RunEvaluation {
     private readonly config: RunConfig,
     featureShape: readonly number[],
     rng: Rng,
+    secret?: RunSecret,
   ) {
     this.central = classificationEvaluationProgram(model, { topK: config.topK });
     const test = batchEvaluation(data.test, TEST_BATCH);
     this.testInputs = { x: withFeatureShape(test.x, 2, featureShape), y: test.y, mask: test.mask };
     this.federated = config.clientHoldout > 0 ? new FederatedEvaluator(model, data, config, featureShape, rng) : undefined;
+    this.released = this.federated !== undefined && releasesPrivateData(config.aggregator) ? new PrivateEvaluator(model, data, config, featureShape, rng, secret!, this.federated) : undefined;
   }
 
   /** The plot's panel of the clients' held-out accuracy (mean and percentiles), when the run evaluates on the clients. */
@@ -75,6 +82,11 @@ export class RunEvaluation {
     const k = this.config.topK;
     const topK = k > 1 ? { [`test_top${k}_accuracy`]: evaluated ? this.testTopK! : null } : {};
     if (this.federated === undefined) return topK;
+    if (this.released !== undefined) {
+      const estimate = evaluated ? await this.released.evaluate(params, round) : undefined;
+      if (estimate !== undefined) this.clientAccuracy = { mean: estimate.mean, p10: estimate.p10 };
+      return { ...topK, ...PrivateEvaluator.columns(this.config, estimate) };
+    }
     if (!evaluated) return { ...topK, ...FederatedEvaluator.columns(this.config, undefined) };
     const evaluation = await this.federated.evaluate(params, round);
     await this.federated.writeClientFiles(this.config.out, evaluation);
@@ -91,8 +103,18 @@ export class RunEvaluation {
   /** Personalization evaluation after `round`, the last (--personalize-epochs): files written, summary returned; undefined when not asked. */
   async personalize(params: DeviceTree, round: number): Promise<PersonalizationSummary | undefined> {
     if (this.federated === undefined || this.config.personalizeEpochs === 0) return undefined;
+    if (this.released !== undefined) {
+      const { before, after } = await this.released.personalize(params, round);
+      return { epochs: this.config.personalizeEpochs, lr: this.config.lr, topK: this.config.topK, before: estimated(before), after: estimated(after) };
+    }
     return this.federated.writePersonalization(this.config.out, await this.federated.personalize(params, round));
   }
+}
+
+/** A released histogram's estimate as personalization's summary holds a distribution: NaN (null in JSON) for what it does not tell. */
+function estimated(e: HistogramEstimate): PersonalizationSummary["before"] {
+  const unknown = { mean: NaN, weighted: NaN, p10: NaN, p50: NaN, p90: NaN };
+  return { clients: Math.round(e.clients), accuracy: { mean: e.mean, weighted: NaN, p10: e.p10, p50: e.p50, p90: e.p90 }, topKAccuracy: unknown, loss: unknown };
 }
 
 /**

@@ -12,7 +12,10 @@ import { redisUrlProblem } from "./engine/url.js";
 import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
 
 /** The algorithms of --algorithm. */
-export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl"] as const;
+export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl", "fedper", "ditto"] as const;
+
+/** The algorithms that keep client state between rounds (keepOnClients). */
+const statefulAlgorithms = ["scaffold", "fedper", "ditto"];
 
 /** The models of character windows, which only the text set (sotu) feeds. */
 const textModels = ["char", "transformer", "lstm"];
@@ -20,7 +23,7 @@ const textModels = ["char", "transformer", "lstm"];
 const adaptiveServerOptimisers = ["fedadam", "fedyogi", "fedadagrad"];
 
 // The clients' optimiser and learning-rate schedule (src/lib/run/optimizers.ts builds them).
-const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl"];
+const locallyTraining = ["fedavg", "fedavgm", "fedprox", "fedadam", "fedyogi", "fedadagrad", "diloco", "afl", "fedper", "ditto"];
 const adamFamily = ["adam", "adamw", "yogi"];
 const clientOptions = {
   clientOptimizer: onlyWhen(
@@ -166,6 +169,7 @@ const federatedEvaluationOptions = {
   evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
   topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
+  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
 };
 
 export const runOptions = {
@@ -173,6 +177,7 @@ export const runOptions = {
   clients: integer("Clients the image sets are split among (the text set has one per president)", 100, { min: 1 }),
   clientsPerRound: integer("Clients sampled each round; with --aggregator dp the expected cohort: each client joins with probability clients-per-round / clients", 10, { min: 1 }),
   chunkClients: integer("Clients per streamed chunk: a round holds one chunk's data at a time (docs/runtime.md)", 100, { min: 1 }),
+  stateMemory: mayChangeOnResume(integer("MiB of client state (FedPer's heads, Ditto's models, SCAFFOLD's controls) kept in memory; the rest spills to a private temporary folder", 256, { min: 0 })),
   dropout: real("Probability that a sampled client drops out of a round (seeded; it contributes nothing)", 0, { min: 0, max: 1, maxExclusive: true }),
   minClients: integer("Fewest surviving clients a round needs; a round with fewer is skipped and logged", 1, { min: 1 }),
   localEpochs: integer("Passes over its data each client makes per round", 1, { min: 1 }),
@@ -223,6 +228,14 @@ export const runOptions = {
   mu: onlyWhen(
     { key: "algorithm", values: ["fedprox"] },
     real("FedProx proximal term weight", 0.01, { min: 0 }),
+  ),
+  personalParams: onlyWhen(
+    { key: "algorithm", values: ["fedper"] },
+    text("FedPer's personal parameters, kept by each client (comma-separated names, e.g. w3,b3); 'head' for the model's last two, its output layer (of logistic, its bias)", "head"),
+  ),
+  dittoLambda: onlyWhen(
+    { key: "algorithm", values: ["ditto"] },
+    real("Ditto's pull of each personal model toward the global one (lambda)", 0.1, { min: 0 }),
   ),
   beta1: onlyWhen(
     { key: "algorithm", values: adaptiveServerOptimisers },
@@ -333,11 +346,16 @@ export const crossChecks: readonly {
         : undefined,
   },
   {
-    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
-    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
-      releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
-        ? `per-client evaluation releases each client's accuracy and loss on its own data (client-metrics.csv, percentiles, personalization) outside the ${chainHas(aggregator, "dp") || chainHas(aggregator, "distributed-dp") ? "accountant" : "secure sum"}: a private run declares its clients' data private, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs`
-        : undefined,
+    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its PLD accountant; a secure one exact histograms through secure sums.
+    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator", "accountant"],
+    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs, accountant }) =>
+      !(releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0))
+        ? undefined
+        : chainHas(aggregator, "distributed-dp") && !chainHas(aggregator, "dp")
+          ? `per-client evaluation of private data is released as histograms, DP ones priced by the dp stage's accountant or exact ones through secure sums; distributed DP's accountant does not compose them yet, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs: use clip,dp or secure`
+          : accountant === "rdp"
+            ? "the DP histograms of per-client evaluation are composed with the rounds by the PLD accountant only: drop --accountant rdp"
+            : undefined,
   },
   {
     keys: ["minClients", "aggregator"],
@@ -352,6 +370,14 @@ export const crossChecks: readonly {
       const classes = textModels.includes(String(model)) ? 96 : 10;
       return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
     },
+  },
+  {
+    // Their rounds have no MapReduce form (a CLIENTS output), so no chunk could go to a worker.
+    keys: ["engine", "algorithm"],
+    problem: ({ engine, algorithm }) =>
+      engine !== "local" && statefulAlgorithms.includes(String(algorithm))
+        ? `--algorithm ${String(algorithm)} keeps each client's state (src/lib/run/client-state.ts), which is not sent to engine workers with their chunks yet: its rounds run whole in this process, so run it without --engine`
+        : undefined,
   },
   {
     keys: ["overwrite", "resume"],

@@ -24,6 +24,7 @@ import type { HostData } from "../data/host-tensor.js";
 import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import { checkSameRun } from "./checkpoint-match.js";
+import { ClientStateStore } from "./client-state.js";
 import { batchSizeNotice, checkOptionsAgainstData } from "./data-limits.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
@@ -95,21 +96,25 @@ async function rejectNonFinite(round: number, state: TrainingState): Promise<voi
     finite.dispose();
     if (!ok) throw ftError("FT303", { round, what: `the update of ${devicePaths[i]}` });
   }
-  const host = flatten(state.clients, isStoredTensor, "client state", "float32 tensors");
-  const hostPaths = leafPaths(host.def);
-  const bad = host.leaves.findIndex((t) => !t.data.every(Number.isFinite));
-  if (bad >= 0) throw ftError("FT303", { round, what: `the state of client ${hostPaths[bad]}` });
+  // The round's new client states (staged, not yet the clients'): the others were checked in their rounds.
+  for (const [client, kept] of state.clients.staged()) {
+    const bad = Object.entries(kept).find(([, t]) => !t.data.every(Number.isFinite));
+    if (bad !== undefined) throw ftError("FT303", { round, what: `the state of client ${client}.${bad[0]}` });
+  }
 }
 
 /** The state as a checkpoint stores it: everything on the host. */
 async function checkpointState(state: TrainingState): Promise<TensorTree> {
-  return { params: await toHost(state.params), server: await toHost(state.server), clients: state.clients };
+  return { params: await toHost(state.params), server: await toHost(state.server), clients: state.clients.toTree() };
 }
 
-function restoredState(stored: TensorTree): TrainingState {
-  const { params, server, clients } = stored as { params: TensorTree; server: TensorTree; clients: TrainingState["clients"] };
-  return { params: toDevice(params), server: toDevice(server), clients };
+function restoredState(stored: TensorTree, config: RunConfig): TrainingState {
+  const { params, server, clients } = stored as { params: TensorTree; server: TensorTree; clients: TensorTree };
+  return { params: toDevice(params), server: toDevice(server), clients: ClientStateStore.fromTree(clients, clientStateBudget(config)) };
 }
+
+/** --client-state-memory in bytes. */
+const clientStateBudget = (config: RunConfig): number => config.stateMemory * 2 ** 20;
 
 const disposeState = (state: TrainingState) => tf.dispose([state.params, state.server] as never);
 
@@ -174,16 +179,16 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const runner = runnerFor(config, model, data, secret);
   const learningRate = roundLearningRates(config);
   const rng = Rng.fromSeed(config.seed);
-  const evaluation = new RunEvaluation(model, data, config, featureShape, rng);
+  const evaluation = new RunEvaluation(model, data, config, featureShape, rng, secret);
 
   let state: TrainingState;
   let firstRound = 0;
   if (resumed !== undefined) {
-    state = restoredState(resumed.checkpoint.serverState);
+    state = restoredState(resumed.checkpoint.serverState, config);
     firstRound = resumed.checkpoint.round;
   } else {
     const params = model.init(rng.fork("init"));
-    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: {} };
+    state = { params: toDevice(params), server: toDevice(runner.initialServerState(params)), clients: new ClientStateStore(clientStateBudget(config)) };
   }
   const writeState = async (round: number, saved: TrainingState, metricsRow: MetricsRow | undefined): Promise<string> => {
     // The engine URL's password stays out of the checkpoint: a resume gives --engine again (resume-config.ts).
@@ -268,6 +273,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
           const test = evaluated ? await evaluation.test(next.state.params) : undefined;
           row = { ...(await roundMetrics(round, next.loss, test)), ...(await evaluation.columns(next.state.params, round, evaluated)) };
         } catch (error) {
+          state.clients.discard();
           disposeReplaced(next.state, state);
           next.loss?.dispose();
           if (error instanceof FedTensorError && error.code === "FT303" && round > 1) {
@@ -277,6 +283,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
         }
         disposeReplaced(state, next.state);
         state = next.state;
+        state.clients.commit();
       }
       // Every row says how many clients' updates were aggregated (0 for a skipped round); who dropped only in runs with dropout.
       const counts: Record<string, number> = metrics.hasColumn("clients") === false ? {} : { clients: aggregated(survivors, config.minClients, isDpRun(config)) };
@@ -312,12 +319,13 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     progress.finish();
     metrics.close();
     disposeState(state);
+    state.clients.close();
     await engine?.close();
   }
   await writeRunPlots(config.out, plotTitle);
   const rounds = stoppedAfter ?? finalRound;
   const privacy = isDpRun(config)
-    ? { epsilon: epsilonAfter(config, rounds, parameters) }
+    ? { epsilon: epsilonAfter(config, rounds, parameters, true) }
     : distributedDp
       ? { epsilon: distributedDpEpsilonAfter(config, rounds, releasedLength(config, parameters)) }
       : {};

@@ -1,0 +1,95 @@
+/**
+ * The clients' state store of `fedtensor run` (src/lib/run/client-state.ts): by client id, in
+ * memory up to its budget and spilled to a private folder past it, read back bit for bit; a
+ * round's states count only once committed; a checkpoint's form round-trips.
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FedTensorError } from "../../src/errors/error.js";
+import { ClientStateStore, stackedStates, type ClientState } from "../../src/lib/run/client-state.js";
+
+/** Client c's state: a head of 6 values and a bias of 2, all distinct per client. */
+const stateOf = (c: number): ClientState => ({
+  head: { shape: [2, 3], data: Float32Array.from({ length: 6 }, (_, i) => c + i / 7) },
+  bias: { shape: [2], data: Float32Array.from([c * 0.1, -c]) },
+});
+const bytesPerState = 4 * 8;
+
+/** Where the store spills: found through a spilled file's folder (the store names it itself). */
+const spillFolder = (store: ClientStateStore): string | undefined => (store as unknown as { spillDir?: string }).spillDir;
+
+describe("ClientStateStore", () => {
+  it("keeps at most its budget in memory, spills the rest, and reads every state back exactly", () => {
+    const store = new ClientStateStore(10 * bytesPerState);
+    for (let c = 0; c < 100; c++) store.stage(c, stateOf(c));
+    store.commit();
+    expect(store.size).toBe(100);
+    expect(store.spilledCount).toBe(90);
+    expect(store.peakBytes).toBeLessThanOrEqual(11 * bytesPerState);
+    for (let c = 99; c >= 0; c--) expect(store.get(c)).toEqual(stateOf(c));
+    expect(store.peakBytes).toBeLessThanOrEqual(11 * bytesPerState);
+    // The spill folder is the process's own (0700), its files the owner's only (0600), and gone once closed.
+    const folder = spillFolder(store)!;
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    const file = `${folder}/${readdirSync(folder)[0]}`;
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    store.close();
+    expect(existsSync(dirname(file))).toBe(false);
+  });
+
+  it("counts a round's states only once it is committed; a discarded round leaves the old ones", () => {
+    const store = new ClientStateStore(2 * bytesPerState);
+    [1, 2, 3].forEach((c) => store.stage(c, stateOf(c)));
+    expect(store.get(1)).toBeUndefined();
+    store.commit();
+    store.stage(1, stateOf(41));
+    expect(store.get(1)).toEqual(stateOf(1));
+    store.discard();
+    store.commit();
+    expect(store.get(1)).toEqual(stateOf(1));
+    store.stage(3, stateOf(43));
+    store.commit();
+    expect([store.get(1), store.get(2), store.get(3)]).toEqual([stateOf(1), stateOf(2), stateOf(43)]);
+    store.close();
+  });
+
+  it("stacks a cohort's states in its order, a client never seen from the initial state", () => {
+    const store = new ClientStateStore(0);
+    store.stage(7, stateOf(7));
+    store.commit();
+    const stacked = stackedStates(store, [9, 7], stateOf(0));
+    expect(stacked.bias).toEqual({ shape: [2, 2], data: Float32Array.from([0, -0, 0.7, -7]) });
+    expect(stacked.head!.shape).toEqual([2, 2, 3]);
+    store.close();
+  });
+
+  it("round-trips through a checkpoint's tree, spilled states included", () => {
+    const store = new ClientStateStore(3 * bytesPerState);
+    for (const c of [5, 1, 30, 12, 8]) store.stage(c, stateOf(c));
+    store.commit();
+    const again = ClientStateStore.fromTree(store.toTree(), 0);
+    for (const c of [1, 5, 8, 12, 30]) expect(again.get(c)).toEqual(stateOf(c));
+    expect(Object.keys(store.toTree() as object)).toEqual(["1", "5", "8", "12", "30"]);
+    store.close();
+    again.close();
+  });
+
+  it("refuses states of another layout and checkpoint trees that are no clients' states (FT365)", () => {
+    const store = new ClientStateStore();
+    store.stage(0, stateOf(0));
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (error) {
+        return error instanceof FedTensorError ? error.code : String(error);
+      }
+      return "accepted";
+    };
+    expect(code(() => store.stage(1, { head: stateOf(1).head! }))).toBe("FT365");
+    expect(code(() => store.stage(1, { ...stateOf(1), bias: { shape: [3], data: new Float32Array(2) } }))).toBe("FT365");
+    expect(code(() => ClientStateStore.fromTree({ alice: stateOf(1) } as never))).toBe("FT365");
+    expect(() => new ClientStateStore(-1)).toThrow(/FT365/);
+    store.close();
+  });
+});
