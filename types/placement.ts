@@ -213,11 +213,21 @@ export type OutputCheck<T> = IsUnknown<PlacementsOf<T>> extends true
 
 /** The phantom key that marks client state (keepOnClients, src/front/client-state.ts); nothing is stored under it. */
 export declare const keptOnClients: unique symbol;
-/** What a kept leaf carries: any operation's result is a plain tensor again, so only the kept value itself is state. */
+/**
+ * What a kept leaf carries: any operation's result is a plain tensor again, so only the kept value itself is state.
+ *
+ * @example
+ * type IsState = ReturnType<typeof keepOnClients<typeof heads>> extends KeptMark ? true : false;
+ */
 export interface KeptMark {
   readonly [keptOnClients]: "client state";
 }
-/** T with every leaf marked as client state. */
+/**
+ * T with every leaf marked as client state: what keepOnClients returns.
+ *
+ * @example
+ * type KeptHeads = Kept<{ w: Tensor<[200, 10], "float32", "clients"> }>;
+ */
 export type Kept<T> = IsAny<T> extends true ? T : T extends Tensor<infer S, infer D, infer P> ? Tensor<S, D, P> & KeptMark : { -readonly [K in keyof T]: Kept<T[K]> };
 /** T with its kept leaves public CLIENTS values: what a program's output check asks of the rest. */
 type Unkept<T> = IsAny<T> extends true

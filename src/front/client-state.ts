@@ -25,6 +25,11 @@ export const isKept = (t: Tracer): boolean => kept.has(t);
  * Marks a CLIENTS value (tree) as client state: `{T}@CLIENTS(private)` may then be a program
  * output. Each leaf goes through stop_gradient, so that the mark is on a value of its own (the
  * input x itself is not state) and no derivative is taken through what a client stores.
+ *
+ * @placement `{T}@CLIENTS` (private allowed) to `{T}@CLIENTS` kept on each client, returned as
+ * the program's output at an input's path; a SERVER or local value is FT117, inside map() FT105
+ * @example
+ * const round = program({ heads: atClients(f32([10]), { private: true }) }, ({ heads }) => ({ heads: keepOnClients(heads) }));
  */
 export function keepOnClients<T extends TreeLike>(x: Validate<T, KeepCheck<T>>): Presumed<Kept<T>> {
   const op = "keepOnClients";

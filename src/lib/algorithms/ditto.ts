@@ -17,6 +17,12 @@ import { ops, type Value } from "./loose.js";
 import { squaredNorm } from "./trees.js";
 import type { AggregatedRoundProgram, AnyModel, RoundData, ScalarSpec } from "./types.js";
 
+/**
+ * Ditto's options: client training's and the aggregator chain's.
+ *
+ * @example
+ * const options: DittoOptions = { aggregator: aggregator(s.secure({ bits: 20, clip: 1, maxWeight: 600, maxClients: 100 })) };
+ */
 export type DittoOptions = ClientTrainingOptions & AggregatorOptions;
 
 /**
@@ -24,6 +30,9 @@ export type DittoOptions = ClientTrainingOptions & AggregatorOptions;
  * tree), `lambda` the pull toward the global model, `inputs` the aggregator's. Returns the
  * global parameters, the kept personal models, the aggregator's state and, unless the chain
  * releases, the cohort's training loss (of the global model's local training).
+ *
+ * @example
+ * const out = dittoRound(model, params, personal, data, lr, lambda, { aggregator: aggregator(s.secure({ bits: 20, clip: 1, maxWeight: 600, maxClients: 100 })) });
  */
 export function dittoRound(model: AnyModel, params: Value, personal: Value, data: RoundData, lr: Value, lambda: Value, options: DittoOptions = {}, inputs: Value = {}): Record<string, Value> {
   const optimizer = options.clientOptimizer ?? plainSgd;
@@ -44,7 +53,12 @@ export function dittoRound(model: AnyModel, params: Value, personal: Value, data
   return { params: ops.add(params, value), personal: (keepOnClients as (x: Value) => Value)(local.personal), ...reportedLoss(options, local.loss, data), ...state };
 }
 
-/** Ditto's round as a program: (server params, personal models, cohort batches, lr, lambda, the aggregator's inputs) -> (params, personal models kept on the clients, loss, its state). */
+/**
+ * Ditto's round as a program: (server params, personal models, cohort batches, lr, lambda, the aggregator's inputs) -> (params, personal models kept on the clients, loss, its state).
+ *
+ * @example
+ * const round = dittoProgram(mlp2nn, { aggregator: aggregator(s.clip(1), s.dp()) });
+ */
 export function dittoProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: DittoOptions & { readonly aggregator?: A } = {},

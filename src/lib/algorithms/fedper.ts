@@ -21,12 +21,23 @@ import { ops, type Value } from "./loose.js";
 import type { AggregatedRoundProgram, AnyModel, RoundData } from "./types.js";
 import { ftError } from "../../errors/error.js";
 
+/**
+ * FedPer's options: client training's and the aggregator chain's, and the personal parameters.
+ *
+ * @example
+ * const options: FedPerOptions = { personal: ["w3", "b3"], aggregator: aggregator(s.clip(1), s.dp()) };
+ */
 export interface FedPerOptions extends ClientTrainingOptions, AggregatorOptions {
   /** The names of the model's personal parameters (its head); by default its last two, the output layer's kernel and bias (a model of two parameters, such as logistic regression, its last: the bias). */
   readonly personal?: readonly string[];
 }
 
-/** The model's personal parameter names under the options; FT305 for a name the model does not have, or for all of them (nothing left to federate). */
+/**
+ * The model's personal parameter names under the options; FT305 for a name the model does not have, or for all of them (nothing left to federate).
+ *
+ * @example
+ * personalNames(mlp2nn); // ["w3", "b3"]
+ */
 export function personalNames(model: AnyModel, options: Pick<FedPerOptions, "personal"> = {}): string[] {
   const names = Object.keys(model.params);
   const personal = [...(options.personal ?? names.slice(names.length > 2 ? -2 : -1))];
@@ -70,12 +81,22 @@ export function fedPerRound(model: AnyModel, params: Value, heads: Value, data: 
   };
 }
 
-/** The specs of the cohort's heads: the personal parameters at the clients, private when the chain releases (they are trained on private data). */
+/**
+ * The specs of the cohort's heads: the personal parameters at the clients, private when the chain releases (they are trained on private data).
+ *
+ * @example
+ * const heads = headSpecs(mlp2nn, { aggregator: aggregator(s.clip(1), s.dp()) });
+ */
 export function headSpecs(model: AnyModel, options: FedPerOptions = {}): Value {
   return atClients(pick(model.params, personalNames(model, options)) as never, aggregatorIn(options).releases ? { private: true } : {});
 }
 
-/** FedPer's round as a program: (server params, heads, cohort batches, lr, the aggregator's inputs) -> (params, heads kept on the clients, loss, its state). */
+/**
+ * FedPer's round as a program: (server params, heads, cohort batches, lr, the aggregator's inputs) -> (params, heads kept on the clients, loss, its state).
+ *
+ * @example
+ * const round = fedPerProgram(mlp2nn, { aggregator: aggregator(s.secure({ bits: 20, clip: 1, maxWeight: 600, maxClients: 100 })) });
+ */
 export function fedPerProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: FedPerOptions & { readonly aggregator?: A } = {},
