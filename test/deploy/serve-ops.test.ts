@@ -36,7 +36,7 @@ describe("operating fedtensor serve", () => {
     const { path, tokens } = writeTokens(dir, 4);
     const adminToken = "0123456789abcdef0123456789abcdef";
     writeFileSync(join(dir, "admin.token"), `${adminToken}\n`);
-    const server = track(startProcess([...smallServe(path, out, "--rounds", "3", "--clients-per-round", "3", "--min-clients", "2", "--round-timeout", "60"), "--admin-token-file", join(dir, "admin.token")]));
+    const server = track(startProcess([...smallServe(path, out, "--rounds", "5", "--clients-per-round", "3", "--min-clients", "2", "--round-timeout", "60"), "--admin-token-file", join(dir, "admin.token")]));
     const url = await serverUrl(server);
     const http = url.replace(/^ws/, "http").replace(/\/fedtensor$/, "");
     const admin = (path: string, token?: string) => fetch(`${http}${path}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
@@ -96,16 +96,18 @@ describe("operating fedtensor serve", () => {
     expect(second.output()).toMatch(/FT340: the server at .* refused this client: FT351: the token of client-001 is in use by a live connection from 127\.0\.0\.1:\d+/);
     expect(server.output()).toMatch(/refused a client at 127\.0\.0\.1:\d+: FT351: the token of client-001 is in use/);
 
-    await server.waitFor(/round 1\/3: 3 of 3 clients merged/, deadline(120_000));
-    const metrics = await (await admin("/metrics", adminToken)).text();
-    expect(metrics).toMatch(/^fedtensor_rounds_finished_total\{outcome="merged"\} [1-3]$/m);
+    await server.waitFor(/round 1\/5: 3 of 3 clients merged/, deadline(120_000));
+    // Both asked at once, while rounds 2 to 5 remain: the server answers until the run ends.
+    const [metricsResponse, statusResponse] = await Promise.all([admin("/metrics", adminToken), admin("/status", adminToken)]);
+    const metrics = await metricsResponse.text();
+    expect(metrics).toMatch(/^fedtensor_rounds_finished_total\{outcome="merged"\} [1-5]$/m);
     expect(metrics).toMatch(/^fedtensor_clients_connected 3$/m);
     expect(metrics).toMatch(/^fedtensor_refused_connections_total\{reason="claim"\} 1$/m);
     expect(metrics).toMatch(/^fedtensor_refused_connections_total\{reason="in-use"\} 1$/m);
     expect(metrics).toMatch(/^fedtensor_refused_connections_total\{reason="revoked"\} 1$/m);
     expect(metrics).toMatch(/^fedtensor_last_round\{value="test_accuracy"\} 0\.\d+$/m);
     expect(metrics).toMatch(/^fedtensor_process_resident_memory_bytes \d+/m);
-    const status = (await (await admin("/status", adminToken)).json()) as { lastRound: object; clients: { id: string }[] };
+    const status = (await statusResponse.json()) as { lastRound: object; clients: { id: string }[] };
     expect(status.lastRound).toMatchObject({ merged: true, clients: 3, dropped: 0 });
     expect(status.clients.map((c) => c.id)).toEqual(["client-001", "client-002", "client-003"]);
 
@@ -113,15 +115,15 @@ describe("operating fedtensor serve", () => {
     // Told the run finished, the clients stop with 0 (no --exit-when-done).
     for (const client of clients) {
       expect(await client.exited()).toBe(0);
-      expect(client.output()).toMatch(/the server finished the run after 3 rounds; exiting/);
+      expect(client.output()).toMatch(/the server finished the run after 5 rounds; exiting/);
     }
     // No client was knocked off by the second process.
     expect(clients[0]!.output()).not.toMatch(/reconnecting/);
     const log = readFileSync(join(out, "serve.log"), "utf8");
     expect(log).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z serving fedavg/m);
     expect(log).toMatch(/FT350: client-004 claimed 2147483647 examples/);
-    expect(log).toMatch(/round 3\/3: 3 of 3 clients merged/);
-    expect(log).toMatch(/run finished after 3 rounds/);
+    expect(log).toMatch(/round 5\/5: 3 of 3 clients merged/);
+    expect(log).toMatch(/run finished after 5 rounds/);
     // Nothing secret in the log: no client token, no admin token.
     for (const token of [...tokens, adminToken]) expect(log).not.toContain(token);
   }, deadline(300_000));
