@@ -91,8 +91,8 @@ export {
   type ScaffoldOutputs,
   type ScaffoldProgram,
 } from "./algorithms/scaffold.js";
-export { fedPerProgram, fedPerRound, headSpecs, personalNames, type FedPerOptions } from "./algorithms/fedper.js";
-export { dittoProgram, dittoRound, type DittoOptions } from "./algorithms/ditto.js";
+export { fedPerProgram, personalNames, type FedPerOptions } from "./algorithms/fedper.js";
+export { dittoProgram, type DittoOptions } from "./algorithms/ditto.js";
 export { diloco, dilocoInnerOptimizer, dilocoProgram, type DiLoCoHypers, type DiLoCoOptions, type DiLoCoProgram } from "./algorithms/diloco.js";
 export {
   adaptiveDefaults,

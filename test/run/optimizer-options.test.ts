@@ -29,7 +29,7 @@ describe("options", () => {
 
   test.each([
     [["--client-optimizer", "lamb"], "--client-optimizer", 'expected sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | yogi, got "lamb"'],
-    [["--algorithm", "scaffold", "--client-optimizer", "adam"], "--client-optimizer", "applies only with --algorithm fedavg | fedavgm | fedprox | fedadam | fedyogi | fedadagrad | diloco | afl, not scaffold"],
+    [["--algorithm", "scaffold", "--client-optimizer", "adam"], "--client-optimizer", "applies only with --algorithm fedavg | fedavgm | fedprox | fedadam | fedyogi | fedadagrad | diloco | afl | fedper | ditto, not scaffold"],
     [["--client-momentum", "0.5"], "--client-momentum", "applies only with --client-optimizer momentum | nesterov, not sgd"],
     [["--client-optimizer", "momentum", "--client-momentum", "1"], "--client-momentum", "expected number 0 <= x < 1, got 1"],
     [["--client-optimizer", "adam", "--weight-decay", "0.1"], "--weight-decay", "applies only with --client-optimizer adamw, not adam"],
