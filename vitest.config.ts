@@ -19,6 +19,12 @@ export default defineConfig({
     // Two test files at a time: CI's machine has 2 cores, and vitest's default (cores - 1) ran
     // one file at a time while most tests wait on child processes, Redis or a browser.
     maxWorkers: 2,
+    // A worker keeps the modules it imported from one test file to the next: with isolation each
+    // of the 206 files imported TensorFlow.js, ONNX Runtime and the library afresh. The whole
+    // suite on CI's kind of 2-core VM: 14 m 06 s isolated, 10 m 42 s not (docs/benchmarks.md,
+    // "Test machine"). Tests keep no state between files: each starts its own servers and
+    // folders, and backends are chosen per call.
+    isolate: false,
     hookTimeout: deadline(60_000),
   },
 });
