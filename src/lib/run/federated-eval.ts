@@ -87,12 +87,13 @@ export class FederatedEvaluator {
   private readonly evaluation: ReturnType<typeof federatedEvaluationProgram>;
   private readonly topK: number;
 
+  /** The run's model, data, config, feature shape and random stream: PrivateEvaluator evaluates the same clients with them. */
   constructor(
-    private readonly model: AnyModel,
-    private readonly data: FederatedDataset<HostData>,
-    private readonly config: RunConfig,
-    private readonly featureShape: readonly number[],
-    private readonly rng: Rng,
+    readonly model: AnyModel,
+    readonly data: FederatedDataset<HostData>,
+    readonly config: RunConfig,
+    readonly featureShape: readonly number[],
+    readonly rng: Rng,
   ) {
     this.topK = config.topK;
     this.evaluation = federatedEvaluationProgram(model, { topK: this.topK });

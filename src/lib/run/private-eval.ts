@@ -15,11 +15,8 @@
  */
 import type * as tf from "@tensorflow/tfjs";
 import { accuracyBins, privateEvaluationProgram, privatePersonalizationProgram, type HistogramMechanism } from "../algorithms/private-evaluation.js";
-import type { AnyModel } from "../algorithms/types.js";
-import { batchCohort, type FederatedDataset } from "../data/federated.js";
-import type { HostData } from "../data/host-tensor.js";
+import { batchCohort } from "../data/federated.js";
 import type { RunSecret } from "../privacy/secret.js";
-import type { Rng } from "../random.js";
 import { distributionStats } from "./client-distribution.js";
 import { cohortChunks, secureGroups } from "./cohort.js";
 import { isDpRun } from "./privacy.js";
@@ -62,17 +59,13 @@ export class PrivateEvaluator {
   private readonly evaluation;
   private readonly mechanism: HistogramMechanism;
 
+  /** Evaluates the held-out clients of `clients` (its model, data, config and random stream), releasing only histograms. */
   constructor(
-    private readonly model: AnyModel,
-    private readonly data: FederatedDataset<HostData>,
-    private readonly config: RunConfig,
-    private readonly featureShape: readonly number[],
-    private readonly rng: Rng,
-    private readonly secret: RunSecret,
     private readonly clients: FederatedEvaluator,
+    private readonly secret: RunSecret,
   ) {
-    this.mechanism = isDpRun(config) ? "dp" : "secure";
-    this.evaluation = privateEvaluationProgram(model, this.mechanism);
+    this.mechanism = isDpRun(clients.config) ? "dp" : "secure";
+    this.evaluation = privateEvaluationProgram(clients.model, this.mechanism);
   }
 
   /** The metrics columns of a round (FederatedEvaluator.columns' names), from the estimate; null where not evaluated or not known. */
@@ -89,7 +82,7 @@ export class PrivateEvaluator {
     const total = new Float64Array(accuracyBins);
     for (const [part, chunk] of this.chunks(round, this.clients.heldOutSteps).entries()) {
       const inputs = { params, ...this.clients.heldOutInputs(chunk.clients, chunk.steps), ...this.releaseInputs(key, part) };
-      const out = (await this.evaluation.run(inputs as never, runOptionsOf(this.config))) as unknown as { histogram: tf.Tensor };
+      const out = (await this.evaluation.run(inputs as never, runOptionsOf(this.clients.config))) as unknown as { histogram: tf.Tensor };
       (await out.histogram.data()).forEach((n, b) => (total[b]! += n));
       out.histogram.dispose();
     }
@@ -98,36 +91,36 @@ export class PrivateEvaluator {
 
   /** Personalization after `round`, the last: the released histograms before and after fine-tuning; writes personalization.json (no per-client file). */
   async personalize(params: DeviceTree, round: number): Promise<{ before: HistogramEstimate; after: HistogramEstimate }> {
-    const program = privatePersonalizationProgram(this.model, clientTraining(this.config), this.mechanism);
-    const epochs = this.config.personalizeEpochs;
-    const batchSize = roundBatchSize(this.config, this.data);
-    const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.data.clientIndices[client]!.length) / batchSize));
+    const program = privatePersonalizationProgram(this.clients.model, clientTraining(this.clients.config), this.mechanism);
+    const epochs = this.clients.config.personalizeEpochs;
+    const batchSize = roundBatchSize(this.clients.config, this.clients.data);
+    const trainSteps = (client: number) => Math.max(1, Math.ceil((epochs * this.clients.data.clientIndices[client]!.length) / batchSize));
     const key = this.secret.roundKey("personalization", round);
     const [before, after] = [new Float64Array(accuracyBins), new Float64Array(accuracyBins)];
     for (const [part, chunk] of this.chunks(round, trainSteps).entries()) {
-      const train = batchCohort(this.data, chunk.clients, { batchSize, epochs, rng: this.rng.fork("personalize"), steps: chunk.steps });
-      const inputs = { params, lr: this.config.lr, trainX: withFeatureShape(train.x, 3, this.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), ...this.releaseInputs(key, part) };
-      const out = (await program.run(inputs as never, runOptionsOf(this.config))) as unknown as { before: tf.Tensor; after: tf.Tensor };
+      const train = batchCohort(this.clients.data, chunk.clients, { batchSize, epochs, rng: this.clients.rng.fork("personalize"), steps: chunk.steps });
+      const inputs = { params, lr: this.clients.config.lr, trainX: withFeatureShape(train.x, 3, this.clients.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), ...this.releaseInputs(key, part) };
+      const out = (await program.run(inputs as never, runOptionsOf(this.clients.config))) as unknown as { before: tf.Tensor; after: tf.Tensor };
       (await out.before.data()).forEach((n, b) => (before[b]! += n));
       (await out.after.data()).forEach((n, b) => (after[b]! += n));
       disposeAll(out.before, out.after);
     }
     const results = { before: histogramEstimate(before), after: histogramEstimate(after) };
-    const released = this.mechanism === "dp" ? { released: "DP histograms of the clients' held-out accuracies", noiseMultiplier: this.config.evalNoise } : { released: "exact histograms of the clients' held-out accuracies through secure aggregation (simulated in one process)" };
-    const summary = { epochs, lr: this.config.lr, ...released, bins: accuracyBins, ...results };
-    await writeRunFile(this.config.out, evaluationFiles.personalizationSummary, `${JSON.stringify(summary, null, 2)}\n`);
+    const released = this.mechanism === "dp" ? { released: "DP histograms of the clients' held-out accuracies", noiseMultiplier: this.clients.config.evalNoise } : { released: "exact histograms of the clients' held-out accuracies through secure aggregation (simulated in one process)" };
+    const summary = { epochs, lr: this.clients.config.lr, ...released, bins: accuracyBins, ...results };
+    await writeRunFile(this.clients.config.out, evaluationFiles.personalizationSummary, `${JSON.stringify(summary, null, 2)}\n`);
     return results;
   }
 
   /** The evaluated clients after `round` in chunks: secure groups of at least 2 under secure aggregation. */
   private chunks(round: number, stepsOf: (client: number) => number) {
     const clients = this.clients.clientsAt(round);
-    return this.mechanism === "secure" ? secureGroups(clients, stepsOf, this.config.chunkClients, 2) : cohortChunks(clients, stepsOf, this.config.chunkClients);
+    return this.mechanism === "secure" ? secureGroups(clients, stepsOf, this.clients.config.chunkClients, 2) : cohortChunks(clients, stepsOf, this.clients.config.chunkClients);
   }
 
   /** The release's inputs for one chunk: the key, the part, and under dp the noise multiplier. */
   private releaseInputs(key: readonly number[], part: number) {
-    return { key, part, ...(this.mechanism === "dp" ? { noiseMultiplier: this.config.evalNoise } : {}) };
+    return { key, part, ...(this.mechanism === "dp" ? { noiseMultiplier: this.clients.config.evalNoise } : {}) };
   }
 }
 

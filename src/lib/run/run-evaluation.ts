@@ -48,7 +48,7 @@ export class RunEvaluation {
     const test = batchEvaluation(data.test, TEST_BATCH);
     this.testInputs = { x: withFeatureShape(test.x, 2, featureShape), y: test.y, mask: test.mask };
     this.federated = config.clientHoldout > 0 ? new FederatedEvaluator(model, data, config, featureShape, rng) : undefined;
-    this.released = this.federated !== undefined && releasesPrivateData(config.aggregator) ? new PrivateEvaluator(model, data, config, featureShape, rng, secret!, this.federated) : undefined;
+    this.released = this.federated !== undefined && releasesPrivateData(config.aggregator) ? new PrivateEvaluator(this.federated, secret!) : undefined;
   }
 
   /** The plot's panel of the clients' held-out accuracy (mean and percentiles), when the run evaluates on the clients. */
