@@ -6,7 +6,7 @@ import { deadline } from "./test/helpers/deadline.js";
  * (each CLI process reads MNIST into 188 MB of float32): glibc 2.35+ then advises huge pages
  * for malloc's mmap'd chunks, which V8's ArrayBuffers and ONNX Runtime's arena are. On CI's
  * kind of VM a fresh 4 KiB page costs a fault to the host; a `fedtensor run` of 4 logistic
- * rounds took 3.9 s of CPU without it and 2.9 s with it (docs/benchmarks.md, "Test machine").
+ * rounds took 0.77 times the wall time with it (bench/huge-pages.ts; docs/benchmarks.md, "Test machine").
  * Other C libraries ignore the variable.
  */
 process.env.GLIBC_TUNABLES ??= "glibc.malloc.hugetlb=1";
