@@ -11,23 +11,35 @@
 #   5. a FedAvg round of the 2NN and of the CNN at 10, 100 and 1,000 clients on webgpu, and on
 #      onnx (CPU) at 10 and 100 as the baseline
 #   6. the CUDA route: whether onnxruntime-node's CUDA execution provider can start there
-# Every step writes $OUT/<step>.txt; $OUT/summary.txt says what each step returned.
+# Every step writes <step>.txt; summary.txt says what each step returned; both come back in
+# $OUT/gpu-out.tar.gz, and summary.txt beside it.
 #
 # usage, from a session lent the machine (see docs/benchmarks.md, "GPU"):
 #   bash bench/gpu/pack.sh        # here, once: .gpu-carry/ and .gl/
 #   device run: command "bash bench/gpu/run-h200.sh", carry [".gpu-carry", ".gl"], timeout_s 590
+# A narrower second run: STEPS="adapter differential fedavg" WEBGPU_FEDAVG="--models cnn --whole 100
+# --clients= --timeout 90" BUDGET=300 bash bench/gpu/run-h200.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+# A device run returns at most 8 files from $OUT: the steps write into a folder of their own,
+# packed into $OUT/gpu-out.tar.gz at the end, beside summary.txt.
+RETURN=${OUT:-$PWD/gpu-out}
+OUT=$(mktemp -d)
+mkdir -p "$RETURN"
+trap 'tar -czf "$RETURN/gpu-out.tar.gz" -C "$OUT" . && cp "$OUT/summary.txt" "$RETURN/"' EXIT
 BUDGET=${BUDGET:-570}
 started=$(date +%s)
 summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
-# step NAME SECONDS COMMAND...: runs COMMAND with a time limit, if the budget still has it.
+# step NAME SECONDS COMMAND...: runs COMMAND with a time limit, if the budget still has it
+# and STEPS (space-separated step names, all by default) names it.
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "${STEPS:-}" ] && [[ " $STEPS " != *" $name "* ]]; then
+    summary "$name: not in STEPS"
+    return 0
+  fi
   local left=$((BUDGET - ($(date +%s) - started)))
   if [ "$left" -lt 15 ]; then
     summary "$name: skipped, ${left}s of the budget left"
@@ -38,6 +50,7 @@ step() {
   timeout -k 5 "$limit" "$@" >"$OUT/$name.txt" 2>&1
   local rc=$?
   summary "$name: exit $rc after $(($(date +%s) - t0))s (limit ${limit}s)"
+  return $rc
 }
 
 # Bring Node, the packages and the Vulkan loader.
@@ -57,15 +70,26 @@ fi
 summary "unpacked after $(($(date +%s) - started))s; VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
 
 step environment 30 bash -c 'nvidia-smi; node --version; ldconfig -p | grep -i vulkan; ls -l /usr/local/nvidia/share/vulkan/icd.d /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1; cat "'"$nvidia_icd"'" 2>&1'
-step adapter 60 node --input-type=module -e '
+adapter_script='
   const { useBackend } = await import("./dist/src/index.js");
   const { webGpuAdapter } = await import("./dist/src/runtime/webgpu.js");
   await useBackend("webgpu");
   console.log(JSON.stringify(webGpuAdapter()));'
+# Dawn on Vulkan first; where the driver's Vulkan ICD does not start, Dawn's OpenGL ES backend
+# on the same GPU through the driver's EGL (the steps after it run on whichever started).
+if ! step adapter 60 node --input-type=module -e "$adapter_script"; then
+  export FEDTENSOR_WEBGPU_DAWN=backend=opengl EGL_PLATFORM=surfaceless
+  egl_vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  [ -f "$egl_vendor" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl_vendor
+  step adapter-opengl 60 node --input-type=module -e "$adapter_script"
+fi
 FEDTENSOR_TEST_BACKENDS=webgpu FEDTENSOR_TEST_WEBGPU_PROGRAMS=600 \
   step differential 150 node node_modules/vitest/vitest.mjs run test/differential -t webgpu
 step gemm 80 node dist/bench/gemm.js --backends onnx,webgpu --sizes 1024,2048,4096,8192 --rounds 5 --peak-tflops 67 --json "$OUT/gemm.json"
-step fedavg 200 node dist/bench/fedavg-scaling.js --backends webgpu --models 2nn,cnn --whole 10,100 --clients 1000 --timeout 45 --json "$OUT/fedavg.json"
-step fedavg-onnx 70 node dist/bench/fedavg-scaling.js --backends onnx --models 2nn,cnn --whole 10,100 --clients "" --timeout 25 --json "$OUT/fedavg-onnx.json"
+# The FedAvg cases, replaceable for a second, narrower run (as STEPS is).
+read -r -a webgpu_cases <<<"${WEBGPU_FEDAVG:---models 2nn,cnn --whole 10,100 --clients 1000 --timeout 45}"
+read -r -a onnx_cases <<<"${ONNX_FEDAVG:---models 2nn,cnn --whole 10,100 --clients= --timeout 25}"
+step fedavg 200 node dist/bench/fedavg-scaling.js --backends webgpu "${webgpu_cases[@]}" --json "$OUT/fedavg.json"
+step fedavg-onnx 100 node dist/bench/fedavg-scaling.js --backends onnx "${onnx_cases[@]}" --json "$OUT/fedavg-onnx.json"
 step cuda 40 bash bench/gpu/cuda-route.sh
 summary "done after $(($(date +%s) - started))s"

@@ -346,6 +346,8 @@ export function castForm(from: string, to: string, backend: string): Kernel {
  */
 export function transposeForm(perm: readonly number[], dtype: string, backend: string): Kernel {
   if (perm.length <= 1) return ([x]) => [tf.clone(x!)];
+  const maxRank = ELEMENTWISE_MAX_RANK[backend] ?? Infinity;
+  if (perm.length > maxRank) return mergedTranspose(perm, dtype, backend, maxRank);
   const transpose = (x: tf.Tensor) => tf.engine().runKernel("Transpose", { x }, { perm: perm as number[] }) as tf.Tensor;
   const sharedProgram = perm.length === 2 && perm[0] === 1;
   if (!integerOnWebGpu(dtype, backend) || sharedProgram) return ([x]) => [transpose(x!)];
@@ -367,10 +369,42 @@ export function transposeForm(perm: readonly number[], dtype: string, backend: s
 }
 
 /**
+ * transposeForm above the backend's rank limit (tfjs webgpu's Transpose shader takes 6 dims):
+ * unit dims go, since they move nowhere, and input dims that the permutation keeps adjacent
+ * merge into one (reshapes, no copy), until the rank fits.
+ */
+function mergedTranspose(perm: readonly number[], dtype: string, backend: string, maxRank: number): Kernel {
+  return ([x]) => {
+    const shape = x!.shape;
+    const sized = [...shape.keys()].filter((d) => shape[d] !== 1);
+    const position = (d: number) => sized.indexOf(d);
+    const groups: number[][] = [];
+    for (const d of perm.filter((d) => shape[d] !== 1)) {
+      const last = groups[groups.length - 1];
+      if (last !== undefined && position(last[last.length - 1]!) + 1 === position(d)) last.push(d);
+      else groups.push([d]);
+    }
+    if (groups.length > maxRank) {
+      throw ftError("FT301", { backend, why: `its transposes here take at most ${maxRank} dims, and permuting [${perm.join(",")}] of shape [${shape.join(",")}] moves ${groups.length} runs of dims apart; use the cpu backend for this program` });
+    }
+    const inputOrder = [...groups].sort((a, b) => a[0]! - b[0]!);
+    const merged = x!.reshape(inputOrder.map((g) => product(g.map((d) => shape[d]!))));
+    const [moved] = transposeForm(groups.map((g) => inputOrder.indexOf(g)), dtype, backend)([merged]);
+    const out = moved!.reshape(perm.map((d) => shape[d]!));
+    [merged, moved!].forEach((t) => t !== out && t.dispose());
+    return [out];
+  };
+}
+
+/**
  * A reduction over `axes` of a rank-`rank` operand to `outShape`. On webgpu an int32 or bool
  * operand's axes move innermost first (see above), where tfjs reduces without transposing.
+ * Above the backend's rank limit (tfjs webgpu's reduce shaders take 6 dims, as its elementwise
+ * ones do), adjacent dims that are all reduced or all kept merge first (a reshape, no copy).
  */
 export function reductionForm(reduce: (x: tf.Tensor, axes: number[]) => tf.Tensor, axes: readonly number[], rank: number, outShape: readonly number[], dtype: string, backend: string): Kernel {
+  const maxRank = ELEMENTWISE_MAX_RANK[backend] ?? Infinity;
+  if (rank > maxRank) return mergedReduction(reduce, axes, rank, outShape, dtype, backend, maxRank);
   const innermost = axes.every((a) => a >= rank - axes.length);
   if (!integerOnWebGpu(dtype, backend) || innermost) return ([x]) => [reduce(x!, [...axes])];
   const kept = [...Array(rank).keys()].filter((d) => !axes.includes(d));
@@ -381,6 +415,28 @@ export function reductionForm(reduce: (x: tf.Tensor, axes: number[]) => tf.Tenso
     const reduced = reduce(moved!, last);
     const out = reduced.reshape(outShape as number[]);
     [moved!, reduced].forEach((t) => t !== out && t.dispose());
+    return [out];
+  };
+}
+
+/** reductionForm on the operand with each run of adjacent reduced (or kept) dims merged into one. */
+function mergedReduction(reduce: (x: tf.Tensor, axes: number[]) => tf.Tensor, axes: readonly number[], rank: number, outShape: readonly number[], dtype: string, backend: string, maxRank: number): Kernel {
+  const runs: number[][] = [];
+  for (let d = 0; d < rank; d++) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && axes.includes(last[0]!) === axes.includes(d)) last.push(d);
+    else runs.push([d]);
+  }
+  if (runs.length > maxRank) {
+    throw ftError("FT301", { backend, why: `its reductions here take at most ${maxRank} dims, and reducing axes [${axes.join(",")}] of a rank-${rank} operand leaves ${runs.length} runs of reduced and kept dims that cannot be merged to fit; use the cpu backend for this program` });
+  }
+  const mergedAxes = runs.flatMap((run, i) => (axes.includes(run[0]!) ? [i] : []));
+  const inner = reductionForm(reduce, mergedAxes, runs.length, [product(outShape)], dtype, backend);
+  return ([x]) => {
+    const merged = x!.reshape(runs.map((run) => product(run.map((d) => x!.shape[d]!))));
+    const [reduced] = inner([merged]);
+    const out = reduced!.reshape(outShape as number[]);
+    [merged, reduced!].forEach((t) => t !== out && t.dispose());
     return [out];
   };
 }

@@ -13,6 +13,9 @@ import { fedAvgProgram } from "../../src/lib/algorithms/fedavg.js";
 import { logistic } from "../../src/lib/models/dense.js";
 import { Rng } from "../../src/lib/random.js";
 import { loadRunConfig } from "../../src/lib/run/config.js";
+import { atClients, f32, map, mean, program, sum, transpose } from "../../src/index.js";
+import { interpret } from "../../src/interpret/reference.js";
+import { toHost, type HostLeaf } from "../differential/compare.js";
 import { runsBatched } from "../../src/lower/tfjs-forms.js";
 import { backendNames, requestedBackend, useBackend } from "../../src/runtime/backend.js";
 import { tfjsLowering } from "../../src/runtime/lowering.js";
@@ -139,4 +142,26 @@ describe.skipIf(!webgpu.available)(`webgpu on an adapter (${webgpu.detail})`, ()
       expect(worst, k).toBeLessThan(1e-4);
     }
   }, deadline(120_000));
+
+  // Found on the H200 by 600 random programs (test/differential/forward.test.ts): tfjs webgpu's
+  // reduce shaders take at most 6 dims ("GPU for rank 7 is not yet supported"), and batching
+  // the clients makes a rank-6 member rank 7; so does its Transpose shader. Dims that move
+  // together merge first.
+  test("reductions and transposes of rank-7 operands (a batched rank-6 member) agree with the interpreter", async () => {
+    const p = program({ x: atClients(f32([2, 1, 3, 1, 2, 2])) }, ({ x }) => [
+      map((m) => mean(m), x),
+      map((m) => sum(m, [0, 2], true), x),
+      map((m) => transpose(m, [5, 4, 3, 0, 1, 2]), x),
+    ]);
+    const inputs = { x: { shape: [2, 2, 1, 3, 1, 2, 2], data: Array.from({ length: 48 }, (_, i) => (i % 7) - 3 + i / 16) } };
+    await useBackend("webgpu");
+    const out = await p.run(inputs as never, { backend: "webgpu", clients: 2 });
+    const [got, expected] = [(await toHost(out)) as HostLeaf[], interpret(p.ir, inputs, { clients: 2 }) as HostLeaf[]];
+    expect(got.map((leaf) => [...leaf.shape])).toEqual([[2], [2, 1, 1, 1, 1, 2, 2], [2, 2, 2, 1, 2, 1, 3]]);
+    for (const [i, leaf] of expected.entries()) {
+      expect([...got[i]!.shape], `output ${i}`).toEqual([...leaf.shape]);
+      Array.from(leaf.data).forEach((v, j) => expect(got[i]!.data[j], `output ${i} entry ${j}`).toBeCloseTo(v as number, 5));
+    }
+    tf.dispose(out as never);
+  }, deadline(60_000));
 });
