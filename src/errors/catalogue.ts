@@ -340,8 +340,9 @@ export const catalogue = {
       "In MapReduce form the clients' results reach the server only through aggregations " +
       "(reduceSum, reduceMean, reduceWeightedMean, reduceMax, reduceMin, aggregate), whose " +
       "accumulators have a fixed size whatever the number of clients. A CLIENTS output (one " +
-      "value per client, such as SCAFFOLD's client controls) grows with the cohort.",
-    fix: "Aggregate the value at the server, or run the program whole (program.run) instead of streamed.",
+      "value per client) grows with the cohort, unless it is client state (keepOnClients, such " +
+      "as SCAFFOLD's client controls), which each chunk's clients keep.",
+    fix: "Aggregate the value at the server, keep it on its clients with keepOnClients if it is their state, or run the program whole (program.run) instead of streamed.",
   },
   FT315: {
     title: "Not expressible in MapReduce form",

@@ -47,13 +47,16 @@ export interface PartRunner<T> {
   /** Runs the part on named inputs; its outputs as a tree like its output tree. */
   run(part: Part, inputs: Record<string, unknown>, atClients: boolean): Promise<unknown>;
   dispose(values: readonly T[]): void;
+  /** The chunks' rows of a per-client value as one value of the whole cohort: row p is the row that a chunk's `positions` put at place p (needed for client state only). */
+  byPlace?(pieces: readonly { readonly positions: ArrayLike<number>; readonly value: T }[]): T;
 }
 
 /**
  * Drives one round of a MapReduce form: prepare, then per chunk work and accumulate from zero
  * (fused into one program unless `fused` is false), each chunk's partial accumulator merged
  * into the total in chunk order, then report and update. Returns update's outputs (the
- * program's output tree).
+ * program's output tree), with the chunks' client state (MapReduceForm.keptOutputs) put back
+ * in cohort order at its paths.
  */
 export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: StreamedRound, runner: PartRunner<T>, fused = true, remote?: RemoteChunks<T>): Promise<unknown> {
   const run = async (part: Part, leaves: Map<string, unknown>, atClients = false): Promise<Map<string, T>> => {
@@ -63,13 +66,32 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
     return new Map(part.outputs.map((name) => [name, out[name]!]));
   };
   const dispose = (...maps: Map<string, T>[]) => maps.forEach((m) => runner.dispose([...m.values()]));
+  const keptNames = form.keptOutputs.map((_, i) => `kept${i}`);
+  if (keptNames.length > 0 && runner.byPlace === undefined) throw ftError("FT302", { what: "part runner", why: "a round with client state needs a runner that puts the chunks' rows in cohort order" });
   const accumulateChunk = async (inputs: Map<string, unknown>, zero: Map<string, T>) => {
     const members = await run(form.parts.work, inputs, true);
+    const kept = keptNames.map((name) => [name, members.get(name)!] as const);
+    keptNames.forEach((name) => members.delete(name));
     try {
-      return await run(form.parts.accumulate, new Map([...inputs, ...zero, ...members]), true);
+      return new Map([...(await run(form.parts.accumulate, new Map([...inputs, ...zero, ...members]), true)), ...kept]);
     } finally {
       dispose(members);
     }
+  };
+  /** Each chunk's client state, by kept output, with the chunk's places in the cohort. */
+  const keptPieces = keptNames.map(() => [] as { positions: ArrayLike<number>; value: T }[]);
+  let merged = 0;
+  /** The partial accumulator of a chunk, its client state set aside. */
+  const withoutKept = (partial: Map<string, T>): Map<string, T> => {
+    if (keptNames.length === 0) return partial;
+    const positions = round.positions?.(merged);
+    if (positions === undefined) throw ftError("FT302", { what: "chunk positions", why: "a streamed round with client state needs each chunk's places in the cohort" });
+    keptNames.forEach((name, i) => {
+      keptPieces[i]!.push({ positions, value: partial.get(name)! });
+      partial.delete(name);
+    });
+    merged++;
+    return partial;
   };
   const server = leavesByPath(ir.inputTree, round.inputs);
   const prepared = await run(form.parts.prepare, server);
@@ -93,7 +115,8 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   };
   try {
     const partials = remote === undefined ? localPartials() : remote(new Map([...server, ...prepared]));
-    for await (const partial of partials) {
+    for await (const chunkResult of partials) {
+      const partial = withoutKept(chunkResult);
       if (total === undefined) {
         total = partial;
         continue;
@@ -105,14 +128,25 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
     }
     if (total === undefined) throw ftError("FT302", { what: "cohort", why: "a streamed round got no chunk of clients" });
     const reports = await run(form.parts.report, total);
+    let updated: unknown;
     try {
-      return await runner.run(form.parts.update, inputsOf(form.parts.update, new Map([...server, ...prepared, ...reports])), false);
+      updated = await runner.run(form.parts.update, inputsOf(form.parts.update, new Map([...server, ...prepared, ...reports])), false);
     } finally {
       dispose(reports);
     }
+    if (keptNames.length === 0) return updated;
+    const kept = new Map(form.keptOutputs.map((path, i) => [path, runner.byPlace!(keptPieces[i]!)]));
+    return treeOfLeaves(ir.outputTree, (path) => kept.get(path) ?? (updated as Record<string, unknown>)[path]);
   } finally {
-    dispose(prepared, ...(total === undefined ? [] : [total]));
+    dispose(prepared, ...(total === undefined ? [] : [total]), ...keptPieces.flat().map((piece) => new Map([["", piece.value]])));
   }
+}
+
+/** A tree shaped as `def` whose leaf at each path is `leafAt(path)`. */
+function treeOfLeaves(def: TreeDef, leafAt: (path: string) => unknown, path = ""): unknown {
+  if (typeof def === "number") return leafAt(path);
+  if (Array.isArray(def)) return def.map((child, i) => treeOfLeaves(child, leafAt, `${path}[${i}]`));
+  return Object.fromEntries(Object.entries(def as Record<string, TreeDef>).map(([key, child]) => [key, treeOfLeaves(child, leafAt, path === "" ? key : `${path}.${key}`)]));
 }
 
 /** The clients of a chunk: axis 0 of its first CLIENTS leaf (a tensor, a host tensor or an array). */
@@ -171,6 +205,13 @@ export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOpt
   const runner: PartRunner<tf.Tensor> = {
     run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
     dispose: (values) => tf.dispose([...values]),
+    byPlace: (pieces) =>
+      tf.tidy(() => {
+        const order = pieces.flatMap((piece) => Array.from(piece.positions));
+        const rowOf = new Int32Array(order.length);
+        order.forEach((place, row) => (rowOf[place] = row));
+        return tf.gather(tf.concat(pieces.map((piece) => piece.value)), rowOf);
+      }),
   };
   return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused, remote);
 }

@@ -25,8 +25,12 @@
  * The program's top-level values get a stage: `before` (SERVER, not derived from an
  * aggregation), `clients`, `after` (derived from an aggregation's result) or `local`
  * (constants, recomputed in whichever part uses them). The cut is legal when nothing moves
- * from `after` to the clients (FT313), no output is at the CLIENTS (FT314), and every CLIENTS
- * value is computed client by client (FT315 otherwise).
+ * from `after` to the clients (FT313), no output is at the CLIENTS (FT314) except client state,
+ * and every CLIENTS value is computed client by client (FT315 otherwise).
+ *
+ * Client state (keepOnClients, ProgramIR.clientState) is computed client by client like the
+ * members, so `work` and the fused part also return it per client (`kept0`, ...): each chunk's
+ * clients keep their rows, and `update` returns the program's other outputs.
  */
 import { ftError } from "../errors/error.js";
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
@@ -71,6 +75,12 @@ export interface MapReduceForm {
   readonly groupKeyInputs: readonly string[];
   /** The fewest clients a chunk may hold: the largest minClients of the program's secure sums (0 without one). */
   readonly secureGroupMin: number;
+  /**
+   * The program's client state outputs by path (ProgramIR.clientState): `work` and the fused
+   * part return output i as `kept<i>`, per client of the chunk; `update` returns the others
+   * (as a flat record by path when there is client state).
+   */
+  readonly keptOutputs: readonly string[];
 }
 
 export interface MapReduceOptions {
@@ -161,8 +171,8 @@ interface Slot {
   readonly type: ValueType;
 }
 
-/** Traces a part: a program whose inputs and outputs are flat records by slot name. */
-function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) => readonly Tracer[], outputNames: readonly string[], outputTree?: TreeDef): Part {
+/** Traces a part: a program whose inputs and outputs are flat records by slot name (`clientState`: those it returns as client state). */
+function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) => readonly Tracer[], outputNames: readonly string[], outputTree?: TreeDef, clientState: readonly string[] = []): Part {
   const values = new ValueTable();
   const graph = new GraphBuilder(values, undefined);
   const outs = recordInto(graph, () => body(inputs.map((s) => graph.addInput(s.type))));
@@ -175,6 +185,7 @@ function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) 
     graph: closed,
     inputTree: Object.fromEntries(inputs.map((s, i) => [s.name, i])),
     outputTree: outputTree ?? Object.fromEntries(outputNames.map((n, i) => [n, i])),
+    ...(clientState.length === 0 ? {} : { clientState }),
   };
   return { ir, inputs: inputs.map((s) => s.name), outputs: outputNames };
 }
@@ -289,8 +300,10 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const stage = stages(ir);
   const paths = leafPaths(ir.inputTree);
   const outputPaths = leafPaths(ir.outputTree);
+  const keptPaths = ir.clientState ?? [];
+  const keptIds = keptPaths.map((path) => ir.graph.outputs[outputPaths.indexOf(path)]!);
   ir.graph.outputs.forEach((id, i) => {
-    if (stage.get(id) === "clients") throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: printType(ir.values[id]!) });
+    if (stage.get(id) === "clients" && !keptPaths.includes(outputPaths[i]!)) throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: printType(ir.values[id]!) });
   });
   // client_count() is the whole cohort's size, in every part (a chunk's own count is its accumulator's business).
   const cohortSize = options.cohortSize;
@@ -348,11 +361,14 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     let at = 0;
     return aggregations.map((a) => keys.slice(at, (at += a.groupKeys)));
   };
+  const keptNames = keptPaths.map((_, i) => `kept${i}`);
   const work = tracePart(
     `${ir.name}: work`,
     workInputs.map((s) => s.slot),
-    (ins) => inlineSlice(members, workInputs.map((s) => s.id), ins),
-    memberSlots.map((s) => s.name),
+    (ins) => inlineSlice([...members, ...keptIds], workInputs.map((s) => s.id), ins),
+    [...memberSlots.map((s) => s.name), ...keptNames],
+    undefined,
+    keptNames,
   );
   const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero()), accSlots("acc").map((s) => s.name));
   const accumulate = tracePart(
@@ -372,11 +388,13 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
       const keys = keysPer(ins.slice(accumulator.length, accumulator.length + keySlots.length));
-      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
+      const computed = inlineSlice([...members, ...keptIds], workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
       const memberOf = (id: number) => computed[members.indexOf(id)]!;
-      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!));
+      return [...aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!)), ...computed.slice(members.length)];
     },
-    accSlots("acc").map((s) => s.name),
+    [...accSlots("acc").map((s) => s.name), ...keptNames],
+    undefined,
+    keptNames,
   );
   const merge = tracePart(
     `${ir.name}: merge`,
@@ -398,12 +416,14 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     ...carry.map((id, i) => ({ id, slot: { name: `carry${i}`, type: ir.values[id]! } })),
     ...reports.map((id, i) => ({ id, slot: { name: `report${i}`, type: ir.values[id]! } })),
   ];
+  const updated = ir.graph.outputs.filter((_, i) => !keptPaths.includes(outputPaths[i]!));
   const update = tracePart(
     `${ir.name}: update`,
     updateInputs.map((s) => s.slot),
-    (ins) => inlineSlice(ir.graph.outputs, updateInputs.map((s) => s.id), ins),
-    outputPaths,
-    ir.outputTree,
+    (ins) => inlineSlice(updated, updateInputs.map((s) => s.id), ins),
+    outputPaths.filter((path) => !keptPaths.includes(path)),
+    // With client state, a flat record by path: the driver puts the kept outputs back in the program's tree.
+    keptPaths.length === 0 ? ir.outputTree : undefined,
   );
   return {
     parts: { prepare, work, zero, accumulate, merge, report, update },
@@ -412,6 +432,7 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     clientInputs: clientInputs.map((s) => s.slot.name),
     clientIndexInputs: indexSlots.map((s) => s.slot.name),
     groupKeyInputs: keySlots.map((s) => s.name),
+    keptOutputs: keptPaths,
     secureGroupMin: Math.max(0, ...aggregations.filter((a) => a.groupKeys > 0).map((a) => (a.node.attrs.minClients as number | undefined) ?? DEFAULT_MIN_CLIENTS)),
   };
 }

@@ -63,7 +63,6 @@ describe("--aggregator chains", () => {
     await expect(loadRunConfig(["--aggregator", "quantize,secure"])).rejects.toThrow("FT305: --aggregator: aggregator quantize,secure: the quantize stage needs --quantize-bits 1 to 16 (FT326)");
     await expect(loadRunConfig(["--aggregator", "secure,krum"])).rejects.toThrow(/krum needs each client's value/);
     await expect(loadRunConfig(["--aggregator", "clip,dp", "--algorithm", "afl"])).rejects.toThrow(/--algorithm afl cannot take --aggregator clip,dp: AFL's ascent on lambda/);
-    await expect(loadRunConfig(["--algorithm", "fedper", "--engine", "redis://localhost:6379"])).rejects.toThrow(/--algorithm fedper keeps each client's state .* not sent to engine workers with their chunks yet/);
     await expect(loadRunConfig(["--quantize-rotation"])).rejects.toThrow("FT305: --quantize-rotation: applies only with --quantize-bits 1 to 16, not 0");
   });
 });

@@ -1,14 +1,16 @@
 /**
  * MapReduce form: the accumulator's type does not depend on the number of clients, programs
- * that are not one round are refused with a code that says why, and `fedtensor ir --mapreduce`
+ * that are not one round are refused with a code that says why, client state comes back per
+ * client in cohort order, and `fedtensor ir --mapreduce`
  * prints the parts. (Agreement with the whole program: test/differential/mapreduce.test.ts.)
  */
 import * as tf from "@tensorflow/tfjs";
 import { afterEach, expect, test, vi } from "vitest";
 import { irCommand } from "../../src/cli/ir.js";
-import { add, aggregate, atClients, atServer, broadcast, clientIndex, f32, foldIn, fori, map, mul, program, randomKey, reduceMean, reduceSum, uniform, valueAndGrad, zeros } from "../../src/index.js";
+import { add, aggregate, atClients, atServer, broadcast, clientIndex, f32, foldIn, fori, keepOnClients, map, mul, program, randomKey, reduceMean, reduceSum, uniform, valueAndGrad, zeros } from "../../src/index.js";
 import { printType } from "../../src/ir/print.js";
 import { scaffoldProgram } from "../../src/lib/algorithms/scaffold.js";
+import { runStreamed } from "../../src/runtime/mapreduce.js";
 import { runProgram } from "../../src/runtime/run.js";
 import { mapReduceForm } from "../../src/transform/mapreduce.js";
 import { fedavg } from "../fixtures/mapreduce-programs.js";
@@ -44,8 +46,32 @@ test("a value computed from an aggregation and broadcast again is FT313 (a secon
   expect(() => mapReduceForm(p.ir)).toThrow(/^FT313: broadcast\(\): a round in MapReduce form talks to the clients once: its argument is computed from an aggregation's result/);
 });
 
-test("a CLIENTS output (SCAFFOLD's client controls) is FT314", () => {
-  expect(() => mapReduceForm(scaffoldProgram(tiny, { participation: 0.5 }).ir)).toThrow(/^FT314: output clientControls\.w is \{f32\[2,2\]\}@CLIENTS: a round in MapReduce form returns SERVER values only/);
+test("a CLIENTS output is FT314, unless it is client state (SCAFFOLD's client controls), which work returns per client", () => {
+  const leaked = program({ x: atClients(f32([2])) }, ({ x }) => ({ x: add(x, x) }));
+  expect(() => mapReduceForm(leaked.ir)).toThrow(/^FT314: output x is \{f32\[2\]\}@CLIENTS: a round in MapReduce form returns SERVER values only/);
+  const form = mapReduceForm(scaffoldProgram(tiny, { participation: 0.5 }).ir);
+  expect(form.keptOutputs).toEqual(["clientControls.w", "clientControls.b"]);
+  expect(form.workAndAccumulate.outputs.slice(-2)).toEqual(["kept0", "kept1"]);
+  expect(form.parts.work.ir.clientState).toEqual(["kept0", "kept1"]);
+  expect(form.parts.update.outputs).not.toContain("clientControls.w");
+});
+
+test("a streamed round returns each chunk's client state at its clients' places in the cohort, as the whole program does", async () => {
+  const round = program({ w: atServer(f32([2])), s: atClients(f32([2])), x: atClients(f32([2])) }, ({ w, s, x }) => {
+    const next = add(map((a, b) => mul(a, b), broadcast(w), x), s);
+    return { w: reduceSum(next), s: keepOnClients(next) };
+  });
+  const rows = (values: number[][]) => ({ shape: [values.length, 2], data: Float32Array.from(values.flat()) });
+  const [s, x] = [[[1, 2], [3, 4], [5, 6]], [[0.5, 1], [2, 3], [-1, 4]]];
+  const whole = (await round.run({ w: [2, 3], s: rows(s), x: rows(x) } as never, { backend: "cpu" })) as unknown as { w: tf.Tensor; s: tf.Tensor };
+  // Chunks out of cohort order, as size buckets cut them: places 2 and 0, then 1.
+  const chunk = (places: number[]) => ({ s: rows(places.map((p) => s[p]!)), x: rows(places.map((p) => x[p]!)) });
+  const placed = [[2, 0], [1]];
+  const streamed = (await runStreamed(round.ir, { inputs: { w: [2, 3] }, cohortSize: 3, chunks: placed.map(chunk), positions: (k) => placed[k]! }, { backend: "cpu" })) as { w: tf.Tensor; s: tf.Tensor };
+  expect(await streamed.s.array()).toEqual([[2, 5], [7, 13], [3, 18]]);
+  expect(await streamed.s.array()).toEqual(await whole.s.array());
+  expect(await streamed.w.array()).toEqual(await whole.w.array());
+  tf.dispose([whole.w, whole.s, streamed.w, streamed.s]);
 });
 
 test("a loop of rounds and clients that depend on each other (grad through aggregate) are FT315", () => {

@@ -72,7 +72,7 @@ export function secureGroups(clients: Int32Array, stepsOf: (client: number) => n
 /** What a round program takes from a cohort: its CLIENTS inputs. */
 export const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
-/** Whether a program can be streamed: it has a MapReduce form (SCAFFOLD's client outputs have none). */
+/** Whether a program can be streamed: it has a MapReduce form (a robust stage's whole-cohort comparison has none). */
 function streamable(ir: ProgramIR, cohortSize: number): boolean {
   try {
     cachedForm(ir, cohortSize);
@@ -98,6 +98,14 @@ export interface PlacedChunk extends Chunk {
   readonly perClient: Record<string, HostTensor>;
   /** The int32 per-client inputs the worker fills from its own CSPRNG, with their shapes. */
   readonly drawn: Record<string, readonly number[]>;
+  /** The chunk's clients' state (its rows of CohortRunSettings.clientState), which the worker returns updated with the partial accumulator. */
+  readonly state?: ChunkState;
+}
+
+/** Client state as a round takes it: the program's state input and its leaves, one row per client. */
+export interface ChunkState {
+  readonly input: string;
+  readonly rows: Readonly<Record<string, HostTensor>>;
 }
 
 /** A per-client input: row p of `data` ([cohort, ...]) is the value of the cohort's client at place p. */
@@ -141,12 +149,19 @@ export interface CohortRunSettings {
    * worker's reader sees, then carries the noise the accounting assumes); FT329 if a chunk cannot hold them.
    */
   readonly groupMin?: number;
+  /**
+   * The cohort's client state (keepOnClients): the program's state input, its leaves stacked
+   * [cohort, ...] in cohort order. Each chunk takes its clients' rows, here or in its worker's
+   * job, and returns their new state with its partial accumulator.
+   */
+  readonly clientState?: ChunkState;
 }
 
 /**
  * Runs a round program on a cohort: streamed in bucketed chunks whenever the program has a
  * MapReduce form, in this process or through `settings.engine`, so both give the same bits;
- * whole for programs without one (such as SCAFFOLD's).
+ * whole for programs without one. Client state (settings.clientState) goes with its chunk and
+ * comes back in the program's output, in cohort order, either way.
  */
 export async function runOnCohort(
   program: { readonly ir: ProgramIR; run(inputs: never, options: never): Promise<unknown> },
@@ -163,6 +178,11 @@ export async function runOnCohort(
   const place = new Map(Array.from(sample.clients, (client, i) => [client, i]));
   const positions = chunks.map((chunk) => Int32Array.from(chunk.clients, (client) => place.get(client)!));
   const perClient = settings.perClient ?? {};
+  const stateOf = (at: ArrayLike<number>): ChunkState | undefined => (settings.clientState === undefined ? undefined : { input: settings.clientState.input, rows: perClientSlice(settings.clientState.rows, at) });
+  const stateInput = (at: ArrayLike<number>) => {
+    const state = stateOf(at);
+    return state === undefined ? {} : { [state.input]: state.rows };
+  };
   if (streams && settings.engine !== undefined) {
     const inputs = Object.entries(perClient);
     const sent = Object.fromEntries(inputs.filter(([, input]) => input.drawnByWorker !== true));
@@ -172,15 +192,19 @@ export async function runOnCohort(
       positions: positions[k]!,
       perClient: perClientSlice(sent, positions[k]!),
       drawn: Object.fromEntries(drawn.map(([name, input]) => [name, [chunk.clients.length, ...input.shape.slice(1)]])),
+      ...(settings.clientState === undefined ? {} : { state: stateOf(positions[k]!)! }),
     }));
     const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, placed);
-    return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [] }, settings.options, true, remote);
+    return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [], positions: (k) => positions[k]! }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).
-  if (!streams) return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, sample.clients.map((_, i) => i)) } as never, settings.options as never);
+  if (!streams) {
+    const everyone = sample.clients.map((_, i) => i);
+    return program.run({ ...serverInputs, ...cohortData(sample.batch(sample.clients)), ...perClientSlice(perClient, everyone), ...stateInput(everyone) } as never, settings.options as never);
+  }
   const data = function* () {
-    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!) };
+    for (const [k, chunk] of chunks.entries()) yield { ...cohortData(sample.batch(chunk.clients, chunk.steps)), ...perClientSlice(perClient, positions[k]!), ...stateInput(positions[k]!) };
   };
   return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: data(), positions: (k) => positions[k]! }, settings.options);
 }

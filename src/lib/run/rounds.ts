@@ -3,7 +3,8 @@
  * (--aggregator, src/lib/run/aggregator-chain.ts), the state it keeps at the server besides
  * the model (optimiser moments, a momentum buffer, the aggregator's clip), and the state some
  * algorithms keep per client between that client's rounds (SCAFFOLD's controls, held on the
- * host and handed to the round for its cohort only).
+ * host and handed to the round for its cohort only, each chunk its clients' rows: to a worker
+ * with the chunk under --engine).
  *
  * One runner serves every algorithm that takes an aggregator: it feeds the round program the
  * algorithm's server inputs and the aggregator's (its state, the dp stage's noise multiplier
@@ -40,7 +41,7 @@ import type { TensorTree } from "./checkpoint.js";
 import { dittoProgram } from "../algorithms/ditto.js";
 import { fedPerProgram, personalNames } from "../algorithms/fedper.js";
 import { hostStateOf, stackedStates, stageOutputs, type ClientState, type ClientStateStore } from "./client-state.js";
-import { cohortData, runOnCohort, type ChunkEngine, type PerClientInputs } from "./cohort.js";
+import { cohortData, runOnCohort, type ChunkEngine, type ChunkState, type PerClientInputs } from "./cohort.js";
 import type { RunConfig } from "./config.js";
 import { clientOptimizerFor, clientTraining, mimeBaseOptimizerFor } from "./optimizers.js";
 import { countStddevOf, expectedClientsOf, isDpRun, releasedLength, updateNoiseMultiplier } from "./privacy.js";
@@ -187,8 +188,8 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
       // An empty Poisson cohort still releases (the noise alone): skipping the round would release its emptiness.
       const sample = isDpRun(cfg) && cohort.clients.length === 0 ? standInCohort(cohort) : cohort;
       const kept = algorithm.clientState;
-      const stateInputs = kept === undefined ? {} : { [kept.input]: stackedStates(state.clients, sample.clients, await kept.initial(state.params)) };
-      const out = (await runRound(algorithm, aggregator, { ...serverInputs, ...stateInputs }, sample, sample === cohort, cfg, at, secret)) as Outputs;
+      const clientState = kept === undefined ? undefined : { input: kept.input, rows: stackedStates(state.clients, sample.clients, await kept.initial(state.params)) };
+      const out = (await runRound(algorithm, aggregator, serverInputs, sample, sample === cohort, cfg, at, secret, clientState)) as Outputs;
       if (kept !== undefined) {
         // The stand-in member of an empty cohort is no client: its state is dropped.
         if (sample === cohort) await stageOutputs(state.clients, sample.clients, out[kept.input] as Record<string, TfTensor>);
@@ -203,7 +204,7 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
 }
 
 /** The round on the cohort's sample (cohort.ts runOnCohort): streamed unless the chain or the algorithm needs it whole; `real` unless it is an empty cohort's stand-in. */
-async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, sample: RoundSample<HostData>, real: boolean, cfg: RunConfig, at: RoundContext, secret: RunSecret): Promise<unknown> {
+async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serverInputs: Record<string, unknown>, sample: RoundSample<HostData>, real: boolean, cfg: RunConfig, at: RoundContext, secret: RunSecret, clientState?: ChunkState): Promise<unknown> {
   if (aggregator.wholeCohort) requireWholeCohort(cfg, sample.clients.length, at.engine !== undefined);
   const attackers = "malicious" in aggregator.inputs ? maliciousClients(cfg, at.round, sample.clients) : undefined;
   const malicious: PerClientInputs = attackers === undefined ? {} : { malicious: { shape: [sample.clients.length], data: Float32Array.from(sample.clients, (client) => (attackers.has(client) ? 1 : 0)) } };
@@ -212,7 +213,7 @@ async function runRound(algorithm: AlgorithmRound, aggregator: Aggregator, serve
   // Distributed DP on workers: each chunk's sum (all that Redis and the coordinator see of it) holds the calibrated noise.
   const groupMin = aggregator.stages.find((s) => s.kind === "distributed-dp")?.minClients;
   const onEngine = engine === undefined ? {} : { engine, ...(groupMin === undefined ? {} : { groupMin }) };
-  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...onEngine });
+  return runOnCohort(algorithm.program as never, serverInputs, sample, { chunkClients: cfg.chunkClients, options: { backend: cfg.backend }, perClient, ...onEngine, ...(clientState === undefined ? {} : { clientState }) });
 }
 
 /**

@@ -14,9 +14,6 @@ import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, rea
 /** The algorithms of --algorithm. */
 export const algorithmNames = ["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "scaffold", "diloco", "fedavgm", "mime", "mimelite", "qffl", "afl", "fedper", "ditto"] as const;
 
-/** The algorithms that keep client state between rounds (keepOnClients). */
-const statefulAlgorithms = ["scaffold", "fedper", "ditto"];
-
 /** The models of character windows, which only the text set (sotu) feeds. */
 const textModels = ["char", "transformer", "lstm"];
 
@@ -370,14 +367,6 @@ export const crossChecks: readonly {
       const classes = textModels.includes(String(model)) ? 96 : 10;
       return Number(topK) > classes ? `top-${String(topK)} accuracy needs at least ${String(topK)} classes; model ${String(model)} has ${classes}` : undefined;
     },
-  },
-  {
-    // Their rounds have no MapReduce form (a CLIENTS output), so no chunk could go to a worker.
-    keys: ["engine", "algorithm"],
-    problem: ({ engine, algorithm }) =>
-      engine !== "local" && statefulAlgorithms.includes(String(algorithm))
-        ? `--algorithm ${String(algorithm)} keeps each client's state (src/lib/run/client-state.ts), which is not sent to engine workers with their chunks yet: its rounds run whole in this process, so run it without --engine`
-        : undefined,
   },
   {
     keys: ["overwrite", "resume"],

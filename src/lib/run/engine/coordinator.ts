@@ -9,6 +9,10 @@
  * is stored once per program under its hash, with the zero part; the inputs every chunk shares
  * (the broadcast model, prepare's outputs) once per round.
  *
+ * Client state (keepOnClients) travels the same way as the shared inputs: each chunk's clients'
+ * states as one binary record under a key its job names, and their new states back in the
+ * chunk's result, beside its partial accumulator (docs/distributed.md "Client state").
+ *
  * When Redis loses the round's jobs (a restart without persistence), the round is redone with
  * the same inputs: chunks are pure functions of their reference, so the result is the same.
  * When Redis stays unreachable for `timeoutMs`, FT319: the run stops with its last checkpoint.
@@ -45,6 +49,8 @@ export interface ChunkJobData {
   readonly result: string;
   readonly config: RunConfig;
   readonly featureShape: readonly number[];
+  /** Where the chunk's clients' state is (a binary record of the state input's leaves, by path under `input`); absent without client state. */
+  readonly state?: { readonly input: string; readonly key: string };
 }
 
 /**
@@ -228,6 +234,7 @@ export class RedisEngine {
     const parentId = `${this.session}-${ctx.round}-${attempt}`;
     const childId = (k: number) => `${parentId}-${k}`;
     const resultKeys = chunks.map((_, k) => keys.result(this.session, ctx.round, attempt, k));
+    const stateKeys = chunks.flatMap((chunk, k) => (chunk.state === undefined ? [] : [keys.state(this.session, ctx.round, attempt, k)]));
     await this.command(async () => {
       // After a Redis restart the form is gone too: stored again whenever it is missing. It
       // lasts an hour past the last round that used it, so runs of one program share it and
@@ -238,8 +245,15 @@ export class RedisEngine {
       await this.beat();
     });
     this.traffic.sent += inputs.length;
+    // One chunk's states encoded at a time: the coordinator holds the cohort's stacked states and one record.
+    for (const [k, chunk] of chunks.entries()) {
+      if (chunk.state === undefined) continue;
+      const record = await encodeRecord(new Map(Object.entries(chunk.state.rows)));
+      await this.command(() => this.redis.set(keys.state(this.session, ctx.round, attempt, k), record, "PX", hourMs));
+      this.traffic.sent += record.length;
+    }
     const children = chunks.map((chunk, k) => {
-      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...chunk.positions], perClient: Object.fromEntries(Object.entries(chunk.perClient).map(([name, rows]) => [name, jobTensor(rows)])), drawn: chunk.drawn, steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape };
+      const data: ChunkJobData = { session: this.session, round: ctx.round, chunk: k, clients: [...chunk.clients], positions: [...chunk.positions], perClient: Object.fromEntries(Object.entries(chunk.perClient).map(([name, rows]) => [name, jobTensor(rows)])), drawn: chunk.drawn, steps: chunk.steps, form: formKey, inputs: inputsKey, result: resultKeys[k]!, config: ctx.config, featureShape: ctx.featureShape, ...(chunk.state === undefined ? {} : { state: { input: chunk.state.input, key: keys.state(this.session, ctx.round, attempt, k) } }) };
       this.traffic.sent += JSON.stringify(data).length;
       return { name: "chunk", queueName: chunkQueue, data, opts: { jobId: childId(k), attempts: 3, continueParentOnFailure: true } };
     });
@@ -273,7 +287,7 @@ export class RedisEngine {
     // A chunk that failed every attempt moves the round on at once (continueParentOnFailure), its error kept.
     const [failed] = Object.entries(await this.command(() => job!.getIgnoredChildrenFailures()));
     // A failed or lost round's keys go with its job; a done round's results go one by one as they merge (readResults).
-    const forget = () => this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey, ...resultKeys)])).catch(() => {});
+    const forget = () => this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey, ...resultKeys, ...stateKeys)])).catch(() => {});
     if (failed !== undefined) {
       await forget();
       const chunk = chunks.findIndex((_, k) => failed[0].endsWith(`:${childId(k)}`));
@@ -287,7 +301,7 @@ export class RedisEngine {
       await forget();
       return undefined;
     }
-    await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey)])).catch(() => {});
+    await this.command(() => Promise.all([job!.remove(), this.redis.del(inputsKey, ...stateKeys)])).catch(() => {});
     return resultKeys;
   }
 

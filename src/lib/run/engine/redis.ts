@@ -17,6 +17,8 @@ export const keys = {
   inputs: (session: string, round: number, attempt: number) => `fedtensor:inputs:${session}:${round}:${attempt}`,
   /** A chunk's partial accumulator (binary record, wire.ts), read and deleted by the coordinator when the round's chunks are all done. */
   result: (session: string, round: number, attempt: number, chunk: number) => `fedtensor:result:${session}:${round}:${attempt}:${chunk}`,
+  /** A chunk's clients' state (binary record, wire.ts), which its worker reads; the new state comes back in the chunk's result. */
+  state: (session: string, round: number, attempt: number, chunk: number) => `fedtensor:state:${session}:${round}:${attempt}:${chunk}`,
   /** Present while the coordinator of `session` is alive: workers skip the jobs of a dead one. */
   session: (session: string) => `fedtensor:session:${session}`,
 };

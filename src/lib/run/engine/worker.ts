@@ -2,7 +2,7 @@
  * The worker side of the BullMQ engine (`fedtensor worker`): takes chunk jobs, builds the
  * chunk's batches from the data set as the run config says (the same bytes the coordinator
  * would build), runs the round's fused work+accumulate part on its own backend, and returns
- * the partial accumulator. Caches the last data set, program and shared inputs it used, so a
+ * the partial accumulator, with its clients' new state when the program keeps one. Caches the last data set, program and shared inputs it used, so a
  * round's jobs after the first on a worker read only their reference.
  */
 import * as tf from "@tensorflow/tfjs";
@@ -82,7 +82,9 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf
     const perClient = Object.fromEntries(Object.entries(job.data.perClient).map(([name, t]) => [name, { shape: [...t.shape], data: t.dtype === "int32" ? Int32Array.from(t.data) : Float32Array.from(t.data) }]));
     // Each client's own randomness (distributed DP's keys), drawn here as the client would: never in a job.
     for (const [name, shape] of Object.entries(job.data.drawn ?? {})) perClient[name] = { shape: [...shape], data: globalThis.crypto.getRandomValues(new Int32Array(elementCount(shape))) };
-    const clientLeaves = leavesByPath(form.inputTree, { ...cohortData(sample.batch(Int32Array.from(clients), steps)), ...perClient });
+    // The chunk's clients' state, read from the record its job names.
+    const state = job.data.state === undefined ? {} : { [job.data.state.input]: Object.fromEntries(decodeRecord(await fetch(job.data.state.key, "the chunk's client state"))) };
+    const clientLeaves = leavesByPath(form.inputTree, { ...cohortData(sample.batch(Int32Array.from(clients), steps)), ...perClient, ...state });
     const zero = (await runProgram(form.zeroProgram, {}, { backend: config.backend, clients: 1 })) as Record<string, tf.Tensor>;
     // The chunk's places in the cohort, and its group keys drawn here: they never pass through Redis.
     const own = chunkInputs(form, job.data.positions);
