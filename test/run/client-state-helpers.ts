@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { listCheckpoints, readCheckpoint } from "../../src/lib/run/checkpoint.js";
+import { readClientStates } from "../../src/lib/run/client-state-file.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { train } from "../../src/lib/run/train.js";
 import { tempDir } from "./temp-dir.js";
@@ -18,10 +19,19 @@ type States = Record<string, Record<string, { data: Float32Array }>>;
 export const configOf = (prefix: string, settings: Record<string, unknown>) =>
   validateRunConfig({ model: "logistic", dataset: "synthetic", clients: 12, clientsPerRound: 4, batchSize: 50, rounds: 2, checkpointEvery: 1, keepCheckpoints: 5, seed: 5, out: tempDir(prefix), ...settings }, "test");
 
+/** A checkpoint's server state with its clients' states (from its companion file) under `clients`. */
+export async function stateWithClients(path: string): Promise<Record<string, unknown> & { clients: States }> {
+  const checkpoint = await readCheckpoint(path);
+  const store = checkpoint.clientStates === undefined ? undefined : await readClientStates(path, checkpoint.clientStates);
+  const clients = Object.fromEntries([...(store?.accepted() ?? [])].map(([client, state]) => [client, state]));
+  store?.close();
+  return { ...(checkpoint.serverState as Record<string, unknown>), clients };
+}
+
 /** The client states of each checkpoint of a run, by round. */
 async function statesByRound(out: string): Promise<Map<number, States>> {
   const files = await listCheckpoints(out);
-  const rounds = await Promise.all(files.map(async ({ round, path }) => [round, ((await readCheckpoint(path)).serverState as unknown as { clients: States }).clients] as const));
+  const rounds = await Promise.all(files.map(async ({ round, path }) => [round, (await stateWithClients(path)).clients] as const));
   return new Map(rounds);
 }
 
@@ -49,7 +59,7 @@ export async function checkKeptStates(algorithm: Record<string, unknown>, kept: 
     expect(bytes.includes(Buffer.from(secret, "hex"))).toBe(false);
     expect(bytes.includes(Buffer.from(secret))).toBe(false);
   }
-  expect(readdirSync(config.out).filter((name) => !/^(checkpoint-\d+\.safetensors|metrics\.(jsonl|csv)|plot\.\w+|confusion\.csv|secret\.key|run\.lock|.*\.svg|.*\.html|.*\.json)$/.test(name))).toEqual([]);
+  expect(readdirSync(config.out).filter((name) => !/^(checkpoint-\d+(\.clients)?\.safetensors|metrics\.(jsonl|csv)|plot\.\w+|confusion\.csv|secret\.key|run\.lock|.*\.svg|.*\.html|.*\.json)$/.test(name))).toEqual([]);
   if (chain.aggregator === "secure") {
     // The seeded cohorts: 4 of 12 a round, so some of round 1's clients sit round 2 out, and keep their state as it was.
     const keptAsWas = Object.keys(first).filter((c) => values(first[c]!).join() === values(last[c]!).join());

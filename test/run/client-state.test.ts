@@ -1,13 +1,17 @@
 /**
  * The clients' state store of `fedtensor run` (src/lib/run/client-state.ts): by client id, in
  * memory up to its budget and spilled to a private folder past it, read back bit for bit; a
- * round's states count only once committed; a checkpoint's form round-trips.
+ * round's states count only once committed; a checkpoint's companion file of them round-trips,
+ * client by client, and a damaged one is FT304.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
 import { ClientStateStore, stackedStates, type ClientState } from "../../src/lib/run/client-state.js";
+import { clientStatesFileName, readClientStates, writeClientStates } from "../../src/lib/run/client-state-file.js";
+import { decodeSafetensors } from "../../src/lib/run/safetensors.js";
+import { tempDir } from "./temp-dir.js";
 
 /** Client c's state: a head of 6 values and a bias of 2, all distinct per client. */
 const stateOf = (c: number): ClientState => ({
@@ -64,15 +68,46 @@ describe("ClientStateStore", () => {
     store.close();
   });
 
-  it("round-trips through a checkpoint's tree, spilled states included", () => {
+  it("round-trips through a checkpoint's companion file, client by client, spilled states included; a damaged file is FT304", async () => {
     const store = new ClientStateStore(3 * bytesPerState);
     for (const c of [5, 1, 30, 12, 8]) store.stage(c, stateOf(c));
     store.commit();
-    const again = ClientStateStore.fromTree(store.toTree(), 0);
+    expect(store.spilledCount).toBe(2);
+    const dir = tempDir("ft-client-state-file-");
+    const checkpoint = join(dir, "checkpoint-00000003.safetensors");
+    const path = join(dir, clientStatesFileName("checkpoint-00000003.safetensors"));
+    const ref = (await writeClientStates(path, store, 3))!;
+    expect(ref).toMatchObject({ file: "checkpoint-00000003.clients.safetensors", clients: 5, bytes: statSync(path).size });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    // A plain safetensors file: one tensor per client and state tensor, as PyTorch would list it.
+    const file = decodeSafetensors(readFileSync(path));
+    expect([...file.tensors.keys()]).toEqual(["1.bias", "1.head", "5.bias", "5.head", "8.bias", "8.head", "12.bias", "12.head", "30.bias", "30.head"]);
+    expect(file.metadata).toMatchObject({ format: "fedtensor-client-states", round: "3" });
+    const again = await readClientStates(checkpoint, ref, 0);
+    expect(again.clients()).toEqual([1, 5, 8, 12, 30]);
     for (const c of [1, 5, 8, 12, 30]) expect(again.get(c)).toEqual(stateOf(c));
-    expect(Object.keys(store.toTree() as object)).toEqual(["1", "5", "8", "12", "30"]);
-    store.close();
     again.close();
+    store.close();
+    const code = (error: unknown) => (error instanceof FedTensorError ? error.code : String(error));
+    // One value changed (client 8's first head value), then the file cut short, then gone: each is FT304.
+    const bytes = readFileSync(path);
+    const flipped = Buffer.from(bytes);
+    const at = flipped.length - 3 * bytesPerState + 4 * 2;
+    flipped[at] = flipped[at]! ^ 1;
+    writeFileSync(path, flipped);
+    expect(code(await readClientStates(checkpoint, ref).catch((e: unknown) => e))).toBe("FT304");
+    writeFileSync(path, bytes.subarray(0, bytes.length - 4));
+    await expect(readClientStates(checkpoint, ref)).rejects.toThrow(/FT304: .*truncated/);
+    rmSync(path);
+    await expect(readClientStates(checkpoint, ref)).rejects.toThrow(/FT304: .*keeps its clients' states in this file, which cannot be read/);
+  });
+
+  it("reads the states of a checkpoint of the first layout (inside its server state)", () => {
+    const tree = { "5": stateOf(5), "1": stateOf(1) };
+    const store = ClientStateStore.fromTree(tree as never, 0);
+    expect(store.clients()).toEqual([1, 5]);
+    expect(store.get(5)).toEqual(stateOf(5));
+    store.close();
   });
 
   it("refuses states of another layout and checkpoint trees that are no clients' states (FT365)", () => {

@@ -9,10 +9,10 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
-import { listCheckpoints, readCheckpoint } from "../../src/lib/run/checkpoint.js";
+import { listCheckpoints } from "../../src/lib/run/checkpoint.js";
 import { startWorker, type RunningWorker } from "../../src/lib/run/engine/worker.js";
 import { train } from "../../src/lib/run/train.js";
-import { configOf, quiet } from "./client-state-helpers.js";
+import { configOf, quiet, stateWithClients } from "./client-state-helpers.js";
 import { deadline } from "../helpers/deadline.js";
 
 if (redisBinary === undefined) console.log("engine client-state tests skipped: redis-server is not installed (apt-get install redis-server)");
@@ -29,7 +29,7 @@ function bytesByPath(tree: Tree, path = ""): Record<string, string> {
 async function finalState(settings: Record<string, unknown>): Promise<Record<string, string>> {
   const config = configOf("ft-engine-state-", { chunkClients: 2, checkpointEvery: 2, ...settings });
   await train(config, quiet);
-  return bytesByPath((await readCheckpoint((await listCheckpoints(config.out)).at(-1)!.path)).serverState as unknown as Tree);
+  return bytesByPath((await stateWithClients((await listCheckpoints(config.out)).at(-1)!.path)) as unknown as Tree);
 }
 
 describe.skipIf(redisBinary === undefined)("client state on the BullMQ engine", () => {

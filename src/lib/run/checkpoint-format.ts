@@ -7,7 +7,8 @@
  * - `__metadata__` holds strings: `format` ("fedtensor-checkpoint"), `format_version` ("1"),
  *   `round`, and as JSON `rng_state`, `config` and `tree` (the state's structure, so that
  *   empty records and arrays come back as they were), `metrics_row` (the round's row of
- *   metrics.jsonl, when there is one) and `sha256`.
+ *   metrics.jsonl, when there is one), `client_states` (the companion file of the clients'
+ *   states, client-state-file.ts: its name, size and SHA-256, when clients keep state) and `sha256`.
  * - `sha256` is the hex SHA-256 of the other metadata (as JSON of its sorted entries), each
  *   tensor's name, dtype and shape (JSON, in tree order) and the data bytes: a truncated
  *   copy or a flipped bit anywhere is FT304, not a model quietly trained from damaged values.
@@ -19,7 +20,7 @@ import { ftError } from "../../errors/error.js";
 import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import type { TreeDef } from "../../ir/types.js";
 import { elementCount } from "../data/host-tensor.js";
-import { isStoredTensor, type Checkpoint, type TensorTree } from "./checkpoint-types.js";
+import { isStoredTensor, type Checkpoint, type ClientStatesRef, type TensorTree } from "./checkpoint-types.js";
 import { decodeLegacyCheckpoint, isLegacyCheckpoint } from "./legacy-checkpoint.js";
 import { decodeSafetensors, encodeSafetensors, SafetensorsFormatError, type SafetensorsTensor } from "./safetensors.js";
 
@@ -67,6 +68,7 @@ export function encodeCheckpoint(checkpoint: Checkpoint): Buffer[] {
     config: JSON.stringify(checkpoint.config),
     tree: JSON.stringify(def),
     ...(checkpoint.metricsRow === undefined ? {} : { metrics_row: JSON.stringify(checkpoint.metricsRow) }),
+    ...(checkpoint.clientStates === undefined ? {} : { client_states: JSON.stringify(checkpoint.clientStates) }),
   };
   metadata.sha256 = integrityDigest(metadata, tensors);
   return encodeSafetensors(new Map(tensors), metadata);
@@ -119,5 +121,14 @@ export function decodeCheckpoint(bytes: Buffer, path: string): Checkpoint {
     rngState: parseJson(metadata.rng_state, "rng_state", corrupt) as Checkpoint["rngState"],
     config: parseJson(metadata.config, "config", corrupt) as Checkpoint["config"],
     ...(metadata.metrics_row === undefined ? {} : { metricsRow: parseJson(metadata.metrics_row, "metrics_row", corrupt) as Checkpoint["config"] }),
+    ...(metadata.client_states === undefined ? {} : { clientStates: clientStatesRef(parseJson(metadata.client_states, "client_states", corrupt), corrupt) }),
   };
+}
+
+/** The checkpoint's reference to its client-state file, checked for shape (its digest is verified when the file is read). */
+function clientStatesRef(value: unknown, corrupt: (why: string) => Error): ClientStatesRef {
+  const ref = value as Partial<ClientStatesRef> | null;
+  const valid = ref !== null && typeof ref === "object" && typeof ref.file === "string" && /^[\w.-]+$/.test(ref.file) && Number.isSafeInteger(ref.clients) && Number.isSafeInteger(ref.bytes) && typeof ref.sha256 === "string" && /^[0-9a-f]{64}$/.test(ref.sha256);
+  if (!valid) throw corrupt("its metadata's client_states does not name a client-state file with its size and SHA-256");
+  return ref as ClientStatesRef;
 }

@@ -28,4 +28,15 @@ export interface Checkpoint {
    * absent for round 0, library checkpoints and files of the first format.
    */
   readonly metricsRow?: JsonValue;
+  /** The companion file of the clients' states (client-state-file.ts); absent when no client keeps one. */
+  readonly clientStates?: ClientStatesRef;
+}
+
+/** What a checkpoint says of its companion file of client states: its name beside the checkpoint, and what it holds. */
+export interface ClientStatesRef {
+  readonly file: string;
+  readonly clients: number;
+  readonly bytes: number;
+  /** The SHA-256 of the whole file (hex). */
+  readonly sha256: string;
 }

@@ -7,25 +7,29 @@
  * files of the first format still load. It is written to a temp file in the same folder,
  * fsynced, then renamed over its final name, so a reader sees either the whole file or none
  * of it, even after a kill or a crash; the digest catches damage done later (a truncated
- * copy, a bad disk).
+ * copy, a bad disk). The clients' states, when they keep any, go to a companion file written
+ * first, client by client (client-state-file.ts), which the checkpoint names with its digest.
  */
 import { readdir, readFile, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { decodeCheckpoint, encodeCheckpoint } from "./checkpoint-format.js";
 import type { Checkpoint } from "./checkpoint-types.js";
+import type { ClientStateStore } from "./client-state.js";
+import { clientStatesFileName, writeClientStates } from "./client-state-file.js";
 import { fileFault } from "./file-faults.js";
 
 export type { Checkpoint, JsonValue, StoredTensor, TensorTree } from "./checkpoint-types.js";
 
 /** Checkpoint files: the current format, and the first one (read only). */
 const fileNamePattern = /^checkpoint-(\d+)\.(safetensors|ftckpt)$/;
-const tempNamePattern = /^\.checkpoint-\d+\.(safetensors|ftckpt)\.tmp-/;
+const tempNamePattern = /^\.checkpoint-\d+\.(clients\.)?(safetensors|ftckpt)\.tmp-/;
+const companionPattern = /^checkpoint-\d+\.clients\.safetensors$/;
 
-/** A checkpoint, or the temp file of one being written: the files a run keeps its state in. */
+/** A checkpoint, its clients' states, or the temp file of one being written: the files a run keeps its state in. */
 export function isCheckpointArtifact(name: string): boolean {
-  return fileNamePattern.test(name) || tempNamePattern.test(name);
+  return fileNamePattern.test(name) || companionPattern.test(name) || tempNamePattern.test(name);
 }
 
 export function checkpointFileName(round: number): string {
@@ -69,6 +73,8 @@ export async function listCheckpoints(dir: string): Promise<CheckpointFile[]> {
 export interface WriteCheckpointOptions {
   /** How many of the newest checkpoints to keep; older ones are deleted. */
   readonly keep: number;
+  /** The clients' states, written to the checkpoint's companion file one client at a time. */
+  readonly clientStates?: ClientStateStore;
 }
 
 /**
@@ -77,15 +83,19 @@ export interface WriteCheckpointOptions {
  * checkpoints of later rounds (left by the run this one resumed, now superseded), and temp
  * files of writers that were killed. Returns the checkpoint's path.
  */
-export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { keep }: WriteCheckpointOptions): Promise<string> {
+export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { keep, clientStates }: WriteCheckpointOptions): Promise<string> {
   if (!Number.isSafeInteger(keep) || keep < 1) throw new Error(`keep must be an integer >= 1, got ${keep}`);
   const { round } = checkpoint;
   if (!Number.isSafeInteger(round) || round < 0) throw new Error(`a checkpoint's round must be an integer >= 0, got ${round}`);
   const name = checkpointFileName(round);
   const path = join(dir, name);
+  const companion = join(dir, clientStatesFileName(name));
   try {
+    // The clients' states first: the checkpoint that names them exists only once they are whole.
+    const ref = clientStates === undefined ? undefined : await writeClientStates(companion, clientStates, round);
     // A checkpoint cut short (a full disk) must not stay: the previous one is the one to resume from.
-    await writeFileAtomic(path, encodeCheckpoint(checkpoint));
+    await writeFileAtomic(path, encodeCheckpoint(ref === undefined ? checkpoint : { ...checkpoint, clientStates: ref }));
+    if (ref === undefined) await rm(companion, { force: true });
   } catch (error) {
     throw fileFault(error, path, "write the checkpoint");
   }
@@ -98,7 +108,7 @@ export async function writeCheckpoint(dir: string, checkpoint: Checkpoint, { kee
     ...existing.filter((file) => file.round === 0 && round > 0),
     ...older.slice(0, Math.max(0, older.length - (keep - 1))),
     ...existing.filter((file) => file.round > round),
-  ].map((file) => file.path);
+  ].flatMap((file) => [file.path, join(dir, clientStatesFileName(basename(file.path)))]);
   const temps = (await readdir(dir)).filter((entry) => tempNamePattern.test(entry)).map((entry) => join(dir, entry));
   await Promise.all([...stale, ...temps].map((file) => rm(file, { force: true })));
   return path;

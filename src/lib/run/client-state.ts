@@ -7,8 +7,8 @@
  * budget (--state-memory); past it they spill to a private temporary folder (mode
  * 0700, one file of raw float32 per client, removed when the run ends), so a cohort of 10,000
  * clients costs the budget and the disk, not 10,000 states of memory (bench/client-state-memory.ts).
- * Nothing of it goes to --out except through the checkpoints, which hold every client's state
- * so that a resumed run continues bit for bit.
+ * Nothing of it goes to --out except through the checkpoints, whose companion files hold every
+ * client's state (client-state-file.ts) so that a resumed run continues bit for bit.
  *
  * A round's new states are pending until the round is accepted (commit): a round that fails
  * (FT303, a non-finite update) leaves every client's state as the last good round left it.
@@ -102,16 +102,25 @@ export class ClientStateStore {
     this.pending.clear();
   }
 
-  /** Every client's accepted state, for a checkpoint: `{ [client]: { [name]: tensor } }`. */
-  toTree(): TensorTree {
-    const tree: Record<string, ClientState> = {};
-    for (const client of [...this.memory.keys(), ...this.spilled].sort((a, b) => a - b)) {
-      tree[client] = this.memory.get(client) ?? this.readSpilled(client);
-    }
-    return tree as TensorTree;
+  /** The clients with an accepted state, in id order. */
+  clients(): number[] {
+    return [...this.memory.keys(), ...this.spilled].sort((a, b) => a - b);
   }
 
-  /** A store holding a checkpoint's client states (toTree's form). */
+  /** The tensors' names (sorted) and shapes of every client's state; undefined before the first. */
+  get stateLayout(): { readonly names: readonly string[]; readonly shapes: readonly (readonly number[])[] } | undefined {
+    return this.layout;
+  }
+
+  /**
+   * Every client's accepted state in id order, one at a time (a spilled one read from disk when
+   * its turn comes), leaving the memory order as it was: what a checkpoint streams to its file.
+   */
+  *accepted(): Generator<readonly [number, ClientState]> {
+    for (const client of this.clients()) yield [client, this.memory.get(client) ?? this.readSpilled(client)];
+  }
+
+  /** A store holding the client states of a checkpoint of the first layout, inside its server state: `{ [client]: { [name]: tensor } }`. */
   static fromTree(tree: TensorTree, budgetBytes?: number): ClientStateStore {
     const store = new ClientStateStore(budgetBytes);
     for (const [client, state] of Object.entries(tree as Record<string, Record<string, TensorTree>>)) {

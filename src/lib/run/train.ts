@@ -25,6 +25,7 @@ import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import { checkSameRun } from "./checkpoint-match.js";
 import { ClientStateStore } from "./client-state.js";
+import { readClientStates } from "./client-state-file.js";
 import { batchSizeNotice, checkOptionsAgainstData } from "./data-limits.js";
 import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
@@ -103,14 +104,17 @@ async function rejectNonFinite(round: number, state: TrainingState): Promise<voi
   }
 }
 
-/** The state as a checkpoint stores it: everything on the host. */
+/** The state as a checkpoint stores it: everything on the host, but the clients' states, which go to its companion file (writeCheckpoint). */
 async function checkpointState(state: TrainingState): Promise<TensorTree> {
-  return { params: await toHost(state.params), server: await toHost(state.server), clients: state.clients.toTree() };
+  return { params: await toHost(state.params), server: await toHost(state.server) };
 }
 
-function restoredState(stored: TensorTree, config: RunConfig): TrainingState {
-  const { params, server, clients } = stored as { params: TensorTree; server: TensorTree; clients: TensorTree };
-  return { params: toDevice(params), server: toDevice(server), clients: ClientStateStore.fromTree(clients, clientStateBudget(config)) };
+/** The state a checkpoint holds; its clients' states from its companion file, or from its server state in checkpoints written before there was one. */
+async function restoredState({ checkpoint, path }: LoadedCheckpoint, config: RunConfig): Promise<TrainingState> {
+  const { params, server, clients } = checkpoint.serverState as { params: TensorTree; server: TensorTree; clients?: TensorTree };
+  const budget = clientStateBudget(config);
+  const store = checkpoint.clientStates !== undefined ? await readClientStates(path, checkpoint.clientStates, budget) : clients !== undefined ? ClientStateStore.fromTree(clients, budget) : new ClientStateStore(budget);
+  return { params: toDevice(params), server: toDevice(server), clients: store };
 }
 
 /** --client-state-memory in bytes. */
@@ -184,7 +188,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   let state: TrainingState;
   let firstRound = 0;
   if (resumed !== undefined) {
-    state = restoredState(resumed.checkpoint.serverState, config);
+    state = await restoredState(resumed, config);
     firstRound = resumed.checkpoint.round;
   } else {
     const params = model.init(rng.fork("init"));
@@ -194,7 +198,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
     // The engine URL's password stays out of the checkpoint: a resume gives --engine again (resume-config.ts).
     const stored = { ...config, engine: redactCredentials(config.engine) };
     const checkpoint = { round, serverState: await checkpointState(saved), rngState: { seed: config.seed }, config: stored as never, ...(metricsRow === undefined ? {} : { metricsRow: metricsRow as never }) };
-    return writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints });
+    return writeCheckpoint(config.out, checkpoint, { keep: config.keepCheckpoints, clientStates: saved.clients });
   };
   // Round 0's state is saved before anything else of a new run: a run killed before its first
   // checkpoint resumes from it (writeCheckpoint deletes it once a later one is there).
