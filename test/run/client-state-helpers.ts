@@ -23,7 +23,7 @@ export const configOf = (prefix: string, settings: Record<string, unknown>) =>
 export async function stateWithClients(path: string): Promise<Record<string, unknown> & { clients: States }> {
   const checkpoint = await readCheckpoint(path);
   const store = checkpoint.clientStates === undefined ? undefined : await readClientStates(path, checkpoint.clientStates);
-  const clients = Object.fromEntries([...(store?.accepted() ?? [])].map(([client, state]) => [client, state]));
+  const clients = Object.fromEntries((store?.clients() ?? []).map((client) => [client, store!.get(client)!]));
   store?.close();
   return { ...(checkpoint.serverState as Record<string, unknown>), clients };
 }

@@ -11,6 +11,7 @@ import { FedTensorError } from "../../src/errors/error.js";
 import { ClientStateStore, stackedStates, type ClientState } from "../../src/lib/run/client-state.js";
 import { clientStatesFileName, readClientStates, writeClientStates } from "../../src/lib/run/client-state-file.js";
 import { decodeSafetensors } from "../../src/lib/run/safetensors.js";
+import { readCheckpoint, writeCheckpoint } from "../../src/lib/run/checkpoint.js";
 import { tempDir } from "./temp-dir.js";
 
 /** Client c's state: a head of 6 values and a bias of 2, all distinct per client. */
@@ -100,6 +101,26 @@ describe("ClientStateStore", () => {
     await expect(readClientStates(checkpoint, ref)).rejects.toThrow(/FT304: .*truncated/);
     rmSync(path);
     await expect(readClientStates(checkpoint, ref)).rejects.toThrow(/FT304: .*keeps its clients' states in this file, which cannot be read/);
+  });
+
+  it("goes with its checkpoint: written before it, named in it, pruned with it", async () => {
+    const store = new ClientStateStore(0);
+    store.stage(4, stateOf(4));
+    store.commit();
+    const dir = tempDir("ft-client-state-prune-");
+    const checkpoint = (round: number) => ({ round, serverState: { params: { w: { shape: [1], data: Float32Array.of(round) } } }, rngState: {}, config: {} });
+    for (const round of [1, 2]) await writeCheckpoint(dir, checkpoint(round), { keep: 1, clientStates: store });
+    expect(readdirSync(dir).sort()).toEqual(["checkpoint-00000002.clients.safetensors", "checkpoint-00000002.safetensors"]);
+    const path = join(dir, "checkpoint-00000002.safetensors");
+    const loaded = await readCheckpoint(path);
+    expect(loaded.serverState).not.toHaveProperty("clients");
+    const again = await readClientStates(path, loaded.clientStates!);
+    expect(again.get(4)).toEqual(stateOf(4));
+    again.close();
+    store.close();
+    // No client keeps a state: no companion, and none is left from before.
+    await writeCheckpoint(dir, checkpoint(3), { keep: 1, clientStates: new ClientStateStore() });
+    expect(readdirSync(dir)).toEqual(["checkpoint-00000003.safetensors"]);
   });
 
   it("reads the states of a checkpoint of the first layout (inside its server state)", () => {

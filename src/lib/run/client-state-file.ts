@@ -30,8 +30,8 @@ const lengthBytes = 8;
 /** The companion of checkpoint file `checkpointName` (checkpoint-<round>.safetensors). */
 export const clientStatesFileName = (checkpointName: string): string => checkpointName.replace(/\.safetensors$/, ".clients.safetensors");
 
-/** The header of a file of the store's states: every client's tensors in order, contiguous. */
-function headerOf(store: ClientStateStore, round: number): { bytes: Buffer; clientBytes: number } {
+/** The length and header of a file of the store's states: every client's tensors in layout order (as copyBytes lays them), contiguous. */
+function headerOf(store: ClientStateStore, round: number): Buffer {
   const { names, shapes } = store.stateLayout!;
   const header: Record<string, unknown> = { __metadata__: { format: formatName, format_version: formatVersion, round: String(round) } };
   const sizes = shapes.map((shape) => 4 * elementCount(shape));
@@ -48,7 +48,7 @@ function headerOf(store: ClientStateStore, round: number): { bytes: Buffer; clie
   padded.write(json, 0, "utf8");
   const length = Buffer.alloc(lengthBytes);
   length.writeBigUInt64LE(BigInt(padded.length));
-  return { bytes: Buffer.concat([length, padded]), clientBytes };
+  return Buffer.concat([length, padded]);
 }
 
 /**
@@ -57,25 +57,21 @@ function headerOf(store: ClientStateStore, round: number): { bytes: Buffer; clie
  */
 export async function writeClientStates(path: string, store: ClientStateStore, round: number): Promise<ClientStatesRef | undefined> {
   if (store.size === 0) return undefined;
-  const { bytes: header } = headerOf(store, round);
-  const hash = createHash("sha256");
-  let total = 0;
-  const names = store.stateLayout!.names;
+  const header = headerOf(store, round);
+  const hash = createHash("sha256").update(header);
+  // One buffer for every client in turn: the writer takes each before the next is copied in.
+  const buffer = new Uint8Array(store.stateBytes);
   function* pieces(): Iterable<Uint8Array> {
-    for (const piece of [header, ...clientPieces()]) {
-      hash.update(piece);
-      total += piece.byteLength;
-      yield piece;
+    yield header;
+    for (const client of store.clients()) {
+      store.copyBytes(client, buffer);
+      hash.update(buffer);
+      yield buffer;
     }
   }
-  function* clientPieces(): Iterable<Uint8Array> {
-    for (const [, state] of store.accepted()) for (const name of names) yield bytesOf(state[name]!.data);
-  }
   await writeFileAtomic(path, pieces(), { mode: 0o600 });
-  return { file: basename(path), clients: store.size, bytes: total, sha256: hash.digest("hex") };
+  return { file: basename(path), clients: store.size, bytes: header.length + store.size * buffer.length, sha256: hash.digest("hex") };
 }
-
-const bytesOf = (data: Float32Array): Uint8Array => new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 
 /**
  * The client states a checkpoint at `checkpointPath` refers to, read one client at a time into
@@ -96,8 +92,9 @@ export async function readClientStates(checkpointPath: string, ref: ClientStates
     const { size } = await handle.stat();
     if (size !== ref.bytes) throw corrupt(`${size} bytes where the checkpoint says ${ref.bytes}: truncated or another file`);
     const hash = createHash("sha256");
-    const read = async (bytes: number, at: number): Promise<Buffer> => {
-      const buffer = Buffer.alloc(bytes);
+    /** `bytes` bytes at `at`, into `into` when given (reused from client to client), hashed in file order. */
+    const read = async (bytes: number, at: number, into = Buffer.alloc(bytes)): Promise<Buffer> => {
+      const buffer = into.subarray(0, bytes);
       const { bytesRead } = await handle!.read(buffer, 0, bytes, at);
       if (bytesRead !== bytes) throw corrupt(`ends at byte ${at + bytesRead}, before its data`);
       hash.update(buffer);
@@ -107,15 +104,17 @@ export async function readClientStates(checkpointPath: string, ref: ClientStates
     if (lengthBytes + headerLength > size) throw corrupt(`its header of ${headerLength} bytes runs past the file's end`);
     const clients = clientLayout(await read(headerLength, lengthBytes), ref.clients, corrupt);
     let at = lengthBytes + headerLength;
-    for (const { client, tensors } of clients) {
-      const bytes = await read(tensors.reduce((n, t) => n + 4 * elementCount(t.shape), 0), at);
+    const sizeOf = (entry: ClientEntry) => entry.tensors.reduce((n, t) => n + 4 * elementCount(t.shape), 0);
+    const buffer = Buffer.alloc(Math.max(0, ...clients.map(sizeOf)));
+    for (const entry of clients) {
+      const bytes = await read(sizeOf(entry), at, buffer);
       at += bytes.length;
-      // Copied out of the read buffer: each tensor gets its own, aligned memory.
+      // Copied out of the read buffer into the state's own aligned memory, its tensors views of it.
       const flat = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
       let offset = 0;
       const state: Record<string, HostParam> = {};
-      for (const { name, shape } of tensors) state[name] = { shape: [...shape], data: flat.slice(offset, (offset += elementCount(shape))) };
-      store.stage(client, state);
+      for (const { name, shape } of entry.tensors) state[name] = { shape: [...shape], data: flat.subarray(offset, (offset += elementCount(shape))) };
+      store.stage(entry.client, state);
       store.commit();
     }
     if (at !== size) throw corrupt(`${size - at} bytes after the last client's state`);

@@ -13,7 +13,7 @@
  * A round's new states are pending until the round is accepted (commit): a round that fails
  * (FT303, a non-finite update) leaves every client's state as the last good round left it.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
@@ -112,12 +112,33 @@ export class ClientStateStore {
     return this.layout;
   }
 
+  /** The bytes of one client's state: every client's is as large. */
+  get stateBytes(): number {
+    return this.layout === undefined ? 0 : this.bytesOf();
+  }
+
   /**
-   * Every client's accepted state in id order, one at a time (a spilled one read from disk when
-   * its turn comes), leaving the memory order as it was: what a checkpoint streams to its file.
+   * Writes the client's accepted state into `target` (stateBytes long) as its float32 bytes, the
+   * tensors in layout order: what a checkpoint streams to its file, one client at a time into one
+   * buffer. A spilled state's file is that already, read as it is; the memory order is left alone.
    */
-  *accepted(): Generator<readonly [number, ClientState]> {
-    for (const client of this.clients()) yield [client, this.memory.get(client) ?? this.readSpilled(client)];
+  copyBytes(client: number, target: Uint8Array): void {
+    const held = this.memory.get(client);
+    if (held === undefined) {
+      const fd = openSync(join(this.spillDir!, `${client}.f32`), "r");
+      try {
+        if (readSync(fd, target, 0, target.length, 0) !== target.length) throw new Error(`client ${client}'s spilled state is shorter than ${target.length} bytes`);
+      } finally {
+        closeSync(fd);
+      }
+      return;
+    }
+    let offset = 0;
+    for (const name of this.layout!.names) {
+      const { data } = held[name]!;
+      target.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), offset);
+      offset += data.byteLength;
+    }
   }
 
   /** A store holding the client states of a checkpoint of the first layout, inside its server state: `{ [client]: { [name]: tensor } }`. */
