@@ -13,10 +13,14 @@
  * the sampler's share grows with eps, eps is found by a fixed-point iteration that only
  * stops where the share it assumed is at least the one of the eps it reports. Epsilon is
  * Infinity when the sampler alone would spend delta.
+ *
+ * Other Gaussian releases of the same clients without sampling (per-client evaluation's DP
+ * histograms, src/lib/run/privacy.ts) compose by adding their RDP, order by order, to the
+ * rounds' (each alpha / 2 sigma^2), their draws joining the sampler's share.
  */
 import { ftError } from "../../errors/error.js";
 import { PldAccountant } from "./pld/accountant.js";
-import { sampledGaussianEpsilon } from "./rdp.js";
+import { computeRdp, DEFAULT_RDP_ORDERS, rdpToEpsilon } from "./rdp.js";
 
 /**
  * A DP-FedAvg run's mechanism per round: the Poisson sampling rate, the noise multiplier and what
@@ -52,14 +56,25 @@ export interface DpFedAvgSpent {
   readonly samplerDelta: number;
 }
 
-/** (epsilon, delta)-DP after `rounds` rounds: epsilon at `delta` in all, the sampler's share included. */
-export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number): DpFedAvgSpent {
+/** Gaussian releases of every client, without sampling, composed with the rounds: `releases` of noise multiplier `noiseMultiplier`, each of `drawsPerRelease` normal draws. */
+export interface ComposedGaussian {
+  readonly noiseMultiplier: number;
+  readonly releases: number;
+  readonly drawsPerRelease: number;
+}
+
+/** (epsilon, delta)-DP after `rounds` rounds (and the `composed` releases): epsilon at `delta` in all, the sampler's share included. */
+export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number, composed?: ComposedGaussian): DpFedAvgSpent {
   const { noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
   if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
   if (!(perDraw >= 0 && perDraw < 1)) throw ftError("FT305", { option: "samplerDeltaPerDraw", why: `${perDraw} given; it is in [0, 1)` });
-  const rdpEpsilon = (rdpDelta: number) =>
-    rdpDelta > 0 ? sampledGaussianEpsilon({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, rdpDelta).epsilon : Infinity;
-  const share = (epsilon: number) => rounds * draws * perDraw * (1 + Math.exp(epsilon));
+  const orders = DEFAULT_RDP_ORDERS;
+  const roundsRdp = computeRdp({ samplingRate: mechanism.samplingRate, noiseMultiplier: mechanism.noiseMultiplier, steps: rounds }, orders);
+  const composedRdp = composed === undefined ? undefined : computeRdp({ samplingRate: 1, noiseMultiplier: composed.noiseMultiplier, steps: composed.releases }, orders);
+  const rdp = roundsRdp.map((r, k) => r + (composedRdp?.[k] ?? 0));
+  const rdpEpsilon = (rdpDelta: number) => (rdpDelta > 0 ? rdpToEpsilon(orders, rdp, rdpDelta).epsilon : Infinity);
+  const totalDraws = rounds * draws + (composed === undefined ? 0 : composed.releases * composed.drawsPerRelease);
+  const share = (epsilon: number) => totalDraws * perDraw * (1 + Math.exp(epsilon));
   // The share assumed grows with each pass; the first pass whose epsilon is within it is valid.
   let assumed = rdpEpsilon(delta);
   for (let pass = 0; pass < 50 && Number.isFinite(assumed); pass++) {

@@ -16,7 +16,7 @@
  */
 import { chainHas } from "./aggregator-chain.js";
 import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
-import { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit } from "../privacy/dp-fedavg-epsilon.js";
+import { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit, type ComposedGaussian } from "../privacy/dp-fedavg-epsilon.js";
 import { PldAccountant } from "../privacy/pld/accountant.js";
 import { accuracyBins } from "../algorithms/private-evaluation.js";
 
@@ -94,8 +94,10 @@ export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters:
   const mechanism = { samplingRate: samplingRateOf(config), noiseMultiplier: config.dpNoise ?? 0, noiseDrawsPerRound: noiseDrawsPerRound(config, parameters), samplerDeltaPerDraw };
   const delta = config.dpDelta ?? 1e-5;
   const evaluations = evaluationReleases(config, rounds, final);
-  if (evaluations > 0) return withEvaluations(mechanism, rounds, evaluations, config.evalNoise ?? 1, delta);
-  return config.accountant === "rdp" ? dpFedAvgEpsilon(mechanism, rounds, delta).epsilon : dpFedAvgPldEpsilon(mechanism, rounds, delta);
+  // Personalization's release draws two histograms' noise: every release is counted at that.
+  const composed = { noiseMultiplier: config.evalNoise ?? 1, releases: evaluations, drawsPerRelease: 2 * accuracyBins };
+  if (config.accountant === "rdp") return dpFedAvgEpsilon(mechanism, rounds, delta, evaluations > 0 ? composed : undefined).epsilon;
+  return evaluations > 0 ? withEvaluations(mechanism, rounds, composed, delta) : dpFedAvgPldEpsilon(mechanism, rounds, delta);
 }
 
 /**
@@ -113,15 +115,15 @@ export function evaluationReleases(config: PrivacyOptions, rounds: number, final
   return Math.floor(rounds / every) + last + (final && (config.personalizeEpochs ?? 0) > 0 ? 1 : 0);
 }
 
-/** The rounds' PLD composed with the evaluations' (PLD only: run-options.ts refuses --accountant rdp with them); memoised. */
-function withEvaluations(mechanism: { samplingRate: number; noiseMultiplier: number; noiseDrawsPerRound: number }, rounds: number, evaluations: number, evalNoise: number, delta: number): number {
+/** The rounds' PLD composed with the evaluations' (the RDP accountant composes them in dpFedAvgEpsilon); memoised. */
+function withEvaluations(mechanism: { samplingRate: number; noiseMultiplier: number; noiseDrawsPerRound: number }, rounds: number, evaluations: ComposedGaussian, delta: number): number {
   const { samplingRate: q, noiseMultiplier: z, noiseDrawsPerRound: draws } = mechanism;
+  const { noiseMultiplier: evalNoise, releases, drawsPerRelease } = evaluations;
   if (z === 0) return Infinity;
-  const key = `${q}:${z}:${draws}:${rounds}:${evaluations}:${evalNoise}:${delta}`;
+  const key = `${q}:${z}:${draws}:${rounds}:${releases}:${evalNoise}:${delta}`;
   let epsilon = evaluatedEpsilons.get(key);
   if (epsilon === undefined) {
-    // Personalization's release draws two histograms' noise: every release is counted at that.
-    const accountant = new PldAccountant().step(q, z, rounds, draws * samplerDeltaPerDraw).step(1, evalNoise, evaluations, 2 * accuracyBins * samplerDeltaPerDraw);
+    const accountant = new PldAccountant().step(q, z, rounds, draws * samplerDeltaPerDraw).step(1, evalNoise, releases, drawsPerRelease * samplerDeltaPerDraw);
     epsilon = accountant.epsilon(delta);
     if (evaluatedEpsilons.size >= 1024) evaluatedEpsilons.delete(evaluatedEpsilons.keys().next().value!);
     evaluatedEpsilons.set(key, epsilon);

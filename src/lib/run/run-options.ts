@@ -343,16 +343,12 @@ export const crossChecks: readonly {
         : undefined,
   },
   {
-    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its PLD accountant; a secure one exact histograms through secure sums.
-    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator", "accountant"],
-    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs, accountant }) =>
-      !(releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0))
-        ? undefined
-        : chainHas(aggregator, "distributed-dp") && !chainHas(aggregator, "dp")
-          ? `per-client evaluation of private data is released as histograms, DP ones priced by the dp stage's accountant or exact ones through secure sums; distributed DP's accountant does not compose them yet, so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs: use clip,dp or secure`
-          : accountant === "rdp"
-            ? "the DP histograms of per-client evaluation are composed with the rounds by the PLD accountant only: drop --accountant rdp"
-            : undefined,
+    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its accountant (PLD or RDP); a secure one exact histograms through secure sums.
+    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
+    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
+      releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0) && chainHas(aggregator, "distributed-dp") && !chainHas(aggregator, "dp")
+        ? `per-client evaluation of private data is released as histograms: DP ones noised at the server (which distributed DP does not trust with an unnoised sum) or exact ones through secure sums (no DP, which would leave the run's epsilon short of what it released); a histogram noised by its clients' own discrete noise under secure aggregation, priced by distributed DP's accountant, is not built (docs/algorithms.md "Private evaluation"), so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs: use clip,dp or secure`
+        : undefined,
   },
   {
     keys: ["minClients", "aggregator"],
