@@ -120,7 +120,7 @@ export {
   type RdpConversion,
   type SampledGaussian,
 } from "./privacy/rdp.js";
-export { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
+export { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit, type ComposedGaussian, type DpFedAvgMechanism, type DpFedAvgSpent } from "./privacy/dp-fedavg-epsilon.js";
 export { gaussianTreeNoise } from "../front/privacy.js";
 export { RunSecret, SECRET_FILE, type SecretPurpose, type UniformSource } from "./privacy/secret.js";
 export { RdpAccountant, type RdpAccountantOptions } from "./privacy/accountant.js";

@@ -56,7 +56,14 @@ export interface DpFedAvgSpent {
   readonly samplerDelta: number;
 }
 
-/** Gaussian releases of every client, without sampling, composed with the rounds: `releases` of noise multiplier `noiseMultiplier`, each of `drawsPerRelease` normal draws. */
+/**
+ * Gaussian releases of every client, without sampling, composed with the rounds: `releases` of
+ * noise multiplier `noiseMultiplier`, each of `drawsPerRelease` normal draws.
+ *
+ * @example
+ * // 100 rounds and 10 DP histograms of 10 bins at noise 5 (per-client evaluation's releases).
+ * const spent = dpFedAvgEpsilon({ samplingRate: 0.01, noiseMultiplier: 1.1, noiseDrawsPerRound: 7850, samplerDeltaPerDraw: 0 }, 100, 1e-5, { noiseMultiplier: 5, releases: 10, drawsPerRelease: 10 } satisfies ComposedGaussian);
+ */
 export interface ComposedGaussian {
   readonly noiseMultiplier: number;
   readonly releases: number;
