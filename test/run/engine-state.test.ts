@@ -1,6 +1,6 @@
 /**
- * Client state on the BullMQ engine (docs/distributed.md "Client state"): FedPer and SCAFFOLD
- * (Ditto's personal model takes the same path as FedPer's heads) with --engine send each chunk's clients' states to the worker with the chunk and
+ * Client state on the BullMQ engine (docs/distributed.md "Client state"): FedPer, Ditto and
+ * SCAFFOLD with --engine send each chunk's clients' states to the worker with the chunk and
  * store the states it returns, so the run's parameters, server state and every client's state
  * are the bytes of the same run in this process (both stream the same chunks and merge them in
  * the same order, and a state record crosses Redis with its float32 bits: equality is exact).
@@ -48,6 +48,7 @@ describe.skipIf(redisBinary === undefined)("client state on the BullMQ engine", 
 
   test.each([
     ["fedper with secure", { algorithm: "fedper", personalParams: "b", aggregator: "secure" }],
+    ["ditto", { algorithm: "ditto", dittoLambda: 0.5 }],
     ["scaffold with clip,dp", { algorithm: "scaffold", aggregator: "clip,dp", dpNoise: 0.5, dpClip: 1, dpInsecureSeed: 77 }],
   ] as const)(
     "%s: the engine's run has the in-process run's parameters, server state and client states, bit for bit",
