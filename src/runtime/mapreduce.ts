@@ -80,12 +80,14 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
   };
   /** Each chunk's client state, by kept output, with the chunk's places in the cohort. */
   const keptPieces = keptNames.map(() => [] as { positions: ArrayLike<number>; value: T }[]);
+  /** The places of the chunks run here, in order (remote chunks' come from round.positions). */
+  const localPositions: ArrayLike<number>[] = [];
   let merged = 0;
   /** The partial accumulator of a chunk, its client state set aside. */
   const withoutKept = (partial: Map<string, T>): Map<string, T> => {
     if (keptNames.length === 0) return partial;
-    const positions = round.positions?.(merged);
-    if (positions === undefined) throw ftError("FT302", { what: "chunk positions", why: "a streamed round with client state needs each chunk's places in the cohort" });
+    const positions = round.positions?.(merged) ?? localPositions[merged];
+    if (positions === undefined) throw ftError("FT302", { what: "chunk positions", why: "the remote chunks of a round with client state need their places in the cohort (StreamedRound.positions)" });
     keptNames.forEach((name, i) => {
       keptPieces[i]!.push({ positions, value: partial.get(name)! });
       partial.delete(name);
@@ -106,6 +108,7 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
         const clientLeaves = leavesByPath(ir.inputTree, chunk);
         const positions = round.positions?.(chunkIndex++) ?? consecutive(offset, clientsIn(clientLeaves, form.clientInputs));
         offset += positions.length;
+        localPositions.push(positions);
         const inputs = new Map([...server, ...prepared, ...clientLeaves, ...chunkInputs(form, positions)]);
         yield fused ? await run(form.workAndAccumulate, new Map([...zero, ...inputs]), true) : await accumulateChunk(inputs, zero);
       }

@@ -71,7 +71,10 @@ test("a streamed round returns each chunk's client state at its clients' places 
   expect(await streamed.s.array()).toEqual([[2, 5], [7, 13], [3, 18]]);
   expect(await streamed.s.array()).toEqual(await whole.s.array());
   expect(await streamed.w.array()).toEqual(await whole.w.array());
-  tf.dispose([whole.w, whole.s, streamed.w, streamed.s]);
+  // Without positions, the chunks' clients are the cohort's in order.
+  const inOrder = (await runStreamed(round.ir, { inputs: { w: [2, 3] }, cohortSize: 3, chunks: [chunk([0, 1]), chunk([2])] }, { backend: "cpu" })) as { w: tf.Tensor; s: tf.Tensor };
+  expect(await inOrder.s.array()).toEqual(await whole.s.array());
+  tf.dispose([whole.w, whole.s, streamed.w, streamed.s, inOrder.w, inOrder.s]);
 });
 
 test("a loop of rounds and clients that depend on each other (grad through aggregate) are FT315", () => {
