@@ -105,7 +105,15 @@ export function partitionShards(labels: Int32Array, options: ShardOptions, rng: 
   });
 }
 
-/** Label skew: for each class, its examples are shuffled and split in Dirichlet(alpha) proportions. */
+/**
+ * Label skew: for each class, its examples are shuffled and split in Dirichlet(alpha) proportions.
+ *
+ * @example
+ * import { federate, loadMnist, partitionDirichlet, Rng } from "fedtensor/lib";
+ * const train = loadMnist("train");
+ * const partition = partitionDirichlet(train.y, 10, { numClients: 100, alpha: 0.1, minExamplesPerClient: 10 }, Rng.fromSeed(0));
+ * const data = federate(train, loadMnist("test"), partition); // strong label skew
+ */
 export function partitionDirichlet(
   labels: Int32Array,
   numClasses: number,
