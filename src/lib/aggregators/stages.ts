@@ -105,7 +105,7 @@ export type ServerStage = DpStage | SecureStage | DistributedDpStage | MeanStage
  * server stage (dp, secure, distributed-dp, mean, median, trimmed-mean, krum).
  *
  * @example
- * const stages: Stage[] = [aggregationStages.clip(1), aggregationStages.dp(1.1), aggregationStages.mean()];
+ * const stages: Stage[] = [aggregationStages.clip(1), aggregationStages.dp(), aggregationStages.mean()];
  * chainProblem(stages); // undefined: the chain works
  */
 export type Stage = ClientStage | ServerStage;

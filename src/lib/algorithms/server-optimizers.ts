@@ -40,7 +40,7 @@ export interface AdaptiveOptions {
  * 1e-3.
  *
  * @example
- * const state = initialAdaptiveState(logistic.init(new Rng(0)), adaptiveDefaults.tau);
+ * const state = initialAdaptiveState(logistic.init(Rng.fromSeed(0)), adaptiveDefaults.tau);
  */
 export const adaptiveDefaults = { beta1: 0.9, beta2: 0.99, tau: 1e-3 } as const;
 

@@ -23,7 +23,7 @@ import { poissonSample } from "./sampling.js";
  *
  * @example
  * const train = loadMnist("train");
- * const data: FederatedDataset<Float32Array> = federate(train, loadMnist("test"), partitionIid(train.y.length, 100, new Rng(0)));
+ * const data: FederatedDataset<Float32Array> = federate(train, loadMnist("test"), partitionIid(train.y.length, 100, Rng.fromSeed(0)));
  */
 export interface FederatedDataset<X extends HostData = HostData> {
   /** A name per client, such as "client-007" or a president's name. */

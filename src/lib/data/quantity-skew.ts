@@ -15,7 +15,7 @@ import type { Partition } from "./partition.js";
  * fewest examples per client.
  *
  * @example
- * const clients = partitionQuantity(60_000, { numClients: 100, alpha: 0.5 } satisfies QuantitySkewOptions, new Rng(0));
+ * const clients = partitionQuantity(60_000, { numClients: 100, alpha: 0.5 } satisfies QuantitySkewOptions, Rng.fromSeed(0));
  */
 export interface QuantitySkewOptions {
   readonly numClients: number;

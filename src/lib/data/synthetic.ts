@@ -21,7 +21,7 @@ import { checkInteger } from "./options.js";
  * models and inputs differ, and the numbers of clients, features and classes.
  *
  * @example
- * const data = syntheticFedProx({ alpha: 1, beta: 1 } satisfies SyntheticOptions, new Rng(0)); // Synthetic(1, 1)
+ * const data = syntheticFedProx({ alpha: 1, beta: 1 } satisfies SyntheticOptions, Rng.fromSeed(0)); // Synthetic(1, 1)
  */
 export interface SyntheticOptions {
   /** How much the clients' models differ: u_k ~ N(0, alpha^2). The paper: 0, 0.5 or 1. */

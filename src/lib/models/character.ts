@@ -43,7 +43,7 @@ function characterSpecs(sequenceLength: number, embedding: number, hidden: numbe
  * characterModel's parameter specs.
  *
  * @example
- * const init: HostParams<CharacterParams> = characterModel().init(new Rng(0));
+ * const init: HostParams<CharacterParams> = characterModel().init(Rng.fromSeed(0));
  */
 export type CharacterParams = ReturnType<typeof characterSpecs>;
 

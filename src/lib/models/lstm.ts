@@ -60,7 +60,7 @@ function lstmSpecs(embedding: number, hidden: number) {
  * lstmModel's parameter specs: the embedding, the LSTM's kernels and bias, and the output layer.
  *
  * @example
- * const init: HostParams<LstmParams> = lstmModel().init(new Rng(0));
+ * const init: HostParams<LstmParams> = lstmModel().init(Rng.fromSeed(0));
  */
 export type LstmParams = ReturnType<typeof lstmSpecs>;
 

@@ -31,7 +31,7 @@ export interface HostParam {
  * A model's parameters as host data: one HostParam per parameter name of P.
  *
  * @example
- * const init: HostParams<LogisticParams> = logistic.init(new Rng(0));
+ * const init: HostParams<LogisticParams> = logistic.init(Rng.fromSeed(0));
  */
 export type HostParams<P> = { [K in keyof P]: HostParam };
 

@@ -75,7 +75,7 @@ function transformerSpecs(length: number, width: number, blocks: number, hidden:
  * feed-forward weights.
  *
  * @example
- * const init: HostParams<TransformerParams> = transformerModel().init(new Rng(0));
+ * const init: HostParams<TransformerParams> = transformerModel().init(Rng.fromSeed(0));
  */
 export type TransformerParams = ReturnType<typeof transformerSpecs>;
 type Params = Place<ValueOf<TransformerParams>, "member">;
