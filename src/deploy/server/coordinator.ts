@@ -82,7 +82,7 @@ export interface ServeResult {
 const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl", "fedper", "ditto", "scaffold"]);
 
 /** Algorithms whose accumulator is linear sums only (weighted means): SecAgg+ can sum it. */
-const linear = new Set(["fedavg", "fedsgd", "fedprox", "fedper", "ditto"]);
+const linear = new Set(["fedavg", "fedsgd", "fedprox", "fedper", "ditto", "scaffold"]);
 
 const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
 
