@@ -36,6 +36,7 @@
 import { ftError } from "../errors/error.js";
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import { leafPaths } from "../front/tree.js";
+import { withoutLeaves } from "../ir/tree-paths.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import { primitives } from "../ir/primitives.js";
@@ -444,19 +445,4 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     secureGroupMin: Math.max(0, ...aggregations.filter((a) => a.groupKeys > 0).map((a) => (a.node.attrs.minClients as number | undefined) ?? DEFAULT_MIN_CLIENTS)),
     keptState: keptSlots.map(({ input, output }) => ({ input, output })),
   };
-}
-
-/** `def` without the leaves numbered in `dropped`, each other leaf renumbered to its place among the rest; records left empty go too. */
-function withoutLeaves(def: TreeDef, dropped: ReadonlySet<number>): TreeDef {
-  const below = (leaf: number) => [...dropped].filter((d) => d < leaf).length;
-  const walk = (d: TreeDef): TreeDef | undefined => {
-    if (typeof d === "number") return dropped.has(d) ? undefined : d - below(d);
-    if (Array.isArray(d)) return (d as readonly TreeDef[]).map(walk).filter((x): x is TreeDef => x !== undefined);
-    const entries = Object.entries(d).flatMap(([key, child]) => {
-      const kept = walk(child);
-      return kept === undefined ? [] : [[key, kept] as const];
-    });
-    return entries.length === 0 ? undefined : Object.fromEntries(entries);
-  };
-  return walk(def) ?? {};
 }
