@@ -887,6 +887,28 @@ export const catalogue = {
       "Declare a CLIENTS input at each kept output's path, with the same shape and dtype; resume a " +
       "run only from its own checkpoints; give --state-memory a size in MiB >= 0.",
   },
+  FT366: {
+    title: "A served client's state that does not fit its run",
+    message: "client state in {where}: {why}",
+    explanation:
+      "A client of a served stateful run (FedPer, Ditto, SCAFFOLD) keeps its own state between " +
+      "rounds, in a file of --state-dir or a browser tab's IndexedDB, by run name and client id " +
+      "(docs/deployment.md \"Client state\"). The state read back must be the one this client " +
+      "wrote for this run: the tensors the run's client part takes, with their shapes.",
+    fix:
+      "Give each run its own name (--out) or each client its own --state-dir; remove the state " +
+      "of a finished or changed run (its file under --state-dir) so that the client starts fresh.",
+  },
+  FT367: {
+    title: "A --state-dir a client cannot keep its state in",
+    message: "--state-dir {path}: {why}",
+    explanation:
+      "`fedtensor client` keeps a stateful run's client state in --state-dir (by default " +
+      "~/.fedtensor/client-state), one file per run and client, mode 0600 in folders of mode 0700, " +
+      "written whole or not at all. The folder must be one this client can create and write, and " +
+      "no other user may read it: the state is trained on the client's private data.",
+    fix: "Point --state-dir at a folder of your own (chmod 700), or leave it out for the default.",
+  },
   FT370: {
     title: "A SecAgg+ survivor set its neighbours did not sign",
     message: "SecAgg+ client {client}: {why}; it reveals nothing and leaves the round",

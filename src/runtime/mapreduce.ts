@@ -31,14 +31,17 @@ const forms = new WeakMap<ProgramIR, Map<string, MapReduceForm>>();
 
 const usesClientCount = (graph: Graph): boolean => graph.nodes.some((n) => n.op === "client_count" || (n.bodies ?? []).some(usesClientCount));
 
-/** The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms are too). */
-export function cachedForm(ir: ProgramIR, cohortSize: number): MapReduceForm {
+/**
+ * The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms
+ * are too); with `keepClientOutputs`, the form whose clients keep its CLIENTS outputs (served clients).
+ */
+export function cachedForm(ir: ProgramIR, cohortSize: number, keepClientOutputs = false): MapReduceForm {
   let byCohort = forms.get(ir);
   if (byCohort === undefined) forms.set(ir, (byCohort = new Map()));
   // client_count() is written into the parts, so only programs that use it need one form per cohort size.
-  const key = usesClientCount(ir.graph) ? String(cohortSize) : "any";
+  const key = `${usesClientCount(ir.graph) ? String(cohortSize) : "any"}${keepClientOutputs ? ":kept" : ""}`;
   let form = byCohort.get(key);
-  if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize })));
+  if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize, keepClientOutputs })));
   return form;
 }
 
@@ -158,6 +161,8 @@ export interface StreamedRound {
   readonly chunks: AsyncIterable<unknown> | Iterable<unknown>;
   /** The places in the cohort of chunk k's clients (clientIndex()); the chunks' clients in order, one after the other, when absent. */
   readonly positions?: (chunk: number) => ArrayLike<number>;
+  /** The remote chunks' clients keep the program's CLIENTS outputs (client state): the result leaves them out. */
+  readonly keptAtClients?: boolean;
 }
 
 /**
@@ -172,5 +177,5 @@ export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOpt
     run: (part, inputs, atClients) => runProgram(part.ir, inputs, atClients ? options : { ...options, clients: 1 }),
     dispose: (values) => tf.dispose([...values]),
   };
-  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused, remote);
+  return driveRound(ir, cachedForm(ir, round.cohortSize, round.keptAtClients === true && remote !== undefined), round, runner, fused, remote);
 }

@@ -27,10 +27,16 @@
  * (constants, recomputed in whichever part uses them). The cut is legal when nothing moves
  * from `after` to the clients (FT313), no output is at the CLIENTS (FT314), and every CLIENTS
  * value is computed client by client (FT315 otherwise).
+ *
+ * Where the chunks run at the clients themselves (fedtensor serve), CLIENTS outputs are client
+ * state (keepOnClients) that each client keeps: with `keepClientOutputs` each becomes an output
+ * of the fused work+accumulate part, paired with the CLIENTS input it goes back to, and the
+ * update part leaves it out, so it never reaches the server.
  */
 import { ftError } from "../errors/error.js";
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import { leafPaths } from "../front/tree.js";
+import { withoutLeaves } from "../ir/tree-paths.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import { primitives } from "../ir/primitives.js";
@@ -46,6 +52,12 @@ export interface Part {
   readonly ir: ProgramIR;
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
+}
+
+/** A CLIENTS output kept by the client that computed it: `output` of workAndAccumulate, read back next round at `input`. */
+export interface KeptState {
+  readonly input: string;
+  readonly output: string;
 }
 
 export interface MapReduceForm {
@@ -71,6 +83,8 @@ export interface MapReduceForm {
   readonly groupKeyInputs: readonly string[];
   /** The fewest clients a chunk may hold: the largest minClients of the program's secure sums (0 without one). */
   readonly secureGroupMin: number;
+  /** The program's CLIENTS outputs that workAndAccumulate returns for the client to keep (keepClientOutputs only; none otherwise). */
+  readonly keptState: readonly KeptState[];
 }
 
 export interface MapReduceOptions {
@@ -79,6 +93,11 @@ export interface MapReduceOptions {
    * the whole cohort's, which no chunk knows, so it is written into the parts as a constant.
    */
   readonly cohortSize?: number;
+  /**
+   * The chunks run at the clients, which keep the program's CLIENTS outputs as their state: each
+   * must have a CLIENTS input of the same path, type and shape to go back to (FT314 otherwise).
+   */
+  readonly keepClientOutputs?: boolean;
 }
 
 type Stage = "local" | "before" | "clients" | "after";
@@ -289,9 +308,19 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const stage = stages(ir);
   const paths = leafPaths(ir.inputTree);
   const outputPaths = leafPaths(ir.outputTree);
+  const inputPaths = new Map(ir.graph.inputs.map((id, i) => [paths[i]!, id]));
+  const kept: { id: number; input: string }[] = [];
   ir.graph.outputs.forEach((id, i) => {
-    if (stage.get(id) === "clients") throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: printType(ir.values[id]!) });
+    if (stage.get(id) !== "clients") return;
+    const back = inputPaths.get(outputPaths[i]!);
+    const type = printType(ir.values[id]!);
+    if (options.keepClientOutputs !== true || back === undefined || stage.get(back) !== "clients" || printType(ir.values[back]!) !== type) {
+      const why = options.keepClientOutputs === true ? "a kept output needs a CLIENTS input of the same path and type to go back to" : undefined;
+      throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: why === undefined ? type : `${type} (${why})` });
+    }
+    kept.push({ id, input: outputPaths[i]! });
   });
+  const serverOutputs = ir.graph.outputs.flatMap((id, i) => (stage.get(id) === "clients" ? [] : [{ id, path: outputPaths[i]! }]));
   // client_count() is the whole cohort's size, in every part (a chunk's own count is its accumulator's business).
   const cohortSize = options.cohortSize;
   const replay: Replay =
@@ -366,17 +395,18 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     },
     accSlots("acc").map((s) => s.name),
   );
+  const keptSlots = kept.map((k, i) => ({ ...k, output: `kept${i}` }));
   const workAndAccumulate = tracePart(
     `${ir.name}: work + accumulate`,
     [...accSlots("acc"), ...keySlots, ...workInputs.map((s) => s.slot)],
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
       const keys = keysPer(ins.slice(accumulator.length, accumulator.length + keySlots.length));
-      const computed = inlineSlice(members, workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
+      const computed = inlineSlice([...members, ...kept.map((k) => k.id)], workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
       const memberOf = (id: number) => computed[members.indexOf(id)]!;
-      return aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!));
+      return [...aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!)), ...computed.slice(members.length)];
     },
-    accSlots("acc").map((s) => s.name),
+    [...accSlots("acc").map((s) => s.name), ...keptSlots.map((k) => k.output)],
   );
   const merge = tracePart(
     `${ir.name}: merge`,
@@ -401,9 +431,9 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const update = tracePart(
     `${ir.name}: update`,
     updateInputs.map((s) => s.slot),
-    (ins) => inlineSlice(ir.graph.outputs, updateInputs.map((s) => s.id), ins),
-    outputPaths,
-    ir.outputTree,
+    (ins) => inlineSlice(serverOutputs.map((o) => o.id), updateInputs.map((s) => s.id), ins),
+    serverOutputs.map((o) => o.path),
+    kept.length === 0 ? ir.outputTree : withoutLeaves(ir.outputTree, new Set(kept.map((k) => ir.graph.outputs.indexOf(k.id)))),
   );
   return {
     parts: { prepare, work, zero, accumulate, merge, report, update },
@@ -413,5 +443,6 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     clientIndexInputs: indexSlots.map((s) => s.slot.name),
     groupKeyInputs: keySlots.map((s) => s.name),
     secureGroupMin: Math.max(0, ...aggregations.filter((a) => a.groupKeys > 0).map((a) => (a.node.attrs.minClients as number | undefined) ?? DEFAULT_MIN_CLIENTS)),
+    keptState: keptSlots.map(({ input, output }) => ({ input, output })),
   };
 }
