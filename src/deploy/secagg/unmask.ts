@@ -8,7 +8,9 @@
  *
  * For a dropped client d and each surviving neighbour v, the server derives s_dv from d's
  * rebuilt key and v's public key (as v did from its key and d's): these are pair secrets of a
- * client whose vector the server never received, so they unmask nothing.
+ * client whose vector the server never received, so they unmask nothing. In a round that
+ * reuses keys (reuse.ts) d's key is never rebuilt (it would give d's pair seeds of the window's
+ * earlier rounds too): each surviving neighbour v reveals s_dv of this round alone.
  */
 import { equalBytes, pairSecret, publicKeyOf, seedCommitment } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
@@ -25,9 +27,9 @@ export interface Advertised {
   readonly signature: string;
 }
 
-/** A client's share-keys message: its seed commitment and one sealed share pair per neighbour. */
+/** A client's share-keys message: its seed commitments (one per round of the key window) and one sealed share pack per neighbour. */
 export interface SharedKeys {
-  readonly seedCommitment: Uint8Array;
+  readonly seedCommitments: readonly Uint8Array[];
   readonly sealed: ReadonlyMap<string, { readonly nonce: string; readonly ciphertext: string }>;
 }
 
@@ -35,10 +37,15 @@ export interface SharedKeys {
 export interface UnmaskShares {
   readonly seedShares: ReadonlyMap<string, Uint8Array>;
   readonly keyShares: ReadonlyMap<string, Uint8Array>;
+  /** In a round that reuses keys: its pair seed of this round with each dropped neighbour. */
+  readonly pairSeeds: ReadonlyMap<string, Uint8Array>;
 }
 
 export interface MaskRemoval {
   readonly params: ResolvedSecAggParams;
+  /** The session and round of the setup that made the keys: this round's, or an earlier one's it reuses. */
+  readonly keysSession: string;
+  readonly keysRound: number;
   readonly graph: NeighbourGraph;
   /** The clients whose masked vectors are in the sum. */
   readonly survivors: readonly string[];
@@ -69,8 +76,9 @@ export async function removeMasks(r: MaskRemoval): Promise<Removal> {
   const survivors = new Set(r.survivors);
   const modulus = params.modulus_range;
 
+  const reused = params.round !== r.keysRound;
   for (const u of r.survivors) {
-    const commitment = r.shared.get(u)!.seedCommitment;
+    const commitment = r.shared.get(u)!.seedCommitments[params.round - r.keysRound]!;
     const rebuilt = await rebuildSecret(sharesOf(u, "seedShares", r.unmasked), t, (seed) =>
       equalBytes(seedCommitment(seed, params.round, u), commitment),
     );
@@ -83,12 +91,20 @@ export async function removeMasks(r: MaskRemoval): Promise<Removal> {
   for (const d of r.droppedAfterSharing) {
     const maskedWithD = [...graph.get(d)!].filter((v) => survivors.has(v));
     if (maskedWithD.length === 0) continue; // no surviving vector carries a mask of d's
+    if (reused) {
+      for (const v of maskedWithD) {
+        const secret = r.unmasked.get(v)?.pairSeeds.get(d);
+        if (secret === undefined) return { ok: false, reason: `${v} gave no pair seed with dropped client ${d}` };
+        applyMask(sum, secret, pairSign(v, d) === 1 ? -1 : 1, modulus);
+      }
+      continue;
+    }
     const publicKey = r.advertised.get(d)!.maskingKey;
     const rebuilt = await rebuildSecret(sharesOf(d, "keyShares", r.unmasked), t, (key) => equalBytes(publicKeyOf(key), publicKey));
     for (const from of rebuilt.inconsistent) r.log(`${from}'s share of ${d}'s masking key is inconsistent`, from);
     if (rebuilt.secret === null) return { ok: false, reason: `cannot rebuild dropped client ${d}'s masking key: ${rebuilt.reason}` };
     for (const v of maskedWithD) {
-      const secret = pairSecret(rebuilt.secret, r.advertised.get(v)!.maskingKey, "pair-mask", params.round, d, v);
+      const secret = pairSecret(rebuilt.secret, r.advertised.get(v)!.maskingKey, "pair-mask", r.keysSession, params.round, d, v);
       // v added pairSign(v, d) PRG(s_vd); take it out.
       applyMask(sum, secret, pairSign(v, d) === 1 ? -1 : 1, modulus);
       secret.fill(0);
