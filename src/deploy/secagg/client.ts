@@ -108,10 +108,10 @@ export class SecAggClient {
     this.pins = options.pins ?? new IdentityPins();
   }
 
-  /** This round, once its unmask step is answered and while its key setup may serve the next round of its window. */
+  /** This round, once its unmask step is answered: what a setup that asks to reuse its keys is checked against. */
   finished(): FinishedRound | undefined {
-    if (this.stage !== "unmasked" || !this.reusable) return undefined;
-    return { keys: this.keys!, session: this.session, round: this.params.round, survivors: this.survivors! };
+    if (this.stage !== "unmasked") return undefined;
+    return { keys: this.keys!, session: this.session, round: this.params.round, survivors: this.survivors!, usable: this.reusable };
   }
 
   /** Drops the key setup's secrets: a later round will not reuse them. */

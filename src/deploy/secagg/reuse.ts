@@ -65,6 +65,8 @@ export interface FinishedRound {
   readonly session: string;
   readonly round: number;
   readonly survivors: ReadonlySet<string>;
+  /** False once its key setup's secrets were dropped (the window is over, a dropout, a refused reuse). */
+  readonly usable: boolean;
 }
 
 /** Zeroes every secret of a key setup: its window is over. */
@@ -95,12 +97,13 @@ export function checkReuse(setup: Setup, reuse: Reuse, last: FinishedRound | und
   if (last === undefined) return refuse(`round ${setup.round} asks to reuse a key setup, and this client holds none from a round it finished`);
   const keys = last.keys;
   if (setup.round <= last.round) throw ftError("FT374", { client: setup.to, why: `a setup of round ${setup.round} reusing keys, and this client already finished round ${last.round}` });
+  if (!sameSet(last.survivors, keys.roster.keys()))
+    return refuse(`${keys.roster.size - last.survivors.size} of the ${keys.roster.size} clients of the key list were not in round ${last.round}'s survivor set: their masking keys may have been rebuilt`);
+  if (!last.usable) return refuse(`the key setup of round ${keys.round} was dropped after round ${last.round} (its window is over, or a reuse was refused)`);
   if (reuse.keys_session !== keys.session || reuse.keys_round !== keys.round)
     return refuse(`the setup names the key setup of round ${reuse.keys_round} (session ${reuse.keys_session}), this client holds that of round ${keys.round}`);
   if (setup.round - keys.round >= keys.params.key_rounds) return refuse(`round ${setup.round} is past the ${keys.params.key_rounds} rounds of the key setup of round ${keys.round}`);
   if (!sameParams(keys.params, params)) return refuse("its parameters are not those of the key setup");
-  if (!sameSet(last.survivors, keys.roster.keys()))
-    return refuse(`${keys.roster.size - last.survivors.size} of the ${keys.roster.size} clients of the key list were not in round ${last.round}'s survivor set: their masking keys may have been rebuilt`);
   const transcript = survivorsTranscript(last.session, last.round, [...last.survivors]);
   const signers = new Set<string>();
   for (const { id, signature } of reuse.signatures) {
