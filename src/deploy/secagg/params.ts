@@ -155,8 +155,7 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
   if (!Number.isSafeInteger(promised) || promised < 1 || promised > MAX_CLIENTS) throw bad("min_clients", `must be a whole number in [1, ${MAX_CLIENTS}], got ${promised}`);
   // Never below the threshold: a step with fewer answers aborts anyway. Above the cohort, the round aborts at its first step.
   const minClients = Math.max(threshold, promised);
-  const keyRounds = params.key_rounds ?? 1;
-  if (!Number.isSafeInteger(keyRounds) || keyRounds < 1 || keyRounds > MAX_KEY_ROUNDS) throw ftError("FT375", { max: MAX_KEY_ROUNDS, value: keyRounds });
+  const keyRounds = resolveKeyRounds(params.key_rounds ?? 1);
 
   return {
     round,
@@ -170,6 +169,12 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
     min_clients: minClients,
     key_rounds: keyRounds,
   };
+}
+
+/** key_rounds checked: a whole number in [1, MAX_KEY_ROUNDS] (FT375). */
+export function resolveKeyRounds(keyRounds: number): number {
+  if (!Number.isSafeInteger(keyRounds) || keyRounds < 1 || keyRounds > MAX_KEY_ROUNDS) throw ftError("FT375", { max: MAX_KEY_ROUNDS, value: keyRounds });
+  return keyRounds;
 }
 
 /** A client's check of the parameters the server sent: they must be a fixed point of resolution. */
