@@ -41,7 +41,7 @@ import { addMod, dequantizeSum, outsideHonestRange } from "./quantize.js";
 import { type ReusedKeys, reuseMisfit } from "./reuse.js";
 import { sharePackBytes } from "./shares.js";
 import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
-import { type Advertised, type SharedKeys, type UnmaskShares, removeMasks } from "./unmask.js";
+import { type Advertised, type SharedKeys, type UnmaskShares, checkUnmask, removeMasks } from "./unmask.js";
 
 /** The step the server is collecting answers for, or how the round ended. */
 export type ServerStep = "setup" | CollectingStep | "done" | "aborted";
@@ -384,17 +384,9 @@ export class SecAggServer {
         return null;
       }
       case "unmask": {
-        const asked = this.asked.get(m.from)!;
-        const seedShares = new Map(m.seed_shares.map((s) => [s.of, fromBase64(s.share)!]));
-        const keyShares = new Map(m.key_shares.map((s) => [s.of, fromBase64(s.share)!]));
-        const pairSeeds = new Map((m.pair_seeds ?? []).map((s) => [s.of, fromBase64(s.seed)!]));
-        if (seedShares.size !== m.seed_shares.length || keyShares.size !== m.key_shares.length || pairSeeds.size !== (m.pair_seeds?.length ?? 0)) return "a client's share is given twice";
-        // A round that reuses keys never rebuilds a key (reuse.ts): its dropped clients' pair seeds come instead.
-        if (this.reusing === undefined ? m.pair_seeds !== undefined : keyShares.size > 0) return this.reusing === undefined ? "pair seeds in a round that made its keys" : "key shares in a round that reuses keys";
-        for (const of of seedShares.keys()) if (!asked.survivors.has(of)) return `a seed share of ${of}, which the server did not ask for`;
-        for (const [what, shares] of [["key share", keyShares], ["pair seed", pairSeeds]] as const)
-          for (const of of shares.keys()) if (!asked.dropped.has(of)) return `a ${what} of ${of}, which the server did not ask for`;
-        this.unmasked.set(m.from, { seedShares, keyShares, pairSeeds });
+        const shares = checkUnmask(m, this.asked.get(m.from)!, this.reusing !== undefined);
+        if (typeof shares === "string") return shares;
+        this.unmasked.set(m.from, shares);
         return null;
       }
     }

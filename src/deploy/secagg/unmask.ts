@@ -17,6 +17,8 @@ import { applyMask, pairSign } from "./masks.js";
 import type { ResolvedSecAggParams } from "./params.js";
 import { type SubmittedShare, rebuildSecret } from "./shares.js";
 import type { NeighbourGraph } from "./graph.js";
+import { fromBase64 } from "./codec.js";
+import type { Unmask } from "./messages.js";
 
 /** A client's advertised public keys: the encryption key as sent (the server only forwards it). */
 export interface Advertised {
@@ -57,6 +59,25 @@ export interface MaskRemoval {
   /** The running sum of the masked vectors; the masks are removed in place. */
   readonly sum: Uint32Array;
   readonly log: (message: string, client: string) => void;
+}
+
+/**
+ * A client's unmask answer against what the server asked of it: seed shares of the survivors
+ * it was asked about, and for the dropped ones key shares (a round that made its keys) or pair
+ * seeds (a round that reuses keys: no key is ever rebuilt there, reuse.ts), each client once.
+ * The shares, or why they are refused.
+ */
+export function checkUnmask(m: Unmask, asked: { readonly survivors: ReadonlySet<string>; readonly dropped: ReadonlySet<string> }, reusedKeys: boolean): UnmaskShares | string {
+  const seedShares = new Map(m.seed_shares.map((s) => [s.of, fromBase64(s.share)!]));
+  const keyShares = new Map(m.key_shares.map((s) => [s.of, fromBase64(s.share)!]));
+  const pairSeeds = new Map((m.pair_seeds ?? []).map((s) => [s.of, fromBase64(s.seed)!]));
+  if (seedShares.size !== m.seed_shares.length || keyShares.size !== m.key_shares.length || pairSeeds.size !== (m.pair_seeds?.length ?? 0)) return "a client's share is given twice";
+  if (!reusedKeys && m.pair_seeds !== undefined) return "pair seeds in a round that made its keys";
+  if (reusedKeys && keyShares.size > 0) return "key shares in a round that reuses keys";
+  for (const of of seedShares.keys()) if (!asked.survivors.has(of)) return `a seed share of ${of}, which the server did not ask for`;
+  for (const [what, shares] of [["key share", keyShares], ["pair seed", pairSeeds]] as const)
+    for (const of of shares.keys()) if (!asked.dropped.has(of)) return `a ${what} of ${of}, which the server did not ask for`;
+  return { seedShares, keyShares, pairSeeds };
 }
 
 export type Removal = { readonly ok: true } | { readonly ok: false; readonly reason: string };
