@@ -209,13 +209,13 @@ export class SecAggClient {
     this.drawn = { seeds, ownSeedShares: seedShares.map((shares) => shares[0]!), neighbours, roster: identities };
     const shares = listed.map((n, i) => {
       const key = channelKeys.get(n.id)!;
-      const plaintext = packShares(seedShares.map((shares) => shares[i + 1]!), keyShares![i + 1]!);
+      const plaintext = packShares(seedShares.map((shares) => shares[i + 1]!), keyShares[i + 1]!);
       const sealed = sealShares(key, plaintext, round, this.id, n.id, this.randomBytes);
       key.fill(0);
       plaintext.fill(0);
       return { to: n.id, nonce: toBase64(sealed.nonce), ciphertext: toBase64(sealed.ciphertext) };
     });
-    for (const s of [...seedShares.flatMap((shares) => shares.slice(1)), ...keyShares!]) s.fill(0);
+    for (const s of [...seedShares.flatMap((shares) => shares.slice(1)), ...keyShares]) s.fill(0);
     const seed_commitments = seeds.map((seed, j) => toBase64(seedCommitment(seed, round + j, this.id)));
     return { ...this.header(), step: "share-keys", from: this.id, seed_commitments, shares };
   }
