@@ -104,6 +104,7 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
     if (config.aggregator === "fedavg") throw ftError("FT305", { option: settings.shares.num_shares === undefined ? "--reconstruction-threshold" : "--num-shares", why: "SecAgg+'s parameters need --aggregator secure or distributed-dp" });
     checkShareSettings(settings.shares, config.minClients, config.clientsPerRound);
   }
+  if (settings.shares?.key_rounds !== undefined && config.aggregator === "fedavg") throw ftError("FT305", { option: "--key-rounds", why: "SecAgg+'s key reuse needs --aggregator secure or distributed-dp" });
   const rangeFlag = rangeFlagGiven(settings.ranges);
   // Distributed DP's codec quantizes on the client and fixes the modulus from --ddp-bits: the float path's ranges do not exist there.
   if (rangeFlag !== undefined && config.aggregator !== "secure")

@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
-import { IdentityPins } from "../secagg/index.js";
+import { IdentityPins, type ReusedKeys } from "../secagg/index.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -69,6 +69,7 @@ export class RoundTasks {
 
   /** The clients' SecAgg+ identity keys, pinned for the life of this server (trust on first use). */
   private readonly pins = new IdentityPins();
+  private keysForReuse: ReusedKeys | undefined;
 
   /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
   accumulatorLength: number | undefined;
@@ -216,7 +217,10 @@ export class RoundTasks {
     const { deadlineMs, shares, ranges, log } = this.settings;
     // No sum of fewer than --min-clients (distributed DP's noise is calibrated for its own minimum): SecAgg+ aborts before it could be unmasked, and each client refuses a smaller cohort.
     const minClients = Math.max(this.settings.minClients, codec?.calibration.minClients ?? 0);
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins }, traffic, codec?.calibration.bits);
+    // The last secure round's key setup, taken only by a cohort of the same members with nothing dropped since (reuse.ts).
+    const reuse = this.keysForReuse;
+    this.keysForReuse = undefined;
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins, ...(reuse && { reuse }) }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
@@ -227,6 +231,7 @@ export class RoundTasks {
         throw error;
       });
       survivors = result.clients;
+      this.keysForReuse = sum.reusable();
       recovered = [...result.droppedAt.values()].filter((step) => step === "unmask").length;
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
