@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { deadline } from "./test/helpers/deadline.js";
 
@@ -12,6 +13,16 @@ import { deadline } from "./test/helpers/deadline.js";
 process.env.GLIBC_TUNABLES ??= "glibc.malloc.hugetlb=1";
 
 export default defineConfig({
+  // examples/ import the package by its names, as a user's code does: here they are this
+  // checkout's sources, one module instance with the tests' own "../src/..." imports (Node's
+  // self-reference through package.json "exports" would load the built dist/ beside them).
+  // tsc resolves the same names to the sources through "exports", rootDir and outDir.
+  resolve: {
+    alias: [
+      { find: /^fedtensor$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
+      { find: /^fedtensor\/lib$/, replacement: fileURLToPath(new URL("./src/lib/index.ts", import.meta.url)) },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts", "checker-plugin/test/**/*.test.ts"],
     // Deadlines scale with the machine's load (test/helpers/deadline.ts): a busy laptop gets green.

@@ -28,7 +28,12 @@
  *    trips per round (4, then 5). Flower's collect stage also carries the training instructions;
  *    `fedtensor serve` sends the task before the secure sum, one round trip more in both.
  *
- * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3]
+ * 5. Key reuse across rounds (--key-rounds K, default 4; src/deploy/secagg/reuse.ts): K rounds
+ *    of one cohort with SecAggRounds clients, the first a full setup (pre-sharing K self-mask
+ *    seeds) and the others reusing it: bytes sent and received and round trips per client in
+ *    round 1 and in each round after it, against Flower's four stages every round (item 4).
+ *
+ * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3] [--key-rounds 4]
  * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1)
  * without dropouts and numSharesForDropouts (2 x 0.3n + 1, a guarantee) with them;
  * reconstruction_threshold is the smallest majority; Flower's default ranges.
@@ -36,8 +41,10 @@
 import { parseArgs } from "node:util";
 import {
   type ClientMessage,
+  type ReusedKeys,
   type SecAggParams,
   type ServerMessage,
+  SecAggRounds,
   SECAGG_DEFAULTS,
   SecAggClient,
   SecAggServer,
@@ -53,8 +60,9 @@ import { publicGraph } from "../src/deploy/secagg/graph.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({
-  options: { length: { type: "string", default: "199210" }, clients: { type: "string", default: "10,20,50" }, rounds: { type: "string", default: "3" } },
+  options: { length: { type: "string", default: "199210" }, clients: { type: "string", default: "10,20,50" }, rounds: { type: "string", default: "3" }, "key-rounds": { type: "string", default: "4" } },
 });
+const keyRounds = Number(values["key-rounds"]);
 const length = Number(values.length);
 const cohorts = values.clients.split(",").map(Number);
 const rounds = Number(values.rounds);
@@ -160,6 +168,40 @@ async function round(n: number, dropFraction: number, roundId: number): Promise<
   }
 }
 
+/** Per client (mean): bytes sent, bytes received and round trips, in each of `keyRounds` rounds of one cohort whose first round's key setup serves them all. */
+async function reusedRounds(n: number): Promise<{ sent: number; received: number; trips: number; reused: boolean }[]> {
+  const ids = Array.from({ length: n }, (_, i) => `c${i}`);
+  const shares = Math.min(n, defaultNumShares(n));
+  const clients = new Map(ids.map((id) => [id, new SecAggRounds()]));
+  const out: { sent: number; received: number; trips: number; reused: boolean }[] = [];
+  let reuse: ReusedKeys | undefined;
+  for (let r = 1; r <= keyRounds; r++) {
+    const params: SecAggParams = { ...SECAGG_DEFAULTS, round: r, vector_length: length, num_shares: shares, reconstruction_threshold: majorityThreshold(shares), key_rounds: keyRounds };
+    const server = new SecAggServer(params, ids, reuse === undefined ? {} : { reuse });
+    const vectors = new Map(ids.map((id) => [id, Float32Array.from({ length }, () => Math.random() * 2 - 1)]));
+    const tally = { sent: 0, received: 0, trips: 0, reused: reuse !== undefined };
+    let requests: ReadonlyMap<string, ServerMessage> = server.start();
+    for (;;) {
+      for (const [id, message] of requests) {
+        const raw = encodeMessage(message);
+        const answer = encodeMessage(await clients.get(id)!.respond(r, raw, () => vectors.get(id)!));
+        tally.received += raw.length / n;
+        tally.sent += answer.length / n;
+        tally.trips += 1 / n;
+        const verdict = server.receive(id, answer);
+        if (!verdict.accepted) throw new Error(verdict.reason);
+      }
+      const outcome = await server.advance();
+      if (outcome.kind === "aborted") throw new Error(outcome.reason);
+      if (outcome.kind === "done") break;
+      requests = outcome.messages;
+    }
+    reuse = server.reusable();
+    out.push(tally);
+  }
+  return out;
+}
+
 const sentOrReceived = (message: ClientMessage | ServerMessage): "sent" | "received" => ("from" in message ? "sent" : "received");
 
 /**
@@ -230,4 +272,11 @@ for (const n of cohorts) {
   console.log(`    Flower's four stages (unsigned keys, neighbours' keys only, no check): ${perClient(last.sentFlower)} / ${perClient(last.receivedFlower)} / 4`);
   console.log(`    + the consistency check:                                              ${perClient(last.sentChecked)} / ${perClient(last.receivedChecked)} / 5`);
   console.log(`    + signed keys and the signed key list (public-randomness graph): this protocol ${perClient(sentTotal(last))} / ${perClient(last.receivedBytes)} / 5`);
+  const window = await reusedRounds(n);
+  const after = window.slice(1);
+  // Besides the masked vector (4 bytes a word, the same in every protocol): what the key setup and the checks cost.
+  const line = (t: { sent: number; received: number; trips: number }) => `${kib(t.sent)} (${kib(t.sent - 4 * length)} besides the masked vector) / ${kib(t.received)} / ${t.trips.toFixed(0)}`;
+  console.log(`  key reuse (key_rounds ${keyRounds}), per client, sent / received / round trips: round 1 (full setup, ${keyRounds} seeds pre-shared) ${line(window[0]!)}; each later round (reused: ${after.every((t) => t.reused)}) ${after.length === 0 ? "none" : line({ sent: mean(after.map((t) => t.sent)), received: mean(after.map((t) => t.received)), trips: mean(after.map((t) => t.trips)) })}`);
+  const overWindow = (pick: (t: { sent: number; received: number; trips: number }) => number) => mean(window.map(pick));
+  console.log(`    mean over the ${keyRounds} rounds: ${kib(overWindow((t) => t.sent))} / ${kib(overWindow((t) => t.received))} / ${overWindow((t) => t.trips).toFixed(2)}, against Flower's ${perClient(last.sentFlower)} (${kib(mean([...last.sentFlower.values()]) - 4 * length)} besides the masked vector) / ${perClient(last.receivedFlower)} / 4 every round`);
 }

@@ -9,6 +9,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+// The run engine behind `fedtensor run` is the checkout's own tool, not a package export.
 import { metricsFiles, readMetrics } from "../src/lib/run/metrics.js";
 import { renderPlotSvg } from "../src/lib/run/plot.js";
 

@@ -36,8 +36,8 @@ import {
   sum,
   useBackend,
   type Float,
-} from "../src/index.js";
-import { clientsFrom, padClients, poissonSample, Rng, secretRandom, type ClientDataset, type RandomSource } from "../src/lib/index.js";
+} from "fedtensor";
+import { type ClientDataset, clientsFrom, padClients, poissonSample, type RandomSource, Rng, secretRandom } from "fedtensor/lib";
 
 export const FEATURES = 10;
 export const CLIENTS = 50;

@@ -15,8 +15,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
-import { atClients, atServer, broadcast, div, dpSum, f32, foldIn, fori, grad, i32, map, matmul, mean, mul, program, sub, useBackend } from "../src/index.js";
-import { Rng } from "../src/lib/random.js";
+import { atClients, atServer, broadcast, div, dpSum, f32, foldIn, fori, grad, i32, map, matmul, mean, mul, program, sub, useBackend } from "fedtensor";
+import { Rng } from "fedtensor/lib";
 
 export const FEATURES = 8;
 export const ROUNDS = 40;

@@ -29,13 +29,8 @@ import {
   sum,
   useBackend,
   type Tensor,
-} from "../src/index.js";
-import { batchEvaluation, federate, roundCohort } from "../src/lib/data/federated.js";
-import { loadMnist } from "../src/lib/data/mnist.js";
-import { partitionIid } from "../src/lib/data/partition.js";
-import { Rng } from "../src/lib/random.js";
-import { evaluationProgram } from "../src/lib/algorithms/evaluation.js";
-import { logistic } from "../src/lib/models/dense.js";
+} from "fedtensor";
+import { batchEvaluation, evaluationProgram, federate, loadMnist, logistic, partitionIid, Rng, roundCohort } from "fedtensor/lib";
 
 type Params = { w: Tensor<[784, 10], "float32", "member">; b: Tensor<[10], "float32", "member"> };
 type Batch = { x: Tensor<["B", 784], "float32", "member">; y: Tensor<["B"], "int32", "member">; mask: Tensor<["B"], "float32", "member"> };

@@ -27,11 +27,8 @@ import {
   reduceWeightedMean,
   sum,
   useBackend,
-} from "../src/index.js";
-import { batchCohort, federate } from "../src/lib/data/federated.js";
-import { loadMnist } from "../src/lib/data/mnist.js";
-import { partitionShards } from "../src/lib/data/partition.js";
-import { Rng } from "../src/lib/random.js";
+} from "fedtensor";
+import { batchCohort, federate, loadMnist, partitionShards, Rng } from "fedtensor/lib";
 
 export const labelStatistics = program(
   {

@@ -23,8 +23,8 @@ import { pathToFileURL } from "node:url";
 import {
   RdpAccountant, atClients, atServer, cast, dpSum, expandDims, f32, helper, i32, map, mul, oneHot, program, secretKey, secureSum, sum, useBackend,
   type Float, type Int,
-} from "../src/index.js";
-import { clientsFrom, padClients, Rng } from "../src/lib/index.js";
+} from "fedtensor";
+import { clientsFrom, padClients, Rng } from "fedtensor/lib";
 
 export const CLASSES = 10;
 /** The most labels one client holds: the secure sum's range and the DP clip. */

@@ -38,9 +38,8 @@ import {
   where,
   argmin,
   type Float,
-} from "../src/index.js";
-import { clientsFrom, padClients, type ClientDataset } from "../src/lib/data/index.js";
-import { Rng } from "../src/lib/random.js";
+} from "fedtensor";
+import { type ClientDataset, clientsFrom, padClients, Rng } from "fedtensor/lib";
 
 export const K = 3;
 export const CLIENTS = 20;

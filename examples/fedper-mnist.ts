@@ -17,12 +17,8 @@ import * as tf from "@tensorflow/tfjs";
 import {
   add, atClients, atServer, broadcast, div, dpSum, f32, grad, i32, keepOnClients, map, matmul, maximum, mul, oneHot, program, relu, scan, secretKey, softmaxCrossEntropy, sub, sum, useBackend,
   type Tensor,
-} from "../src/index.js";
-import { federate, roundCohort, type FederatedDataset } from "../src/lib/data/federated.js";
-import type { HostData } from "../src/lib/data/host-tensor.js";
-import { loadMnist } from "../src/lib/data/mnist.js";
-import { partitionShards } from "../src/lib/data/partition.js";
-import { Rng } from "../src/lib/random.js";
+} from "fedtensor";
+import { federate, type FederatedDataset, type HostData, loadMnist, partitionShards, Rng, roundCohort } from "fedtensor/lib";
 
 export const HIDDEN = 32;
 export const CLIP = 1;

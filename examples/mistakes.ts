@@ -27,7 +27,7 @@ import {
   softmaxCrossEntropy,
   sparseSoftmaxCrossEntropy,
   sub,
-} from "../src/index.js";
+} from "fedtensor";
 
 const inputs = {
   params: atServer({ w: f32([784, 10]), b: f32([10]) }),

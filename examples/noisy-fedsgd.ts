@@ -33,9 +33,8 @@ import {
   sub,
   sum,
   useBackend,
-} from "../src/index.js";
-import { sampledGaussianEpsilon } from "../src/lib/privacy/rdp.js";
-import { Rng } from "../src/lib/random.js";
+} from "fedtensor";
+import { Rng, sampledGaussianEpsilon } from "fedtensor/lib";
 
 const FEATURES = 8;
 const CLIP = 1;

@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+// The run engine behind `fedtensor run` is the checkout's own tool, not a package export.
 import { validateRunConfig } from "../src/lib/run/config.js";
 import { metricsFiles, readMetrics } from "../src/lib/run/metrics.js";
 import { writePlots } from "../src/lib/run/plot.js";

@@ -9,7 +9,8 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { FedTensorError } from "../src/errors/error.js";
+import { FedTensorError } from "fedtensor";
+// The run engine behind `fedtensor run` is the checkout's own tool, not a package export.
 import { validateRunConfig, type RunConfig } from "../src/lib/run/config.js";
 import { train } from "../src/lib/run/train.js";
 

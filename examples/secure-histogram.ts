@@ -7,11 +7,8 @@
  *   npm run build && node dist/examples/secure-histogram.js
  */
 import { pathToFileURL } from "node:url";
-import { atClients, atServer, cast, expandDims, f32, i32, map, mul, oneHot, program, secureSum, sum, useBackend } from "../src/index.js";
-import { batchCohort, federate } from "../src/lib/data/federated.js";
-import { loadMnist } from "../src/lib/data/mnist.js";
-import { partitionShards } from "../src/lib/data/partition.js";
-import { Rng } from "../src/lib/random.js";
+import { atClients, atServer, cast, expandDims, f32, i32, map, mul, oneHot, program, secureSum, sum, useBackend } from "fedtensor";
+import { batchCohort, federate, loadMnist, partitionShards, Rng } from "fedtensor/lib";
 
 const examplesPerClient = 600;
 

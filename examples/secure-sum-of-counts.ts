@@ -10,10 +10,8 @@
  *   npm run build && node dist/examples/secure-sum-of-counts.js
  */
 import { pathToFileURL } from "node:url";
-import { atClients, atServer, cast, div, expandDims, f32, i32, map, maximum, mul, oneHot, program, secureSum, sum } from "../src/index.js";
-import { aggregator, aggregationStages as s } from "../src/lib/index.js";
-import { clientsFrom, padClients } from "../src/lib/data/clients.js";
-import { Rng } from "../src/lib/random.js";
+import { atClients, atServer, cast, div, expandDims, f32, i32, map, maximum, mul, oneHot, program, secureSum, sum } from "fedtensor";
+import { aggregationStages as s, aggregator, clientsFrom, padClients, Rng } from "fedtensor/lib";
 
 export const CLASSES = 4;
 /** The most examples a client may hold: the secure stage's maxWeight (a larger count is FT309). */

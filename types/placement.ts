@@ -228,7 +228,15 @@ export interface KeptMark {
  * @example
  * type KeptHeads = Kept<{ w: Tensor<[200, 10], "float32", "clients"> }>;
  */
-export type Kept<T> = IsAny<T> extends true ? T : T extends Tensor<infer S, infer D, infer P> ? Tensor<S, D, P> & KeptMark : { -readonly [K in keyof T]: Kept<T[K]> };
+// A record with an index signature of `any` (Object.fromEntries of a literal) stays as it is: the
+// `any` escape, as everywhere (docs/language.md), rather than a tensor of unknown placement.
+export type Kept<T> = IsAny<T> extends true
+  ? T
+  : string extends keyof T
+    ? T
+    : T extends Tensor<infer S, infer D, infer P>
+      ? Tensor<S, D, P> & KeptMark
+      : { -readonly [K in keyof T]: Kept<T[K]> };
 /** T with its kept leaves public CLIENTS values: what a program's output check asks of the rest. */
 type Unkept<T> = IsAny<T> extends true
   ? T

@@ -12,6 +12,7 @@ export const clientCommand: Command = {
   usage: [
     "usage: fedtensor client --server ws://host:port/fedtensor --token T (--data FILE | --dataset mnist --client-index i)",
     "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done] [--identity-key FILE]",
+    "                        [--state-dir DIR]",
     "",
     "Connects to the server, trains the client part it ships on this machine's examples, and sends",
     "only the update. Reconnects with backoff when the connection drops (a server restart); stops when",
@@ -29,6 +30,8 @@ export const clientCommand: Command = {
     "                        come back with --resume; a run that finishes always ends the client (0)",
     "  --identity-key FILE   this client's SecAgg+ identity (an Ed25519 key, made there on first use, mode 0600):",
     "                        a restarted client keeps the identity its peers pinned (docs/deployment.md)",
+    "  --state-dir DIR       where a stateful run (fedper, ditto, scaffold) keeps this client's state, one file",
+    "                        per run and client, mode 0600, never sent (default ~/.fedtensor/client-state)",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;
@@ -46,6 +49,7 @@ export const clientCommand: Command = {
           "max-backoff": { type: "string" },
           "exit-when-done": { type: "boolean" },
           "identity-key": { type: "string" },
+          "state-dir": { type: "string" },
         },
         strict: true,
         allowPositionals: false,
@@ -75,6 +79,7 @@ export const clientCommand: Command = {
       maxBackoffMs: backoff * 1000,
       exitWhenServerStops: values["exit-when-done"] === true,
       ...(values["identity-key"] === undefined ? {} : { identityKeyFile: values["identity-key"] as string }),
+      ...(values["state-dir"] === undefined ? {} : { stateDir: values["state-dir"] as string }),
       log,
     });
   },

@@ -3,13 +3,13 @@
  * rounds with real clients (`fedtensor client` processes and browser tabs at /client) over
  * WebSockets, as docs/deployment.md describes. The run's options are `fedtensor run`'s.
  */
-import { rangeDomains } from "../deploy/secagg/params.js";
+import { rangeDomains, resolveKeyRounds } from "../deploy/secagg/params.js";
 import { ftError } from "../errors/error.js";
 import { takeFlags, UsageError, type Command } from "./command.js";
 import { resolveExample } from "./run.js";
 
 /** The flags serve takes besides `fedtensor run`'s, each with a value. */
-const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "clipping-range", "quantization-range", "modulus-range", "admin-token-file", "max-client-examples"]);
+const serveFlags = new Set(["port", "host", "client-tokens", "tls-cert", "tls-key", "round-timeout", "join-wait", "num-shares", "reconstruction-threshold", "key-rounds", "clipping-range", "quantization-range", "modulus-range", "admin-token-file", "max-client-examples"]);
 
 /** The serve flags out of `args`, the rest (the run's config and options) left in order. */
 const seconds = (option: string, text: string | undefined, fallback: number): number => {
@@ -43,7 +43,7 @@ export const serveCommand: Command = {
   usage: [
     "usage: fedtensor serve [example | config.json] --client-tokens FILE [--port 8080] [--host 127.0.0.1]",
     "                       [--tls-cert cert.pem --tls-key key.pem] [--round-timeout 60] [--join-wait 5]",
-    "                       [--num-shares N|P --reconstruction-threshold T|P]",
+    "                       [--num-shares N|P --reconstruction-threshold T|P] [--key-rounds K]",
     "                       [--clipping-range C --quantization-range Q --modulus-range M]",
     "                       [--admin-token-file FILE] [--max-client-examples N]",
     "                       [fedtensor run's options: --rounds, --clients-per-round, --min-clients, --resume, ...]",
@@ -69,6 +69,9 @@ export const serveCommand: Command = {
     "                         num_shares). Raised to odd, capped at the cohort. Default 2 ceil(log2 n) + 1",
     "  --reconstruction-threshold T|P  shares that rebuild a secret: a count, or a proportion in (0, 1] of",
     "                         num_shares; a strict majority of it for every cohort size (FT341). Default: a majority",
+    "  --key-rounds K         SecAgg+: rounds one key setup serves. After a round no client dropped out of, the next",
+    "                         rounds (to K in all) with the same cohort reuse its keys: 3 messages a client instead of 5.",
+    "                         1 to 16; default 1 (a full setup every round). docs/deployment.md, \"Key reuse\"",
     "  --clipping-range C     SecAgg+ (--aggregator secure only): each value a client sends is clipped to [-C, C]",
     "                         (finite ones; NaN or infinity is FT309 on the client). Default 8 (Flower's clipping_range)",
     "  --quantization-range Q clipped values map to whole numbers in [0, Q], rounded stochastically: steps of 2C / Q.",
@@ -83,7 +86,8 @@ export const serveCommand: Command = {
     if ((flags["tls-cert"] === undefined) !== (flags["tls-key"] === undefined)) throw new UsageError("--tls-cert and --tls-key go together");
     const port = Number(flags.port ?? 8080);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw ftError("FT305", { option: "--port", why: `expected a port from 0 to 65535, got ${flags.port}` });
-    const shares = { num_shares: shareCount("--num-shares", flags["num-shares"]), reconstruction_threshold: shareCount("--reconstruction-threshold", flags["reconstruction-threshold"]) };
+    const keyRounds = flags["key-rounds"] === undefined ? undefined : resolveKeyRounds(Number(flags["key-rounds"]));
+    const shares = { num_shares: shareCount("--num-shares", flags["num-shares"]), reconstruction_threshold: shareCount("--reconstruction-threshold", flags["reconstruction-threshold"]), ...(keyRounds === undefined ? {} : { key_rounds: keyRounds }) };
     const ranges = {
       clipping_range: range("clipping_range", flags["clipping-range"]),
       quantization_range: range("quantization_range", flags["quantization-range"]),

@@ -888,6 +888,28 @@ export const catalogue = {
       "Declare a CLIENTS input at each kept output's path, with the same shape and dtype; resume a " +
       "run only from its own checkpoints; give --state-memory a size in MiB >= 0.",
   },
+  FT366: {
+    title: "A served client's state that does not fit its run",
+    message: "client state in {where}: {why}",
+    explanation:
+      "A client of a served stateful run (FedPer, Ditto, SCAFFOLD) keeps its own state between " +
+      "rounds, in a file of --state-dir or a browser tab's IndexedDB, by run name and client id " +
+      "(docs/deployment.md \"Client state\"). The state read back must be the one this client " +
+      "wrote for this run: the tensors the run's client part takes, with their shapes.",
+    fix:
+      "Give each run its own name (--out) or each client its own --state-dir; remove the state " +
+      "of a finished or changed run (its file under --state-dir) so that the client starts fresh.",
+  },
+  FT367: {
+    title: "A --state-dir a client cannot keep its state in",
+    message: "--state-dir {path}: {why}",
+    explanation:
+      "`fedtensor client` keeps a stateful run's client state in --state-dir (by default " +
+      "~/.fedtensor/client-state), one file per run and client, mode 0600 in folders of mode 0700, " +
+      "written whole or not at all. The folder must be one this client can create and write, and " +
+      "no other user may read it: the state is trained on the client's private data.",
+    fix: "Point --state-dir at a folder of your own (chmod 700), or leave it out for the default.",
+  },
   FT370: {
     title: "A SecAgg+ survivor set its neighbours did not sign",
     message: "SecAgg+ client {client}: {why}; it reveals nothing and leaves the round",
@@ -922,6 +944,38 @@ export const catalogue = {
       "client refuses a setup that promises less than the run did, a signed key list or a " +
       "survivor set below the minimum: a sum of fewer clients reveals more of each.",
     fix: "Sample more clients per round, or lengthen the step deadlines so that fewer drop out; a server that announces a small cohort to a client is faulty or malicious.",
+  },
+  FT373: {
+    title: "A SecAgg+ key setup the client will not reuse",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "After a round in which every client of the signed key list signed that very list as the " +
+      "survivor set, the next rounds (up to key_rounds of them) may reuse its keys, neighbour " +
+      "graph and pre-shared self-mask seeds. A client reuses them only when it holds that setup, " +
+      "signed that set itself, answered the last round's unmask step, and the setup carries the " +
+      "signature of every client of the list over the set: after any dropout a masking key may " +
+      "have been rebuilt, and the server then knows pair masks the reused keys would give again.",
+    fix: "Nothing to do on the client: the next full setup starts a new key setup. A server that asks for reuse after a dropout or a cohort change is faulty or malicious.",
+  },
+  FT374: {
+    title: "A SecAgg+ setup of a round the client already took part in",
+    message: "SecAgg+ client {client}: {why}; it leaves the round",
+    explanation:
+      "A reused key setup serves each round once, in increasing round order, each with its own " +
+      "self-mask seed: a replayed setup of an earlier round (or of the round in progress) would " +
+      "have the client mask a second vector under a seed whose shares the server may already " +
+      "hold, and the difference of two such vectors would reveal the difference of two inputs.",
+    fix: "A server that replays a setup is faulty or malicious; the client's next full setup starts afresh.",
+  },
+  FT375: {
+    title: "A bad SecAgg+ key-reuse setting",
+    message: "SecAgg+ key_rounds (--key-rounds) must be a whole number in [1, {max}], got {value}",
+    explanation:
+      "key_rounds is how many rounds one key setup serves: the setup round and up to key_rounds - 1 " +
+      "rounds after it that reuse its keys. Each client pre-shares one self-mask seed per round of " +
+      "the window in the setup round, so its share-keys message grows by 33 bytes per neighbour " +
+      "and round of the window. 1 turns reuse off.",
+    fix: "Pass --key-rounds 1 (no reuse) up to the maximum.",
   },
 } as const;
 

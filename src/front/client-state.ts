@@ -31,7 +31,10 @@ export const isKept = (t: Tracer): boolean => kept.has(t);
  * @example
  * const round = program({ heads: atClients(f32([10]), { private: true }) }, ({ heads }) => ({ heads: keepOnClients(heads) }));
  */
-export function keepOnClients<T extends TreeLike>(x: Validate<T, KeepCheck<T>>): Presumed<Kept<T>> {
+// A call whose check failed returns `any`, as a failed operation does (types/errors.ts Outcome):
+// its FT message is the mistake's one diagnostic, and nothing downstream repeats it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export function keepOnClients<T extends TreeLike>(x: Validate<T, KeepCheck<T>>): Presumed<[KeepCheck<T>] extends [never] ? Kept<T> : any> {
   const op = "keepOnClients";
   const { leaves, def, paths } = flattenTracers(x, `${op}() argument`);
   checkOutsidePerClient(op);

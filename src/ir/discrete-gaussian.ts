@@ -113,33 +113,45 @@ function buildTable(sigma: number): DiscreteGaussianTable {
   let lightError = 0;
   for (const w of weights) if (w < heavy) lightError += (Number(w) * FLOAT_RELATIVE_ERROR + 2) / Number(total);
 
-  // Vose's alias method on integer weights, each column holding capacity 2^128.
-  const cells = Array.from({ length: size }, (_, i) => ({ value: i < kept ? i - t : 0, weight: i < kept ? weights[i]! : 0n, alias: 0 }));
+  // Vose's alias method on integer weights, each column holding capacity 2^128. Columns are
+  // typed arrays and one BigInt each, not objects: a table has up to 2^21 of them.
+  const value = new Int32Array(size);
+  const alias = new Int32Array(size);
+  const weight: bigint[] = new Array<bigint>(size);
+  for (let i = 0; i < size; i++) {
+    value[i] = i < kept ? i - t : 0;
+    weight[i] = i < kept ? weights[i]! : 0n;
+  }
   const small: number[] = [];
   const large: number[] = [];
-  cells.forEach((c, i) => (c.weight < TWO_128 ? small : large).push(i));
+  for (let i = 0; i < size; i++) (weight[i]! < TWO_128 ? small : large).push(i);
   while (small.length > 0 && large.length > 0) {
     const s = small.pop()!;
     const l = large.pop()!;
-    cells[s]!.alias = cells[l]!.value;
-    cells[l]!.weight -= TWO_128 - cells[s]!.weight;
-    (cells[l]!.weight < TWO_128 ? small : large).push(l);
+    alias[s] = value[l]!;
+    weight[l] = weight[l]! - (TWO_128 - weight[s]!);
+    (weight[l]! < TWO_128 ? small : large).push(l);
   }
   // Whatever remains is full (exactly 2^128, as the weights sum to size 2^128).
-  for (const i of [...small, ...large]) cells[i]!.weight = TWO_128;
+  for (const i of [...small, ...large]) weight[i] = TWO_128;
 
-  const value = new Int32Array(size);
-  const alias = new Int32Array(size);
   const threshold = new Int32Array(4 * size);
-  cells.forEach((c, i) => {
+  // A threshold's four words through one 128-bit split: two 64-bit halves, read as 32-bit words
+  // (little-endian, as every platform Node and browsers run on is).
+  const halves = new BigUint64Array(2);
+  const words = new Uint32Array(halves.buffer);
+  for (let i = 0; i < size; i++) {
     // A full column always gives its value, an empty one its alias: made equal, any threshold works.
-    let w = c.weight;
-    if (w >= TWO_128) [w, c.alias] = [TWO_128 - 1n, c.value];
-    if (w === 0n) c.value = c.alias;
-    value[i] = c.value;
-    alias[i] = c.alias;
-    for (let word = 0; word < 4; word++) threshold[4 * i + word] = Number((w >> BigInt(96 - 32 * word)) & 0xffffffffn) - 2 ** 31;
-  });
+    let w = weight[i]!;
+    if (w >= TWO_128) [w, alias[i]] = [TWO_128 - 1n, value[i]!];
+    if (w === 0n) value[i] = alias[i]!;
+    halves[0] = w >> 64n;
+    halves[1] = BigInt.asUintN(64, w);
+    threshold[4 * i] = words[1]! - 2 ** 31;
+    threshold[4 * i + 1] = words[0]! - 2 ** 31;
+    threshold[4 * i + 2] = words[3]! - 2 ** 31;
+    threshold[4 * i + 3] = words[2]! - 2 ** 31;
+  }
   return { sigma, size, value, alias, threshold, tailMass: tail, relativeError: DISCRETE_GAUSSIAN_SAMPLER_ERROR.relativeError, totalVariation: tail + lightError };
 }
 

@@ -8,6 +8,13 @@
  */
 import { ftError } from "../errors/error.js";
 
+/**
+ * What distributed DP is calibrated from: the clip, the noise multiplier, the bits of the
+ * modulus, the clients the sum carries noise of at least and at most, and the rotated length.
+ *
+ * @example
+ * const parameters: DistributedDpParameters = { clip: 1, noiseMultiplier: 1, bits: 20, minClients: 8, maxClients: 10, dimension: 1024 };
+ */
 export interface DistributedDpParameters {
   /** c: each client's vector is clipped to this L2 norm (model units). */
   readonly clip: number;
@@ -27,6 +34,13 @@ export interface DistributedDpParameters {
   readonly kStddevs?: number;
 }
 
+/**
+ * The calibration: the parameters with their defaults, and the scale, each client's discrete
+ * Gaussian and the rounded vectors' norm bounds that the accountants read.
+ *
+ * @example
+ * const { scale, localSigma, effectiveNoiseMultiplier } = calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 20, minClients: 8, maxClients: 10, dimension: 1024 });
+ */
 export interface DistributedDpCalibration extends Required<DistributedDpParameters> {
   /** gamma: model units to integer units. */
   readonly scale: number;
@@ -62,7 +76,15 @@ export function roundedL2Bound(scaledClip: number, beta: number, d: number): num
   return Math.min(plain, conditional);
 }
 
-/** gamma, sigma and the bounds from the parameters (the header's formulas); FT346 when 2^bits cannot hold the sum. */
+/**
+ * gamma, sigma and the bounds from the parameters (the header's formulas); FT346 when 2^bits
+ * cannot hold the sum. What distributedDpPldEpsilon and distributedDpPldBound price.
+ *
+ * @example
+ * import { calibrateDistributedDp, distributedDpPldEpsilon } from "fedtensor/lib";
+ * const calibration = calibrateDistributedDp({ clip: 1, noiseMultiplier: 2, bits: 20, minClients: 8, maxClients: 10, dimension: 1024 });
+ * const epsilon = distributedDpPldEpsilon(calibration, 100, 1e-5); // about 33
+ */
 export function calibrateDistributedDp(parameters: DistributedDpParameters): DistributedDpCalibration {
   const p = checkParameters(parameters);
   const { clip: c, noiseMultiplier: z, bits, minClients, maxClients: n, dimension: d, kStddevs: k, beta } = p;

@@ -176,3 +176,4 @@ export {
   type ProgramSpent,
 } from "./privacy/program-epsilon.js";
 export { distributedDpPldBound, distributedDpPldEpsilon, type DistributedDpPldBound } from "./privacy/distributed-dp-pld.js";
+export { calibrateDistributedDp, type DistributedDpCalibration, type DistributedDpParameters } from "../ir/distributed-dp-calibration.js";

@@ -121,11 +121,14 @@ export function conv2dForm(attrs: Attrs, xShape: readonly number[], filterShape:
  * The filter gradient of conv2d. Where the backend has the kernel, that; otherwise as a
  * convolution of the (padded) input with the output cotangent, dilated by the strides, over
  * the batch axis: dF[i,j,c,f] = sum over n,oh,ow of x[n, oh*sh+i, ow*sw+j, c] dy[n, oh, ow, f].
+ * tfjs webgpu has the kernel, but a naive shader: on the H200 it took 2.3 ms a call against
+ * Conv2D's 0.04 ms, 90% of a CNN round's GPU time (bench/tfjs-kernel-profile.ts); the
+ * convolution form runs on its Conv2D shaders (8x faster on llvmpipe, docs/benchmarks.md "GPU").
  */
 export function conv2dFilterGradient(attrs: Attrs, xShape: readonly number[], filterShape: readonly number[], backend: string): Kernel {
   const { strides, padding } = attrs as unknown as Window;
   const [kh, kw, inChannels, outChannels] = filterShape as [number, number, number, number];
-  if (tf.getKernel("Conv2DBackpropFilter", backend) !== undefined) {
+  if (backend !== "webgpu" && tf.getKernel("Conv2DBackpropFilter", backend) !== undefined) {
     return ([x, dy]) => [
       tf.engine().runKernel("Conv2DBackpropFilter", { x: x!, dy: dy! }, {
         strides,

@@ -31,14 +31,17 @@ const forms = new WeakMap<ProgramIR, Map<string, MapReduceForm>>();
 
 const usesClientCount = (graph: Graph): boolean => graph.nodes.some((n) => n.op === "client_count" || (n.bodies ?? []).some(usesClientCount));
 
-/** The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms are too). */
-export function cachedForm(ir: ProgramIR, cohortSize: number): MapReduceForm {
+/**
+ * The program's MapReduce form for a cohort of `cohortSize` (cached: its parts' compiled forms
+ * are too); with `keepClientOutputs`, the form whose clients keep its CLIENTS outputs (served clients).
+ */
+export function cachedForm(ir: ProgramIR, cohortSize: number, keepClientOutputs = false): MapReduceForm {
   let byCohort = forms.get(ir);
   if (byCohort === undefined) forms.set(ir, (byCohort = new Map()));
   // client_count() is written into the parts, so only programs that use it need one form per cohort size.
-  const key = usesClientCount(ir.graph) ? String(cohortSize) : "any";
+  const key = `${usesClientCount(ir.graph) ? String(cohortSize) : "any"}${keepClientOutputs ? ":kept" : ""}`;
   let form = byCohort.get(key);
-  if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize })));
+  if (form === undefined) byCohort.set(key, (form = mapReduceForm(ir, { cohortSize, keepClientOutputs })));
   return form;
 }
 
@@ -66,7 +69,9 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
     return new Map(part.outputs.map((name) => [name, out[name]!]));
   };
   const dispose = (...maps: Map<string, T>[]) => maps.forEach((m) => runner.dispose([...m.values()]));
-  const keptNames = form.keptOutputs.map((_, i) => `kept${i}`);
+  // Kept at the clients themselves (served), the state never comes back: the result leaves it out.
+  const keptState = round.keptAtClients === true && remote !== undefined ? [] : form.keptState;
+  const keptNames = keptState.map((k) => k.output);
   if (keptNames.length > 0 && runner.byPlace === undefined) throw ftError("FT302", { what: "part runner", why: "a round with client state needs a runner that puts the chunks' rows in cohort order" });
   const accumulateChunk = async (inputs: Map<string, unknown>, zero: Map<string, T>) => {
     const members = await run(form.parts.work, inputs, true);
@@ -138,8 +143,9 @@ export async function driveRound<T>(ir: ProgramIR, form: MapReduceForm, round: S
       dispose(reports);
     }
     if (keptNames.length === 0) return updated;
-    const kept = new Map(form.keptOutputs.map((path, i) => [path, runner.byPlace!(keptPieces[i]!)]));
-    return treeOfLeaves(ir.outputTree, (path) => kept.get(path) ?? (updated as Record<string, unknown>)[path]);
+    const kept = new Map(keptState.map(({ input }, i) => [input, runner.byPlace!(keptPieces[i]!)]));
+    const rest = leavesByPath(form.parts.update.ir.outputTree, updated);
+    return treeOfLeaves(ir.outputTree, (path) => kept.get(path) ?? rest.get(path));
   } finally {
     dispose(prepared, ...(total === undefined ? [] : [total]), ...keptPieces.flat().map((piece) => new Map([["", piece.value]])));
   }
@@ -195,6 +201,8 @@ export interface StreamedRound {
   readonly chunks: AsyncIterable<unknown> | Iterable<unknown>;
   /** The places in the cohort of chunk k's clients (clientIndex()); the chunks' clients in order, one after the other, when absent. */
   readonly positions?: (chunk: number) => ArrayLike<number>;
+  /** The remote chunks' clients keep the program's CLIENTS outputs (client state): the result leaves them out. */
+  readonly keptAtClients?: boolean;
 }
 
 /**
@@ -216,5 +224,5 @@ export function runStreamed(ir: ProgramIR, round: StreamedRound, options: RunOpt
         return tf.gather(tf.concat(pieces.map((piece) => piece.value)), rowOf);
       }),
   };
-  return driveRound(ir, cachedForm(ir, round.cohortSize), round, runner, fused, remote);
+  return driveRound(ir, cachedForm(ir, round.cohortSize, round.keptAtClients === true && remote !== undefined), round, runner, fused, remote);
 }

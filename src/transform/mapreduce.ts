@@ -25,16 +25,20 @@
  * The program's top-level values get a stage: `before` (SERVER, not derived from an
  * aggregation), `clients`, `after` (derived from an aggregation's result) or `local`
  * (constants, recomputed in whichever part uses them). The cut is legal when nothing moves
- * from `after` to the clients (FT313), no output is at the CLIENTS (FT314) except client state,
+ * from `after` to the clients (FT313), no output is at the CLIENTS (FT314) but client state,
  * and every CLIENTS value is computed client by client (FT315 otherwise).
  *
  * Client state (keepOnClients, ProgramIR.clientState) is computed client by client like the
- * members, so `work` and the fused part also return it per client (`kept0`, ...): each chunk's
- * clients keep their rows, and `update` returns the program's other outputs.
+ * members: it becomes an output of `work` and of the fused work+accumulate part (`kept0`, ...),
+ * paired with the CLIENTS input it goes back to, and the update part leaves it out, so it never
+ * enters an accumulator. Each chunk's clients keep it: the runner's store by client id
+ * (src/lib/run), or the clients themselves where the chunks run at the clients (fedtensor serve),
+ * where `keepClientOutputs` keeps every CLIENTS output so.
  */
 import { ftError } from "../errors/error.js";
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import { leafPaths } from "../front/tree.js";
+import { withoutLeaves } from "../ir/tree-paths.js";
 import { isAtClients } from "../ir/placement.js";
 import { printType } from "../ir/print.js";
 import { primitives } from "../ir/primitives.js";
@@ -50,6 +54,12 @@ export interface Part {
   readonly ir: ProgramIR;
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
+}
+
+/** A CLIENTS output kept by the client that computed it: `output` of workAndAccumulate, read back next round at `input`. */
+export interface KeptState {
+  readonly input: string;
+  readonly output: string;
 }
 
 export interface MapReduceForm {
@@ -75,12 +85,8 @@ export interface MapReduceForm {
   readonly groupKeyInputs: readonly string[];
   /** The fewest clients a chunk may hold: the largest minClients of the program's secure sums (0 without one). */
   readonly secureGroupMin: number;
-  /**
-   * The program's client state outputs by path (ProgramIR.clientState): `work` and the fused
-   * part return output i as `kept<i>`, per client of the chunk; `update` returns the others
-   * (as a flat record by path when there is client state).
-   */
-  readonly keptOutputs: readonly string[];
+  /** The program's CLIENTS outputs that work and workAndAccumulate return for the client to keep: its client state (all its CLIENTS outputs with keepClientOutputs). */
+  readonly keptState: readonly KeptState[];
 }
 
 export interface MapReduceOptions {
@@ -89,6 +95,11 @@ export interface MapReduceOptions {
    * the whole cohort's, which no chunk knows, so it is written into the parts as a constant.
    */
   readonly cohortSize?: number;
+  /**
+   * The chunks run at the clients, which keep the program's CLIENTS outputs as their state: each
+   * must have a CLIENTS input of the same path, type and shape to go back to (FT314 otherwise).
+   */
+  readonly keepClientOutputs?: boolean;
 }
 
 type Stage = "local" | "before" | "clients" | "after";
@@ -171,8 +182,8 @@ interface Slot {
   readonly type: ValueType;
 }
 
-/** Traces a part: a program whose inputs and outputs are flat records by slot name (`clientState`: those it returns as client state). */
-function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) => readonly Tracer[], outputNames: readonly string[], outputTree?: TreeDef, clientState: readonly string[] = []): Part {
+/** Traces a part: a program whose inputs and outputs are flat records by slot name. */
+function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) => readonly Tracer[], outputNames: readonly string[], outputTree?: TreeDef): Part {
   const values = new ValueTable();
   const graph = new GraphBuilder(values, undefined);
   const outs = recordInto(graph, () => body(inputs.map((s) => graph.addInput(s.type))));
@@ -185,7 +196,6 @@ function tracePart(name: string, inputs: readonly Slot[], body: (ins: Tracer[]) 
     graph: closed,
     inputTree: Object.fromEntries(inputs.map((s, i) => [s.name, i])),
     outputTree: outputTree ?? Object.fromEntries(outputNames.map((n, i) => [n, i])),
-    ...(clientState.length === 0 ? {} : { clientState }),
   };
   return { ir, inputs: inputs.map((s) => s.name), outputs: outputNames };
 }
@@ -300,11 +310,20 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
   const stage = stages(ir);
   const paths = leafPaths(ir.inputTree);
   const outputPaths = leafPaths(ir.outputTree);
-  const keptPaths = ir.clientState ?? [];
-  const keptIds = keptPaths.map((path) => ir.graph.outputs[outputPaths.indexOf(path)]!);
+  const inputPaths = new Map(ir.graph.inputs.map((id, i) => [paths[i]!, id]));
+  const kept: { id: number; input: string }[] = [];
   ir.graph.outputs.forEach((id, i) => {
-    if (stage.get(id) === "clients" && !keptPaths.includes(outputPaths[i]!)) throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: printType(ir.values[id]!) });
+    if (stage.get(id) !== "clients") return;
+    const back = inputPaths.get(outputPaths[i]!);
+    const type = printType(ir.values[id]!);
+    const keeps = options.keepClientOutputs === true || (ir.clientState ?? []).includes(outputPaths[i]!);
+    if (!keeps || back === undefined || stage.get(back) !== "clients" || printType(ir.values[back]!) !== type) {
+      const why = keeps ? "a kept output needs a CLIENTS input of the same path and type to go back to" : undefined;
+      throw ftError("FT314", { what: outputPaths[i] === "" ? "the result" : `output ${outputPaths[i]}`, type: why === undefined ? type : `${type} (${why})` });
+    }
+    kept.push({ id, input: outputPaths[i]! });
   });
+  const serverOutputs = ir.graph.outputs.flatMap((id, i) => (stage.get(id) === "clients" ? [] : [{ id, path: outputPaths[i]! }]));
   // client_count() is the whole cohort's size, in every part (a chunk's own count is its accumulator's business).
   const cohortSize = options.cohortSize;
   const replay: Replay =
@@ -361,14 +380,12 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     let at = 0;
     return aggregations.map((a) => keys.slice(at, (at += a.groupKeys)));
   };
-  const keptNames = keptPaths.map((_, i) => `kept${i}`);
+  const keptSlots = kept.map((k, i) => ({ ...k, output: `kept${i}` }));
   const work = tracePart(
     `${ir.name}: work`,
     workInputs.map((s) => s.slot),
-    (ins) => inlineSlice([...members, ...keptIds], workInputs.map((s) => s.id), ins),
-    [...memberSlots.map((s) => s.name), ...keptNames],
-    undefined,
-    keptNames,
+    (ins) => inlineSlice([...members, ...kept.map((k) => k.id)], workInputs.map((s) => s.id), ins),
+    [...memberSlots.map((s) => s.name), ...keptSlots.map((k) => k.output)],
   );
   const zero = tracePart(`${ir.name}: zero`, [], () => aggregations.flatMap((a) => a.zero()), accSlots("acc").map((s) => s.name));
   const accumulate = tracePart(
@@ -388,13 +405,11 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     (ins) => {
       const acc = perAggregation(ins.slice(0, accumulator.length));
       const keys = keysPer(ins.slice(accumulator.length, accumulator.length + keySlots.length));
-      const computed = inlineSlice([...members, ...keptIds], workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
+      const computed = inlineSlice([...members, ...kept.map((k) => k.id)], workInputs.map((s) => s.id), ins.slice(accumulator.length + keySlots.length));
       const memberOf = (id: number) => computed[members.indexOf(id)]!;
       return [...aggregations.flatMap((a, k) => a.accumulate(acc[k]!, a.members.map(memberOf), keys[k]!)), ...computed.slice(members.length)];
     },
-    [...accSlots("acc").map((s) => s.name), ...keptNames],
-    undefined,
-    keptNames,
+    [...accSlots("acc").map((s) => s.name), ...keptSlots.map((k) => k.output)],
   );
   const merge = tracePart(
     `${ir.name}: merge`,
@@ -416,14 +431,12 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     ...carry.map((id, i) => ({ id, slot: { name: `carry${i}`, type: ir.values[id]! } })),
     ...reports.map((id, i) => ({ id, slot: { name: `report${i}`, type: ir.values[id]! } })),
   ];
-  const updated = ir.graph.outputs.filter((_, i) => !keptPaths.includes(outputPaths[i]!));
   const update = tracePart(
     `${ir.name}: update`,
     updateInputs.map((s) => s.slot),
-    (ins) => inlineSlice(updated, updateInputs.map((s) => s.id), ins),
-    outputPaths.filter((path) => !keptPaths.includes(path)),
-    // With client state, a flat record by path: the driver puts the kept outputs back in the program's tree.
-    keptPaths.length === 0 ? ir.outputTree : undefined,
+    (ins) => inlineSlice(serverOutputs.map((o) => o.id), updateInputs.map((s) => s.id), ins),
+    serverOutputs.map((o) => o.path),
+    kept.length === 0 ? ir.outputTree : withoutLeaves(ir.outputTree, new Set(kept.map((k) => ir.graph.outputs.indexOf(k.id)))),
   );
   return {
     parts: { prepare, work, zero, accumulate, merge, report, update },
@@ -432,7 +445,7 @@ export function mapReduceForm(ir: ProgramIR, options: MapReduceOptions = {}): Ma
     clientInputs: clientInputs.map((s) => s.slot.name),
     clientIndexInputs: indexSlots.map((s) => s.slot.name),
     groupKeyInputs: keySlots.map((s) => s.name),
-    keptOutputs: keptPaths,
     secureGroupMin: Math.max(0, ...aggregations.filter((a) => a.groupKeys > 0).map((a) => (a.node.attrs.minClients as number | undefined) ?? DEFAULT_MIN_CLIENTS)),
+    keptState: keptSlots.map(({ input, output }) => ({ input, output })),
   };
 }

@@ -37,6 +37,8 @@ export interface TabProgress {
   readonly state: string;
   readonly sent: { round: number; bytes: number; messages: string[] }[];
   readonly epsilons: { round: number; epsilon: number | null }[];
+  /** Stateful runs: the round of the client state each task started from (null: the server's initial value). */
+  readonly stateReads: { round: number; from: number | null }[];
 }
 
 export interface ClientTab {

@@ -101,7 +101,7 @@ describe("SecAgg+ against a server that records everything", () => {
     // Parsed as the server parses them: the masked inputs' vectors as their words.
     const messages = received.map(({ raw }) => parsed(parseClientMessage(raw, Infinity)));
     const advertised = new Map(messages.filter((m) => m.step === "advertise-keys").map((m) => [m.from, m]));
-    const commitments = new Map(messages.filter((m) => m.step === "share-keys").map((m) => [m.from, fromBase64(m.seed_commitment)!]));
+    const commitments = new Map(messages.filter((m) => m.step === "share-keys").map((m) => [m.from, fromBase64(m.seed_commitments[0]!)!]));
     const secrets = new Map<string, { encryption: Uint8Array; masking: Uint8Array; seed?: Uint8Array }>();
     for (const id of clientIds) {
       const mine = draws.get(id)!.filter((d) => d.length === 32);
@@ -132,11 +132,11 @@ describe("SecAgg+ against a server that records everything", () => {
       for (const b of clientIds) {
         if (a >= b) continue;
         const sb = secrets.get(b)!;
-        const channel = pairSecret(sa.encryption, publicKeyOf(sb.encryption), "share-encryption", params.round, a, b);
+        const channel = pairSecret(sa.encryption, publicKeyOf(sb.encryption), "share-encryption", run.server.session, params.round, a, b);
         expect(absent(channel)).toBe(true);
         expect(absent(x25519.getSharedSecret(sa.encryption, publicKeyOf(sb.encryption)))).toBe(true);
         if (inSum.has(a) && inSum.has(b)) {
-          expect(absent(pairSecret(sa.masking, publicKeyOf(sb.masking), "pair-mask", params.round, a, b))).toBe(true);
+          expect(absent(pairSecret(sa.masking, publicKeyOf(sb.masking), "pair-mask", run.server.session, params.round, a, b))).toBe(true);
           expect(absent(x25519.getSharedSecret(sa.masking, publicKeyOf(sb.masking)))).toBe(true);
           pairSecretsChecked++;
         }
@@ -181,7 +181,7 @@ describe("SecAgg+ against a server that records everything", () => {
       const maskedWith: string[] = requests.find((r) => r.to === u)!.shares.map((s: { from: string }) => s.from);
       expect(maskedWith.length).toBeGreaterThan(0);
       for (const v of maskedWith) {
-        const pair = pairSecret(secrets.get(u)!.masking, publicKeyOf(secrets.get(v)!.masking), "pair-mask", params.round, u, v);
+        const pair = pairSecret(secrets.get(u)!.masking, publicKeyOf(secrets.get(v)!.masking), "pair-mask", run.server.session, params.round, u, v);
         applyMask(stripped, pair, pairSign(u, v) === 1 ? -1 : 1, params.modulus_range);
       }
       const x = vectors.get(u)!;

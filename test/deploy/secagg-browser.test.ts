@@ -40,6 +40,13 @@ describe.skipIf(!hasChromium)("SecAgg+ in chromium", () => {
       expect(result).toMatchObject({ kind: "done", clients: 6 });
       expect(result["maxError"]).toBeLessThanOrEqual((6 * 2) / 2 ** 20);
       expect(result["userAgent"]).toMatch(/Chrome/);
+      // Key reuse (src/deploy/secagg/reuse.ts), with the SecAggRounds every tab's client core keeps: round 2 skips two steps.
+      const reused = await page.evaluate(() =>
+        (globalThis as unknown as { runReusedRounds: (n: number, length: number, rounds: number) => Promise<{ steps: string[]; maxError: number }[]> }).runReusedRounds(4, 256, 2),
+      );
+      expect(errors).toEqual([]);
+      expect(reused.map((r) => r.steps)).toEqual([["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmask"], ["masked-input", "consistency-check", "unmask"]]);
+      for (const r of reused) expect(r.maxError).toBeLessThanOrEqual((4 * 2) / 2 ** 20);
     } finally {
       await browser.close();
     }

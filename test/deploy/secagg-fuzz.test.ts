@@ -51,9 +51,9 @@ function fuzzedMessage(): fc.Arbitrary<Uint8Array> {
   const share = fc.record({ of: id, share: fc.oneof(bytes(33), key) });
   const json = fc.oneof(
     fc.record({ ...header, step: fc.constant("advertise-keys"), encryption_key: key, masking_key: key, identity_key: key, signature: key }),
-    fc.record({ ...header, step: fc.constant("share-keys"), seed_commitment: key, shares: fc.array(fc.record({ to: id, nonce: fc.oneof(bytes(12), key), ciphertext: fc.oneof(bytes(98), key) }), { maxLength: 6 }).filter((s) => s.length !== MEMBERS.length - 1) }),
+    fc.record({ ...header, step: fc.constant("share-keys"), seed_commitments: fc.array(key, { maxLength: 3 }), shares: fc.array(fc.record({ to: id, nonce: fc.oneof(bytes(12), key), ciphertext: fc.oneof(bytes(98), key) }), { maxLength: 6 }).filter((s) => s.length !== MEMBERS.length - 1) }),
     fc.record({ ...header, step: fc.constant("consistency-check"), signature: key }),
-    fc.record({ ...header, step: fc.constant("unmask"), seed_shares: fc.array(share, { maxLength: 5 }), key_shares: fc.array(share, { maxLength: 5 }) }),
+    fc.record({ ...header, step: fc.constant("unmask"), seed_shares: fc.array(share, { maxLength: 5 }), key_shares: fc.array(share, { maxLength: 5 }), pair_seeds: fc.array(fc.record({ of: id, seed: key }), { maxLength: 3 }) }),
     fc.record({ ...header, step: fc.oneof(fc.constantFrom(...STEPS, "setup"), fc.string({ maxLength: 20 })) }),
   );
   // Extra fields, which the strict schemas refuse.

@@ -67,7 +67,7 @@ async function lieAtTheCheck(round: number, told: (id: string) => string[]) {
   const recording = new Map([...rounds].map(([id, r]) => [id, Object.assign(Object.create(r) as SecAggRounds, {
     respond: async (n: number, raw: Uint8Array, vector: () => Float32Array) => {
       const answer = await r.respond(n, raw, vector);
-      if (answer.step === "share-keys") commitments.set(id, fromBase64(answer.seed_commitment)!);
+      if (answer.step === "share-keys") commitments.set(id, fromBase64(answer.seed_commitments[0]!)!);
       if (answer.step === "masked-input") masked.set(id, answer.vector.slice());
       return answer;
     },

@@ -68,6 +68,8 @@ export const positions: Readonly<Record<string, { readonly at: (t: string) => st
   loopThenReduce: { at: (t) => `ft.reduceSum(ft.fori(2, ${t}, (_j, c) => c))`, role: "leaks" },
   // A tree held in a variable, as map() is usually given one.
   mapThenReduce: { at: (t) => `((t) => ft.reduceSum(ft.map((m) => m, t)))(${t})`, role: "leaks", publicToo: true },
+  // Client state is private data still: reducing what keepOnClients returned needs a release.
+  keepThenReduce: { at: (t) => `ft.reduceSum(ft.keepOnClients(${t}))`, role: "leaks", publicToo: true },
   dpSum: { at: (t) => `ft.dpSum(${t}, { clip: 1, noiseMultiplier: 1, key: i.key })`, role: "releases", publicToo: true },
   dpMean: { at: (t) => `ft.dpMean(${t}, { clip: 1, noiseMultiplier: 1, key: i.key, expectedClients: 4 })`, role: "releases" },
   secureSum: { at: (t) => `ft.secureSum(${t}, { bits: 20, key: i.key, range: [-1, 1], scale: 1000 })`, role: "releases" },

@@ -15,7 +15,7 @@ import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
 import { RedisEngine } from "../../src/lib/run/engine/coordinator.js";
 import { roundQueue } from "../../src/lib/run/engine/redis.js";
 import { chunkProcessor } from "../../src/lib/run/engine/worker.js";
-import { metricsRows, runCli, startCli } from "./cli.js";
+import { inProcessCli, metricsRows, runCli, startCli } from "./cli.js";
 import { freePort, redisBinary, startRedis, type RedisServer } from "../../bench/redis-server.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
@@ -99,18 +99,19 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
+// Refusals before anything connects: through the CLI's main in this process, no process start-up each.
 describe("fedtensor worker's usage", () => {
-  test("--redis is required, and options are checked before anything connects", () => {
-    const missing = runCli(["worker"]);
+  test("--redis is required, and options are checked before anything connects", async () => {
+    const missing = await inProcessCli(["worker"]);
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toMatch(/--redis redis:\/\/host:port is required/);
-    const bad = runCli(["worker", "--redis", "redis://127.0.0.1:1", "--concurrency", "0"]);
+    expect(missing.output).toMatch(/--redis redis:\/\/host:port is required/);
+    const bad = await inProcessCli(["worker", "--redis", "redis://127.0.0.1:1", "--concurrency", "0"]);
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/FT305: --concurrency: expected a whole number from 1 to 2147483647, got 0/);
-    const huge = runCli(["worker", "--redis", "redis://127.0.0.1:1", "--lock-duration", "1e12"]);
-    expect(huge.stderr).toMatch(/FT305: --lock-duration: expected a whole number from 1 to 2147483647, got 1e12/);
-    const notRedis = runCli(["worker", "--redis", "http://127.0.0.1:1"]);
-    expect(notRedis.stderr).toMatch(/FT305: --redis: expected redis:\/\/host:port, got http:/);
+    expect(bad.output).toMatch(/FT305: --concurrency: expected a whole number from 1 to 2147483647, got 0/);
+    const huge = await inProcessCli(["worker", "--redis", "redis://127.0.0.1:1", "--lock-duration", "1e12"]);
+    expect(huge.output).toMatch(/FT305: --lock-duration: expected a whole number from 1 to 2147483647, got 1e12/);
+    const notRedis = await inProcessCli(["worker", "--redis", "http://127.0.0.1:1"]);
+    expect(notRedis.output).toMatch(/FT305: --redis: expected redis:\/\/host:port, got http:/);
   });
 });
 
@@ -122,9 +123,9 @@ describe("the BullMQ engine without a Redis", () => {
     const run = runCli(runArgs(tempDir("engine-none-"), "--engine", nothing), 30_000);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/FT319: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/);
-    const alone = runCli(["worker", "--redis", nothing], 30_000);
+    const alone = await inProcessCli(["worker", "--redis", nothing]);
     expect(alone.status).toBe(1);
-    expect(alone.stderr).toMatch(/FT319/);
+    expect(alone.output).toMatch(/FT319/);
   }, deadline(60_000));
 });
 

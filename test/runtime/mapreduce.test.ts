@@ -50,9 +50,8 @@ test("a CLIENTS output is FT314, unless it is client state (SCAFFOLD's client co
   const leaked = program({ x: atClients(f32([2])) }, ({ x }) => ({ x: add(x, x) }));
   expect(() => mapReduceForm(leaked.ir)).toThrow(/^FT314: output x is \{f32\[2\]\}@CLIENTS: a round in MapReduce form returns SERVER values only/);
   const form = mapReduceForm(scaffoldProgram(tiny, { participation: 0.5 }).ir);
-  expect(form.keptOutputs).toEqual(["clientControls.w", "clientControls.b"]);
+  expect(form.keptState).toEqual([{ input: "clientControls.w", output: "kept0" }, { input: "clientControls.b", output: "kept1" }]);
   expect(form.workAndAccumulate.outputs.slice(-2)).toEqual(["kept0", "kept1"]);
-  expect(form.parts.work.ir.clientState).toEqual(["kept0", "kept1"]);
   expect(form.parts.update.outputs).not.toContain("clientControls.w");
 });
 

@@ -6,15 +6,17 @@
  * partial accumulator its part computes from the round's shared inputs and its own batches.
  *
  * What leaves the client: hello, ready, update (the accumulator: model-sized sums) and failed. Its
- * examples are read by the ONNX session only, here.
+ * examples are read by the ONNX session only, here. A stateful run's client state (state.ts) is
+ * read and written here too, and never sent.
  */
 import { decodeFrame, encodeFrame, FrameError } from "../protocol/frame.js";
 import { serverMessageSchema, WIRE_VERSION, type RunInfo, type ServerMessage } from "../protocol/messages.js";
 import { decodeRecord, dtypeOf, encodeRecord, type RecordTensor, type RecordValue } from "../protocol/record.js";
 import { encodeMessage, SecAggRounds, type Identity } from "../secagg/index.js";
-import { FedTensorError } from "../../errors/error.js";
+import { FedTensorError, ftError } from "../../errors/error.js";
 import { distributedDpCodec } from "../../lib/privacy/distributed-dp-codec.js";
 import { clientBatches, type ClientExamples } from "./batches.js";
+import { ClientStateKeeper, MemoryStateStorage, type ClientStateStorage } from "./state.js";
 
 /** What the client needs of an ONNX runtime: onnxruntime-node and onnxruntime-web both have it. */
 export interface OrtTensorLike {
@@ -43,6 +45,10 @@ export interface ClientEvents {
   sent?(round: number, kind: string, bytes: number): void;
   /** The round's end as the server reports it, with the run's epsilon after it in distributed-DP runs (null when not finite). */
   epsilon?(round: number, epsilon: number | null): void;
+  /** A stateful round's task read this client's state of round `from` (undefined: it had none and started from the server's initial value). */
+  stateRead?(round: number, from: number | undefined): void;
+  /** This client's state after round `round` was written to `where` (the round merged). */
+  stateKept?(round: number, where: string): void;
 }
 
 /** The largest part (an ONNX model) a client accepts. */
@@ -58,6 +64,8 @@ interface StoredPart {
   readonly outputs: readonly string[];
   readonly checks: readonly { readonly output: string; readonly what: string }[];
   readonly loss: { readonly sum: string; readonly weight: string } | undefined;
+  /** The client's state inputs and the outputs it writes them from; never sent. */
+  readonly state: readonly { readonly input: string; readonly output: string }[];
 }
 
 export class ClientCore {
@@ -70,6 +78,8 @@ export class ClientCore {
   private readonly secagg: SecAggRounds;
   /** The client id the server gave, after welcome. */
   clientId: string | undefined;
+  /** This client's state in the run it joined (stateful runs read and write it). */
+  private state: ClientStateKeeper | undefined;
 
   constructor(
     private readonly ort: OrtLike,
@@ -80,6 +90,8 @@ export class ClientCore {
     private readonly events: ClientEvents,
     /** The long-term Ed25519 identity that signs its SecAgg+ keys (default: a fresh one for this client's life). */
     identity?: Identity,
+    /** Where it keeps its state in stateful runs (default: memory, for this client's life). */
+    private readonly stateStorage: ClientStateStorage = new MemoryStateStorage(),
   ) {
     this.secagg = new SecAggRounds(identity === undefined ? {} : { identity });
   }
@@ -103,6 +115,8 @@ export class ClientCore {
       case "refused":
         throw new RefusedError(message.reason);
       case "welcome":
+        // A reconnection to the same run keeps the state staged for a round still open.
+        if (this.clientId !== message.clientId || this.run?.name !== message.run.name) this.state = new ClientStateKeeper(this.stateStorage, message.run.name, message.clientId);
         this.clientId = message.clientId;
         this.run = message.run;
         this.examples ??= await this.loadExamples(message.run);
@@ -113,7 +127,7 @@ export class ClientCore {
           await checkHash(body, message.hash);
           // Errors only: onnxruntime warns about graph rewrites that change nothing for the client.
           const session = await this.ort.InferenceSession.create(body, { executionProviders: ["cpu"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
-          this.parts.set(message.hash, { session, inputs: message.inputs, outputs: message.outputs, checks: message.checks, loss: message.loss });
+          this.parts.set(message.hash, { session, inputs: message.inputs, outputs: message.outputs, checks: message.checks, loss: message.loss, state: message.state ?? [] });
         }
         return [];
       }
@@ -121,6 +135,7 @@ export class ClientCore {
         return this.sent(message.round, [await this.train(message, body)]);
       case "round-end":
         this.events.roundEnd?.(message.round, message.merged, message.loss);
+        if (message.merged && (await this.state?.commit(message.round))) this.events.stateKept?.(message.round, this.state!.where);
         if (message.epsilon !== undefined) this.events.epsilon?.(message.round, message.epsilon);
         if (this.held?.round === message.round) this.held = undefined;
         return [];
@@ -169,9 +184,11 @@ export class ClientCore {
     const started = performance.now();
     const shared = decodeRecord(body);
     const own = clientBatches(this.examples, { steps: task.steps, batchSize: this.run.batchSize, epochs: this.run.epochs, featureShape: this.run.featureShape });
+    const state = await this.stateFor(part, task.round, shared);
+    if (typeof state === "string") return failed(state);
     const feeds: Record<string, OrtTensorLike> = {};
     for (const name of part.inputs) {
-      const value: RecordValue | undefined = (own as Record<string, RecordTensor>)[name] ?? shared.get(name);
+      const value: RecordValue | undefined = (own as Record<string, RecordTensor>)[name] ?? state.get(name) ?? shared.get(name);
       if (value === undefined) return failed(`the task has no input ${name}`);
       feeds[name] = typeof value === "number" ? new this.ort.Tensor("float32", Float32Array.of(value), []) : new this.ort.Tensor(value.dtype, value.data, value.shape);
     }
@@ -180,15 +197,18 @@ export class ClientCore {
       const count = Number((results[check.output]!.data as ArrayLike<number | bigint>)[0]);
       if (count !== 0) return failed(`${check.what}: ${count} values failed the check`);
     }
+    // The next state stays here (written when the round merges); the accumulator is all that leaves.
+    if (part.state.length > 0) this.state!.stage(task.round, new Map(part.state.map(({ input, output }) => [input, tensorOf(results[output]!)])));
+    const accumulator = part.outputs.filter((name) => !part.state.some((s) => s.output === name));
     this.events.trained?.(task.round, (performance.now() - started) / 1000);
     const lossOf = (name: string) => Number((results[name]?.data as ArrayLike<number> | undefined)?.[0]);
     if (part.loss !== undefined && lossOf(part.loss.weight) > 0) this.events.localLoss?.(task.round, lossOf(part.loss.sum) / lossOf(part.loss.weight));
     if (task.scale !== undefined) {
       // Secure: the accumulator stays here, scaled, until SecAgg+ masks it; the server gets the sum only.
-      const length = part.outputs.reduce((n, name) => n + (results[name]!.data as ArrayLike<number>).length, 0);
+      const length = accumulator.reduce((n, name) => n + (results[name]!.data as ArrayLike<number>).length, 0);
       const vector = new Float32Array(length);
       let offset = 0;
-      for (const name of part.outputs) {
+      for (const name of accumulator) {
         const data = results[name]!.data as ArrayLike<number>;
         for (let i = 0; i < data.length; i++) vector[offset + i] = data[i]! * task.scale;
         offset += data.length;
@@ -198,13 +218,37 @@ export class ClientCore {
       this.held = { round: task.round, task: key, vector: held, minClients: task.ddp?.minClients ?? 0 };
       return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     }
-    const acc = new Map<string, RecordValue>();
-    for (const name of part.outputs) {
-      const out = results[name]!;
-      const data = out.data as Float32Array | Int32Array | Uint8Array;
-      acc.set(name, { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data });
-    }
+    const acc = new Map<string, RecordValue>(accumulator.map((name) => [name, tensorOf(results[name]!)]));
     return encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc));
+  }
+
+  /**
+   * The part's state inputs for the task of `round`: this client's newest state of a round
+   * before it, or the task's initial value (a client without state); a reason to fail the task
+   * when the kept state is not the part's (FT366).
+   */
+  private async stateFor(part: StoredPart, round: number, shared: ReadonlyMap<string, RecordValue>): Promise<Map<string, RecordTensor> | string> {
+    if (part.state.length === 0) return new Map();
+    let saved;
+    try {
+      saved = await this.state!.before(round);
+    } catch (error) {
+      if (error instanceof FedTensorError) return error.message;
+      throw error;
+    }
+    this.events.stateRead?.(round, saved?.round);
+    const values = new Map<string, RecordTensor>();
+    for (const { input } of part.state) {
+      const initial = shared.get(`initial:${input}`);
+      if (initial === undefined || typeof initial === "number") return `the task has no initial value of the state input ${input}`;
+      const kept = saved?.tensors.get(input);
+      if (saved !== undefined && (kept === undefined || kept.shape.join(",") !== initial.shape.join(","))) {
+        const found = kept === undefined ? "none" : `[${kept.shape.join(", ")}]`;
+        return ftError("FT366", { where: this.state!.where, why: `the run's state input ${input} is [${initial.shape.join(", ")}], the kept state's ${found}` }).message;
+      }
+      values.set(input, kept ?? initial);
+    }
+    return values;
   }
 
   /** Frees the ONNX sessions. */
@@ -212,6 +256,12 @@ export class ClientCore {
     await Promise.all([...this.parts.values()].map((p) => p.session.release()));
     this.parts.clear();
   }
+}
+
+/** An ONNX output as a record tensor. */
+function tensorOf(out: OrtTensorLike): RecordTensor {
+  const data = out.data as Float32Array | Int32Array | Uint8Array;
+  return { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data };
 }
 
 /** The server refused this client (a bad token, another wire version): reconnecting will not help. */

@@ -15,6 +15,7 @@ import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
 import { examplesFromRecord, type ClientExamples } from "./batches.js";
 import { ClientCore, FinishedError, FrameError, RefusedError, type OrtLike } from "./core.js";
+import { defaultStateDir, FileStateStorage } from "./state-file.js";
 
 export interface NodeClientSettings {
   readonly server: string;
@@ -27,10 +28,14 @@ export interface NodeClientSettings {
   readonly log: (line: string) => void;
   /** Every frame the client sends, before it is sent (the privacy test records them). */
   readonly onSend?: (bytes: Uint8Array) => void;
+  /** Every frame the client receives, before it is handled (the client-state test records them). */
+  readonly onReceive?: (bytes: Uint8Array) => void;
   /** Stop after the server ends the run (closes with 1001) instead of reconnecting. */
   readonly exitWhenServerStops?: boolean;
   /** A file holding this client's SecAgg+ identity key (made on first use): a restarted client keeps its identity, which its peers pinned. */
   readonly identityKeyFile?: string;
+  /** The folder of its state in stateful runs (state-file.ts); defaultStateDir() when absent. */
+  readonly stateDir?: string;
 }
 
 /**
@@ -93,7 +98,9 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
     trained: (round, seconds) => settings.log(`round ${round}: trained locally in ${seconds.toFixed(2)} s; update sent`),
     localLoss: (round, loss) => settings.log(`round ${round}: local training loss ${loss.toFixed(4)} (this client's own; not sent)`),
     roundEnd: (round, merged, loss) => settings.log(`round ${round}: ${merged ? "merged" : "not merged"}${loss === null ? "" : `, round's training loss ${loss.toFixed(4)}`}`),
-  }, identity);
+    stateRead: (round, from) => settings.log(`round ${round}: ${from === undefined ? "no client state yet; starting from the server's initial value" : `starting from this client's state of round ${from}`}`),
+    stateKept: (round, where) => settings.log(`round ${round}: client state kept in ${where} (not sent)`),
+  }, identity, new FileStateStorage(settings.stateDir ?? defaultStateDir()));
   const ca = settings.ca === undefined ? undefined : readFileSync(settings.ca);
   let backoff = 250;
   try {
@@ -138,6 +145,7 @@ function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer 
       send(core.hello());
     });
     socket.on("message", (data: Buffer) => {
+      settings.onReceive?.(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       queue = queue.then(async () => {
         try {
           for (const reply of await core.handle(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))) send(reply);

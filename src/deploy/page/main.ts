@@ -5,7 +5,8 @@
  * user picks or from a demo partition (/demo-data, for a valid token); they are read by the ONNX
  * session in this tab only. ?token=...&demo-client=i&auto=1 joins with no clicks; ?ep=wasm keeps
  * it off WebGPU (?ep=webgpu is the default). Its loss chart shows its own training loss of each
- * round (computed here, never sent) beside the round's, as the server reports it. Bundled by
+ * round (computed here, never sent) beside the round's, as the server reports it. A stateful
+ * run's client state stays in this origin's IndexedDB (state-idb.ts). Bundled by
  * esbuild into dist/page/client.js at `npm run build`.
  */
 import { ClientCore, FinishedError, RefusedError } from "../client/core.js";
@@ -13,6 +14,7 @@ import { lossChart } from "../client/loss-chart.js";
 import { examplesFromRecord, type ClientExamples } from "../client/batches.js";
 import { ftError } from "../../errors/error.js";
 import { loadBackend, type BackendReport } from "./backend.js";
+import { IndexedDbStateStorage } from "./state-idb.js";
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const statusLine = element<HTMLSpanElement>("status");
@@ -39,6 +41,8 @@ const progress = {
   sent: [] as { round: number; bytes: number; messages: string[] }[],
   /** Distributed-DP runs: the run's epsilon after each round (null when not finite). */
   epsilons: [] as { round: number; epsilon: number | null }[],
+  /** Stateful runs: the round of the client state each task started from (null: none yet, the server's initial value). */
+  stateReads: [] as { round: number; from: number | null }[],
 };
 (window as unknown as { fedtensorClient: typeof progress }).fedtensorClient = progress;
 
@@ -116,7 +120,9 @@ async function join(token: string, source: { file: File } | { demo: number }): P
       setStatus(`round ${round} ${merged ? "merged" : "not merged"}; waiting for the next`);
       setState(`round ${round} ended (${merged ? "merged" : "not merged"}); waiting for the next`);
     },
-  });
+    stateRead: (round, from) => progress.stateReads.push({ round, from: from ?? null }),
+    stateKept: (round, where) => setStatus(`round ${round}: client state kept in ${where} (not sent)`),
+  }, undefined, new IndexedDbStateStorage());
   let backoff = 250;
   const connect = () => {
     const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/fedtensor`);

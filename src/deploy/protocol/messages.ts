@@ -80,6 +80,13 @@ export const partSchema = z.strictObject({
   checks: z.array(z.strictObject({ output: z.string().max(200), what: z.string().max(500) })).max(64),
   /** The two outputs whose ratio (sum / weight) is the client's own mean training loss, for it to show; it never sends it. */
   loss: z.strictObject({ sum: z.string().max(200), weight: z.string().max(200) }).optional(),
+  /**
+   * A stateful program's client state (FedPer's heads, Ditto's personal model, SCAFFOLD's
+   * control): each input the client reads from its own store, and the output it writes back
+   * there. These outputs are never sent; a client without state starts from the task's
+   * `initial:<input>` entry (the server's public starting value).
+   */
+  state: z.array(z.strictObject({ input: z.string().max(200), output: z.string().max(200) })).max(64).optional(),
 });
 /** A round's task (the body: the shared inputs as a record): run part `part` on `steps` batches, answer within `deadlineMs`. */
 export const taskSchema = z.strictObject({

@@ -4,15 +4,15 @@
  * server cannot make it reveal more than the protocol allows: it derives its neighbours from
  * public randomness, hands out, per neighbour, a self-mask seed share or a secret-key share,
  * never both, only for a survivor set that threshold-many of its neighbours signed, and answers
- * the unmask step once.
+ * the unmask step once. A round that reuses the last key setup (reuse.ts) starts at the masked
+ * input, and hands out a dropped neighbour's pair seed of that round instead of a key share.
  */
 import { ftError } from "../../errors/error.js";
 import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
-import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, survivorsTranscript, verifyTranscript, SIGNATURE_BYTES } from "./identity.js";
-import { graphSeed, publicGraph } from "./graph.js";
+import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, survivorsTranscript, verifyTranscript } from "./identity.js";
 import {
   type AdvertiseKeys,
   type ClientMessage,
@@ -30,10 +30,12 @@ import {
   messageSizeLimit,
   parseServerMessage,
 } from "./messages.js";
-import { type ResolvedSecAggParams, checkResolvedParams, degreeOf } from "./params.js";
+import { type ResolvedSecAggParams, checkResolvedParams } from "./params.js";
 import { quantizeVector } from "./quantize.js";
 import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
-import { packSharePair, splitSecret, unpackSharePair } from "./shares.js";
+import { type FinishedRound, type HeldShares, type KeySetup, type Neighbour, wipe } from "./reuse.js";
+import { checkRoster } from "./roster.js";
+import { packShares, splitSecret, unpackShares } from "./shares.js";
 
 export interface SecAggClientOptions {
   /** The CSPRNG (default: WebCrypto's getRandomValues). */
@@ -47,15 +49,12 @@ export interface SecAggClientOptions {
 
 type Stage = "setup" | "advertised" | "shared" | "masked" | "checked" | "unmasked";
 
-interface Neighbour {
-  readonly encryptionKey: Uint8Array;
-  readonly maskingKey: Uint8Array;
-  readonly identityKey: Uint8Array;
-}
-
-interface HeldShares {
-  readonly seedShare: Uint8Array;
-  readonly keyShare: Uint8Array;
+/** Between share-keys and the masked input of a setup round: what the client drew and learnt. */
+interface Drawn {
+  readonly seeds: Uint8Array[];
+  readonly ownSeedShares: Uint8Array[];
+  readonly neighbours: Map<string, Neighbour>;
+  readonly roster: Map<string, Uint8Array>;
 }
 
 export class SecAggClient {
@@ -72,15 +71,12 @@ export class SecAggClient {
   private readonly pins: IdentityPins;
   private encryption: KeyPair | null = null;
   private masking: KeyPair | null = null;
-  private seed: Uint8Array | null = null;
-  private ownSeedShare: Uint8Array | null = null;
-  private neighbours = new Map<string, Neighbour>();
-  /** The neighbours that shared keys with this client: its pair masks, and whose shares it may hold. */
-  private maskedWith = new Set<string>();
-  private held = new Map<string, HeldShares>();
-  /** The clients of the signed key list (U1), and the survivor set this client signed (U3). */
-  private rostered = new Set<string>();
+  private drawn: Drawn | null = null;
+  /** The key setup this round masks with: made by this client's setup round, or reused from an earlier round's. */
+  private keys: KeySetup | null = null;
+  /** The survivor set this client signed (U3), and whether its key setup may serve a later round. */
   private survivors: ReadonlySet<string> | null = null;
+  private reusable = false;
 
   /** A client from the server's setup message (raw or parsed); its parameters are checked (FT335). */
   static fromSetup(setup: Setup | Uint8Array, options: SecAggClientOptions = {}): SecAggClient {
@@ -94,6 +90,14 @@ export class SecAggClient {
     return new SecAggClient(message.to, checkResolvedParams(message.params), options, message.session);
   }
 
+  /** The client of a round that reuses `keys` (checked by reuse.ts's checkReuse): it starts at the masked input. */
+  static reusing(setup: Setup, keys: KeySetup, options: SecAggClientOptions = {}): SecAggClient {
+    const client = new SecAggClient(setup.to, checkResolvedParams(setup.params), options, setup.session);
+    client.keys = keys;
+    client.stage = "shared";
+    return client;
+  }
+
   constructor(id: string, params: ResolvedSecAggParams, options: SecAggClientOptions = {}, session = "") {
     this.id = id;
     this.params = checkResolvedParams(params);
@@ -102,6 +106,18 @@ export class SecAggClient {
     this.log = options.log ?? (() => {});
     this.identity = options.identity ?? newIdentity(this.randomBytes);
     this.pins = options.pins ?? new IdentityPins();
+  }
+
+  /** This round, once its unmask step is answered: what a setup that asks to reuse its keys is checked against. */
+  finished(): FinishedRound | undefined {
+    if (this.stage !== "unmasked") return undefined;
+    return { keys: this.keys!, session: this.session, round: this.params.round, survivors: this.survivors!, usable: this.reusable };
+  }
+
+  /** Drops the key setup's secrets: a later round will not reuse them. */
+  retire(): void {
+    if (this.keys !== null) wipe(this.keys);
+    this.reusable = false;
   }
 
   /**
@@ -152,46 +168,56 @@ export class SecAggClient {
    * Step 2: given the signed key list of every client that advertised keys, the client checks
    * every signature (FT357), derives the round's neighbour graph from the list (graph.ts; a
    * request whose graph seed differs is FT371) and takes its own neighbours from it. It then
-   * draws its self-mask seed, splits it and its masking secret key into one share for itself
-   * and one per neighbour, and seals each neighbour's pair of shares under their ECDH channel key.
+   * draws one self-mask seed per round of the key window (key_rounds), splits each and its
+   * masking secret key into one share for itself and one per neighbour, commits to each seed,
+   * and seals each neighbour's shares under their ECDH channel key.
    */
   async shareKeys(request: ShareKeysRequest): Promise<ShareKeys> {
     this.requireStage("advertised", "share keys");
     this.checkRequest(request);
     const t = this.params.reconstruction_threshold;
-    const listed = this.checkRoster(request);
-    if (listed.length + 1 < t) this.refuse(request.step, `${listed.length} neighbours: with its own share, fewer than the ${t} shares that rebuild a secret`);
     const encryption = this.encryption!;
     const masking = this.masking!;
+    const { neighbours: listed, identities } = checkRoster(request, {
+      id: this.id,
+      session: this.session,
+      params: this.params,
+      encryption,
+      masking,
+      identityKey: this.identity.publicKey,
+      pins: this.pins,
+      refuse: (why) => this.refuse(request.step, why),
+      leave: (code, why) => this.leave(code, request.step, why),
+    });
+    if (listed.length + 1 < t) this.refuse(request.step, `${listed.length} neighbours: with its own share, fewer than the ${t} shares that rebuild a secret`);
     const round = this.params.round;
     const channelKeys = new Map<string, Uint8Array>();
     const neighbours = new Map<string, Neighbour>();
     for (const n of listed) {
       try {
-        channelKeys.set(n.id, pairSecret(encryption.secretKey, n.encryptionKey, "share-encryption", round, this.id, n.id));
-        pairSecret(masking.secretKey, n.maskingKey, "pair-mask", round, this.id, n.id).fill(0); // X25519 refuses low-order points
+        channelKeys.set(n.id, pairSecret(encryption.secretKey, n.encryptionKey, "share-encryption", this.session, round, this.id, n.id));
+        pairSecret(masking.secretKey, n.maskingKey, "pair-mask", this.session, round, this.id, n.id).fill(0); // X25519 refuses low-order points
       } catch {
         this.refuse(request.step, `a public key of ${n.id} is not a usable X25519 key`);
       }
       neighbours.set(n.id, n);
     }
     this.enter("advertised", "shared", "share keys");
-    this.neighbours = neighbours;
-    const seed = this.randomBytes(KEY_BYTES);
-    this.seed = seed;
     const count = listed.length + 1;
-    const [seedShares, keyShares] = await Promise.all([splitSecret(seed, count, t), splitSecret(masking.secretKey, count, t)]);
-    this.ownSeedShare = seedShares[0]!;
+    const seeds = Array.from({ length: this.params.key_rounds }, () => this.randomBytes(KEY_BYTES));
+    const [keyShares, ...seedShares] = await Promise.all([splitSecret(masking.secretKey, count, t), ...seeds.map((seed) => splitSecret(seed, count, t))]);
+    this.drawn = { seeds, ownSeedShares: seedShares.map((shares) => shares[0]!), neighbours, roster: identities };
     const shares = listed.map((n, i) => {
       const key = channelKeys.get(n.id)!;
-      const plaintext = packSharePair(seedShares[i + 1]!, keyShares[i + 1]!);
+      const plaintext = packShares(seedShares.map((shares) => shares[i + 1]!), keyShares[i + 1]!);
       const sealed = sealShares(key, plaintext, round, this.id, n.id, this.randomBytes);
       key.fill(0);
       plaintext.fill(0);
       return { to: n.id, nonce: toBase64(sealed.nonce), ciphertext: toBase64(sealed.ciphertext) };
     });
-    for (const s of [...seedShares.slice(1), ...keyShares]) s.fill(0);
-    return { ...this.header(), step: "share-keys", from: this.id, seed_commitment: toBase64(seedCommitment(seed, round, this.id)), shares };
+    for (const s of [...seedShares.flatMap((shares) => shares.slice(1)), ...keyShares]) s.fill(0);
+    const seed_commitments = seeds.map((seed, j) => toBase64(seedCommitment(seed, round + j, this.id)));
+    return { ...this.header(), step: "share-keys", from: this.id, seed_commitments, shares };
   }
 
   /**
@@ -207,44 +233,75 @@ export class SecAggClient {
   maskedInput(request: MaskedInputRequest, vector: Float32Array | Uint32Array): MaskedInput {
     this.requireStage("shared", "masked input");
     this.checkRequest(request);
+    const drawn = this.drawn;
+    if (drawn === null) return this.refuse(request.step, "a masked-input request in a round that reuses keys: the setup asked for the masked input");
+    const quantized = this.quantize(vector);
+    const senders = new Set<string>();
+    for (const s of request.shares) {
+      if (!drawn.neighbours.has(s.from) || senders.has(s.from)) this.refuse(request.step, `shares from ${s.from}, which is not a neighbour or is listed twice`);
+      senders.add(s.from);
+    }
+    const encryption = this.encryption!;
+    const held = new Map<string, HeldShares>();
+    for (const s of request.shares) {
+      const neighbour = drawn.neighbours.get(s.from)!;
+      const nonce = fromBase64(s.nonce);
+      const ciphertext = fromBase64(s.ciphertext);
+      const key = pairSecret(encryption.secretKey, neighbour.encryptionKey, "share-encryption", this.session, this.params.round, this.id, s.from);
+      const plaintext = nonce && ciphertext ? openShares(key, { nonce, ciphertext }, this.params.round, s.from, this.id) : null;
+      key.fill(0);
+      const pack = plaintext && unpackShares(plaintext, this.params.key_rounds);
+      if (pack) held.set(s.from, pack);
+      else this.logRefused(request.step, `the shares from ${s.from} fail AEAD decryption: this client cannot help rebuild its secrets`);
+    }
+    // The channel key is not needed any more: the neighbours hold their shares.
+    encryption.secretKey.fill(0);
+    this.keys = { session: this.session, round: this.params.round, params: this.params, masking: this.masking!, ...drawn, maskedWith: senders, held };
+    this.drawn = null;
+    return this.mask(quantized);
+  }
+
+  /** Step 3 of a round that reuses keys: the setup was the request, and every neighbour shared keys in the setup round. */
+  maskedInputReused(vector: Float32Array | Uint32Array): MaskedInput {
+    this.requireStage("shared", "masked input");
+    if (this.keys === null || this.drawn !== null) return this.refuse("setup", "a reuse of keys in a setup round");
+    return this.mask(this.quantize(vector));
+  }
+
+  /** The vector clipped and quantized (FT309 for NaN or infinities), or taken as it is when pre-quantized: of the round's length, in Z_M (FT338). */
+  private quantize(vector: Float32Array | Uint32Array): { values: Uint32Array; clipped: number } {
     if (!(vector instanceof Float32Array || vector instanceof Uint32Array) || vector.length !== this.params.vector_length)
       throw ftError("FT338", { client: this.id, why: `the masked input takes a Float32Array of length ${this.params.vector_length}, got ${vector.length} (or a pre-quantized Uint32Array of that length)` });
     if (vector instanceof Uint32Array) {
       const outside = vector.findIndex((v) => v >= this.params.modulus_range);
       if (outside >= 0) throw ftError("FT338", { client: this.id, why: `a pre-quantized input holds ${vector[outside]} at ${outside}, outside [0, ${this.params.modulus_range})` });
     }
-    const senders = new Set<string>();
-    for (const s of request.shares) {
-      if (!this.neighbours.has(s.from) || senders.has(s.from)) this.refuse(request.step, `shares from ${s.from}, which is not a neighbour or is listed twice`);
-      senders.add(s.from);
-    }
-    const quantized = vector instanceof Uint32Array ? { values: vector.slice(), clipped: 0 } : quantizeVector(vector, this.params, this.randomBytes);
+    return vector instanceof Uint32Array ? { values: vector.slice(), clipped: 0 } : quantizeVector(vector, this.params, this.randomBytes);
+  }
+
+  /** The round's seed of the key window: the setup round is 0. */
+  private windowIndex(): number {
+    return this.params.round - this.keys!.round;
+  }
+
+  /** This round's pair-mask seed with `other` (keys.ts: HKDF with the key setup's session and this round). */
+  private pairSeed(other: string): Uint8Array {
+    const keys = this.keys!;
+    return pairSecret(keys.masking.secretKey, keys.neighbours.get(other)!.maskingKey, "pair-mask", keys.session, this.params.round, this.id, other);
+  }
+
+  private mask(quantized: { values: Uint32Array; clipped: number }): MaskedInput {
+    const keys = this.keys!;
     this.enter("shared", "masked", "masked input");
-    const encryption = this.encryption!;
-    const masking = this.masking!;
-    for (const s of request.shares) {
-      const neighbour = this.neighbours.get(s.from)!;
-      const nonce = fromBase64(s.nonce);
-      const ciphertext = fromBase64(s.ciphertext);
-      const key = pairSecret(encryption.secretKey, neighbour.encryptionKey, "share-encryption", this.params.round, this.id, s.from);
-      const plaintext = nonce && ciphertext ? openShares(key, { nonce, ciphertext }, this.params.round, s.from, this.id) : null;
-      key.fill(0);
-      const pair = plaintext && unpackSharePair(plaintext);
-      if (pair) this.held.set(s.from, pair);
-      else this.logRefused(request.step, `the shares from ${s.from} fail AEAD decryption: this client cannot help rebuild its secrets`);
-    }
     const masked = quantized.values;
-    applyMask(masked, this.seed!, 1, this.params.modulus_range);
-    for (const from of senders) {
-      const secret = pairSecret(masking.secretKey, this.neighbours.get(from)!.maskingKey, "pair-mask", this.params.round, this.id, from);
+    const seed = keys.seeds[this.windowIndex()]!;
+    applyMask(masked, seed, 1, this.params.modulus_range);
+    seed.fill(0); // each seed masks one vector
+    for (const from of keys.maskedWith) {
+      const secret = this.pairSeed(from);
       applyMask(masked, secret, pairSign(this.id, from), this.params.modulus_range);
       secret.fill(0);
-      this.maskedWith.add(from);
     }
-    // The seed and the keys are not needed any more: the neighbours hold their shares.
-    this.seed!.fill(0);
-    masking.secretKey.fill(0);
-    encryption.secretKey.fill(0);
     this.clipped = quantized.clipped;
     return { ...this.header(), step: "masked-input", from: this.id, dtype: "uint32", length: masked.length, vector: masked };
   }
@@ -259,14 +316,15 @@ export class SecAggClient {
   consistencyCheck(request: ConsistencyCheckRequest): ConsistencyCheck {
     this.requireStage("masked", "consistency check");
     this.checkRequest(request);
+    const keys = this.keys!;
     const survivors = new Set(request.survivors);
     if (survivors.size !== request.survivors.length) this.refuse(request.step, "a client is listed twice");
     if (!survivors.has(this.id)) this.refuse(request.step, "this client is not among the survivors");
-    for (const id of survivors) if (!this.rostered.has(id)) this.refuse(request.step, `${id} did not advertise keys in this round`);
+    for (const id of survivors) if (!keys.roster.has(id)) this.refuse(request.step, `${id} did not advertise keys in this round`);
     if (survivors.size < this.params.min_clients) this.belowMinimum(request.step, survivors.size, "in the survivor set");
     // A neighbourhood below the threshold is a sum of too few clients to reveal (Flower's client checks it too).
     const t = this.params.reconstruction_threshold;
-    const around = 1 + [...this.maskedWith].filter((id) => survivors.has(id)).length;
+    const around = 1 + [...keys.maskedWith].filter((id) => survivors.has(id)).length;
     if (around < t) this.refuse(request.step, `${around} survivors among this client and its neighbours, fewer than reconstruction_threshold ${t}`);
     this.enter("masked", "checked", "consistency check");
     this.survivors = survivors;
@@ -280,19 +338,21 @@ export class SecAggClient {
    * identity key and over the very set this client signed, the client aborts (FT370) and
    * reveals nothing: a server that told some clients one set and others another cannot show
    * either group enough signatures for both. Then, for each neighbour in the set, its share of
-   * that neighbour's self-mask seed (and its own share of its own seed); for each neighbour that
-   * shared keys and is not in the set, its share of that neighbour's masking secret key. Never
-   * both for one neighbour, and the step is answered once.
+   * that neighbour's self-mask seed of this round (and its own share of its own seed); for each
+   * neighbour that shared keys and is not in the set, in the setup round its share of that
+   * neighbour's masking secret key, in a round that reuses keys their pair seed of this round
+   * (reuse.ts says why). Never both for one neighbour, and the step is answered once.
    */
   unmask(request: UnmaskRequest): Unmask {
     this.requireStage("checked", "unmask");
     this.checkRequest(request);
+    const keys = this.keys!;
     const survivors = this.survivors!;
     const transcript = survivorsTranscript(this.session, this.params.round, [...survivors]);
     const signers = new Set<string>();
     for (const { id, signature } of request.signatures) {
       if (signers.has(id)) this.refuse(request.step, `a signature of ${id} is listed twice`);
-      const key = id === this.id ? this.identity.publicKey : this.neighbours.get(id)?.identityKey;
+      const key = id === this.id ? this.identity.publicKey : keys.neighbours.get(id)?.identityKey;
       if (key === undefined || !survivors.has(id)) this.refuse(request.step, `a signature of ${id}, which is not this client or a neighbour in the survivor set`);
       if (!verifyTranscript(key, transcript, fromBase64(signature)!)) this.leave("FT370", request.step, `the signature of ${id} does not verify over the survivor set this client signed: the server told them another set`);
       signers.add(id);
@@ -300,66 +360,27 @@ export class SecAggClient {
     const t = this.params.reconstruction_threshold;
     if (signers.size < t) this.leave("FT370", request.step, `${signers.size} signatures over the survivor set this client signed, fewer than reconstruction_threshold ${t}`);
     this.enter("checked", "unmasked", "unmask");
-    const seedShares = [{ of: this.id, share: toBase64(this.ownSeedShare!) }];
+    const j = this.windowIndex();
+    const seedShares = [{ of: this.id, share: toBase64(keys.ownSeedShares[j]!) }];
     const keyShares: { of: string; share: string }[] = [];
-    for (const id of this.maskedWith) {
-      const held = this.held.get(id);
-      if (held === undefined) continue;
-      if (survivors.has(id)) seedShares.push({ of: id, share: toBase64(held.seedShare) });
-      else keyShares.push({ of: id, share: toBase64(held.keyShare) });
+    const pairSeeds: { of: string; seed: string }[] = [];
+    for (const id of keys.maskedWith) {
+      const held = keys.held.get(id);
+      if (survivors.has(id)) {
+        if (held !== undefined) seedShares.push({ of: id, share: toBase64(held.seedShares[j]!) });
+      } else if (j === 0) {
+        if (held !== undefined) keyShares.push({ of: id, share: toBase64(held.keyShare) });
+      } else {
+        const seed = this.pairSeed(id);
+        pairSeeds.push({ of: id, seed: toBase64(seed) });
+        seed.fill(0);
+      }
     }
-    for (const held of this.held.values()) {
-      held.seedShare.fill(0);
-      held.keyShare.fill(0);
-    }
-    this.held.clear();
-    this.ownSeedShare!.fill(0);
-    return { ...this.header(), step: "unmask", from: this.id, seed_shares: seedShares, key_shares: keyShares };
-  }
-
-  /**
-   * The signed key list of a share-keys request, checked: each client once, this client's own
-   * keys as it advertised them, at least min_clients clients (FT372), every other entry signed
-   * under the identity key this client pinned for it (FT357), and the graph seed the list
-   * gives (FT371). Returns this client's neighbours in the graph derived from it.
-   */
-  private checkRoster(request: ShareKeysRequest): (Neighbour & { id: string })[] {
-    const roster = request.roster;
-    const ids = new Set(roster.map((e) => e.id));
-    if (ids.size !== roster.length) this.refuse(request.step, "a client is listed twice in the key list");
-    if (roster.length < this.params.min_clients) this.belowMinimum(request.step, roster.length, "advertised keys");
-    const own = roster.find((e) => e.id === this.id);
-    if (own?.encryption_key !== toBase64(this.encryption!.publicKey) || own.masking_key !== toBase64(this.masking!.publicKey))
-      this.refuse(request.step, "this client's keys are not in the key list as it advertised them");
-    const keys = new Map<string, Neighbour>();
-    for (const e of roster) {
-      if (e.id === this.id) continue;
-      const encryptionKey = fromBase64(e.encryption_key)!;
-      const maskingKey = fromBase64(e.masking_key)!;
-      this.checkSigned(e, encryptionKey, maskingKey);
-      keys.set(e.id, { encryptionKey, maskingKey, identityKey: fromBase64(e.identity_key)! });
-    }
-    const seed = graphSeed(this.session, this.params.round, roster);
-    if (seed !== request.graph_seed)
-      this.leave("FT371", request.step, `the graph seed ${request.graph_seed.slice(0, 16)}... is not the ${seed.slice(0, 16)}... its signed key list gives: the server chose the neighbours`);
-    this.rostered = ids;
-    const graph = publicGraph([...ids], Math.min(degreeOf(this.params), roster.length - 1), seed);
-    return [...graph.get(this.id)!].map((id) => ({ id, ...keys.get(id)! }));
-  }
-
-  /**
-   * A neighbour's keys must carry its signature under its identity key, and that key must be the
-   * one this client pinned for it (FT357): the server cannot hand this client keys of its own.
-   */
-  private checkSigned(n: ShareKeysRequest["roster"][number], encryptionKey: Uint8Array, maskingKey: Uint8Array): void {
-    const identityKey = fromBase64(n.identity_key);
-    const signature = fromBase64(n.signature);
-    const transcript = keysTranscript(this.session, this.params.round, n.id, encryptionKey, maskingKey);
-    let why: string | undefined;
-    if (identityKey?.length !== KEY_BYTES || signature?.length !== SIGNATURE_BYTES || !verifyTranscript(identityKey, transcript, signature))
-      why = `the keys of ${n.id} do not carry its signature for this session and round`;
-    else if (!this.pins.check(n.id, n.identity_key)) why = `the identity key shown for ${n.id} is not the one this client pinned for it`;
-    if (why !== undefined) this.leave("FT357", "share-keys", why);
+    for (const shares of [keys.ownSeedShares, ...[...keys.held.values()].map((h) => h.seedShares)]) shares[j]?.fill(0);
+    // The window goes on only while every client of the key list survives, and not past its last round.
+    this.reusable = true;
+    if (survivors.size !== keys.roster.size || j + 1 >= this.params.key_rounds) this.retire();
+    return { ...this.header(), step: "unmask", from: this.id, seed_shares: seedShares, key_shares: keyShares, ...(j === 0 ? {} : { pair_seeds: pairSeeds }) };
   }
 
   private header() {

@@ -9,7 +9,8 @@
  *
  *   SecAggParams { round, vector_length, num_shares, reconstruction_threshold,
  *                  clipping_range, quantization_range, modulus_range,   (Flower's names)
- *                  min_clients? }   (the fewest clients a sum may hold; clients refuse fewer, FT372)
+ *                  min_clients?,    (the fewest clients a sum may hold; clients refuse fewer, FT372)
+ *                  key_rounds? }    (rounds one key setup serves, reuse.ts; default 1, FT375)
  *   resolveSecAggParams(params, clients) -> ResolvedSecAggParams   (FT335 on bad values)
  *   defaultNumShares(clients)              about log n neighbours (Bell et al.)
  *   numSharesForDropouts(clients, k)       num_shares that survives any k dropouts
@@ -30,6 +31,8 @@
  *     result: { sum: Float64Array (dequantized), quantizedSum: Uint32Array, clients,
  *               included, droppedAt }
  *     server.step, server.aborted, server.events
+ *     server.reusable() -> ReusedKeys | undefined: pass as options.reuse to the next round's
+ *                          server (same cohort) to skip advertise-keys and share-keys (reuse.ts)
  *
  *   Client, one per client per round:
  *     const client = SecAggClient.fromSetup(setupRawOrParsed, { log?, randomBytes? });
@@ -50,14 +53,16 @@
  *     await rounds.respond(round, raw, () => vector, promised?)  -> the ClientMessage to send back
  *     (promised: the fewest clients the run promised a sum holds; a setup promising fewer is FT372)
  *     A restarted server's setup (a new session) restarts the round; a setup of a round whose
- *     unmask step this client answered is FT356 (rounds.ts says why).
+ *     unmask step this client answered is FT356 (rounds.ts says why). A setup that reuses the
+ *     last key setup is answered with the masked input, or refused (FT373, FT374: reuse.ts).
  *
  *   Wire: encodeMessage(message) -> bytes (u32 LE JSON length, the JSON, the masked input's
  *   words raw); parseServerMessage(raw, limit) on the client
  *   (limit: SETUP_SIZE_LIMIT for the first message, then messageSizeLimit(client.params));
  *   parseClientMessage is what server.receive uses. Schemas: messages.ts (zod 4).
  */
-export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
+export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveKeyRounds, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
+export type { ReusedKeys } from "./reuse.js";
 export { SecAggClient, type SecAggClientOptions } from "./client.js";
 export { SecAggRounds } from "./rounds.js";
 export { type Identity, IdentityPins, identityOf, newIdentity } from "./identity.js";

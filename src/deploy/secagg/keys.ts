@@ -6,8 +6,9 @@
  * s key learns that client's pair masks, never the channel keys, so it still cannot read the
  * shares it routes.
  *
- * Both secrets come from ECDH then HKDF-SHA256, with the round, the purpose and the two client
- * ids (in a fixed order) in HKDF's info: a seed serves one purpose, one pair and one round.
+ * Both secrets come from ECDH then HKDF-SHA256, with the purpose, the key setup's session, the
+ * round and the two client ids (in a fixed order) in HKDF's info: a seed serves one purpose, one
+ * pair and one round, also when the keys serve several rounds (reuse.ts).
  * Shares travel under AES-256-GCM (@noble/ciphers) with a random 12-byte nonce and the round,
  * sender and recipient as associated data, so the server cannot move a ciphertext to another
  * recipient, round or sender without the AEAD refusing it.
@@ -22,7 +23,7 @@ export const KEY_BYTES = 32;
 export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;
 /** The protocol's name and version, in every derivation and every message. */
-export const PROTOCOL = "fedtensor-secagg+/4";
+export const PROTOCOL = "fedtensor-secagg+/5";
 
 const encoder = new TextEncoder();
 const utf8 = (s: string): Uint8Array => encoder.encode(s);
@@ -44,19 +45,21 @@ export type SecretPurpose = "share-encryption" | "pair-mask";
 
 /**
  * The secret of the pair {a, b} for one purpose in one round: HKDF-SHA256 of the X25519
- * shared secret, salted with the protocol name; both ends derive the same bytes.
+ * shared secret, salted with the protocol name; both ends derive the same bytes. `session` is
+ * the session of the setup that made the keys.
  */
 export function pairSecret(
   mySecretKey: Uint8Array,
   theirPublicKey: Uint8Array,
   purpose: SecretPurpose,
+  session: string,
   round: number,
   a: string,
   b: string,
 ): Uint8Array {
   const shared = x25519.getSharedSecret(mySecretKey, theirPublicKey);
   const [first, second] = a < b ? [a, b] : [b, a];
-  const info = utf8(`${purpose}|${round}|${first.length}:${first}|${second.length}:${second}`);
+  const info = utf8(`${purpose}|${session}|${round}|${first.length}:${first}|${second.length}:${second}`);
   const out = hkdf(sha256, shared, utf8(PROTOCOL), info, KEY_BYTES);
   shared.fill(0);
   return out;

@@ -1,5 +1,5 @@
 /**
- * SecAgg+'s wire format (version "fedtensor-secagg+/4"): each message is a u32 little-endian
+ * SecAgg+'s wire format (version "fedtensor-secagg+/5"): each message is a u32 little-endian
  * length, that many bytes of JSON validated with zod at the boundary (small binary fields as
  * base64), then the masked input's vector as raw little-endian uint32 words (nothing after the
  * other messages' JSON). Every message names the protocol, the round and the step; a client's
@@ -7,20 +7,23 @@
  *
  * Server -> client                        client -> server
  *   setup (parameters, min_clients)         advertise-keys     (two X25519 public keys, signed with its Ed25519 identity)
- *   share-keys (the signed key list,        share-keys         (seed commitment, one sealed share pair per neighbour)
+ *   share-keys (the signed key list,        share-keys         (key_rounds seed commitments, one sealed share pack per neighbour)
  *     the graph seed)
  *   masked-input (shares)                   masked-input       (the masked vector: uint32 words mod M)
  *   consistency-check (the survivor set)    consistency-check  (its signature over that set)
  *   unmask (the neighbours' signatures)     unmask             (seed shares of survivors, key shares of the dropped)
+ *
+ * A setup that reuses the last key setup (reuse.ts) carries the whole cohort's signatures over
+ * the last survivor set, and the client answers it with its masked input: three messages a round.
  *
  * Raw messages are refused above a size limit before they are parsed: the masked input's limit
  * follows from vector_length, the lists' from num_shares and the cohort's size.
  */
 import { z } from "zod";
 import { KEY_BYTES, NONCE_BYTES, PROTOCOL, TAG_BYTES } from "./keys.js";
-import { MAX_CLIENTS, MAX_SHARES } from "./params.js";
+import { MAX_CLIENTS, MAX_KEY_ROUNDS, MAX_SHARES } from "./params.js";
 import { base64Length, readWords, writeWords } from "./codec.js";
-import { SHARE_BYTES, SHARE_PAIR_BYTES } from "./shares.js";
+import { SHARE_BYTES, sharePackBytes } from "./shares.js";
 import { SIGNATURE_BYTES } from "./identity.js";
 
 /** Client ids: what the transport authenticated, in a restricted alphabet. */
@@ -35,6 +38,8 @@ const key = bytes(KEY_BYTES);
 const round = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const header = { protocol: z.literal(PROTOCOL), round };
 const signature = bytes(SIGNATURE_BYTES);
+/** A sealed share pack: its exact length follows from key_rounds, checked by whoever knows the round's parameters. */
+const sealedPack = z.base64().max(base64Length(sharePackBytes(MAX_KEY_ROUNDS) + TAG_BYTES));
 
 export const advertiseKeysSchema = z.strictObject({
   ...header,
@@ -51,9 +56,10 @@ export const shareKeysSchema = z.strictObject({
   ...header,
   step: z.literal("share-keys"),
   from: clientIdSchema,
-  seed_commitment: key,
+  /** One per round of the key setup's window, in round order. */
+  seed_commitments: z.array(key).min(1).max(MAX_KEY_ROUNDS),
   shares: z
-    .array(z.strictObject({ to: clientIdSchema, nonce: bytes(NONCE_BYTES), ciphertext: bytes(SHARE_PAIR_BYTES + TAG_BYTES) }))
+    .array(z.strictObject({ to: clientIdSchema, nonce: bytes(NONCE_BYTES), ciphertext: sealedPack }))
     .max(MAX_SHARES),
 });
 
@@ -77,6 +83,8 @@ export const unmaskSchema = z.strictObject({
   from: clientIdSchema,
   seed_shares: z.array(shareOf).max(MAX_SHARES),
   key_shares: z.array(shareOf).max(MAX_SHARES),
+  /** In a round that reuses keys: the round's pair-mask seed with each dropped neighbour, never a key share (reuse.ts). */
+  pair_seeds: z.array(z.strictObject({ of: clientIdSchema, seed: key })).max(MAX_SHARES).optional(),
 });
 
 export const clientMessageSchema = z.discriminatedUnion("step", [advertiseKeysSchema, shareKeysSchema, maskedInputSchema, consistencyCheckSchema, unmaskSchema]);
@@ -91,12 +99,20 @@ export const resolvedParamsSchema = z.strictObject({
   modulus_range: z.number().int(),
   clients: z.number().int(),
   min_clients: z.number().int(),
+  key_rounds: z.number().int(),
 });
 
 /** A setup's session: 16 random bytes in hex, fresh for each SecAggServer, so a client tells a restarted server's setup from a repeated one. */
 export const sessionSchema = z.string().regex(/^[0-9a-f]{32}$/);
 
-export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, session: sessionSchema, params: resolvedParamsSchema });
+/** What a setup that reuses the last key setup carries: that setup's session and round, and every client's signature over the last survivor set. */
+export const reuseSchema = z.strictObject({
+  keys_session: sessionSchema,
+  keys_round: round,
+  signatures: z.array(z.strictObject({ id: clientIdSchema, signature })).max(MAX_CLIENTS),
+});
+
+export const setupSchema = z.strictObject({ ...header, step: z.literal("setup"), to: clientIdSchema, session: sessionSchema, params: resolvedParamsSchema, reuse: reuseSchema.optional() });
 
 export const shareKeysRequestSchema = z.strictObject({
   ...header,
@@ -113,7 +129,7 @@ export const maskedInputRequestSchema = z.strictObject({
   step: z.literal("masked-input"),
   to: clientIdSchema,
   shares: z
-    .array(z.strictObject({ from: clientIdSchema, nonce: bytes(NONCE_BYTES), ciphertext: bytes(SHARE_PAIR_BYTES + TAG_BYTES) }))
+    .array(z.strictObject({ from: clientIdSchema, nonce: bytes(NONCE_BYTES), ciphertext: sealedPack }))
     .max(MAX_SHARES),
 });
 
@@ -142,6 +158,7 @@ export type ConsistencyCheck = z.infer<typeof consistencyCheckSchema>;
 export type Unmask = z.infer<typeof unmaskSchema>;
 export type ClientMessage = AdvertiseKeys | ShareKeys | MaskedInput | ConsistencyCheck | Unmask;
 export type Setup = z.infer<typeof setupSchema>;
+export type Reuse = z.infer<typeof reuseSchema>;
 export type ShareKeysRequest = z.infer<typeof shareKeysRequestSchema>;
 export type MaskedInputRequest = z.infer<typeof maskedInputRequestSchema>;
 export type ConsistencyCheckRequest = z.infer<typeof consistencyCheckRequestSchema>;
@@ -152,13 +169,16 @@ export type Step = ClientMessage["step"] | ServerMessage["step"];
 /** Headroom for the JSON around the fields, ids included (128 characters each), and its length prefix. */
 const ENVELOPE_BYTES = 1024;
 const PER_PEER_BYTES = 512;
+/** A seed share's base64 and its commitment's, per round of the key window. */
+const PER_KEY_ROUND_BYTES = 96;
 
 /**
  * The largest message either side sends in a round with these parameters: the masked input, a
  * share list, or (clients given) the signed key list and the survivor set, one entry per client.
  */
-export function messageSizeLimit(params: { readonly vector_length: number; readonly num_shares: number; readonly clients?: number }): number {
-  return ENVELOPE_BYTES + Math.max(4 * params.vector_length, 2 * params.num_shares * PER_PEER_BYTES, (params.clients ?? 0) * PER_PEER_BYTES);
+export function messageSizeLimit(params: { readonly vector_length: number; readonly num_shares: number; readonly clients?: number; readonly key_rounds?: number }): number {
+  const perPeer = PER_PEER_BYTES + (params.key_rounds ?? 1) * PER_KEY_ROUND_BYTES;
+  return ENVELOPE_BYTES + Math.max(4 * params.vector_length, 2 * params.num_shares * perPeer, (params.clients ?? 0) * perPeer);
 }
 
 /** The limit on a setup message, which comes before the client knows the parameters. */

@@ -23,6 +23,10 @@
  * - min_clients: the fewest clients a sum of this round may hold, announced in the setup: a
  *   client refuses a cohort (advertised keys, survivor set) below it (FT372), and a later
  *   setup that promises fewer than an earlier one (rounds.ts). Absent, reconstruction_threshold.
+ * - key_rounds: how many rounds one key setup serves (reuse.ts): the round that makes the keys,
+ *   and up to key_rounds - 1 rounds after it that reuse them while no client drops. Each client
+ *   pre-shares one self-mask seed per round of the window. Absent, 1 (no reuse; FT375 outside
+ *   [1, MAX_KEY_ROUNDS]).
  */
 import { ftError } from "../../errors/error.js";
 
@@ -35,6 +39,7 @@ export interface SecAggParams {
   readonly quantization_range: number;
   readonly modulus_range: number;
   readonly min_clients?: number;
+  readonly key_rounds?: number;
 }
 
 /** The parameters for one cohort: integer share counts, and the cohort's size. */
@@ -43,6 +48,7 @@ export interface ResolvedSecAggParams extends SecAggParams {
   readonly clients: number;
   /** The fewest clients a sum may hold: at least reconstruction_threshold. */
   readonly min_clients: number;
+  readonly key_rounds: number;
 }
 
 /** Flower's defaults for the ranges (clipping 8, quantization 2^22, modulus 2^32). */
@@ -57,6 +63,8 @@ export const MAX_VECTOR_LENGTH = 2 ** 24;
 /** The largest cohort: Shamir over GF(256) has 255 share coordinates. */
 export const MAX_SHARES = 255;
 export const MAX_CLIENTS = 100_000;
+/** The most rounds one key setup serves: each round of the window adds a seed share per neighbour to the share-keys message. */
+export const MAX_KEY_ROUNDS = 16;
 
 const bad = (what: string, why: string) => ftError("FT335", { what, why });
 
@@ -147,6 +155,7 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
   if (!Number.isSafeInteger(promised) || promised < 1 || promised > MAX_CLIENTS) throw bad("min_clients", `must be a whole number in [1, ${MAX_CLIENTS}], got ${promised}`);
   // Never below the threshold: a step with fewer answers aborts anyway. Above the cohort, the round aborts at its first step.
   const minClients = Math.max(threshold, promised);
+  const keyRounds = resolveKeyRounds(params.key_rounds ?? 1);
 
   return {
     round,
@@ -158,7 +167,14 @@ export function resolveSecAggParams(params: SecAggParams, clients: number): Reso
     modulus_range,
     clients,
     min_clients: minClients,
+    key_rounds: keyRounds,
   };
+}
+
+/** key_rounds checked: a whole number in [1, MAX_KEY_ROUNDS] (FT375). */
+export function resolveKeyRounds(keyRounds: number): number {
+  if (!Number.isSafeInteger(keyRounds) || keyRounds < 1 || keyRounds > MAX_KEY_ROUNDS) throw ftError("FT375", { max: MAX_KEY_ROUNDS, value: keyRounds });
+  return keyRounds;
 }
 
 /** A client's check of the parameters the server sent: they must be a fixed point of resolution. */

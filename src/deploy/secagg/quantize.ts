@@ -63,3 +63,20 @@ export function addMod(into: Uint32Array, words: Uint32Array, sign: 1 | -1, modu
   if (sign === 1) for (let i = 0; i < into.length; i++) into[i] = (into[i]! + words[i]!) & mask;
   else for (let i = 0; i < into.length; i++) into[i] = (into[i]! - words[i]!) & mask;
 }
+
+/**
+ * Where a sum of `clients` quantized inputs leaves [0, clients x Q], the range of honest inputs
+ * (each word in [0, Q], and clients x Q < M, so an honest sum never wraps); undefined inside it.
+ */
+export function outsideHonestRange(sum: Uint32Array, clients: number, quantizationRange: number): string | undefined {
+  const bound = clients * quantizationRange;
+  let count = 0;
+  let first = -1;
+  for (let i = 0; i < sum.length; i++) {
+    if (sum[i]! > bound) {
+      if (first < 0) first = i;
+      count++;
+    }
+  }
+  return count === 0 ? undefined : `has ${count} of ${sum.length} coordinates above ${clients} x quantization_range = ${bound} (the first at ${first}: ${sum[first]})`;
+}

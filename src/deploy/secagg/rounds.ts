@@ -17,12 +17,18 @@
  *
  * The rounds whose unmask step this client answered are kept as round numbers for the life of
  * the process (a few bytes a round).
+ *
+ * A setup that asks to reuse the last key setup (reuse.ts) is answered with the masked input at
+ * once when checkReuse allows it; otherwise it is refused (FT373, FT374) and the key setup's
+ * secrets are dropped, as they are by any full setup: the next round sets up afresh.
  */
 import { ftError } from "../../errors/error.js";
 import { SecAggClient, type SecAggClientOptions } from "./client.js";
 import { IdentityPins, newIdentity } from "./identity.js";
 import { webCryptoRandomBytes } from "./random.js";
-import { type ClientMessage, type Setup, SETUP_SIZE_LIMIT, messageSizeLimit, parseServerMessage } from "./messages.js";
+import { type ClientMessage, type Reuse, type Setup, SETUP_SIZE_LIMIT, messageSizeLimit, parseServerMessage } from "./messages.js";
+import { checkResolvedParams } from "./params.js";
+import { checkReuse } from "./reuse.js";
 
 export class SecAggRounds {
   private current: SecAggClient | undefined;
@@ -55,7 +61,7 @@ export class SecAggRounds {
     if (!parsed.ok) throw ftError("FT336", { step: "unknown", sender: "the server", why: parsed.reason });
     const request = parsed.message;
     if (request.round !== round) throw ftError("FT336", { step: request.step, sender: "the server", why: `it is for round ${request.round}, its frame for round ${round}` });
-    if (request.step === "setup") return this.setup(request, promised);
+    if (request.step === "setup") return request.reuse === undefined ? this.setup(request, promised) : this.reuse(request, request.reuse, promised, vector);
     const client = this.current;
     if (client?.params.round !== round) throw ftError("FT336", { step: request.step, sender: "the server", why: `no setup of round ${round} came before it` });
     const answer = await client.answer(request, vector);
@@ -66,12 +72,31 @@ export class SecAggRounds {
   private setup(setup: Setup, promised: number): ClientMessage {
     const unmasked = this.revealed.get(setup.round);
     if (unmasked !== undefined) throw ftError("FT356", { round: setup.round, session: unmasked });
-    if (setup.params.min_clients < promised)
-      throw ftError("FT372", { client: setup.to, why: `the setup of round ${setup.round} promises a sum of at least ${setup.params.min_clients} clients, the run promised ${promised}` });
+    this.checkPromise(setup, promised);
     if (this.current?.params.round === setup.round && this.current.session === setup.session)
       throw ftError("FT336", { step: "setup", sender: "the server", why: `a second setup of round ${setup.round} in session ${setup.session}` });
     // A new session of the round (a restarted server) or a new round: the earlier client and its secrets are dropped.
+    this.current?.retire();
     this.current = SecAggClient.fromSetup(setup, this.options);
     return this.current.advertiseKeys();
+  }
+
+  /** A setup that reuses the last key setup: the masked input, or FT373 / FT374 and the key setup dropped. */
+  private reuse(setup: Setup, reuse: Reuse, promised: number, vector: () => Float32Array | Uint32Array): ClientMessage {
+    const last = this.current;
+    try {
+      this.checkPromise(setup, promised);
+      const keys = checkReuse(setup, reuse, last?.finished(), checkResolvedParams(setup.params));
+      this.current = SecAggClient.reusing(setup, keys, this.options);
+    } catch (error) {
+      last?.retire();
+      throw error;
+    }
+    return this.current.maskedInputReused(vector());
+  }
+
+  private checkPromise(setup: Setup, promised: number): void {
+    if (setup.params.min_clients < promised)
+      throw ftError("FT372", { client: setup.to, why: `the setup of round ${setup.round} promises a sum of at least ${setup.params.min_clients} clients, the run promised ${promised}` });
   }
 }

@@ -14,12 +14,16 @@
  * message is logged (FT336) and the round goes on; with fewer than reconstruction_threshold
  * clients at a step, or a secret that cannot be rebuilt, the round aborts (FT337), discards the
  * masked sum and reveals nothing.
+ *
+ * Key reuse (reuse.ts): reusable() after a round in which every client of the key list signed
+ * the whole list as survivors; the next round's server, given it as options.reuse with the same
+ * cohort, sends setups that name it and collects the masked inputs at once.
  */
 import { ftError } from "../../errors/error.js";
 import { fromBase64, toBase64 } from "./codec.js";
 import type { SecAggEvent, SecAggLog } from "./events.js";
 import { graphSeed, publicGraph, type NeighbourGraph } from "./graph.js";
-import { PROTOCOL } from "./keys.js";
+import { PROTOCOL, TAG_BYTES } from "./keys.js";
 import { type IdentityPins, keysTranscript, survivorsTranscript, verifyTranscript } from "./identity.js";
 import {
   type ClientMessage,
@@ -33,9 +37,11 @@ import {
   parseClientMessage,
 } from "./messages.js";
 import { type ResolvedSecAggParams, type SecAggParams, degreeOf, resolveSecAggParams } from "./params.js";
-import { addMod, dequantizeSum } from "./quantize.js";
+import { addMod, dequantizeSum, outsideHonestRange } from "./quantize.js";
+import { type ReusedKeys, reuseMisfit } from "./reuse.js";
+import { sharePackBytes } from "./shares.js";
 import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
-import { type Advertised, type SharedKeys, type UnmaskShares, removeMasks } from "./unmask.js";
+import { type Advertised, type SharedKeys, type UnmaskShares, checkUnmask, removeMasks } from "./unmask.js";
 
 /** The step the server is collecting answers for, or how the round ended. */
 export type ServerStep = "setup" | CollectingStep | "done" | "aborted";
@@ -58,6 +64,8 @@ export interface SecAggServerOptions {
    * identity key file stays out of this server's secure rounds, with a logged reason).
    */
   readonly pins?: IdentityPins;
+  /** The last round's key setup (its server's reusable()): reused when this round's cohort and parameters fit it, else a full setup. */
+  readonly reuse?: ReusedKeys;
 }
 
 export type Verdict = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
@@ -92,8 +100,6 @@ export class SecAggServer {
   private graph: NeighbourGraph = new Map();
   /** Who is expected to answer the current step. */
   private expected = new Set<string>();
-  private readonly advertised = new Map<string, Advertised>();
-  private readonly shared = new Map<string, SharedKeys>();
   private readonly maskedFrom = new Set<string>();
   private readonly unmasked = new Map<string, UnmaskShares>();
   /** The survivor set announced at the consistency check (U3, in id order), and who signed it (U4) with what. */
@@ -106,6 +112,11 @@ export class SecAggServer {
   private abortReason: string | null = null;
   private readonly preQuantized: boolean;
   private readonly pins: IdentityPins | undefined;
+  /** The key setup this round reuses, or why it could not (logged at start). */
+  private readonly reusing: ReusedKeys | undefined;
+  private readonly fullSetupBecause: string | undefined;
+  private advertised = new Map<string, Advertised>();
+  private shared = new Map<string, SharedKeys>();
 
   constructor(params: SecAggParams, clients: readonly string[], options: SecAggServerOptions = {}) {
     const ids = new Set(clients);
@@ -119,6 +130,30 @@ export class SecAggServer {
     this.preQuantized = options.preQuantized ?? false;
     this.pins = options.pins;
     this.runningSum = new Uint32Array(this.params.vector_length);
+    this.fullSetupBecause = options.reuse && reuseMisfit(options.reuse, this.params, this.clients);
+    this.reusing = options.reuse !== undefined && this.fullSetupBecause === undefined ? options.reuse : undefined;
+    if (this.reusing !== undefined) {
+      this.advertised = new Map(this.reusing.advertised);
+      this.shared = new Map(this.reusing.shared);
+      this.graph = this.reusing.graph;
+    }
+  }
+
+  /** The session and round of the setup whose keys this round masks with. */
+  private get keysSetup(): { session: string; round: number } {
+    return this.reusing ?? { session: this.session, round: this.params.round };
+  }
+
+  /**
+   * This round's key setup for the next round, when that round may reuse it: the round is done,
+   * every client of the key list is in the survivor set and signed it, and the window has rounds left.
+   */
+  reusable(): ReusedKeys | undefined {
+    const listed = this.advertised.size;
+    if (this.currentStep !== "done" || this.announced.length !== listed || this.signed.size !== listed) return undefined;
+    const { session, round } = this.keysSetup;
+    if (this.params.round + 1 - round >= this.params.key_rounds) return undefined;
+    return { session, round, params: this.params, advertised: this.advertised, shared: this.shared, graph: this.graph, lastRound: this.params.round, signatures: new Map(this.signed) };
   }
 
   get step(): ServerStep {
@@ -135,13 +170,20 @@ export class SecAggServer {
     return this.abortReason;
   }
 
-  /** The setup message for every client; the server then collects the advertised keys. */
+  /**
+   * The setup message for every client; the server then collects the advertised keys, or, when
+   * it reuses a key setup, the masked inputs (the setup carries every client's signature over
+   * the last survivor set, which each client checks before it reuses its keys).
+   */
   start(): Map<string, Setup> {
     if (this.currentStep !== "setup") throw ftError("FT338", { client: "server", why: "start() called twice" });
-    this.currentStep = "advertise-keys";
+    const keys = this.reusing;
+    this.currentStep = keys === undefined ? "advertise-keys" : "masked-input";
     this.expected = new Set(this.clients);
-    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold}, min_clients ${this.params.min_clients})`);
-    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, session: this.session, params: this.params }]));
+    const setup = keys === undefined ? `full setup${this.fullSetupBecause === undefined ? "" : ` (not reusing keys: ${this.fullSetupBecause})`}` : `reusing the key setup of round ${keys.round}`;
+    this.emit("info", `round starts with ${this.clients.length} clients (num_shares ${this.params.num_shares}, reconstruction_threshold ${this.params.reconstruction_threshold}, min_clients ${this.params.min_clients}), ${setup}`);
+    const reuse = keys && { keys_session: keys.session, keys_round: keys.round, signatures: [...keys.signatures].map(([id, signature]) => ({ id, signature })) };
+    return new Map(this.clients.map((to) => [to, { protocol: PROTOCOL, round: this.params.round, step: "setup", to, session: this.session, params: this.params, ...(reuse && { reuse }) }]));
   }
 
   /**
@@ -152,7 +194,7 @@ export class SecAggServer {
   receive(sender: string, raw: Uint8Array): Verdict {
     const step = this.currentStep;
     // A client's lists are per neighbour; only the masked input is longer.
-    const limit = step === "masked-input" ? messageSizeLimit(this.params) : messageSizeLimit({ vector_length: 1, num_shares: this.params.num_shares });
+    const limit = step === "masked-input" ? messageSizeLimit(this.params) : messageSizeLimit({ vector_length: 1, num_shares: this.params.num_shares, key_rounds: this.params.key_rounds });
     const parsed = parseClientMessage(raw, limit);
     if (!parsed.ok) return this.refuse(step, sender, parsed.reason);
     const m = parsed.message;
@@ -263,6 +305,8 @@ export class SecAggServer {
     const survivors = this.clients.filter((id) => this.maskedFrom.has(id));
     const removed = await removeMasks({
       params: this.params,
+      keysSession: this.keysSetup.session,
+      keysRound: this.keysSetup.round,
       graph: this.graph,
       survivors,
       droppedAfterSharing: this.clients.filter((id) => this.shared.has(id) && !this.maskedFrom.has(id)),
@@ -314,7 +358,10 @@ export class SecAggServer {
         const sealed = new Map(m.shares.map((s) => [s.to, { nonce: s.nonce, ciphertext: s.ciphertext }]));
         if (sealed.size !== m.shares.length || sealed.size !== roster.size || [...roster].some((id) => !sealed.has(id)))
           return "its shares are not one per neighbour the server listed";
-        this.shared.set(m.from, { seedCommitment: fromBase64(m.seed_commitment)!, sealed });
+        const k = this.params.key_rounds;
+        if (m.seed_commitments.length !== k) return `${m.seed_commitments.length} seed commitments, key_rounds is ${k}`;
+        if (m.shares.some((s) => fromBase64(s.ciphertext)?.length !== sharePackBytes(k) + TAG_BYTES)) return `a sealed share pack is not the ${sharePackBytes(k) + TAG_BYTES} bytes of ${k} seed shares and a key share`;
+        this.shared.set(m.from, { seedCommitments: m.seed_commitments.map((c) => fromBase64(c)!), sealed });
         return null;
       }
       case "masked-input": {
@@ -337,13 +384,9 @@ export class SecAggServer {
         return null;
       }
       case "unmask": {
-        const asked = this.asked.get(m.from)!;
-        const seedShares = new Map(m.seed_shares.map((s) => [s.of, fromBase64(s.share)!]));
-        const keyShares = new Map(m.key_shares.map((s) => [s.of, fromBase64(s.share)!]));
-        if (seedShares.size !== m.seed_shares.length || keyShares.size !== m.key_shares.length) return "a client's share is given twice";
-        for (const of of seedShares.keys()) if (!asked.survivors.has(of)) return `a seed share of ${of}, which the server did not ask for`;
-        for (const of of keyShares.keys()) if (!asked.dropped.has(of)) return `a key share of ${of}, which the server did not ask for`;
-        this.unmasked.set(m.from, { seedShares, keyShares });
+        const shares = checkUnmask(m, this.asked.get(m.from)!, this.reusing !== undefined);
+        if (typeof shares === "string") return shares;
+        this.unmasked.set(m.from, shares);
         return null;
       }
     }
@@ -377,21 +420,4 @@ export class SecAggServer {
     this.events.push(event);
     this.sink(event);
   }
-}
-
-/**
- * Where a sum of `clients` quantized inputs leaves [0, clients x Q], the range of honest inputs
- * (each word in [0, Q], and clients x Q < M, so an honest sum never wraps); undefined inside it.
- */
-export function outsideHonestRange(sum: Uint32Array, clients: number, quantizationRange: number): string | undefined {
-  const bound = clients * quantizationRange;
-  let count = 0;
-  let first = -1;
-  for (let i = 0; i < sum.length; i++) {
-    if (sum[i]! > bound) {
-      if (first < 0) first = i;
-      count++;
-    }
-  }
-  return count === 0 ? undefined : `has ${count} of ${sum.length} coordinates above ${clients} x quantization_range = ${bound} (the first at ${first}: ${sum[first]})`;
 }

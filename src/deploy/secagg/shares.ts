@@ -15,8 +15,8 @@ import { KEY_BYTES } from "./keys.js";
 
 /** A Shamir share of a 32-byte secret: 32 bytes and the x coordinate. */
 export const SHARE_BYTES = KEY_BYTES + 1;
-/** The plaintext a client seals for one neighbour: its share of the seed, then of the secret key. */
-export const SHARE_PAIR_BYTES = 2 * SHARE_BYTES;
+/** The plaintext a client seals for one neighbour: its shares of the key_rounds self-mask seeds, then of the secret key. */
+export const sharePackBytes = (keyRounds: number): number => (keyRounds + 1) * SHARE_BYTES;
 /** How many t-subsets a rebuild tries before it gives up on a secret with bad shares. */
 const MAX_SUBSETS = 5000;
 
@@ -25,16 +25,18 @@ export function splitSecret(secret: Uint8Array, count: number, threshold: number
   return split(secret, count, threshold);
 }
 
-export function packSharePair(seedShare: Uint8Array, keyShare: Uint8Array): Uint8Array {
-  const out = new Uint8Array(SHARE_PAIR_BYTES);
-  out.set(seedShare);
-  out.set(keyShare, SHARE_BYTES);
+export function packShares(seedShares: readonly Uint8Array[], keyShare: Uint8Array): Uint8Array {
+  const out = new Uint8Array(sharePackBytes(seedShares.length));
+  seedShares.forEach((share, i) => out.set(share, i * SHARE_BYTES));
+  out.set(keyShare, seedShares.length * SHARE_BYTES);
   return out;
 }
 
-export function unpackSharePair(plaintext: Uint8Array): { seedShare: Uint8Array; keyShare: Uint8Array } | null {
-  if (plaintext.length !== SHARE_PAIR_BYTES) return null;
-  return { seedShare: plaintext.slice(0, SHARE_BYTES), keyShare: plaintext.slice(SHARE_BYTES) };
+/** The shares of one neighbour's `keyRounds` seeds and of its key, or null when the plaintext is not that long. */
+export function unpackShares(plaintext: Uint8Array, keyRounds: number): { seedShares: Uint8Array[]; keyShare: Uint8Array } | null {
+  if (plaintext.length !== sharePackBytes(keyRounds)) return null;
+  const seedShares = Array.from({ length: keyRounds }, (_, i) => plaintext.slice(i * SHARE_BYTES, (i + 1) * SHARE_BYTES));
+  return { seedShares, keyShare: plaintext.slice(keyRounds * SHARE_BYTES) };
 }
 
 /** A share as the server receives it in the unmask step: which client sent it. */

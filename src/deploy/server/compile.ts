@@ -30,6 +30,8 @@ export interface CompiledPart {
   readonly shared: readonly string[];
   /** The accumulator entries whose ratio is the client's own training loss (local-loss.ts), if the form has them. */
   readonly loss: LocalLossEntries | undefined;
+  /** The client's state: inputs it reads from its own store and outputs it writes back there, never sent (the form's keptState). */
+  readonly state: MapReduceForm["keptState"];
 }
 
 /** The shape of one client's batches of `steps` steps, as a cohort of one. */
@@ -89,6 +91,8 @@ export class PartCompiler {
     const names = leafPaths(ir.inputTree);
     const lead = [1, shape.steps, shape.batchSize];
     const clientShapes: Record<string, readonly number[]> = { x: [...lead, ...shape.featureShape], y: lead, mask: lead, count: [1] };
+    // The client's state inputs: one client's value, from its own store.
+    for (const { input } of this.form.keptState) clientShapes[input] = [1, ...(ir.values[ir.graph.inputs[names.indexOf(input)]!]!.shape as readonly number[])];
     // Placeholders of the right shape for the client's inputs and the accumulator; the round's values for the rest.
     const inputs = Object.fromEntries(
       names.map((name, i) => {
@@ -121,6 +125,7 @@ export class PartCompiler {
         checks: model.checks.map((c) => ({ output: c.output, what: c.fail(1).message })),
         shared: free.filter((name) => clientShapes[name] === undefined),
         loss: this.loss,
+        state: this.form.keptState,
       };
     } finally {
       bound.created.forEach((t) => t.dispose());

@@ -73,15 +73,16 @@ export interface ServeResult {
 }
 
 /**
- * Algorithms whose round streams through its MapReduce form with no per-client state, so their
- * client part can run at the clients (checked with two served clients; FedYogi and FedAdagrad
- * share FedAdam's runner). Mime and
- * MimeLite run their cohort whole, SCAFFOLD, FedPer, Ditto and AFL keep per-client state: not servable.
+ * Algorithms whose round streams through its MapReduce form, so their client part can run at
+ * the clients (checked with two served clients; FedYogi and FedAdagrad share FedAdam's runner).
+ * FedPer, Ditto and SCAFFOLD keep per-client state, which the clients keep themselves (their part reads
+ * and writes it; the server never gets it: docs/deployment.md "Client state"). Mime and
+ * MimeLite run their cohort whole, AFL weights each client by id at the server: not servable.
  */
-const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl"]);
+const servable = new Set(["fedavg", "fedsgd", "fedprox", "fedadam", "fedyogi", "fedadagrad", "fedavgm", "diloco", "qffl", "fedper", "ditto", "scaffold"]);
 
 /** Algorithms whose accumulator is linear sums only (weighted means): SecAgg+ can sum it. */
-const linear = new Set(["fedavg", "fedsgd", "fedprox"]);
+const linear = new Set(["fedavg", "fedsgd", "fedprox", "fedper", "ditto", "scaffold"]);
 
 const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
 
@@ -98,11 +99,12 @@ export async function serve(config: RunConfig, settings: ServeSettings): Promise
   if (config.aggregator !== "fedavg" && config.aggregator !== "secure" && config.aggregator !== "distributed-dp") throw ftError("FT305", { option: "--aggregator", why: `fedtensor serve merges with the plain weighted sum (fedavg), SecAgg+ (secure) or distributed DP over SecAgg+ (distributed-dp), not ${config.aggregator}` });
   if (config.aggregator !== "fedavg" && !linear.has(config.algorithm)) throw ftError("FT305", { option: "--aggregator", why: `${config.aggregator} rounds sum the clients' accumulators with SecAgg+, which needs a weighted-mean algorithm (${[...linear].join(", ")}), not ${config.algorithm}` });
   if (isRobustRun(config)) throw ftError("FT305", { option: "--aggregator", why: "robust aggregators, attackers and quantized updates are simulations of `fedtensor run`; serve merges plain or secure sums" });
-  if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} keeps per-client state or runs its cohort whole, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
+  if (!servable.has(config.algorithm)) throw ftError("FT305", { option: "--algorithm", why: `${config.algorithm} runs its cohort whole or weights clients at the server, so its client part cannot run at the clients; serve runs ${[...servable].join(", ")}` });
   if (settings.shares !== undefined && (settings.shares.num_shares !== undefined || settings.shares.reconstruction_threshold !== undefined)) {
     if (config.aggregator === "fedavg") throw ftError("FT305", { option: settings.shares.num_shares === undefined ? "--reconstruction-threshold" : "--num-shares", why: "SecAgg+'s parameters need --aggregator secure or distributed-dp" });
     checkShareSettings(settings.shares, config.minClients, config.clientsPerRound);
   }
+  if (settings.shares?.key_rounds !== undefined && config.aggregator === "fedavg") throw ftError("FT305", { option: "--key-rounds", why: "SecAgg+'s key reuse needs --aggregator secure or distributed-dp" });
   const rangeFlag = rangeFlagGiven(settings.ranges);
   // Distributed DP's codec quantizes on the client and fixes the modulus from --ddp-bits: the float path's ranges do not exist there.
   if (rangeFlag !== undefined && config.aggregator !== "secure")

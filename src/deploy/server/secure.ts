@@ -11,7 +11,7 @@
 import { encodeFrame } from "../protocol/frame.js";
 import { WIRE_VERSION } from "../protocol/messages.js";
 import { FedTensorError, ftError } from "../../errors/error.js";
-import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type IdentityPins, type SecAggParams, type SecAggResult } from "../secagg/index.js";
+import { defaultNumShares, encodeMessage, majorityThreshold, resolveNumShares, resolveThreshold, SECAGG_DEFAULTS, SecAggServer, sumFits, type CollectingStep, type IdentityPins, type ReusedKeys, type SecAggParams, type SecAggResult } from "../secagg/index.js";
 import type { Member } from "./clients.js";
 import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 
@@ -23,6 +23,8 @@ import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 export interface ShareSettings {
   readonly num_shares?: number;
   readonly reconstruction_threshold?: number;
+  /** `--key-rounds`: rounds one key setup serves (SecAgg+'s key_rounds; 1, the default, is no reuse). */
+  readonly key_rounds?: number;
 }
 
 /**
@@ -49,6 +51,8 @@ export interface SecureSumSettings {
   readonly minClients?: number;
   /** The clients' identity keys, pinned across this server's rounds (SecAggServerOptions.pins). */
   readonly pins?: IdentityPins;
+  /** The last secure round's key setup, if it may serve this round (SecAggServer.reusable()). */
+  readonly reuse?: ReusedKeys;
 }
 
 /** The share counts of a cohort of `clients` clients (FT335 when the settings do not fit it). */
@@ -105,7 +109,7 @@ export function checkRangeSettings(settings: RangeSettings, largest: number): vo
 export function secureParams(round: number, length: number, clients: number, modulusBits?: number, shares: ShareSettings = {}, rangeSettings: RangeSettings = {}, minClients?: number): SecAggParams {
   // Pre-quantized inputs (distributed DP's codec) in Z_(2^bits): the clipping and quantization ranges are not used.
   const ranges = modulusBits === undefined ? rangesOf(rangeSettings) : { clipping_range: 1, quantization_range: 1, modulus_range: 2 ** modulusBits };
-  return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges, ...(minClients === undefined ? {} : { min_clients: minClients }) };
+  return { round, vector_length: length, ...shareCounts(shares, clients), ...ranges, ...(minClients === undefined ? {} : { min_clients: minClients }), ...(shares.key_rounds === undefined ? {} : { key_rounds: shares.key_rounds }) };
 }
 
 /**
@@ -147,6 +151,7 @@ export class SecureSum {
     this.server = new SecAggServer(secureParams(round, length, members.length, modulusBits, settings.shares, settings.ranges, settings.minClients), members.map((m) => m.id), {
       preQuantized: modulusBits !== undefined,
       ...(settings.pins === undefined ? {} : { pins: settings.pins }),
+      ...(settings.reuse === undefined ? {} : { reuse: settings.reuse }),
       log: (event) => settings.log(`round ${round} secagg ${event.step}${event.client === undefined ? "" : ` ${event.client}`}: ${event.code === undefined || event.message.startsWith(event.code) ? "" : `${event.code} `}${event.message}`),
     });
   }
@@ -167,6 +172,11 @@ export class SecureSum {
   /** The SecAgg+ step the sum collects (or how it ended) and the members it still waits for: /status shows them. */
   progress(): { step: string; waitingFor: string[] } {
     return { step: this.server.step, waitingFor: this.server.pending() };
+  }
+
+  /** This round's key setup for the next secure round, once the sum is done (SecAggServer.reusable()). */
+  reusable(): ReusedKeys | undefined {
+    return this.server.reusable();
   }
 
   /** A member left: the step need not wait for it. */

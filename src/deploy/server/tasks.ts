@@ -18,7 +18,7 @@ import type { Member, MemberMessage } from "./clients.js";
 import { PartCompiler } from "./compile.js";
 import { RoundAborted, SumDiscarded } from "./round-aborted.js";
 import { SecureSum, type RangeSettings, type ShareSettings } from "./secure.js";
-import { IdentityPins } from "../secagg/index.js";
+import { IdentityPins, type ReusedKeys } from "../secagg/index.js";
 import { distributedDpCodec, type DistributedDpCodec, type DistributedDpCodecOptions } from "../../lib/privacy/distributed-dp-codec.js";
 
 export interface TaskSettings {
@@ -69,6 +69,7 @@ export class RoundTasks {
 
   /** The clients' SecAgg+ identity keys, pinned for the life of this server (trust on first use). */
   private readonly pins = new IdentityPins();
+  private keysForReuse: ReusedKeys | undefined;
 
   /** The length of the accumulator as one vector, once a round has compiled its client part (the epsilon column's dimension). */
   accumulatorLength: number | undefined;
@@ -120,7 +121,8 @@ export class RoundTasks {
   /** The chunk engine of round `round` over `cohort` (chunk client i is cohort[i]). */
   engineFor(round: number, cohort: readonly Member[], traffic: RoundTraffic): ChunkEngine {
     return {
-      partials: (form, _inputTree, chunks) => (shared) => this.partials(round, form, cohort, chunks.map((c) => ({ member: cohort[c.clients[0]!]!, steps: c.steps })), shared, traffic),
+      partials: (form, _inputTree, chunks) => (shared) => this.partials(round, form, cohort, chunks.map((c) => ({ member: cohort[c.clients[0]!]!, position: c.positions[0]!, steps: c.steps })), shared, traffic),
+      keepsClientState: true,
     };
   }
 
@@ -134,7 +136,7 @@ export class RoundTasks {
     round: number,
     form: MapReduceForm,
     cohort: readonly Member[],
-    jobs: readonly { member: Member; steps: number }[],
+    jobs: readonly { member: Member; position: number; steps: number }[],
     shared: ReadonlyMap<string, unknown>,
     traffic: RoundTraffic,
   ): AsyncIterable<Map<string, tf.Tensor>> {
@@ -148,14 +150,17 @@ export class RoundTasks {
     const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
     const records = new Map<string, Uint8Array>();
     const answers = await Promise.all(
-      jobs.map(async ({ member, steps }): Promise<{ member: Member; answer: Answer }> => {
+      jobs.map(async ({ member, position, steps }): Promise<{ member: Member; answer: Answer }> => {
         const part = await compiler.part({ steps, batchSize: this.settings.batchSize, featureShape: this.settings.featureShape }, shared);
         const key = part.shared.join(",");
         let record = records.get(key);
         if (record === undefined) records.set(key, (record = encodeRecord(await sharedRecord(part.shared, shared))));
+        // A stateful part's task also carries where a client without state starts (the server's value, never a client's).
+        if (part.state.length > 0) record = encodeRecord(new Map([...decodeRecord(record), ...initialState(part.state, shared, position)]));
         if (!member.parts.has(part.hash)) {
-          // A form without local-loss entries leaves loss undefined, which JSON leaves out.
-          const frame = encodeFrame({ v: WIRE_VERSION, type: "part", hash: part.hash, inputs: part.inputs, outputs: part.outputs, checks: part.checks, loss: part.loss }, part.bytes);
+          // A form without local-loss or state entries leaves them undefined, which JSON leaves out.
+          const state = part.state.length === 0 ? undefined : part.state;
+          const frame = encodeFrame({ v: WIRE_VERSION, type: "part", hash: part.hash, inputs: part.inputs, outputs: part.outputs, checks: part.checks, loss: part.loss, state }, part.bytes);
           member.send(frame);
           member.parts.add(part.hash);
           traffic.bytesOut += frame.length;
@@ -212,7 +217,10 @@ export class RoundTasks {
     const { deadlineMs, shares, ranges, log } = this.settings;
     // No sum of fewer than --min-clients (distributed DP's noise is calibrated for its own minimum): SecAgg+ aborts before it could be unmasked, and each client refuses a smaller cohort.
     const minClients = Math.max(this.settings.minClients, codec?.calibration.minClients ?? 0);
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins }, traffic, codec?.calibration.bits);
+    // The last secure round's key setup, taken only by a cohort of the same members with nothing dropped since (reuse.ts).
+    const reuse = this.keysForReuse;
+    this.keysForReuse = undefined;
+    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins, ...(reuse && { reuse }) }, traffic, codec?.calibration.bits);
     this.secureRound = { round, sum, members: new Set(trained) };
     let total: Float64Array | Float32Array;
     let survivors: number;
@@ -223,6 +231,7 @@ export class RoundTasks {
         throw error;
       });
       survivors = result.clients;
+      this.keysForReuse = sum.reusable();
       recovered = [...result.droppedAt.values()].filter((step) => step === "unmask").length;
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
@@ -280,6 +289,20 @@ async function sharedRecord(names: readonly string[], shared: ReadonlyMap<string
     }
   }
   return out;
+}
+
+/**
+ * Row `position` of each state input the runner gave ([cohort, ...]: the state a client never
+ * seen starts from, as the server knows none other), as `initial:<input>` entries [1, ...].
+ */
+function initialState(state: readonly { readonly input: string }[], shared: ReadonlyMap<string, unknown>, position: number): Map<string, RecordValue> {
+  return new Map(
+    state.map(({ input }) => {
+      const { shape, data } = shared.get(input) as { shape: readonly number[]; data: Float32Array };
+      const size = data.length / shape[0]!;
+      return [`initial:${input}`, { dtype: "float32", shape: [1, ...shape.slice(1)], data: data.slice(position * size, (position + 1) * size) }] as const;
+    }),
+  );
 }
 
 /** Why an update is not the accumulator the program's types say (names, dtypes, shapes, finite values); undefined when it is. */

@@ -58,6 +58,14 @@ export type ChainInputs<S extends readonly Stage[]> = ("dp" extends S[number]["k
 /**
  * An aggregator; R says whether it releases private data, I the program inputs it adds (known
  * for chains of literal stages; any for chains built at run time).
+ *
+ * @example
+ * import { atClients, atServer, f32, i32, program } from "fedtensor";
+ * import { aggregationStages as s, aggregator, type Aggregator } from "fedtensor/lib";
+ * const secure = aggregator(s.secure({ bits: 30, clip: 1, maxWeight: 100, maxClients: 10 }));
+ * const releases: Aggregator<true> = secure;
+ * const inputs = { u: atClients(f32([3]), { private: true }), mask: atClients(f32([4]), { private: true }), count: atClients(f32([]), { private: true }), key: atServer(i32([2])), round: i32([]) };
+ * const mean = program(inputs, ({ u, mask, count, key, round }) => secure.next(u, { mask, count }, { key, round }).value); // the count-weighted mean, each coordinate clipped to [-1, 1]
  */
 export interface Aggregator<R extends boolean = boolean, I = unknown> {
   /** Its inputs' types (a phantom: no value at run time). */
@@ -93,6 +101,11 @@ export interface Aggregator<R extends boolean = boolean, I = unknown> {
  * Whether an aggregator takes private client data to the SERVER, as a type guard: an
  * `Aggregator` whose `releases` is not known statically (a parameter typed `Aggregator`) is
  * narrowed to one that releases, whose next() then takes private updates and round data.
+ *
+ * @example
+ * import { aggregationStages as s, aggregatorOf, releasesPrivateData } from "fedtensor/lib";
+ * const chain = aggregatorOf([s.clip(1), s.dp()]);
+ * if (releasesPrivateData(chain)) console.log(`${chain.name} may take private client data`); // narrowed to Aggregator<true>
  */
 export function releasesPrivateData<I>(chain: Aggregator<boolean, I>): chain is Aggregator<true, I> {
   return chain.releases;
@@ -101,6 +114,11 @@ export function releasesPrivateData<I>(chain: Aggregator<boolean, I>): chain is 
 /**
  * An aggregator whose chain is known only at run time (aggregatorOf): one that releases or one
  * that does not, so that `if (chain.releases)` narrows it to the one that may take private data.
+ *
+ * @example
+ * import { aggregationStages as s, aggregatorOf, type SomeAggregator } from "fedtensor/lib";
+ * const chain: SomeAggregator = aggregatorOf(process.argv.includes("--dp") ? [s.clip(1), s.dp()] : [s.mean()]);
+ * if (chain.releases) console.log("DP: private client data may go in"); // narrowed to Aggregator<true>
  */
 export type SomeAggregator<I = unknown> = Aggregator<true, I> | Aggregator<false, I>;
 
@@ -152,7 +170,15 @@ export function aggregator(...stages: Stage[]): SomeAggregator {
   return aggregatorOf(stages);
 }
 
-/** aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip. */
+/**
+ * aggregator() for a chain built at run time (--aggregator), with adaptive clipping's first clip.
+ *
+ * @example
+ * import { aggregationStages as s, aggregatorOf, fedAvgProgram, logistic } from "fedtensor/lib";
+ * const chain = aggregatorOf([s.clip("adaptive"), s.dp()], { initialClip: 0.5 }); // a chain chosen at run time, as --aggregator clip,dp
+ * console.log(chain.name, chain.releases, chain.initialize().clip!.data); // clip,dp true Float32Array [0.5]
+ * const round = fedAvgProgram(logistic, { aggregator: chain });
+ */
 export function aggregatorOf(given: readonly Stage[], options: { readonly initialClip?: number } = {}): SomeAggregator {
   checkChain(given);
   const stages = given.every(isClientStage) ? [...given, { kind: "mean" } as const] : [...given];
@@ -181,5 +207,11 @@ export function aggregatorOf(given: readonly Stage[], options: { readonly initia
   };
 }
 
-/** FedAvg's aggregator: the example-weighted mean. */
+/**
+ * FedAvg's aggregator: the example-weighted mean.
+ *
+ * @example
+ * import { fedAvgProgram, logistic, meanAggregator } from "fedtensor/lib";
+ * const round = fedAvgProgram(logistic, { aggregator: meanAggregator }); // the same as fedAvgProgram(logistic)
+ */
 export const meanAggregator: Aggregator<false, unknown> = aggregatorOf([{ kind: "mean" }]) as Aggregator<false>;

@@ -105,7 +105,7 @@ export type ServerStage = DpStage | SecureStage | DistributedDpStage | MeanStage
  * server stage (dp, secure, distributed-dp, mean, median, trimmed-mean, krum).
  *
  * @example
- * const stages: Stage[] = [aggregationStages.clip(1), aggregationStages.dp(1.1), aggregationStages.mean()];
+ * const stages: Stage[] = [aggregationStages.clip(1), aggregationStages.dp(), aggregationStages.mean()];
  * chainProblem(stages); // undefined: the chain works
  */
 export type Stage = ClientStage | ServerStage;
@@ -118,7 +118,13 @@ export type Stage = ClientStage | ServerStage;
  */
 export type StageKind = Stage["kind"];
 
-/** Every stage by name, client stages first, in the order a chain lists them. */
+/**
+ * Every stage by name, client stages first, in the order a chain lists them.
+ *
+ * @example
+ * import { stageKinds } from "fedtensor/lib";
+ * console.log(stageKinds.join(", ")); // attack, quantize, zeroing, clip, dp, secure, distributed-dp, mean, median, trimmed-mean, krum
+ */
 export const stageKinds = ["attack", "quantize", "zeroing", "clip", "dp", "secure", "distributed-dp", "mean", "median", "trimmed-mean", "krum"] as const satisfies readonly StageKind[];
 const clientKinds: ReadonlySet<string> = new Set(["attack", "quantize", "zeroing", "clip"]);
 /** The server stages that compare clients with each other: no MapReduce form, and each client's value is needed. */
@@ -152,7 +158,16 @@ export const aggregationStages = {
   krum: (options: { readonly byzantine?: number; readonly select?: number } = {}): KrumStage => ({ kind: "krum", byzantine: options.byzantine ?? 1, select: options.select ?? 1 }),
 } as const;
 
-/** Whether a chain of these stages releases private client data: it holds dp, secure or distributed-dp. */
+/**
+ * Whether a chain of these stages releases private client data: it holds dp, secure or distributed-dp.
+ *
+ * @example
+ * import { aggregationStages as s, type Releases } from "fedtensor/lib";
+ * const dp = [s.clip(1), s.dp()] as const;
+ * const robust = [s.clip(1), s.median()] as const;
+ * const yes: Releases<typeof dp> = true;
+ * const no: Releases<typeof robust> = false;
+ */
 export type Releases<S extends readonly Stage[]> = Extract<S[number]["kind"], "dp" | "secure" | "distributed-dp"> extends never ? false : true;
 
 type Kinds<S extends readonly Stage[]> = { [I in keyof S]: S[I] extends Stage ? S[I]["kind"] : never };
@@ -203,7 +218,14 @@ const distributedDpClips = "distributed-dp clips each client's whole update to i
 const distributedDpRounds = "distributed-dp rotates and rounds each update itself, to its modulus 2^bits, so no quantize stage goes before it";
 const distributedDpMeans = "distributed-dp divides its sum by the number of clients that took part, so no mean stage goes with it";
 
-/** FT114 where a chain of literal stages cannot work, with the reason; never when it can (or the kinds are not known statically). */
+/**
+ * FT114 where a chain of literal stages cannot work, with the reason; never when it can (or the kinds are not known statically).
+ *
+ * @example
+ * import { aggregationStages as s, type ChainCheck } from "fedtensor/lib";
+ * const stages = [s.clip(1), s.dp()] as const;
+ * type Works = ChainCheck<typeof stages>; // never; a chain that cannot work gives its FT114 message
+ */
 export type ChainCheck<S extends readonly Stage[]> = string extends S[number]["kind"]
   ? never
   : [ChainWhy<Kinds<S>>] extends [never]
@@ -247,7 +269,14 @@ function stageProblem(stage: Stage): string | undefined {
   }
 }
 
-/** Why a chain of stages cannot work, or undefined when it can: the rules FT326 enforces. */
+/**
+ * Why a chain of stages cannot work, or undefined when it can: the rules FT326 enforces.
+ *
+ * @example
+ * import { aggregationStages as s, chainProblem } from "fedtensor/lib";
+ * console.log(chainProblem([s.clip(1), s.dp()])); // undefined: the chain works
+ * console.log(chainProblem([s.dp(), s.clip(1)])); // why not: the reason FT326 would give
+ */
 export function chainProblem(stages: readonly Stage[]): string | undefined {
   if (stages.length === 0) return "an aggregator needs at least one stage (mean, for FedAvg's)";
   for (const stage of stages) {

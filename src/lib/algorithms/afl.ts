@@ -41,6 +41,15 @@ export interface AflOptions extends ClientTrainingOptions, AggregatorOptions {
 /**
  * AFL's per-round values: the clients' learning rate, the mixture weights' learning rate and the
  * weights lambda.
+ *
+ * @example
+ * import { atClients, atServer, f32, i32, program } from "fedtensor";
+ * import { afl, clientBatchSpecs, logistic, serverParamSpecs, type AflHypers, type AflLambda } from "fedtensor/lib";
+ * const inputs = { params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), lambda: atServer(f32([2])), client: atClients(i32([])) };
+ * const round = program(inputs, ({ params, lr, lambda, ...data }) => {
+ *   const hypers: AflHypers<AflLambda<2>> = { lr, aflLr: 0.1, lambda };
+ *   return afl(logistic, { clients: 2 })(params, data, hypers);
+ * });
  */
 export interface AflHypers<Lambda> {
   /** The clients' learning rate. */
@@ -51,7 +60,14 @@ export interface AflHypers<Lambda> {
   readonly lambda: Lambda;
 }
 
-/** AFL's client data: the cohort's batches and each client's position among the N. */
+/**
+ * AFL's client data: the cohort's batches and each client's position among the N.
+ *
+ * @example
+ * import { atClients, i32 } from "fedtensor";
+ * import { clientBatchSpecs, logistic, type AflClientData } from "fedtensor/lib";
+ * const data: AflClientData = { ...clientBatchSpecs(logistic), client: atClients(i32([])) };
+ */
 export interface AflClientData extends RoundData {
   readonly client: Tensor<[], "int32", "clients">;
 }
@@ -81,6 +97,13 @@ export type AflProgram<M extends AnyModel, N extends number = number> = RoundPro
  * Chandra 2008): with u = v sorted in descending order, rho the number of j with
  * u_j - (u_1 + ... + u_j - 1) / j > 0 (they are a prefix) and theta = (u_1 + ... + u_rho - 1) / rho,
  * the projection is max(v - theta, 0).
+ *
+ * @example
+ * import { atServer, f32, program } from "fedtensor";
+ * import { projectToSimplex } from "fedtensor/lib";
+ * const project = program({ v: atServer(f32([3])) }, ({ v }) => projectToSimplex(v, 3));
+ * const weights = await project.run({ v: { shape: [3], data: Float32Array.of(0.5, 0.9, -0.2) } });
+ * console.log(await weights.data()); // Float32Array [0.3, 0.7, 0]: the nearest weights summing to 1
  */
 export function projectToSimplex<const N extends number, P extends Placement>(v: Tensor<[N], "float32", P>, n: N): Tensor<[N], "float32", P>;
 export function projectToSimplex(v: Value, n: number): Value {
@@ -91,7 +114,16 @@ export function projectToSimplex(v: Value, n: number): Value {
   return ops.maximum(ops.sub(v, theta), 0);
 }
 
-/** AFL's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * AFL's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { atClients, atServer, f32, i32, program } from "fedtensor";
+ * import { afl, clientBatchSpecs, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = afl(logistic, { clients: 4 });
+ * const inputs = { params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), lambda: atServer(f32([4])), client: atClients(i32([])) };
+ * const round = program(inputs, ({ params, lr, lambda, ...data }) => step(params, data, { lr, aflLr: 0.1, lambda })); // { params, loss, lambda, worstLoss }
+ */
 export function afl<M extends AnyModel, const N extends number>(
   model: M,
   options: AflOptions & { readonly clients: N },
@@ -146,6 +178,11 @@ async function checkClients(client: unknown, n: number, what: string): Promise<v
  * AFL's round as a program: (server params, cohort batches, lr, aflLr, lambda, client) ->
  * (params, loss, lambda, worstLoss); lambda starts uniform, 1/N each (initialLambda).
  * worstLoss is the largest loss at the server model among the cohort's clients that trained.
+ *
+ * @example
+ * import { aflProgram, initialLambda, logistic } from "fedtensor/lib";
+ * const round = aflProgram(logistic, { clients: 10 }); // takes each client's number 0..9 as `client`
+ * const lambda = initialLambda(10); // uniform weights, the first round's lambda
  */
 export function aflProgram<M extends AnyModel, const N extends number>(model: M, options: AflOptions & { readonly clients: N }): AflProgram<M, N> {
   const n = options.clients;
@@ -157,7 +194,13 @@ export function aflProgram<M extends AnyModel, const N extends number>(model: M,
   return new CheckedProgram(traced as CheckedProgram<unknown, unknown>, model, check) as never;
 }
 
-/** The first round's lambda: uniform over the N clients. */
+/**
+ * The first round's lambda: uniform over the N clients.
+ *
+ * @example
+ * import { initialLambda } from "fedtensor/lib";
+ * console.log(initialLambda(4)); // { shape: [4], data: Float32Array [0.25, 0.25, 0.25, 0.25] }
+ */
 export function initialLambda(clients: number): { shape: number[]; data: Float32Array } {
   return { shape: [clients], data: new Float32Array(clients).fill(1 / clients) };
 }

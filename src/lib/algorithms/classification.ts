@@ -59,7 +59,17 @@ function topKHits(model: AnyModel, logits: Value, y: Value, labels: Value, k: nu
   return ops.cast(ops.less(ops.sum(above, 1), k), "float32");
 }
 
-/** The sums of `params`'s metrics over batches x [S, B, ...], y and mask [S, B], on traced values. */
+/**
+ * The sums of `params`'s metrics over batches x [S, B, ...], y and mask [S, B], on traced values.
+ *
+ * @example
+ * import { atClients, atServer, broadcast, f32, i32, map, program, reduceSum } from "fedtensor";
+ * import { classificationSums, logistic } from "fedtensor/lib";
+ * const inputs = { params: atServer(logistic.params), x: atClients(f32(["S", "B", 784])), y: atClients(i32(["S", "B"])), mask: atClients(f32(["S", "B"])) };
+ * const pooled = program(inputs, ({ params, x, y, mask }) =>
+ *   reduceSum(map((p, xs, ys, ms) => classificationSums(logistic, p, { x: xs, y: ys, mask: ms }, 5).correct, broadcast(params), x, y, mask)),
+ * ); // the cohort's correct predictions, summed at the SERVER
+ */
 export function classificationSums<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>>(
   model: M,
   params: Validate<P, JoinCheck<"classificationSums", [P, B]>>,
@@ -96,6 +106,11 @@ export function ratiosOf(sums: ClassificationSums): { accuracy: Value; topKAccur
 /**
  * A classification evaluation's result: accuracy, top-k accuracy, the mean loss and the confusion
  * counts.
+ *
+ * @example
+ * import { classificationEvaluationProgram, logistic, type ClassificationEvaluation } from "fedtensor/lib";
+ * const evaluate = classificationEvaluationProgram(logistic);
+ * const names: (keyof ClassificationEvaluation<10>)[] = ["accuracy", "topKAccuracy", "loss", "confusion"]; // what evaluate.run resolves to
  */
 export interface ClassificationEvaluation<Classes extends number = number> {
   readonly accuracy: Tensor<[], "float32", "local">;
@@ -117,7 +132,17 @@ export type ClassificationEvaluationProgram<M extends AnyModel> = Program<
   ClassificationEvaluation<M["classes"]>
 >;
 
-/** Central evaluation with top-k accuracy and the confusion matrix: (params, x, y, mask), all local. */
+/**
+ * Central evaluation with top-k accuracy and the confusion matrix: (params, x, y, mask), all local.
+ *
+ * @example
+ * import { batchEvaluation, classificationEvaluationProgram, loadMnist, mlp2nn, Rng } from "fedtensor/lib";
+ * const evaluate = classificationEvaluationProgram(mlp2nn, { topK: 3 });
+ * const test = batchEvaluation(loadMnist("test"), 1000);
+ * const flat = { ...test.x, shape: [10, 1000, 784] };
+ * const { accuracy, topKAccuracy, confusion } = await evaluate.run({ params: mlp2nn.init(Rng.fromSeed(0)), ...test, x: flat });
+ * console.log(await accuracy.data(), await topKAccuracy.data()); // about 0.1 and 0.3 before training
+ */
 export function classificationEvaluationProgram<M extends AnyModel>(model: M, options: ClassificationOptions = {}): ClassificationEvaluationProgram<M> {
   const k = topKOf(model, options);
   const traced = program(

@@ -26,10 +26,26 @@ export interface DiLoCoOptions extends AggregatorOptions {
   readonly innerOptimizer?: ClientOptimizer;
 }
 
-/** DiLoCo's inner optimiser: AdamW with the paper's weight decay. */
+/**
+ * DiLoCo's inner optimiser: AdamW with the paper's weight decay.
+ *
+ * @example
+ * import { dilocoInnerOptimizer, fedAvgProgram, transformerModel } from "fedtensor/lib";
+ * const round = fedAvgProgram(transformerModel(), { clientOptimizer: dilocoInnerOptimizer }); // FedAvg with DiLoCo's AdamW clients
+ */
 export const dilocoInnerOptimizer: ClientOptimizer = (learningRate) => adamw(learningRate, { weightDecay: 0.1 });
 
-/** DiLoCo's hyper-parameters: FedAvgM's, lr being the inner and serverLr the outer learning rate (0.7 in the paper). */
+/**
+ * DiLoCo's hyper-parameters: FedAvgM's, lr being the inner and serverLr the outer learning rate (0.7 in the paper).
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, diloco, logistic, serverParamSpecs, type DiLoCoHypers, type ParamsAt } from "fedtensor/lib";
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), buffer: serverParamSpecs(logistic) }, ({ params, lr, buffer, ...data }) => {
+ *   const hypers: DiLoCoHypers<ParamsAt<typeof logistic, "server">> = { lr, serverLr: 0.7, buffer };
+ *   return diloco(logistic)(params, data, hypers);
+ * });
+ */
 export type DiLoCoHypers<Buffer> = FedAvgMHypers<Buffer>;
 /**
  * DiLoCo's round program: FedAvgM's, with the inner and outer learning rates.
@@ -47,7 +63,17 @@ const asFedAvgM = (options: DiLoCoOptions) => ({
   ...(options.aggregator === undefined ? {} : { aggregator: options.aggregator }),
 });
 
-/** The DiLoCo round as a typed function on traced values, for use inside a user's program. */
+/**
+ * The DiLoCo round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, diloco, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = diloco(logistic, { momentum: 0.9 }); // inner AdamW, outer Nesterov momentum
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), buffer: serverParamSpecs(logistic) }, ({ params, lr, buffer, ...data }) =>
+ *   step(params, data, { lr, serverLr: 0.7, buffer }),
+ * );
+ */
 export function diloco<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: DiLoCoOptions & { readonly aggregator?: A } = {},
@@ -59,6 +85,12 @@ export function diloco<M extends AnyModel, A extends Aggregator = Aggregator<fal
 /**
  * The DiLoCo round as a program: (server params, cohort batches, lr, serverLr, buffer) ->
  * (params, loss, buffer). The buffer starts at zero.
+ *
+ * @example
+ * import { dilocoProgram, filledLike, Rng, transformerModel } from "fedtensor/lib";
+ * const model = transformerModel({ sequenceLength: 32 });
+ * const round = dilocoProgram(model); // the inputs of fedAvgMProgram: lr (inner), serverLr (outer, 0.7 in the paper), buffer
+ * const buffer = filledLike(model.init(Rng.fromSeed(0)), 0);
  */
 export function dilocoProgram<M extends AnyModel>(model: M, options: DiLoCoOptions = {}): DiLoCoProgram<M> {
   return fedAvgMProgram(model, asFedAvgM(options), "diloco");

@@ -13,6 +13,11 @@ import type { AnyModel, Batches, EvaluationBatchSpecs, InputDTypeOf, JoinCheck, 
 
 /**
  * An evaluation's result: the accuracy and the mean cross-entropy over the real examples.
+ *
+ * @example
+ * import { evaluationProgram, logistic, type Evaluation } from "fedtensor/lib";
+ * const evaluate = evaluationProgram(logistic);
+ * const names: (keyof Evaluation)[] = ["accuracy", "loss"]; // what evaluate.run resolves to
  */
 export interface Evaluation<S extends "local" | "server" = "local"> {
   /** The share of real examples whose highest logit is their label. */

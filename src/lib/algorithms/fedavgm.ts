@@ -25,6 +25,14 @@ export interface FedAvgMOptions extends ServerMomentumOptions, ClientTrainingOpt
 /**
  * FedAvgM's per-round values: the clients' and the server's learning rates and the server momentum
  * buffer.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedAvgM, logistic, serverParamSpecs, type FedAvgMHypers, type ParamsAt } from "fedtensor/lib";
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), buffer: serverParamSpecs(logistic) }, ({ params, lr, buffer, ...data }) => {
+ *   const hypers: FedAvgMHypers<ParamsAt<typeof logistic, "server">> = { lr, serverLr: 1, buffer };
+ *   return fedAvgM(logistic)(params, data, hypers);
+ * });
  */
 export interface FedAvgMHypers<Buffer> {
   /** The clients' learning rate. */
@@ -48,7 +56,17 @@ export type FedAvgMProgram<M extends AnyModel> = RoundProgram<
   { buffer: ParamsAt<M, "server"> }
 >;
 
-/** FedAvgM's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * FedAvgM's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedAvgM, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = fedAvgM(logistic, { momentum: 0.9 });
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), serverLr: f32([]), buffer: serverParamSpecs(logistic) }, ({ params, lr, serverLr, buffer, ...data }) =>
+ *   step(params, data, { lr, serverLr, buffer }), // { params, loss, buffer }
+ * );
+ */
 export function fedAvgM<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: FedAvgMOptions & { readonly aggregator?: A } = {},
@@ -73,6 +91,13 @@ export function fedAvgMRound(
 /**
  * FedAvgM's round as a program: (server params, cohort batches, lr, serverLr, buffer) ->
  * (params, loss, buffer). The buffer starts at zero. `name` names the program (DiLoCo's is its own).
+ *
+ * @example
+ * import { fedAvgMProgram, filledLike, logistic, Rng } from "fedtensor/lib";
+ * const round = fedAvgMProgram(logistic, { momentum: 0.9 });
+ * const params = logistic.init(Rng.fromSeed(0));
+ * const buffer = filledLike(params, 0); // the first round's momentum buffer
+ * console.log(round.signature); // inputs params, x, y, mask, count, lr, serverLr, buffer; outputs params, loss, buffer
  */
 export function fedAvgMProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,

@@ -19,7 +19,13 @@ import type { AnyModel, InputDTypeOf, ParamSpecsAt, ScalarSpec } from "./types.j
 
 type PerClient = Tensor<[], "float32", "clients">;
 
-/** One client's metrics on its held-out data, one member per client. */
+/**
+ * One client's metrics on its held-out data, one member per client.
+ *
+ * @example
+ * import { type ClientMetrics } from "fedtensor/lib";
+ * const names: (keyof ClientMetrics)[] = ["accuracy", "topKAccuracy", "loss", "examples"]; // each a per-client value at the SERVER
+ */
 export interface ClientMetrics {
   readonly accuracy: PerClient;
   readonly topKAccuracy: PerClient;
@@ -31,6 +37,11 @@ export interface ClientMetrics {
 /**
  * The specs of the clients' held-out batches: T padded batches of B examples per client (T
  * independent of training's S; B shared with it, as models may name their batch dim B).
+ *
+ * @example
+ * import { atClients, f32, i32 } from "fedtensor";
+ * import { type HeldOutSpecs } from "fedtensor/lib";
+ * const heldOut: HeldOutSpecs<[784], "float32"> = { x: atClients(f32(["T", "B", 784])), y: atClients(i32(["T", "B"])), mask: atClients(f32(["T", "B"])) };
  */
 export interface HeldOutSpecs<Input extends readonly number[], X extends "float32" | "int32"> {
   readonly x: TensorSpec<["T", "B", ...Input], X, "clients">;
@@ -76,7 +87,14 @@ function clientMetrics(model: AnyModel, params: Value, batches: { x: Value; y: V
   return { metrics: { ...ratiosOf(sums), examples: sums.examples }, confusion: sums.confusion };
 }
 
-/** (params@SERVER, held-out batches@CLIENTS) -> each client's metrics, and the confusion matrix summed at the SERVER. */
+/**
+ * (params@SERVER, held-out batches@CLIENTS) -> each client's metrics, and the confusion matrix summed at the SERVER.
+ *
+ * @example
+ * import { federatedEvaluationProgram, logistic } from "fedtensor/lib";
+ * const evaluate = federatedEvaluationProgram(logistic); // each client's accuracy, top-5 accuracy, loss and examples at the SERVER
+ * console.log(evaluate.signature);
+ */
 export function federatedEvaluationProgram<M extends AnyModel>(model: M, options: ClassificationOptions = {}): FederatedEvaluationProgram<M> {
   const k = topKOf(model, options);
   const traced = program(
@@ -94,6 +112,11 @@ export function federatedEvaluationProgram<M extends AnyModel>(model: M, options
  * (params@SERVER, lr, training and held-out batches@CLIENTS) -> each client's held-out metrics
  * before and after it fine-tunes the server model over its training batches with the clients'
  * optimiser (plain SGD unless `clientOptimizer` says), its state fresh, padding taking no step.
+ *
+ * @example
+ * import { logistic, personalizationProgram } from "fedtensor/lib";
+ * const personalize = personalizationProgram(logistic); // each client fine-tunes the server model on its training batches, then evaluates on its held-out ones
+ * console.log(personalize.signature);
  */
 export function personalizationProgram<M extends AnyModel>(model: M, options: ClassificationOptions & ClientTrainingOptions = {}): PersonalizationProgram<M> {
   const k = topKOf(model, options);

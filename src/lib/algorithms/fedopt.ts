@@ -27,6 +27,15 @@ export interface FedOptOptions extends AdaptiveOptions, ClientTrainingOptions, A
 /**
  * FedOpt's per-round values: the clients' and the server's learning rates and the adaptive
  * optimiser's state.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedOpt, logistic, serverParamSpecs, type FedOptHypers, type FedOptState } from "fedtensor/lib";
+ * const state = { m: serverParamSpecs(logistic), v: serverParamSpecs(logistic) };
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), state }, ({ params, lr, state, ...data }) => {
+ *   const hypers: FedOptHypers<FedOptState<typeof logistic>> = { lr, serverLr: 0.01, state };
+ *   return fedOpt(logistic, { optimizer: "adagrad" })(params, data, hypers);
+ * });
  */
 export interface FedOptHypers<State> {
   /** The clients' learning rate. */
@@ -40,11 +49,21 @@ export interface FedOptHypers<State> {
 /**
  * FedOpt's optimiser state as traced SERVER values: the moments m and v, shaped like the model's
  * parameters.
+ *
+ * @example
+ * import { fedOptProgram, logistic, type FedOptState } from "fedtensor/lib";
+ * const round = fedOptProgram(logistic, { optimizer: "adam" });
+ * type Outputs = Awaited<ReturnType<typeof round.run>>; // { params, loss, state }
+ * type State = FedOptState<typeof logistic>; // { m, v }: the parameters' tree twice, at the SERVER
  */
 export type FedOptState<M extends AnyModel> = AdaptiveState<ParamsAt<M, "server">>;
 /**
  * The specs of FedOpt's optimiser state: the moments m and v, shaped like the model's parameters,
  * at the SERVER.
+ *
+ * @example
+ * import { logistic, serverParamSpecs, type FedOptStateSpecs } from "fedtensor/lib";
+ * const state: FedOptStateSpecs<typeof logistic> = { m: serverParamSpecs(logistic), v: serverParamSpecs(logistic) }; // fedOptProgram's state input
  */
 export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M, "server">>;
 /**
@@ -56,7 +75,18 @@ export type FedOptStateSpecs<M extends AnyModel> = AdaptiveState<ParamSpecsAt<M,
  */
 export type FedOptProgram<M extends AnyModel> = RoundProgram<M, { readonly serverLr: ScalarSpec; readonly state: FedOptStateSpecs<M> }, { state: FedOptState<M> }>;
 
-/** FedOpt's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * FedOpt's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedOpt, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = fedOpt(logistic, { optimizer: "yogi" }); // FedYogi
+ * const state = { m: serverParamSpecs(logistic), v: serverParamSpecs(logistic) };
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), serverLr: f32([]), state }, ({ params, lr, serverLr, state, ...data }) =>
+ *   step(params, data, { lr, serverLr, state }), // { params, loss, state }
+ * );
+ */
 export function fedOpt<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: FedOptOptions & { readonly aggregator?: A },
@@ -81,6 +111,12 @@ export function fedOptRound(
 /**
  * FedOpt's round as a program: (server params, cohort batches, lr, serverLr, state) ->
  * (params, loss, state). initialAdaptiveState makes the first round's state.
+ *
+ * @example
+ * import { fedOptProgram, initialAdaptiveState, logistic, Rng } from "fedtensor/lib";
+ * const round = fedOptProgram(logistic, { optimizer: "adam", beta2: 0.99, tau: 1e-3 }); // FedAdam
+ * const params = logistic.init(Rng.fromSeed(0));
+ * const state = initialAdaptiveState(params, 1e-3); // the first round's { m, v }
  */
 export function fedOptProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,

@@ -13,6 +13,14 @@ import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, 
 
 /**
  * FedProx's per-round values: the clients' learning rate and the proximal weight mu.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedProx, logistic, serverParamSpecs, type FedProxHypers } from "fedtensor/lib";
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]) }, ({ params, lr, ...data }) => {
+ *   const hypers: FedProxHypers = { lr, mu: 0.01 }; // mu baked into the program
+ *   return fedProx(logistic)(params, data, hypers);
+ * });
  */
 export interface FedProxHypers {
   /** The clients' SGD learning rate. */
@@ -21,7 +29,15 @@ export interface FedProxHypers {
   readonly mu: Hyper;
 }
 
-/** FedProx's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * FedProx's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedProx, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = fedProx(logistic);
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), mu: f32([]) }, ({ params, lr, mu, ...data }) => step(params, data, { lr, mu }));
+ */
 export function fedProx<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: ClientTrainingOptions & { readonly aggregator?: A } = {},
@@ -43,7 +59,14 @@ export function fedProxRound(
   return { params: ops.add(params, delta), ...outputs };
 }
 
-/** FedProx's round as a program: (server params, cohort batches, lr, mu) -> (params, loss). */
+/**
+ * FedProx's round as a program: (server params, cohort batches, lr, mu) -> (params, loss).
+ *
+ * @example
+ * import { fedProxProgram, mlp2nn } from "fedtensor/lib";
+ * const round = fedProxProgram(mlp2nn); // the inputs of fedAvgProgram(mlp2nn) and mu, the proximal term's weight
+ * console.log(round.signature);
+ */
 export function fedProxProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(
   model: M,
   options: ClientTrainingOptions & { readonly aggregator?: A } = {},

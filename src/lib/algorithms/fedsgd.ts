@@ -12,7 +12,15 @@ import { zerosLikeTree } from "./trees.js";
 import type { Aggregator } from "../aggregators/aggregator.js";
 import type { AggregatedRoundFunction, AggregatedRoundProgram, AnyModel, Hyper, RoundData, RoundOutputs } from "./types.js";
 
-/** FedSGD's round as a typed function on traced values; `lr` is the server's step size. */
+/**
+ * FedSGD's round as a typed function on traced values; `lr` is the server's step size.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedSgd, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const step = fedSgd(logistic); // one gradient step on the cohort's weighted mean gradient
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]) }, ({ params, lr, ...data }) => step(params, data, { lr }));
+ */
 export function fedSgd<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundFunction<A, { lr: Hyper }, RoundOutputs<M>, RoundData, "fedSgd"> {
   return ((params: Value, data: RoundData, hypers: { lr: Hyper }) => fedSgdRound(model, params, data, hypers.lr, options, hypers)) as never;
 }
@@ -37,7 +45,14 @@ export function fedSgdRound(model: AnyModel, params: Value, data: RoundData, lr:
   return { params: ops.sub(params, ops.mul(value, lr)), ...reportedLoss(options, local.loss, data), ...state };
 }
 
-/** FedSGD's round as a program: (server params, cohort batches, server lr) -> (params, loss). */
+/**
+ * FedSGD's round as a program: (server params, cohort batches, server lr) -> (params, loss).
+ *
+ * @example
+ * import { fedSgdProgram, logistic } from "fedtensor/lib";
+ * const round = fedSgdProgram(logistic);
+ * console.log(round.signature); // the inputs and outputs of fedAvgProgram(logistic)
+ */
 export function fedSgdProgram<M extends AnyModel, A extends Aggregator = Aggregator<false>>(model: M, options: { readonly aggregator?: A } = {}): AggregatedRoundProgram<M, A> {
   return aggregatedRoundProgram(model, "fedsgd", {}, (all: Value, data) => fedSgdRound(model, all.params, data, all.lr, options, all), options) as never;
 }

@@ -25,6 +25,12 @@ export function featureSpec<Steps extends string = "S">(model: AnyModel, steps: 
 /**
  * The specs of a cohort's training data: S padded batches of B examples per client, a mask
  * (1 for real examples) and each client's example count (FedAvg's weight).
+ *
+ * @example
+ * import { program } from "fedtensor";
+ * import { clientBatchSpecs, logistic, maskedLoss } from "fedtensor/lib";
+ * const batches = clientBatchSpecs(logistic); // x f32[S, B, 784], y i32[S, B], mask f32[S, B], count f32[], at the CLIENTS
+ * const privateBatches = clientBatchSpecs(logistic, { private: true }); // the same, private: only dpSum or secureSum may release them
  */
 export function clientBatchSpecs<M extends AnyModel, const O extends ClientsOptions = {}>(
   model: M,
@@ -38,12 +44,25 @@ export function clientBatchSpecs<M extends AnyModel, const O extends ClientsOpti
   } as never;
 }
 
-/** The model's parameter specs placed at the server. */
+/**
+ * The model's parameter specs placed at the server.
+ *
+ * @example
+ * import { atServer } from "fedtensor";
+ * import { logistic, serverParamSpecs } from "fedtensor/lib";
+ * const params = serverParamSpecs(logistic); // the same as atServer(logistic.params): { w: f32[784, 10]@SERVER, b: f32[10]@SERVER }
+ */
 export function serverParamSpecs<M extends AnyModel>(model: M): ParamSpecsAt<M, "server"> {
   return atServer(model.params as never) as never;
 }
 
-/** The model's parameter specs placed at the clients: one tree per client (SCAFFOLD's controls). */
+/**
+ * The model's parameter specs placed at the clients: one tree per client (SCAFFOLD's controls).
+ *
+ * @example
+ * import { clientParamSpecs, logistic } from "fedtensor/lib";
+ * const controls = clientParamSpecs(logistic); // { w: {f32[784, 10]}@CLIENTS, b: {f32[10]}@CLIENTS }: one tree per client, as SCAFFOLD's controls
+ */
 export function clientParamSpecs<M extends AnyModel>(model: M): ParamSpecsAt<M, "clients"> {
   return atClients(model.params as never) as never;
 }
@@ -61,6 +80,13 @@ export function maskedLossSum(model: AnyModel, params: Value, x: Value, y: Value
 /**
  * Mean cross-entropy over the real (unmasked) examples of a batch; 0 for an all-padding batch.
  * At the joined placement of the parameters and the batch: private data gives a private loss.
+ *
+ * @example
+ * import { atServer, f32, i32, program } from "fedtensor";
+ * import { logistic, maskedLoss } from "fedtensor/lib";
+ * const loss = program({ params: atServer(logistic.params), x: atServer(f32(["B", 784])), y: atServer(i32(["B"])), mask: atServer(f32(["B"])) }, ({ params, x, y, mask }) =>
+ *   maskedLoss(logistic, params, x, y, mask), // the mean cross-entropy of the examples whose mask is 1
+ * );
  */
 export function maskedLoss<M extends AnyModel, P extends ModelParams<M>, X extends Batch<M>["x"], Y extends Batch<M>["y"], K extends Batch<M>["mask"]>(
   model: M,
@@ -90,6 +116,13 @@ export function realSteps(masks: Value): Value {
 /**
  * What a client's local training returns: its parameters after the local steps and its mean
  * training loss.
+ *
+ * @example
+ * import { broadcast, map, program, reduceMean } from "fedtensor";
+ * import { clientBatchSpecs, localTrain, logistic, serverParamSpecs, sgd } from "fedtensor/lib";
+ * const meanLoss = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic) }, ({ params, x, y, mask }) =>
+ *   reduceMean(map((w, xs, ys, ms) => localTrain(logistic, w, { x: xs, y: ys, mask: ms }, (lr) => sgd(lr), 0.1).loss, broadcast(params), x, y, mask)),
+ * ); // a LocalTraining's loss: each client's mean training loss
  */
 export interface LocalTraining<Params, Loss> {
   /** Parameters after the client's local steps. */
@@ -107,6 +140,16 @@ type Hooked = Objective | TreeLike;
 /**
  * Local training's hooks for parameters (and gradients) of type P. H is what they return, so
  * that a value a hook captures (private data, say) joins the training's placement.
+ *
+ * @example
+ * import { broadcast, f32, map, mul, program, reduceMean, square, sub, sum } from "fedtensor";
+ * import { clientBatchSpecs, localTrain, logistic, serverParamSpecs, sgd, type LocalHooks } from "fedtensor/lib";
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic) }, ({ params, x, y, mask }) =>
+ *   reduceMean(map((w, xs, ys, ms) => {
+ *     const proximal = { extra: (p: typeof w) => mul(sum(square(sub(p.w, w.w))), 0.005) } satisfies LocalHooks<typeof w>; // FedProx's term on w
+ *     return localTrain(logistic, w, { x: xs, y: ys, mask: ms }, (lr) => sgd(lr), 0.1, proximal).params;
+ *   }, broadcast(params), x, y, mask)),
+ * );
  */
 export interface LocalHooks<P, H extends Hooked = Hooked> {
   /** A term added to each step's objective (FedProx's proximal term). */
@@ -122,6 +165,11 @@ export interface LocalHooks<P, H extends Hooked = Hooked> {
 /**
  * The clients' optimiser made from the round's learning rate (a program input): plain SGD
  * unless an algorithm's options say otherwise, e.g. `(lr) => adam(lr)`.
+ *
+ * @example
+ * import { adam, fedAvgProgram, logistic, type ClientOptimizer } from "fedtensor/lib";
+ * const clientAdam: ClientOptimizer = (lr) => adam(lr, { b1: 0.9, b2: 0.99 });
+ * const round = fedAvgProgram(logistic, { clientOptimizer: clientAdam });
  */
 export type ClientOptimizer = (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<StateKind>;
 
@@ -154,6 +202,13 @@ export const plainSgd: ClientOptimizer = (learningRate) => sgd(learningRate);
  *
  * The trained parameters and the loss are at the joined placement of the parameters and the
  * batches: training on private batches gives private parameters.
+ *
+ * @example
+ * import { broadcast, f32, map, program, reduceWeightedMean, sub } from "fedtensor";
+ * import { clientBatchSpecs, localTrain, logistic, serverParamSpecs, sgd } from "fedtensor/lib";
+ * const meanDelta = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]) }, ({ params, x, y, mask, count, lr }) =>
+ *   reduceWeightedMean(map((w, xs, ys, ms) => sub(localTrain(logistic, w, { x: xs, y: ys, mask: ms }, (rate) => sgd(rate), lr).params, w), broadcast(params), x, y, mask), count),
+ * ); // FedAvg's update, written out
  */
 export function localTrain<M extends AnyModel, P extends ModelParams<M>, B extends Batches<M>, H extends Hooked = never>(
   model: M,

@@ -60,12 +60,29 @@ export interface MimeOptions<K extends StateKind = "trace"> extends AggregatorOp
   readonly baseOptimizer?: (learningRate: Tensor<[], "float32", "local">) => GradientTransformation<K>;
 }
 
-/** The base optimiser's state for the model's parameters, at the SERVER. */
+/**
+ * The base optimiser's state for the model's parameters, at the SERVER.
+ *
+ * @example
+ * import { atServer, f32 } from "fedtensor";
+ * import { logistic, serverParamSpecs, type MimeState } from "fedtensor/lib";
+ * type State = MimeState<typeof logistic>; // { count: f32[]@SERVER, trace: the parameters at the SERVER }
+ * const stateSpecs = { count: atServer(f32([])), trace: serverParamSpecs(logistic) }; // mimeProgram's state input
+ */
 export type MimeState<M extends AnyModel, K extends StateKind = "trace"> = OptimizerState<K, ParamsAt<M, "server">>;
 
 /**
  * Mime's per-round values: the clients' and the server's learning rates and the base optimiser's
  * server state.
+ *
+ * @example
+ * import { atServer, f32, program } from "fedtensor";
+ * import { clientBatchSpecs, logistic, mime, serverParamSpecs, type MimeHypers, type MimeState } from "fedtensor/lib";
+ * const state = { count: atServer(f32([])), trace: serverParamSpecs(logistic) };
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), state }, ({ params, lr, state, ...data }) => {
+ *   const hypers: MimeHypers<MimeState<typeof logistic>> = { lr, serverLr: 1, state };
+ *   return mime(logistic, "mime")(params, data, hypers);
+ * });
  */
 export interface MimeHypers<State> {
   /** The learning rate of B's steps (the clients' and the state's). */
@@ -89,7 +106,13 @@ export type MimeProgram<M extends AnyModel, K extends StateKind = "trace"> = Rou
   { state: MimeState<M, K> }
 >;
 
-/** The paper's MimeMom: SGD with momentum 0.9 (the library's, PyTorch's form without dampening). */
+/**
+ * The paper's MimeMom: SGD with momentum 0.9 (the library's, PyTorch's form without dampening).
+ *
+ * @example
+ * import { logistic, mimeMomentum, mimeProgram } from "fedtensor/lib";
+ * const round = mimeProgram(logistic, "mime", { baseOptimizer: mimeMomentum }); // Mime's default base optimiser, said explicitly
+ */
 export const mimeMomentum = (learningRate: Tensor<[], "float32", "local">) => sgd(learningRate, { momentum: 0.9 });
 
 /** Mime's options whatever the base optimiser's kind: what the round's body needs. */
@@ -108,7 +131,18 @@ function frozen(base: (lr: Value) => LooseTransformation, state: Value) {
     });
 }
 
-/** Mime's or MimeLite's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * Mime's or MimeLite's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { atServer, f32, program } from "fedtensor";
+ * import { clientBatchSpecs, logistic, mime, serverParamSpecs } from "fedtensor/lib";
+ * const step = mime(logistic, "mimelite"); // SGD with momentum 0.9, its state kept at the server
+ * const state = { count: atServer(f32([])), trace: serverParamSpecs(logistic) };
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), state }, ({ params, lr, state, ...data }) =>
+ *   step(params, data, { lr, serverLr: 1, state }), // { params, loss, state }
+ * );
+ */
 export function mime<M extends AnyModel, K extends StateKind = "trace", A extends Aggregator = Aggregator<false>>(
   model: M,
   variant: MimeVariant,
@@ -194,6 +228,12 @@ function outputSpecs(ir: ProgramIR, tree: TreeDef): unknown {
 /**
  * Mime's or MimeLite's round as a program: (server params, cohort batches, lr, serverLr,
  * state) -> (params, loss, state); initialMimeState makes the first state.
+ *
+ * @example
+ * import { initialMimeState, logistic, mimeProgram, Rng } from "fedtensor/lib";
+ * const round = mimeProgram(logistic, "mime");
+ * const params = logistic.init(Rng.fromSeed(0));
+ * const state = initialMimeState(logistic, params); // { count: 0, trace: zeros like params }, the first round's state
  */
 export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(model: M, variant: MimeVariant, options: MimeOptions<K> = {}): MimeProgram<M, K> {
   const init = initProgram(model, options).ir;
@@ -204,7 +244,15 @@ export function mimeProgram<M extends AnyModel, K extends StateKind = "trace">(m
 /** A tree of float32 host tensors, as the parameters' (HostParams) and the checkpoints' are. */
 export type HostTree = HostParam | readonly HostTree[] | { readonly [key: string]: HostTree };
 
-/** B's initial state (zero moments, count 0) for host parameters, as float32 host tensors: the first round's `state`. */
+/**
+ * B's initial state (zero moments, count 0) for host parameters, as float32 host tensors: the first round's `state`.
+ *
+ * @example
+ * import { adam, initialMimeState, logistic, mimeProgram, Rng } from "fedtensor/lib";
+ * const options = { baseOptimizer: (lr: Parameters<typeof adam>[0]) => adam(lr) };
+ * const round = mimeProgram(logistic, "mimelite", options);
+ * const state = initialMimeState(logistic, logistic.init(Rng.fromSeed(0)), options); // Adam's { count, mu, nu }
+ */
 export function initialMimeState<P, K extends StateKind = "trace">(model: AnyModel, params: HostParams<P>, options: MimeOptions<K> = {}): HostTree {
   const { state } = interpret(initProgram(model, options).ir, { params: params as never }) as { state: OutputTree };
   const isLeaf = (x: unknown): x is OutputLeaf => typeof x === "object" && x !== null && "data" in x;

@@ -18,6 +18,11 @@ import type { AtClients, Leaves, Member, Place, Placement, PlacementsOf, Typed }
  * SERVER, each private where any operand is private. `never` where they cannot meet (JoinCheck
  * then says why); `Placement` where a placement is not known statically (checked while
  * tracing).
+ *
+ * @example
+ * import { type Joined } from "fedtensor/lib";
+ * const atServer: Joined<"server" | "local"> = "server";
+ * const privateMembers: Joined<"member" | "member-private"> = "member-private";
  */
 export type Joined<U extends Placement> = Placement extends U
   ? Placement
@@ -37,16 +42,36 @@ export type Joined<U extends Placement> = Placement extends U
           ? "server"
           : never;
 
-/** The joined placement of every leaf of the trees in From (a tuple of trees, or one tree). */
+/**
+ * The joined placement of every leaf of the trees in From (a tuple of trees, or one tree).
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type JoinedOf } from "fedtensor/lib";
+ * const where: JoinedOf<{ a: Tensor<[2], "float32", "clients">; b: Tensor<[], "float32", "local"> }> = "clients";
+ */
 export type JoinedOf<From> = Joined<PlacementsOf<From> & Placement>;
 
-/** The tree T (its structure, shapes and dtypes) as computed from From: every leaf at From's joined placement. */
+/**
+ * The tree T (its structure, shapes and dtypes) as computed from From: every leaf at From's joined placement.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type ComputedFrom } from "fedtensor/lib";
+ * type Trained = ComputedFrom<{ w: Tensor<[3], "float32"> }, [Tensor<[3], "float32", "member">, Tensor<[], "float32", "member-private">]>; // { w: f32[3] on private members }
+ */
 export type ComputedFrom<T, From> = Place<T, JoinedOf<From>>;
 
 /**
  * The FT messages (FT102, FT104, FT106, as the operation that fails would report them) for
  * arguments whose placements cannot meet, never when they can. Computed only on failure:
  * code that passes pays for the union of placements alone.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type JoinCheck } from "fedtensor/lib";
+ * type Fine = JoinCheck<"add", [Tensor<[3], "float32", "server">, Tensor<[3], "float32", "local">]>; // never: they meet at the SERVER
+ * type Refused = JoinCheck<"add", [Tensor<[3], "float32", "server">, Tensor<[3], "float32", "clients">]>; // the FT message add() would give
  */
 export type JoinCheck<Op extends string, Args> = [JoinedOf<Args>] extends [never] ? PairFailures<Op, Leaves<Args>, Leaves<Args>> : never;
 type PairFailures<Op extends string, A, B> = A extends Typed ? (B extends Typed ? Failures<JoinPlacement<Op, A, B>> : never) : never;

@@ -21,6 +21,14 @@ import type { AnyModel, Hyper, RoundData, RoundFunction, RoundOutputs, RoundProg
 
 /**
  * q-FFL's per-round values: the clients' learning rate and the fairness exponent q.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, logistic, qffl, serverParamSpecs, type QfflHypers } from "fedtensor/lib";
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]) }, ({ params, lr, ...data }) => {
+ *   const hypers: QfflHypers = { lr, q: 1 }; // q = 1 weighs each client by its loss
+ *   return qffl(logistic)(params, data, hypers);
+ * });
  */
 export interface QfflHypers {
   /** The clients' learning rate; L = 1 / lr. */
@@ -40,7 +48,15 @@ export type QfflProgram<M extends AnyModel> = RoundProgram<M, { readonly q: Scal
 /** The paper's code adds this to every loss before raising it to a power, so a zero loss stays finite at q < 1. */
 const LOSS_FLOOR = 1e-10;
 
-/** q-FedAvg's round as a typed function on traced values, for use inside a user's program. */
+/**
+ * q-FedAvg's round as a typed function on traced values, for use inside a user's program.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, logistic, qffl, serverParamSpecs } from "fedtensor/lib";
+ * const step = qffl(logistic);
+ * const round = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), q: f32([]) }, ({ params, lr, q, ...data }) => step(params, data, { lr, q }));
+ */
 export function qffl<M extends AnyModel>(model: M, options: QfflOptions = {}): RoundFunction<QfflHypers, RoundOutputs<M>, RoundData, "qffl"> {
   return ((params: Value, data: RoundData, hypers: QfflHypers) => qfflRound(model, options, params, data, hypers, hypers)) as never;
 }
@@ -73,7 +89,14 @@ export function qfflRound(model: AnyModel, options: QfflOptions, params: Value, 
 
 export interface QfflOptions extends ClientTrainingOptions, AggregatorOptions {}
 
-/** q-FedAvg's round as a program: (server params, cohort batches, lr, q) -> (params, loss). */
+/**
+ * q-FedAvg's round as a program: (server params, cohort batches, lr, q) -> (params, loss).
+ *
+ * @example
+ * import { logistic, qfflProgram } from "fedtensor/lib";
+ * const round = qfflProgram(logistic); // the inputs of fedAvgProgram and q: 0 is FedAvg with uniform weights
+ * console.log(round.signature);
+ */
 export function qfflProgram<M extends AnyModel>(model: M, options: QfflOptions = {}): QfflProgram<M> {
   return aggregatedRoundProgram(model, "qffl", { q: f32([]) }, (all: Value, data) => qfflRound(model, options, all.params, data, all, all), options) as never;
 }

@@ -58,7 +58,12 @@ type Scalar = Tensor<[], DType, Placement>;
  * FT205 for another dtype). Inside a program's body.
  *
  * @example
- * const p90 = dpQuantile(norms, { quantile: 0.9, lower: 0, upper: 10, noiseMultiplier: 1, key });
+ * import { atClients, atServer, f32, i32, program } from "fedtensor";
+ * import { dpQuantile } from "fedtensor/lib";
+ * const p90 = program({ norms: atClients(f32([]), { private: true }), key: atServer(i32([2])) }, ({ norms, key }) =>
+ *   dpQuantile(norms, { quantile: 0.9, lower: 0, upper: 10, noiseMultiplier: 1, key }),
+ * );
+ * console.log(p90.privacy); // its releases: the binary search's 12 noisy counts
  */
 export function dpQuantile<T extends Scalar>(x: Validate<T, ReduceCheck<"dpQuantile", T, "float32">>, options: DpQuantileOptions): Presumed<Release<T>> {
   const { quantile: p, lower, upper, noiseMultiplier, key, steps = 12 } = options;

@@ -51,6 +51,15 @@ export interface ScaffoldOptions extends AggregatorOptions {
 /**
  * SCAFFOLD's per-round values: the clients' and the server's learning rates and the server control
  * variate.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, clientParamSpecs, logistic, scaffold, serverParamSpecs, type ParamsAt, type ScaffoldHypers } from "fedtensor/lib";
+ * const inputs = { params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), control: serverParamSpecs(logistic), clientControls: clientParamSpecs(logistic) };
+ * const round = program(inputs, ({ params, lr, control, ...data }) => {
+ *   const hypers: ScaffoldHypers<ParamsAt<typeof logistic, "server">> = { lr, serverLr: 1, control };
+ *   return scaffold(logistic)(params, data, hypers);
+ * });
  */
 export interface ScaffoldHypers<Control> {
   /** The clients' SGD learning rate. */
@@ -61,7 +70,13 @@ export interface ScaffoldHypers<Control> {
   readonly control: Control;
 }
 
-/** SCAFFOLD's client data: the cohort's batches and each client's control variate c_i. */
+/**
+ * SCAFFOLD's client data: the cohort's batches and each client's control variate c_i.
+ *
+ * @example
+ * import { clientBatchSpecs, clientParamSpecs, logistic, type ScaffoldClientData } from "fedtensor/lib";
+ * const data: ScaffoldClientData = { ...clientBatchSpecs(logistic), clientControls: clientParamSpecs(logistic) };
+ */
 export interface ScaffoldClientData extends RoundData {
   readonly clientControls: TreeLike;
 }
@@ -69,6 +84,10 @@ export interface ScaffoldClientData extends RoundData {
 /**
  * SCAFFOLD's round outputs: the params and loss, the new server control and each client's new
  * control variate (kept at its client).
+ *
+ * @example
+ * import { logistic, type ScaffoldOutputs } from "fedtensor/lib";
+ * const outputs: (keyof ScaffoldOutputs<typeof logistic>)[] = ["params", "loss", "control", "clientControls"]; // what scaffoldProgram(logistic).run resolves to
  */
 export type ScaffoldOutputs<M extends AnyModel> = RoundOutputs<M> & { control: ParamsAt<M, "server">; clientControls: ParamsAt<M, "clients"> };
 /**
@@ -87,6 +106,15 @@ export type ScaffoldProgram<M extends AnyModel> = RoundProgram<
 /**
  * SCAFFOLD's round as a typed function on traced values: `data` holds the batches and the
  * clients' control variates (both CLIENTS values), `hypers.control` the server's.
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, clientParamSpecs, logistic, scaffold, serverParamSpecs } from "fedtensor/lib";
+ * const step = scaffold(logistic, { participation: 0.1 });
+ * const round = program(
+ *   { params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]), control: serverParamSpecs(logistic), clientControls: clientParamSpecs(logistic) },
+ *   ({ params, lr, control, ...data }) => step(params, data, { lr, serverLr: 1, control }), // { params, loss, control, clientControls }
+ * );
  */
 export function scaffold<M extends AnyModel>(
   model: M,
@@ -141,6 +169,12 @@ export function scaffoldRound(
 /**
  * SCAFFOLD's round as a program: (server params, cohort batches, lr, serverLr, control,
  * clientControls) -> (params, loss, control, clientControls). All control variates start at zero.
+ *
+ * @example
+ * import { filledLike, logistic, Rng, scaffoldProgram } from "fedtensor/lib";
+ * const round = scaffoldProgram(logistic, { participation: 10 / 100 });
+ * const params = logistic.init(Rng.fromSeed(0));
+ * const control = filledLike(params, 0); // the server's control variate starts at zero, as each client's does
  */
 export function scaffoldProgram<M extends AnyModel>(model: M, options: ScaffoldOptions = {}): ScaffoldProgram<M> {
   // The controls are trained on the clients' data: private when the chain releases it.

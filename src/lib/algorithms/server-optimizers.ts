@@ -40,11 +40,17 @@ export interface AdaptiveOptions {
  * 1e-3.
  *
  * @example
- * const state = initialAdaptiveState(logistic.init(new Rng(0)), adaptiveDefaults.tau);
+ * const state = initialAdaptiveState(logistic.init(Rng.fromSeed(0)), adaptiveDefaults.tau);
  */
 export const adaptiveDefaults = { beta1: 0.9, beta2: 0.99, tau: 1e-3 } as const;
 
-/** An adaptive optimiser's state: first and second moments, each shaped like the parameters. */
+/**
+ * An adaptive optimiser's state: first and second moments, each shaped like the parameters.
+ *
+ * @example
+ * import { initialAdaptiveState, logistic, Rng, type AdaptiveState, type HostParams, type LogisticParams } from "fedtensor/lib";
+ * const state: AdaptiveState<HostParams<LogisticParams>> = initialAdaptiveState(logistic.init(Rng.fromSeed(0)));
+ */
 export interface AdaptiveState<T> {
   m: T;
   v: T;
@@ -101,7 +107,14 @@ export function serverMomentumStep(params: Value, delta: Value, buffer: Value, l
   return { params: applyUpdates(params, updates), buffer: next.trace };
 }
 
-/** A tree shaped like `params` with every element `value`: initial optimiser state. */
+/**
+ * A tree shaped like `params` with every element `value`: initial optimiser state.
+ *
+ * @example
+ * import { filledLike, logistic, Rng } from "fedtensor/lib";
+ * const params = logistic.init(Rng.fromSeed(0));
+ * const buffer = filledLike(params, 0); // { w: zeros [784, 10], b: zeros [10] }
+ */
 export function filledLike<P>(params: HostParams<P>, value: number): HostParams<P> {
   const out = {} as Record<keyof P, { shape: number[]; data: Float32Array }>;
   for (const key of Object.keys(params) as (keyof P)[]) {
@@ -114,6 +127,11 @@ export function filledLike<P>(params: HostParams<P>, value: number): HostParams<
 /**
  * The initial state of an adaptive server optimiser: m = 0 and v = tau^2, the smallest start
  * Reddi et al.'s Algorithm 2 allows (v_{-1} >= tau^2).
+ *
+ * @example
+ * import { initialAdaptiveState, logistic, Rng } from "fedtensor/lib";
+ * const state = initialAdaptiveState(logistic.init(Rng.fromSeed(0)), 1e-3);
+ * console.log(state.m.w.data[0], state.v.w.data[0]); // 0 and tau^2 (about 1e-6)
  */
 export function initialAdaptiveState<P>(params: HostParams<P>, tau: number = adaptiveDefaults.tau): AdaptiveState<HostParams<P>> {
   return { m: filledLike(params, 0), v: filledLike(params, tau * tau) };

@@ -13,13 +13,33 @@ import type { JoinedOf } from "./placements.js";
 
 export type { ComputedFrom, JoinCheck, Joined, JoinedOf } from "./placements.js";
 
-/** Every model: the bound of the library's functions generic over models. */
+/**
+ * Every model: the bound of the library's functions generic over models.
+ *
+ * @example
+ * import { logistic, lstmModel, Rng, type AnyModel } from "fedtensor/lib";
+ * const parameterCount = (model: AnyModel) => Object.values(model.init(Rng.fromSeed(0))).reduce((n, param) => n + param.data.length, 0);
+ * console.log(parameterCount(logistic), parameterCount(lstmModel())); // 7850 83296
+ */
 export type AnyModel = Model<ParamSpecs, readonly number[], number, InputDType>;
 
-/** The dtype of a model's features (float32 unless the model says int32). */
+/**
+ * The dtype of a model's features (float32 unless the model says int32).
+ *
+ * @example
+ * import { characterModel, logistic, type InputDTypeOf } from "fedtensor/lib";
+ * const ids: InputDTypeOf<ReturnType<typeof characterModel>> = "int32";
+ * const pixels: InputDTypeOf<typeof logistic> = "float32";
+ */
 export type InputDTypeOf<M extends AnyModel> = M extends Model<infer _S, infer _I, infer _C, infer X> ? X : "float32";
 
-/** A model's parameters as traced values at any placement (a function's result is at their joined placement). */
+/**
+ * A model's parameters as traced values at any placement (a function's result is at their joined placement).
+ *
+ * @example
+ * import { logistic, maskedLoss, type Batch, type ModelParams } from "fedtensor/lib";
+ * const loss = <P extends ModelParams<typeof logistic>>(params: P, batch: Batch<typeof logistic>) => maskedLoss(logistic, params as never, batch.x, batch.y, batch.mask);
+ */
 export type ModelParams<M extends AnyModel> = ParamsLike<M["params"]>;
 
 /** One batch of a model's examples [B, ...], at any placement. */
@@ -30,19 +50,46 @@ export interface Batch<M extends AnyModel> {
   readonly mask: Tensor<["B"], "float32">;
 }
 
-/** S padded batches of a model's examples [S, B, ...] (one client's, or an evaluation set), at any placement. */
+/**
+ * S padded batches of a model's examples [S, B, ...] (one client's, or an evaluation set), at any placement.
+ *
+ * @example
+ * import { localTrain, logistic, sgd, type Batches, type ParamsAt } from "fedtensor/lib";
+ * const trainOn = (p: ParamsAt<typeof logistic, "member">, batches: Batches<typeof logistic>) => localTrain(logistic, p, batches, (lr) => sgd(lr), 0.1).params;
+ */
 export interface Batches<M extends AnyModel> {
   readonly x: Tensor<["S", "B", ...M["inputShape"]], InputDTypeOf<M>>;
   readonly y: Tensor<["S", "B"], "int32">;
   readonly mask: Tensor<["S", "B"], "float32">;
 }
 
-/** A float32 scalar computed from the values From: at their joined placement. */
+/**
+ * A float32 scalar computed from the values From: at their joined placement.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type ScalarFrom } from "fedtensor/lib";
+ * type Loss = ScalarFrom<[Tensor<[3], "float32", "server">, Tensor<[], "float32", "local">]>; // f32[] at the SERVER
+ */
 export type ScalarFrom<From> = Tensor<[], "float32", JoinedOf<From>>;
 
-/** A model's parameters as traced values at a placement. */
+/**
+ * A model's parameters as traced values at a placement.
+ *
+ * @example
+ * import { atServer, program } from "fedtensor";
+ * import { logistic, type ParamsAt } from "fedtensor/lib";
+ * const kernelOf = (params: ParamsAt<typeof logistic, "server">) => params.w;
+ * const kernel = program({ params: atServer(logistic.params) }, ({ params }) => kernelOf(params));
+ */
 export type ParamsAt<M extends AnyModel, P extends "server" | "clients" | "clients-equal" | "local" | "member"> = Place<ValueOf<M["params"]>, P>;
-/** A model's parameter specs at a placement: an input with the parameters' structure. */
+/**
+ * A model's parameter specs at a placement: an input with the parameters' structure.
+ *
+ * @example
+ * import { logistic, serverParamSpecs, type ParamSpecsAt } from "fedtensor/lib";
+ * const params: ParamSpecsAt<typeof logistic, "server"> = serverParamSpecs(logistic); // { w: f32[784, 10]@SERVER, b: f32[10]@SERVER }
+ */
 export type ParamSpecsAt<M extends AnyModel, P extends "server" | "clients" | "local"> = Place<M["params"], P>;
 /**
  * A float32 scalar at the SERVER: a learning rate or a loss.
@@ -51,10 +98,23 @@ export type ParamSpecsAt<M extends AnyModel, P extends "server" | "clients" | "l
  * const step = (lr: ServerScalar, w: Tensor<[10], "float32", "server">) => mul(w, lr);
  */
 export type ServerScalar = Tensor<[], "float32", "server">;
-/** A program input holding one local float32 number (a learning rate, FedProx's mu). */
+/**
+ * A program input holding one local float32 number (a learning rate, FedProx's mu).
+ *
+ * @example
+ * import { f32 } from "fedtensor";
+ * import { type ScalarSpec } from "fedtensor/lib";
+ * const lr: ScalarSpec = f32([]); // a program input of one number
+ */
 export type ScalarSpec = TensorSpec<[], "float32", "local">;
 
-/** The specs of a cohort's training data: S padded batches of B examples per client. */
+/**
+ * The specs of a cohort's training data: S padded batches of B examples per client.
+ *
+ * @example
+ * import { clientBatchSpecs, logistic, type ClientBatchSpecs } from "fedtensor/lib";
+ * const specs: ClientBatchSpecs<[784]> = clientBatchSpecs(logistic); // x f32[S, B, 784], y, mask, count at the CLIENTS
+ */
 export interface ClientBatchSpecs<Input extends readonly number[], X extends InputDType = "float32"> {
   readonly x: TensorSpec<["S", "B", ...Input], X, "clients">;
   readonly y: TensorSpec<["S", "B"], "int32", "clients">;
@@ -72,17 +132,37 @@ export interface ClientBatchSpecs<Input extends readonly number[], X extends Inp
  */
 export type ClientBatches<Input extends readonly number[], X extends InputDType = "float32"> = ValueOf<ClientBatchSpecs<Input, X>>;
 
-/** The specs of an evaluation set: S padded batches of B examples, all local (no placement). */
+/**
+ * The specs of an evaluation set: S padded batches of B examples, all local (no placement).
+ *
+ * @example
+ * import { f32, i32 } from "fedtensor";
+ * import { type EvaluationBatchSpecs } from "fedtensor/lib";
+ * const testSpecs: EvaluationBatchSpecs<[784]> = { x: f32(["S", "B", 784]), y: i32(["S", "B"]), mask: f32(["S", "B"]) };
+ */
 export interface EvaluationBatchSpecs<Input extends readonly number[], X extends InputDType = "float32"> {
   readonly x: TensorSpec<["S", "B", ...Input], X, "local">;
   readonly y: TensorSpec<["S", "B"], "int32", "local">;
   readonly mask: TensorSpec<["S", "B"], "float32", "local">;
 }
 
-/** A local scalar hyperparameter: a number baked into the program, or a program input. */
+/**
+ * A local scalar hyperparameter: a number baked into the program, or a program input.
+ *
+ * @example
+ * import { type Hyper } from "fedtensor/lib";
+ * const mu: Hyper = 0.01; // a number baked into the program, or a local f32[] input
+ */
 export type Hyper = number | Tensor<[], "float32", "local">;
 
-/** The inputs every round program takes: server parameters, the cohort's batches, a learning rate. */
+/**
+ * The inputs every round program takes: server parameters, the cohort's batches, a learning rate.
+ *
+ * @example
+ * import { f32 } from "fedtensor";
+ * import { clientBatchSpecs, logistic, serverParamSpecs, type RoundInputs } from "fedtensor/lib";
+ * const inputs: RoundInputs<typeof logistic> = { params: serverParamSpecs(logistic), lr: f32([]), ...clientBatchSpecs(logistic) };
+ */
 export type RoundInputs<M extends AnyModel> = {
   readonly params: Place<M["params"], "server">;
   readonly lr: ScalarSpec;
@@ -94,7 +174,13 @@ export type PrivateRoundInputs<M extends AnyModel> = {
   readonly lr: ScalarSpec;
 } & Place<ClientBatchSpecs<M["inputShape"], InputDTypeOf<M>>, "clients-private">;
 
-/** What every round returns: the new server parameters and the cohort's mean training loss. */
+/**
+ * What every round returns: the new server parameters and the cohort's mean training loss.
+ *
+ * @example
+ * import { logistic, type RoundOutputs } from "fedtensor/lib";
+ * const outputs: (keyof RoundOutputs<typeof logistic>)[] = ["params", "loss"]; // what fedAvgProgram(logistic).run resolves to
+ */
 export type RoundOutputs<M extends AnyModel> = { params: ParamsAt<M, "server">; loss: ServerScalar };
 
 /**
@@ -110,7 +196,13 @@ export type RoundProgram<M extends AnyModel, ExtraInputs = unknown, ExtraOutputs
   RoundOutputs<M> & ExtraOutputs
 >;
 
-/** The client data a round maps over: the cohort's batches as clientBatchSpecs declares them. */
+/**
+ * The client data a round maps over: the cohort's batches as clientBatchSpecs declares them.
+ *
+ * @example
+ * import { clientBatchSpecs, logistic, type RoundData } from "fedtensor/lib";
+ * const data: RoundData = clientBatchSpecs(logistic); // x, y, mask, count: what a round maps over
+ */
 export interface RoundData {
   readonly x: TreeLike;
   readonly y: TreeLike;
@@ -123,6 +215,12 @@ export interface RoundData {
  * them; the result placed at the server. Its plain means take what the clients compute to the
  * SERVER, so private client data is FT109 naming the round (`Name`), as tracing the round
  * would find it in the mean (docs/language.md "Privacy").
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { clientBatchSpecs, fedAvg, logistic, serverParamSpecs } from "fedtensor/lib";
+ * const round = fedAvg(logistic); // a RoundFunction: tsc refuses private client data (FT109)
+ * const twoRounds = program({ params: serverParamSpecs(logistic), ...clientBatchSpecs(logistic), lr: f32([]) }, ({ params, lr, ...data }) => round(round(params, data, { lr }).params, data, { lr }));
  */
 export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Name extends string = "round"> = <P extends TreeLike, D extends Data>(
   params: Validate<P, BroadcastCheck<P>>,
@@ -130,7 +228,15 @@ export type RoundFunction<Hypers, Result, Data extends TreeLike = RoundData, Nam
   hypers: Hypers,
 ) => Presumed<Result>;
 
-/** FT109 naming `What` and the private leaves of T, never when T has none; FT115 when its placements are not known statically (fail closed). */
+/**
+ * FT109 naming `What` and the private leaves of T, never when T has none; FT115 when its placements are not known statically (fail closed).
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type ReleaseCheck } from "fedtensor/lib";
+ * type Public = ReleaseCheck<"round()", { x: Tensor<[3], "float32", "clients"> }>; // never: nothing to refuse
+ * type Refused = ReleaseCheck<"round()", { x: Tensor<[3], "float32", "clients-private"> }>; // the FT109 message naming round()
+ */
 export type ReleaseCheck<What extends string, T> = IsUnknown<PlacementsOf<T>> extends true
   ? UnknownMessage<What, T>
   : "clients-private" extends PlacementsOf<T>
@@ -141,6 +247,12 @@ export type ReleaseCheck<What extends string, T> = IsUnknown<PlacementsOf<T>> ex
  * A round function whose client data reaches the SERVER only through a releasing mechanism
  * (dpSum, secureSum): the data may be private, and the result is then the mechanism's release
  * (ReleasedServer: no derivative reaches back through it, src/front/grad.ts).
+ *
+ * @example
+ * import { aggregationStages as s, aggregator, fedAvg, fedAvgProgram, logistic } from "fedtensor/lib";
+ * const dp = aggregator(s.clip(1), s.dp());
+ * const dpRound = fedAvg(logistic, { aggregator: dp }); // takes private client data; its result has no loss
+ * console.log(fedAvgProgram(logistic, { aggregator: dp }).signature); // the chain's inputs, which its hypers take too: clip, noiseMultiplier, expectedClients, key, round
  */
 export type ReleasingRoundFunction<Hypers, Result, Data extends TreeLike = RoundData> = <P extends TreeLike, D extends Data>(
   params: Validate<P, BroadcastCheck<P>>,
@@ -178,7 +290,13 @@ type Flat<T> = { [K in keyof T]: T[K] };
 /** The dp stage's next clip, among a round's outputs when its inputs I hold the clip. */
 type ClipOutput<I> = I extends { readonly clip: unknown } ? { clip: ServerScalar } : unknown;
 
-/** A SERVER (or local) float32 scalar: a DP round's clip, for one. */
+/**
+ * A SERVER (or local) float32 scalar: a DP round's clip, for one.
+ *
+ * @example
+ * import { type ServerOrLocalScalar } from "fedtensor/lib";
+ * const clip: ServerOrLocalScalar = 1.0; // or a local or SERVER f32[] input, such as an adaptive clip
+ */
 export type ServerOrLocalScalar = Tensor<[], "float32", "server" | "local"> | number;
 
 /**

@@ -26,21 +26,45 @@ import { firstNonFinite } from "./verified.js";
  */
 export type ClientDType = "float32" | "int32";
 
-/** A number, or arrays of them nested to any depth: one example. */
+/**
+ * A number, or arrays of them nested to any depth: one example.
+ *
+ * @example
+ * import { clientsFrom, type NestedNumbers } from "fedtensor/lib";
+ * const example: NestedNumbers = [[0, 1], [1, 0]]; // one 2x2 example
+ * const data = clientsFrom([{ x: [example, example] }]);
+ */
 export type NestedNumbers = number | readonly NestedNumbers[];
 
 /**
  * One field of one client's data: an array with one entry per example (a number, or nested
  * arrays); a typed array, one number per example; or { shape: [examples, ...], data }.
+ *
+ * @example
+ * import { clientsFrom, type ExampleValues } from "fedtensor/lib";
+ * const images: ExampleValues = { shape: [2, 2, 2], data: [0, 1, 1, 0, 1, 0, 0, 1] }; // two 2x2 examples
+ * const data = clientsFrom([{ x: images, y: [0, 1] }], { dtypes: { y: "int32" } });
  */
 export type ExampleValues = readonly NestedNumbers[] | Float32Array | Int32Array | { readonly shape: readonly number[]; readonly data: ArrayLike<number> };
 
-/** One client's data: its fields (such as x and y), each with the same number of examples. */
+/**
+ * One client's data: its fields (such as x and y), each with the same number of examples.
+ *
+ * @example
+ * import { clientsFrom, type ClientRecord } from "fedtensor/lib";
+ * const alice: ClientRecord = { x: [[0.1, 0.2], [0.3, 0.4]], y: new Int32Array([0, 1]) };
+ * const data = clientsFrom([alice]);
+ */
 export type ClientRecord = { readonly [field: string]: ExampleValues };
 
 /**
  * One field of a ClientDataset: its dtype, one example's shape, and every client's examples one
  * client after another.
+ *
+ * @example
+ * import { clientsFrom, type ClientField } from "fedtensor/lib";
+ * const x: ClientField = clientsFrom([{ x: [[1, 2]] }, { x: [[3, 4], [5, 6]] }]).fields.x;
+ * console.log(x.dtype, x.shape, x.data.length); // float32 [2] 6
  */
 export interface ClientField {
   readonly dtype: ClientDType;
@@ -123,12 +147,26 @@ export function clientsFrom<R extends ClientRecord>(
   return { clientIds: entries.map(([id]) => id), offsets, fields };
 }
 
-/** Each client's number of examples, float32 for use as aggregation weights. */
+/**
+ * Each client's number of examples, float32 for use as aggregation weights.
+ *
+ * @example
+ * import { clientCounts, clientsFrom } from "fedtensor/lib";
+ * const data = clientsFrom([{ x: [0.5, 1.5] }, { x: [2.5] }]);
+ * console.log(clientCounts(data)); // Float32Array [2, 1]
+ */
 export function clientCounts(data: ClientDataset, clients: ArrayLike<number> = allClients(data)): Float32Array {
   return Float32Array.from(checkedCohort(data, clients), (c) => data.offsets[c + 1]! - data.offsets[c]!);
 }
 
-/** A cohort's tensors: each field, the mask (1 on real examples) and count, each client's examples. */
+/**
+ * A cohort's tensors: each field, the mask (1 on real examples) and count, each client's examples.
+ *
+ * @example
+ * import { clientsFrom, padClients, type ClientTensors } from "fedtensor/lib";
+ * const padded: ClientTensors<"y"> = padClients(clientsFrom([{ y: [3, 1, 4] }, { y: [1] }], { dtypes: { y: "int32" } }));
+ * console.log(padded.y.shape, padded.mask.data, padded.count.data); // [2, 3] [1, 1, 1, 1, 0, 0] [3, 1]
+ */
 export type ClientTensors<F extends string> = { readonly [K in F]: HostTensor } & {
   readonly mask: HostTensor<Float32Array>;
   /** [C] float32, the weights of a weighted mean. */
@@ -151,6 +189,11 @@ export function padClients<F extends string>(data: ClientDataset<F>, clients: Ar
 /**
  * batchClients's options: the batch size, local epochs, the shuffle stream and the fewest batches
  * per client.
+ *
+ * @example
+ * import { batchClients, clientsFrom, Rng, type ClientBatchOptions } from "fedtensor/lib";
+ * const options: ClientBatchOptions = { batchSize: 32, epochs: 2, rng: Rng.fromSeed(0).fork("round:0") };
+ * const cohort = batchClients(clientsFrom([{ x: [1, 2, 3] }]), [0], options);
  */
 export interface ClientBatchOptions {
   readonly batchSize: number;
@@ -167,6 +210,12 @@ export interface ClientBatchOptions {
  * count [C], with nBatches = ceil(epochs * largest client / B) (at least `steps`). The same
  * examples in the same order as batchCohort on federateClients(data): a client's batches depend
  * only on its own examples and its fork of `rng`.
+ *
+ * @example
+ * import { batchClients, clientsFrom, Rng } from "fedtensor/lib";
+ * const data = clientsFrom([{ x: [[1, 2], [3, 4], [5, 6]], y: [0, 1, 1] }, { x: [[7, 8]], y: [1] }], { dtypes: { y: "int32" } });
+ * const cohort = batchClients(data, [0, 1], { batchSize: 2, rng: Rng.fromSeed(0) });
+ * console.log(cohort.x.shape, cohort.mask.shape, cohort.count.data); // [2, 2, 2, 2] [2, 2, 2] Float32Array [3, 1]
  */
 export function batchClients<F extends string>(data: ClientDataset<F>, clients: ArrayLike<number>, options: ClientBatchOptions): ClientTensors<F> {
   const { batchSize, epochs = 1, rng, steps = 1 } = options;
@@ -182,6 +231,12 @@ export function batchClients<F extends string>(data: ClientDataset<F>, clients: 
 /**
  * federateClients's options: the feature and label fields, the number of classes and the server's
  * test set.
+ *
+ * @example
+ * import { clientsFrom, federateClients, type FederateClientsOptions } from "fedtensor/lib";
+ * const clients = clientsFrom([{ pixels: [[0.1, 0.9]], digit: [1] }], { dtypes: { digit: "int32" } });
+ * const options: FederateClientsOptions<"pixels" | "digit"> = { features: "pixels", labels: "digit", numClasses: 10 };
+ * const data = federateClients(clients, options);
  */
 export interface FederateClientsOptions<F extends string = string> {
   /** The field of features (default "x"). */
@@ -198,6 +253,12 @@ export interface FederateClientsOptions<F extends string = string> {
  * The labelled data as a FederatedDataset, the form the library's algorithms, sampleRound and
  * the CLI's round loop (with its size buckets for ragged cohorts) work on: the same examples,
  * with each client's indices in one shared LabelledDataset.
+ *
+ * @example
+ * import { clientsFrom, federateClients, roundCohort, Rng } from "fedtensor/lib";
+ * const clients = clientsFrom([{ x: [[0.1, 0.2], [0.3, 0.4]], y: [0, 1] }, { x: [[0.5, 0.6]], y: [1] }], { dtypes: { y: "int32" } });
+ * const data = federateClients(clients, { numClasses: 2 });
+ * const cohort = roundCohort(data, { rng: Rng.fromSeed(0), round: 0, clientsPerRound: 2, batchSize: 2 });
  */
 export function federateClients<F extends string>(data: ClientDataset<F>, options: FederateClientsOptions<F> = {}): FederatedDataset {
   const features = (options.features ?? "x") as F;

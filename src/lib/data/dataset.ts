@@ -24,7 +24,13 @@ export interface LabelledDataset<X extends HostData = HostData> {
   readonly numClasses: number;
 }
 
-/** Checks that features, labels and shapes agree; throws FT302 naming `what` otherwise. */
+/**
+ * Checks that features, labels and shapes agree; throws FT302 naming `what` otherwise.
+ *
+ * @example
+ * import { labelledDataset } from "fedtensor/lib";
+ * const xor = labelledDataset("xor", { x: Float32Array.of(0, 0, 0, 1, 1, 0, 1, 1), y: Int32Array.of(0, 1, 1, 0), featureShape: [2], numClasses: 2 });
+ */
 export function labelledDataset<X extends HostData>(
   what: string,
   parts: { x: X; y: Int32Array; featureShape: readonly number[]; numClasses: number },

@@ -23,7 +23,7 @@ import { poissonSample } from "./sampling.js";
  *
  * @example
  * const train = loadMnist("train");
- * const data: FederatedDataset<Float32Array> = federate(train, loadMnist("test"), partitionIid(train.y.length, 100, new Rng(0)));
+ * const data: FederatedDataset<Float32Array> = federate(train, loadMnist("test"), partitionIid(train.y.length, 100, Rng.fromSeed(0)));
  */
 export interface FederatedDataset<X extends HostData = HostData> {
   /** A name per client, such as "client-007" or a president's name. */
@@ -37,7 +37,14 @@ export interface FederatedDataset<X extends HostData = HostData> {
   readonly test: LabelledDataset<X>;
 }
 
-/** Padded batches: slots whose mask is 0 hold zeros and label 0. */
+/**
+ * Padded batches: slots whose mask is 0 hold zeros and label 0.
+ *
+ * @example
+ * import { batchEvaluation, loadMnist, type PaddedBatches } from "fedtensor/lib";
+ * const test: PaddedBatches<Float32Array> = batchEvaluation(loadMnist("test"), 500);
+ * console.log(test.x.shape, test.mask.shape); // [20, 500, 28, 28] [20, 500]
+ */
 export interface PaddedBatches<X extends HostData = HostData> {
   /** [..., nBatches, batchSize, ...featureShape] */
   readonly x: HostTensor<X>;
@@ -50,6 +57,12 @@ export interface PaddedBatches<X extends HostData = HostData> {
 /**
  * A cohort's padded batches as host tensors: x, y and mask per client, with the clients' positions
  * in the data set and their example counts (the aggregation weights).
+ *
+ * @example
+ * import { batchCohort, Rng, syntheticFedProx, type CohortBatches } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 0, beta: 0, clients: 5 }, Rng.fromSeed(0));
+ * const batches: CohortBatches<Float32Array> = batchCohort(data, [1, 2], { batchSize: 10, rng: Rng.fromSeed(1) });
+ * console.log(batches.clients, batches.count.data); // Int32Array [1, 2] and their example counts
  */
 export interface CohortBatches<X extends HostData = HostData> extends PaddedBatches<X> {
   /** The cohort's client positions in the FederatedDataset, in tensor order. */
@@ -61,6 +74,12 @@ export interface CohortBatches<X extends HostData = HostData> extends PaddedBatc
 /**
  * batchCohort's options: the batch size, local epochs, the shuffle stream and the fewest batches
  * per client.
+ *
+ * @example
+ * import { batchCohort, Rng, syntheticFedProx, type CohortBatchOptions } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 0.5, beta: 0.5, clients: 5 }, Rng.fromSeed(0));
+ * const options: CohortBatchOptions = { batchSize: 10, epochs: 2, rng: Rng.fromSeed(1) };
+ * const batches = batchCohort(data, [0, 3], options);
  */
 export interface CohortBatchOptions {
   readonly batchSize: number;
@@ -75,6 +94,12 @@ export interface CohortBatchOptions {
 /**
  * roundCohort's options: the run's stream, the round, the clients per round, the batch size and
  * epochs, the dropout rate and, for DP rounds, the cohort sampled from the run's secret.
+ *
+ * @example
+ * import { roundCohort, Rng, syntheticFedProx, type RoundOptions } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 1, beta: 1 }, Rng.fromSeed(0));
+ * const options: RoundOptions = { rng: Rng.fromSeed(1), round: 3, clientsPerRound: 10, batchSize: 10, dropout: 0.1 };
+ * const cohort = roundCohort(data, options); // cohort.dropped: the sampled clients that dropped out
  */
 export interface RoundOptions {
   /** The run's stream; the round forks its own from it, so rounds do not depend on each other. */
@@ -130,7 +155,13 @@ export function federate<X extends HostData>(
   return { clientIds: Object.freeze([...clientIds]), clientIndices: Object.freeze(clientIndices), train, test };
 }
 
-/** `cohortSize` distinct client positions out of `numClients`, sorted ascending. */
+/**
+ * `cohortSize` distinct client positions out of `numClients`, sorted ascending.
+ *
+ * @example
+ * import { Rng, sampleCohort } from "fedtensor/lib";
+ * const cohort = sampleCohort(100, 10, Rng.fromSeed(0).fork("round:0")); // 10 distinct clients of 100
+ */
 export function sampleCohort(numClients: number, cohortSize: number, rng: Rng): Int32Array {
   checkInteger("clientsPerRound", cohortSize, 1);
   if (cohortSize > numClients) {
@@ -143,6 +174,10 @@ export function sampleCohort(numClients: number, cohortSize: number, rng: Rng): 
  * Poisson sampling (as DP-SGD's and DP-FedAvg's accountants assume: Abadi et al. 2016, McMahan
  * et al. 2018, Opacus): each of `numClients` clients joins independently with probability
  * `rate`, so the cohort's size is Binomial(numClients, rate) and may be 0. Ascending positions.
+ *
+ * @example
+ * import { poissonCohort, RunSecret } from "fedtensor/lib";
+ * const cohort = poissonCohort(1000, 0.01, RunSecret.generate().cohortStream(0)); // each client with probability 0.01, from a secret stream
  */
 export function poissonCohort(numClients: number, rate: number, source: { float(): number }): Int32Array {
   checkInteger("clients", numClients, 1);
@@ -224,6 +259,13 @@ export function roundCohort<X extends HostData>(dataset: FederatedDataset<X>, op
  * one's number of batches, and the batches of any group of them (a chunk), which are each
  * client's batches in the whole cohort's, only padded to the group's largest client (or
  * `steps`) instead of the cohort's.
+ *
+ * @example
+ * import { Rng, sampleRound, syntheticFedProx, type RoundSample } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 1, beta: 1, clients: 10 }, Rng.fromSeed(0));
+ * const sample: RoundSample<Float32Array> = sampleRound(data, { rng: Rng.fromSeed(1), round: 0, clientsPerRound: 5, batchSize: 10 });
+ * const small = Array.from(sample.clients).filter((client) => sample.steps(client) <= 10);
+ * const batches = sample.batch(small, 10); // those clients padded to 10 batches each
  */
 export interface RoundSample<X extends HostData = HostData> {
   /** The sampled clients that survived dropout. */
@@ -235,7 +277,15 @@ export interface RoundSample<X extends HostData = HostData> {
   batch(clients: ArrayLike<number>, steps?: number): CohortBatches<X>;
 }
 
-/** The round's sample, with roundCohort's fork layout; data is copied only by `batch`. */
+/**
+ * The round's sample, with roundCohort's fork layout; data is copied only by `batch`.
+ *
+ * @example
+ * import { Rng, sampleRound, syntheticFedProx } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 1, beta: 1, clients: 10 }, Rng.fromSeed(0));
+ * const sample = sampleRound(data, { rng: Rng.fromSeed(1), round: 0, clientsPerRound: 4, batchSize: 10 });
+ * const batches = sample.batch(sample.clients); // x [4, T, 10, 60], T the most steps of the four
+ */
 export function sampleRound<X extends HostData>(dataset: FederatedDataset<X>, options: RoundOptions): RoundSample<X> {
   checkInteger("round", options.round, 0);
   const roundRng = options.rng.fork(`round:${options.round}`);

@@ -13,12 +13,25 @@ import type { Rng } from "../random.js";
 import { batchCohort, type CohortBatches, type FederatedDataset } from "./federated.js";
 import type { HostData } from "./host-tensor.js";
 
-/** How many of a client's `examples` are held out at `fraction`. */
+/**
+ * How many of a client's `examples` are held out at `fraction`.
+ *
+ * @example
+ * import { heldOutCount } from "fedtensor/lib";
+ * console.log(heldOutCount(51, 0.2), heldOutCount(1, 0.5)); // 11 0: a client keeps at least one example to train on
+ */
 export function heldOutCount(examples: number, fraction: number): number {
   return Math.max(0, Math.min(Math.ceil(fraction * examples), examples - 1));
 }
 
-/** `dataset` with each client's examples split: clientIndices keeps the training part, clientHeldOut the rest. */
+/**
+ * `dataset` with each client's examples split: clientIndices keeps the training part, clientHeldOut the rest.
+ *
+ * @example
+ * import { holdOutPerClient, Rng, syntheticFedProx } from "fedtensor/lib";
+ * const data = holdOutPerClient(syntheticFedProx({ alpha: 1, beta: 1 }, Rng.fromSeed(0)), 0.1, Rng.fromSeed(1));
+ * console.log(data.clientIndices[0]!.length, data.clientHeldOut![0]!.length); // about 90% and 10% of client 0's examples
+ */
 export function holdOutPerClient<X extends HostData>(dataset: FederatedDataset<X>, fraction: number, rng: Rng): FederatedDataset<X> {
   if (!(Number.isFinite(fraction) && fraction >= 0 && fraction < 1)) {
     throw ftError("FT305", { option: "clientHoldout", why: `expected a share of each client's examples in [0, 1), got ${fraction}` });
@@ -41,6 +54,11 @@ export function holdOutPerClient<X extends HostData>(dataset: FederatedDataset<X
  * The held-out batches of `clients` (positions in the data set): x [C, T, B, ...feature], y and
  * mask [C, T, B], padded to the group's largest client (or `steps` batches), in example order.
  * `count` is each client's number of held-out examples. FT305 when the data set holds none out.
+ *
+ * @example
+ * import { batchHeldOut, holdOutPerClient, Rng, syntheticFedProx } from "fedtensor/lib";
+ * const data = holdOutPerClient(syntheticFedProx({ alpha: 1, beta: 1, clients: 10 }, Rng.fromSeed(0)), 0.2, Rng.fromSeed(1));
+ * const heldOut = batchHeldOut(data, [0, 1, 2], 16, Rng.fromSeed(2)); // x [3, T, 16, 60], count: each client's held-out examples
  */
 export function batchHeldOut<X extends HostData>(dataset: FederatedDataset<X>, clients: ArrayLike<number>, batchSize: number, rng: Rng, steps?: number): CohortBatches<X> {
   if (dataset.clientHeldOut === undefined) {

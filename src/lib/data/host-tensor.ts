@@ -24,7 +24,13 @@ export interface HostTensor<D extends HostData = HostData> extends RunInput {
   readonly data: D;
 }
 
-/** The number of elements of a shape (1 for a scalar's empty shape). */
+/**
+ * The number of elements of a shape (1 for a scalar's empty shape).
+ *
+ * @example
+ * import { elementCount } from "fedtensor/lib";
+ * console.log(elementCount([20, 10, 784])); // 156800
+ */
 export function elementCount(shape: readonly number[]): number {
   return shape.reduce((product, dim) => product * dim, 1);
 }

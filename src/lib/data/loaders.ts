@@ -16,6 +16,11 @@ const pathHint = "check the path";
 /**
  * csvClients's options: the file, the column that names each example's client, and which columns
  * make each field.
+ *
+ * @example
+ * import { loadCsvClients, type CsvClientsOptions } from "fedtensor/lib";
+ * const options: CsvClientsOptions<"x" | "y"> = { client: "user", fields: { x: ["age", "income"], y: "label" }, dtypes: { y: "int32" } };
+ * const data = loadCsvClients("clients.csv", options);
  */
 export interface CsvClientsOptions<F extends string> {
   /** The column that holds each row's client id. */
@@ -28,6 +33,13 @@ export interface CsvClientsOptions<F extends string> {
 /**
  * A CSV file with a header row (RFC 4180: quoted fields may hold commas, quotes and line
  * breaks). Example: `loadCsvClients("data.csv", { client: "user", fields: { x: ["age", "income"], y: "label" }, dtypes: { y: "int32" } })`.
+ *
+ * @example
+ * import { writeFileSync } from "node:fs";
+ * import { loadCsvClients } from "fedtensor/lib";
+ * writeFileSync("clients.csv", "user,age,income,label\nu1,31,4.5,1\nu1,40,3.2,0\nu2,25,2.1,1\n");
+ * const data = loadCsvClients("clients.csv", { client: "user", fields: { x: ["age", "income"], y: "label" }, dtypes: { y: "int32" } });
+ * console.log(data.clientIds, data.fields.x.shape); // ["u1", "u2"] [2]
  */
 export function loadCsvClients<F extends string>(path: string, options: CsvClientsOptions<F>): ClientDataset<F> {
   let records;
@@ -70,6 +82,11 @@ export function loadCsvClients<F extends string>(path: string, options: CsvClien
 /**
  * jsonlClients's options: the file, the key that names each record's client, and the fields to
  * read.
+ *
+ * @example
+ * import { loadJsonlClients, type JsonlClientsOptions } from "fedtensor/lib";
+ * const options: JsonlClientsOptions<"x" | "y"> = { client: "user", fields: ["x", "y"], dtypes: { y: "int32" } };
+ * const data = loadJsonlClients("clients.jsonl", options);
  */
 export interface JsonlClientsOptions<F extends string> {
   /** The key that holds each line's client id (a string or a number). */
@@ -83,6 +100,12 @@ export interface JsonlClientsOptions<F extends string> {
 /**
  * A JSON lines file: one JSON object per line, a number or nested arrays of numbers per key.
  * Example line: `{"user": "u7", "x": [0.5, 1.25], "y": 1}`.
+ *
+ * @example
+ * import { writeFileSync } from "node:fs";
+ * import { loadJsonlClients } from "fedtensor/lib";
+ * writeFileSync("clients.jsonl", '{"user": "u7", "x": [0.5, 1.25], "y": 1}\n{"user": "u8", "x": [2, 0], "y": 0}\n');
+ * const data = loadJsonlClients("clients.jsonl", { client: "user", fields: ["x", "y"], dtypes: { y: "int32" } });
  */
 export function loadJsonlClients<F extends string = string>(path: string, options: JsonlClientsOptions<F>): ClientDataset<F> {
   const lines = readText(path).split(/\r?\n/);
@@ -118,6 +141,11 @@ export function loadJsonlClients<F extends string = string>(path: string, option
 /**
  * safetensorsClients's options: the file, the tensor of client ids and the tensors that make each
  * field.
+ *
+ * @example
+ * import { loadSafetensorsClients, type SafetensorsClientsOptions } from "fedtensor/lib";
+ * const options: SafetensorsClientsOptions<"x" | "y"> = { client: "writer", fields: ["x", "y"] };
+ * const data = loadSafetensorsClients("femnist.safetensors", options);
  */
 export interface SafetensorsClientsOptions<F extends string> {
   /** The I32 tensor [N] of each example's client id (default "client"). */
@@ -130,6 +158,11 @@ export interface SafetensorsClientsOptions<F extends string> {
  * A safetensors file (as PyTorch, JAX or NumPy write it, and src/lib/run/safetensors.ts reads
  * it) of tensors whose axis 0 is the example, with an I32 tensor of each example's client id.
  * F32 tensors become float32 fields, I32 tensors int32 fields.
+ *
+ * @example
+ * import { loadSafetensorsClients } from "fedtensor/lib";
+ * // clients.safetensors holds F32 "x" [N, 784], I32 "y" [N] and I32 "client" [N], as numpy or torch wrote them.
+ * const data = loadSafetensorsClients("clients.safetensors", { client: "client", fields: ["x", "y"] });
  */
 export function loadSafetensorsClients<F extends string = string>(path: string, options: SafetensorsClientsOptions<F> = {}): ClientDataset<F> {
   const clientName = options.client ?? "client";

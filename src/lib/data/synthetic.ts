@@ -21,7 +21,7 @@ import { checkInteger } from "./options.js";
  * models and inputs differ, and the numbers of clients, features and classes.
  *
  * @example
- * const data = syntheticFedProx({ alpha: 1, beta: 1 } satisfies SyntheticOptions, new Rng(0)); // Synthetic(1, 1)
+ * const data = syntheticFedProx({ alpha: 1, beta: 1 } satisfies SyntheticOptions, Rng.fromSeed(0)); // Synthetic(1, 1)
  */
 export interface SyntheticOptions {
   /** How much the clients' models differ: u_k ~ N(0, alpha^2). The paper: 0, 0.5 or 1. */
@@ -40,7 +40,14 @@ export interface SyntheticOptions {
   readonly testFraction?: number;
 }
 
-/** One client's number of examples, the paper's power law: floor(lognormal(4, 2)) + 50. */
+/**
+ * One client's number of examples, the paper's power law: floor(lognormal(4, 2)) + 50.
+ *
+ * @example
+ * import { Rng, syntheticClientSize } from "fedtensor/lib";
+ * const rng = Rng.fromSeed(0);
+ * const sizes = Array.from({ length: 30 }, () => syntheticClientSize(rng)); // each >= 50, heavy-tailed
+ */
 export function syntheticClientSize(rng: Rng): number {
   return Math.floor(Math.exp(rng.normal(4, 2))) + 50;
 }
@@ -52,7 +59,14 @@ function checkScale(option: string, value: number): void {
 /** Draws `count` values ~ N(mean, std^2). */
 const normals = (rng: Rng, count: number, mean: number, std: number): Float64Array => Float64Array.from({ length: count }, () => rng.normal(mean, std));
 
-/** Synthetic(alpha, beta) as a federated data set (client ids "synthetic-000", ...). */
+/**
+ * Synthetic(alpha, beta) as a federated data set (client ids "synthetic-000", ...).
+ *
+ * @example
+ * import { Rng, syntheticFedProx } from "fedtensor/lib";
+ * const data = syntheticFedProx({ alpha: 0.5, beta: 0.5 }, Rng.fromSeed(0)); // Synthetic(0.5, 0.5): 30 clients, 60 features, 10 classes
+ * const iid = syntheticFedProx({ alpha: 0, beta: 0, iid: true }, Rng.fromSeed(0));
+ */
 export function syntheticFedProx(options: SyntheticOptions, rng: Rng): FederatedDataset<Float32Array> {
   const { alpha, beta, clients = 30, features = 60, classes = 10, iid = false, testFraction = 0.2 } = options;
   checkScale("alpha", alpha);

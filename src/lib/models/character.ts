@@ -43,7 +43,7 @@ function characterSpecs(sequenceLength: number, embedding: number, hidden: numbe
  * characterModel's parameter specs.
  *
  * @example
- * const init: HostParams<CharacterParams> = characterModel().init(new Rng(0));
+ * const init: HostParams<CharacterParams> = characterModel().init(Rng.fromSeed(0));
  */
 export type CharacterParams = ReturnType<typeof characterSpecs>;
 
@@ -56,7 +56,14 @@ function characterLogits(
   return add(matmul(relu(add(matmul(window, p.hidden), p.hiddenBias)), p.out), p.outBias);
 }
 
-/** The model for windows of `sequenceLength` character ids (int32 features). */
+/**
+ * The model for windows of `sequenceLength` character ids (int32 features).
+ *
+ * @example
+ * import { characterModel, fedAvgProgram } from "fedtensor/lib";
+ * const model = characterModel({ sequenceLength: 80, embedding: 8, hidden: 64 });
+ * const round = fedAvgProgram(model); // x is i32[S, B, 80] at the CLIENTS
+ */
 export function characterModel<const L extends number = 80>(
   options: CharacterModelOptions<L> = {},
 ): Model<CharacterParams, [L], Vocabulary, "int32"> {

@@ -29,7 +29,7 @@ const cnnSpecs = {
  * cnn's parameter specs: its convolution kernels, dense kernels and biases.
  *
  * @example
- * const init: HostParams<CnnParams> = cnn.init(new Rng(0));
+ * const init: HostParams<CnnParams> = cnn.init(Rng.fromSeed(0));
  */
 export type CnnParams = typeof cnnSpecs;
 

@@ -41,7 +41,7 @@ const mlpSpecs = {
  * mlp2nn's parameter specs: three dense layers' kernels and biases.
  *
  * @example
- * const init: HostParams<MlpParams> = mlp2nn.init(new Rng(0));
+ * const init: HostParams<MlpParams> = mlp2nn.init(Rng.fromSeed(0));
  */
 export type MlpParams = typeof mlpSpecs;
 

@@ -60,7 +60,7 @@ function lstmSpecs(embedding: number, hidden: number) {
  * lstmModel's parameter specs: the embedding, the LSTM's kernels and bias, and the output layer.
  *
  * @example
- * const init: HostParams<LstmParams> = lstmModel().init(new Rng(0));
+ * const init: HostParams<LstmParams> = lstmModel().init(Rng.fromSeed(0));
  */
 export type LstmParams = ReturnType<typeof lstmSpecs>;
 
@@ -91,7 +91,13 @@ function gateBias(hidden: number): HostParam {
   return bias;
 }
 
-/** The model for windows of `sequenceLength` character ids (int32 features). */
+/**
+ * The model for windows of `sequenceLength` character ids (int32 features).
+ *
+ * @example
+ * import { fedAvgProgram, lstmModel } from "fedtensor/lib";
+ * const round = fedAvgProgram(lstmModel({ sequenceLength: 80, hidden: 128 }));
+ */
 export function lstmModel<const L extends number = 80>(options: LstmModelOptions<L> = {}): Model<LstmParams, [L], Vocabulary, "int32"> {
   const { sequenceLength = 80 as L, embedding = 8, hidden = 128 } = options;
   return defineModel<LstmParams, [L], Vocabulary, "int32">({

@@ -75,7 +75,7 @@ function transformerSpecs(length: number, width: number, blocks: number, hidden:
  * feed-forward weights.
  *
  * @example
- * const init: HostParams<TransformerParams> = transformerModel().init(new Rng(0));
+ * const init: HostParams<TransformerParams> = transformerModel().init(Rng.fromSeed(0));
  */
 export type TransformerParams = ReturnType<typeof transformerSpecs>;
 type Params = Place<ValueOf<TransformerParams>, "member">;
@@ -175,7 +175,14 @@ const onesParam = (shape: number[]): HostParam => {
 /** Glorot-uniform [blocks, rows, columns] weights, each block's matrix with its own fans. */
 const stackedKernel = (rng: Rng, blocks: number, rows: number, columns: number) => glorotUniform(rng, [blocks, rows, columns], rows, columns);
 
-/** The model for windows of `sequenceLength` character ids (int32 features). */
+/**
+ * The model for windows of `sequenceLength` character ids (int32 features).
+ *
+ * @example
+ * import { fedAvgProgram, transformerModel } from "fedtensor/lib";
+ * const model = transformerModel({ sequenceLength: 80, width: 32, heads: 2, blocks: 2 });
+ * const round = fedAvgProgram(model);
+ */
 export function transformerModel<const L extends number = 80>(
   options: TransformerOptions<L> = {},
 ): Model<TransformerParams, [L], Vocabulary, "int32"> {

@@ -43,6 +43,15 @@ export interface SgdOptions {
  * Stochastic gradient descent. Plain: params - lr g. With momentum (PyTorch's SGD without
  * dampening, optax.sgd): buffer = momentum buffer + g, step along the buffer, or along
  * g + momentum buffer with Nesterov (Sutskever et al. 2013).
+ *
+ * @example
+ * import { f32, grad, program, square, sum } from "fedtensor";
+ * import { applyUpdates, sgd } from "fedtensor/lib";
+ * const opt = sgd(0.1, { momentum: 0.9 });
+ * const step = program({ w: f32([2]) }, ({ w }) => {
+ *   const [updates, state] = opt.update(grad((p: typeof w) => sum(square(p)))(w), opt.init(w));
+ *   return { w: applyUpdates(w, updates), state }; // w - 0.1 * 2w, and the momentum buffer
+ * });
  */
 export function sgd(learningRate: LearningRate): GradientTransformation<"count">;
 export function sgd(learningRate: LearningRate, options: SgdOptions): GradientTransformation<"trace">;
@@ -147,7 +156,13 @@ export interface AdamOptions {
   readonly initialAccumulator?: number;
 }
 
-/** Adam (Kingma & Ba 2015), as torch.optim.Adam without weight decay. */
+/**
+ * Adam (Kingma & Ba 2015), as torch.optim.Adam without weight decay.
+ *
+ * @example
+ * import { adam, fedAvgProgram, logistic } from "fedtensor/lib";
+ * const round = fedAvgProgram(logistic, { clientOptimizer: (lr) => adam(lr, { b1: 0.9, b2: 0.999 }) }); // clients train with Adam, fresh each round
+ */
 export function adam(learningRate: LearningRate, options: AdamOptions = {}): GradientTransformation<"moments"> {
   return scaleByMoments("adam", learningRate, "ema", { b1: 0.9, b2: 0.999, eps: 1e-8, biasCorrection: true, initialAccumulator: 0, ...options, weightDecay: 0 });
 }
@@ -155,12 +170,22 @@ export function adam(learningRate: LearningRate, options: AdamOptions = {}): Gra
 /**
  * AdamW (Loshchilov & Hutter 2019): Adam with decoupled weight decay, params shrink by
  * lr weightDecay params each step (torch.optim.AdamW; default weightDecay 0.01 as there).
+ *
+ * @example
+ * import { adamw, fedAvgProgram, transformerModel } from "fedtensor/lib";
+ * const round = fedAvgProgram(transformerModel(), { clientOptimizer: (lr) => adamw(lr, { weightDecay: 0.1 }) });
  */
 export function adamw(learningRate: LearningRate, options: AdamOptions & { readonly weightDecay?: number } = {}): GradientTransformation<"moments"> {
   return scaleByMoments("adamw", learningRate, "ema", { b1: 0.9, b2: 0.999, eps: 1e-8, biasCorrection: true, initialAccumulator: 0, weightDecay: 0.01, ...options });
 }
 
-/** Yogi (Zaheer et al. 2018): Adam whose nu moves by sign(nu - g2), additively; optax's defaults. */
+/**
+ * Yogi (Zaheer et al. 2018): Adam whose nu moves by sign(nu - g2), additively; optax's defaults.
+ *
+ * @example
+ * import { fedAvgProgram, logistic, yogi } from "fedtensor/lib";
+ * const round = fedAvgProgram(logistic, { clientOptimizer: (lr) => yogi(lr) });
+ */
 export function yogi(learningRate: LearningRate, options: AdamOptions = {}): GradientTransformation<"moments"> {
   return scaleByMoments("yogi", learningRate, "yogi", { b1: 0.9, b2: 0.999, eps: 1e-3, biasCorrection: true, initialAccumulator: 1e-6, ...options, weightDecay: 0 });
 }
@@ -180,7 +205,18 @@ export interface AdagradOptions {
   readonly initialAccumulator?: number;
 }
 
-/** Adagrad (Duchi et al. 2011): nu sums the squared gradients; torch.optim.Adagrad without lr decay. */
+/**
+ * Adagrad (Duchi et al. 2011): nu sums the squared gradients; torch.optim.Adagrad without lr decay.
+ *
+ * @example
+ * import { adagrad, applyUpdates } from "fedtensor/lib";
+ * import { f32, grad, program, square, sum } from "fedtensor";
+ * const opt = adagrad(0.5);
+ * const step = program({ w: f32([2]) }, ({ w }) => {
+ *   const [updates] = opt.update(grad((p: typeof w) => sum(square(p)))(w), opt.init(w));
+ *   return applyUpdates(w, updates); // one Adagrad step on |w|^2
+ * });
+ */
 export function adagrad(learningRate: LearningRate, options: AdagradOptions = {}): GradientTransformation<"moments"> {
   return scaleByMoments("adagrad", learningRate, "sum", { b1: 0, b2: 0, eps: 1e-10, initialAccumulator: 0, ...options, biasCorrection: false, weightDecay: 0 });
 }
@@ -198,7 +234,13 @@ export interface RmspropOptions {
   readonly eps?: number;
 }
 
-/** RMSProp (Tieleman & Hinton 2012): g / (sqrt(nu) + eps) with nu an average of g2; torch.optim.RMSprop without momentum. */
+/**
+ * RMSProp (Tieleman & Hinton 2012): g / (sqrt(nu) + eps) with nu an average of g2; torch.optim.RMSprop without momentum.
+ *
+ * @example
+ * import { fedAvgProgram, logistic, rmsprop } from "fedtensor/lib";
+ * const round = fedAvgProgram(logistic, { clientOptimizer: (lr) => rmsprop(lr, { decay: 0.9 }) });
+ */
 export function rmsprop(learningRate: LearningRate, { decay = 0.99, eps = 1e-8 }: RmspropOptions = {}): GradientTransformation<"moments"> {
   return scaleByMoments("rmsprop", learningRate, "ema", { b1: 0, b2: decay, eps, biasCorrection: false, initialAccumulator: 0, weightDecay: 0 });
 }
@@ -206,6 +248,10 @@ export function rmsprop(learningRate: LearningRate, { decay = 0.99, eps = 1e-8 }
 /**
  * Clipping by global norm (Pascanu et al. 2013; optax.clip_by_global_norm): the updates
  * scaled by maxNorm / ||updates|| when their norm over the whole tree exceeds maxNorm.
+ *
+ * @example
+ * import { chain, clipByGlobalNorm, fedAvgProgram, mlp2nn, sgd } from "fedtensor/lib";
+ * const round = fedAvgProgram(mlp2nn, { clientOptimizer: (lr) => chain(clipByGlobalNorm(1), sgd(lr)) }); // each local step's gradient clipped to norm 1
  */
 export function clipByGlobalNorm(maxNorm: number): GradientTransformation<"empty"> {
   requireHyper("clipByGlobalNorm maxNorm", maxNorm, (x) => x > 0, "> 0");

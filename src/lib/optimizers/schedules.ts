@@ -19,7 +19,13 @@ export function requireHyper(what: string, value: number, allowed: (x: number) =
 const positiveInteger = (what: string, value: number) => requireHyper(what, value, (x) => Number.isSafeInteger(x) && x > 0, "a positive integer");
 const fraction = (what: string, value: number) => requireHyper(what, value, (x) => x >= 0 && x <= 1, "in [0, 1]");
 
-/** The same rate at every step (a tensor at the count's placement, as every schedule's). */
+/**
+ * The same rate at every step (a tensor at the count's placement, as every schedule's).
+ *
+ * @example
+ * import { constantSchedule, joinSchedules, linearSchedule } from "fedtensor/lib";
+ * const warmThenFlat = joinSchedules([linearSchedule(0, 0.1, 100), constantSchedule(0.1)], [100]);
+ */
 export function constantSchedule(value: Rate): PlacedSchedule {
   return (count) => ops.add(ops.zerosLike(count), value);
 }
@@ -38,7 +44,13 @@ export interface ExponentialDecayOptions {
   readonly staircase?: boolean;
 }
 
-/** init * decayRate^(count / transitionSteps), the exponent floored with `staircase`. */
+/**
+ * init * decayRate^(count / transitionSteps), the exponent floored with `staircase`.
+ *
+ * @example
+ * import { exponentialDecay, sgd } from "fedtensor/lib";
+ * const opt = sgd(exponentialDecay(0.1, { transitionSteps: 10, decayRate: 0.5, staircase: true })); // 0.1, halved every 10 steps
+ */
 export function exponentialDecay(init: Rate, { transitionSteps, decayRate, staircase = false }: ExponentialDecayOptions): PlacedSchedule {
   positiveInteger("exponentialDecay transitionSteps", transitionSteps);
   requireHyper("exponentialDecay decayRate", decayRate, (x) => x > 0, "> 0");
@@ -50,7 +62,13 @@ export function exponentialDecay(init: Rate, { transitionSteps, decayRate, stair
   };
 }
 
-/** Step decay (PyTorch's StepLR): init * gamma^floor(count / stepSize). */
+/**
+ * Step decay (PyTorch's StepLR): init * gamma^floor(count / stepSize).
+ *
+ * @example
+ * import { sgd, stepDecay } from "fedtensor/lib";
+ * const opt = sgd(stepDecay(0.1, { stepSize: 30, gamma: 0.1 })); // torch's StepLR: 0.1, then 0.01 from step 30, ...
+ */
 export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: number; readonly gamma: number }): PlacedSchedule {
   return exponentialDecay(init, { transitionSteps: stepSize, decayRate: gamma, staircase: true });
 }
@@ -58,6 +76,13 @@ export function stepDecay(init: Rate, { stepSize, gamma }: { readonly stepSize: 
 /**
  * Cosine decay (Loshchilov & Hutter 2017, without restarts) from init to alpha * init over
  * decaySteps, then constant: init ((1 - alpha) (1 + cos(pi min(count, decaySteps) / decaySteps)) / 2 + alpha).
+ *
+ * @example
+ * import { f32, program } from "fedtensor";
+ * import { cosineDecay } from "fedtensor/lib";
+ * const schedule = cosineDecay(0.1, { decaySteps: 100, alpha: 0.01 });
+ * const rate = program({ count: f32([]) }, ({ count }) => schedule(count));
+ * console.log(await (await rate.run({ count: { shape: [], data: Float32Array.of(50) } })).data()); // about 0.0505: halfway down to 0.001
  */
 export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly decaySteps: number; readonly alpha?: number }): PlacedSchedule {
   positiveInteger("cosineDecay decaySteps", decaySteps);
@@ -69,7 +94,13 @@ export function cosineDecay(init: Rate, { decaySteps, alpha = 0 }: { readonly de
   };
 }
 
-/** A linear ramp from `from` to `to` over transitionSteps, then constant at `to`. */
+/**
+ * A linear ramp from `from` to `to` over transitionSteps, then constant at `to`.
+ *
+ * @example
+ * import { adam, linearSchedule } from "fedtensor/lib";
+ * const opt = adam(linearSchedule(1e-4, 1e-3, 500)); // from 1e-4 to 1e-3 over 500 steps, then 1e-3
+ */
 export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): PlacedSchedule {
   positiveInteger("linearSchedule transitionSteps", transitionSteps);
   return (count) => {
@@ -81,6 +112,11 @@ export function linearSchedule(from: Rate, to: Rate, transitionSteps: number): P
 /**
  * optax.join_schedules: schedules[i] from boundaries[i - 1] on, each counting its steps from
  * its own start. At the count's placement when every part is (the library's schedules).
+ *
+ * @example
+ * import { constantSchedule, cosineDecay, joinSchedules, sgd } from "fedtensor/lib";
+ * const schedule = joinSchedules([constantSchedule(0.1), cosineDecay(0.1, { decaySteps: 900 })], [100]); // flat for 100 steps, then cosine; the second counts from 0
+ * const opt = sgd(schedule);
  */
 export function joinSchedules(schedules: readonly PlacedSchedule[], boundaries: readonly number[]): PlacedSchedule;
 export function joinSchedules(schedules: readonly Schedule[], boundaries: readonly number[]): Schedule;
@@ -112,7 +148,13 @@ export interface WarmupCosineOptions {
   readonly alpha?: number;
 }
 
-/** Linear warm-up from 0 to `peak`, then cosine decay to alpha * peak (optax.warmup_cosine_decay_schedule). */
+/**
+ * Linear warm-up from 0 to `peak`, then cosine decay to alpha * peak (optax.warmup_cosine_decay_schedule).
+ *
+ * @example
+ * import { adamw, warmupCosineDecay } from "fedtensor/lib";
+ * const opt = adamw(warmupCosineDecay(1e-3, { warmupSteps: 100, decaySteps: 1000 }));
+ */
 export function warmupCosineDecay(peak: Rate, { warmupSteps, decaySteps, alpha = 0 }: WarmupCosineOptions): PlacedSchedule {
   positiveInteger("warmupCosineDecay warmupSteps", warmupSteps);
   requireHyper("warmupCosineDecay decaySteps", decaySteps, (x) => Number.isSafeInteger(x) && x > warmupSteps, `an integer > warmupSteps (${warmupSteps})`);

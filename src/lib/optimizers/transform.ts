@@ -21,10 +21,25 @@ import type { Place, Placement, Tensor, TreeLike } from "../../../types/tensor.j
 import { ops, type Value } from "../algorithms/loose.js";
 import type { ComputedFrom, JoinCheck, JoinedOf } from "../algorithms/placements.js";
 
-/** The number of steps taken: a float32 scalar at the (joined) placement of the parameters. */
+/**
+ * The number of steps taken: a float32 scalar at the (joined) placement of the parameters.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type StepCount } from "fedtensor/lib";
+ * type Count = StepCount<{ w: Tensor<[3], "float32", "member"> }>; // f32[] on the members: the count lives where the parameters do
+ */
 export type StepCount<P> = Tensor<[], "float32", JoinedOf<P>>;
 
-/** The state of each kind of transformation for parameters (or updates) P. */
+/**
+ * The state of each kind of transformation for parameters (or updates) P.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type StateKinds } from "fedtensor/lib";
+ * type Params = { w: Tensor<[3], "float32", "server"> };
+ * type Momentum = StateKinds<Params>["trace"]; // { count: f32[]@SERVER, trace: Params }
+ */
 export interface StateKinds<P> {
   /** No state: gradient clipping. */
   readonly empty: { readonly [key: string]: never };
@@ -39,10 +54,24 @@ export interface StateKinds<P> {
 /**
  * What state a gradient transformation keeps: a step count, a momentum trace, moments, or a tuple
  * of these for a chain.
+ *
+ * @example
+ * import { adam, chain, clipByGlobalNorm, type GradientTransformation, type StateKind } from "fedtensor/lib";
+ * const clippedAdam: GradientTransformation<readonly ["empty", "moments"]> = chain(clipByGlobalNorm(1), adam(1e-3));
+ * const kind: StateKind = ["empty", "moments"]; // the kinds of its parts' states
  */
 export type StateKind = keyof StateKinds<unknown> | readonly StateKind[];
 
-/** The state of a transformation of kind K for parameters P; a chain's is the tuple of its parts'. */
+/**
+ * The state of a transformation of kind K for parameters P; a chain's is the tuple of its parts'.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type OptimizerState } from "fedtensor/lib";
+ * type Params = { w: Tensor<[3], "float32", "server"> };
+ * type AdamState = OptimizerState<"moments", Params>; // { count, mu: Params, nu: Params }
+ * type ChainState = OptimizerState<["empty", "trace"], Params>; // clipByGlobalNorm then sgd with momentum: [{}, { count, trace }]
+ */
 export type OptimizerState<K extends StateKind, P> = K extends keyof StateKinds<unknown>
   ? StateKinds<P>[K]
   : K extends readonly unknown[]
@@ -77,18 +106,36 @@ export interface GradientTransformation<K extends StateKind> {
   ): Presumed<[Tainted<G, [S, P]>, Tainted<OptimizerState<K, G>, [G, S, P]>]>;
 }
 
-/** A tree with G's structure, shapes and dtypes, at any placement. */
+/**
+ * A tree with G's structure, shapes and dtypes, at any placement.
+ *
+ * @example
+ * import { type Tensor } from "fedtensor";
+ * import { type Like } from "fedtensor/lib";
+ * type Grads = { w: Tensor<[3], "float32", "server"> };
+ * const atAnyPlacement: Like<Grads>["w"]["shape"] = [3]; // Grads' structure, shapes and dtypes at any placement
+ */
 export type Like<G> = Place<G, Placement>;
 
 /**
  * A learning rate as a function of the step count (the count before this step: 0 first), as a
  * user writes one: its placement is not known statically (tracing checks it).
+ *
+ * @example
+ * import { div, maximum, sqrt } from "fedtensor";
+ * import { sgd, type Schedule } from "fedtensor/lib";
+ * const inverseSqrt: Schedule = (count) => div(0.1, sqrt(maximum(count, 1))); // 0.1 / sqrt(t)
+ * const opt = sgd(inverseSqrt);
  */
 export type Schedule = (count: Tensor<[], "float32", Placement>) => Tensor<[], "float32", Placement>;
 
 /**
  * A schedule whose rate is at its count's placement, as the library's are: a count inside
  * map's function on private members gives a private rate. Every PlacedSchedule is a Schedule.
+ *
+ * @example
+ * import { exponentialDecay, type PlacedSchedule } from "fedtensor/lib";
+ * const schedule: PlacedSchedule = exponentialDecay(0.1, { transitionSteps: 100, decayRate: 0.9 }); // a rate at its count's placement
  */
 export type PlacedSchedule = <P extends Placement>(count: Tensor<[], "float32", P>) => Tensor<[], "float32", P>;
 
@@ -103,7 +150,14 @@ export type LocalRate = PublicOnly<
   Tensor<[], "float32", "member-private">
 >;
 
-/** A learning rate: a number, a traced local scalar (a program input), or a schedule. */
+/**
+ * A learning rate: a number, a traced local scalar (a program input), or a schedule.
+ *
+ * @example
+ * import { cosineDecay, sgd, type LearningRate } from "fedtensor/lib";
+ * const rates: LearningRate[] = [0.1, cosineDecay(0.1, { decaySteps: 100 })]; // or a program's local f32[] input
+ * const optimizers = rates.map((rate) => sgd(rate));
+ */
 export type LearningRate = number | LocalRate | Schedule;
 
 /** A transformation written on untyped traced values; `typed` gives it its static type. */
@@ -143,6 +197,15 @@ export function chain<const K extends readonly StateKind[]>(...transformations: 
 /**
  * The parameters moved by the updates: params + updates (optax.apply_updates), at their joined
  * placement (private updates give private parameters).
+ *
+ * @example
+ * import { f32, grad, program, square, sum } from "fedtensor";
+ * import { adam, applyUpdates } from "fedtensor/lib";
+ * const opt = adam(0.01);
+ * const step = program({ w: f32([4]) }, ({ w }) => {
+ *   const [updates] = opt.update(grad((p: typeof w) => sum(square(p)))(w), opt.init(w), w);
+ *   return applyUpdates(w, updates); // w + updates, as optax.apply_updates
+ * });
  */
 export function applyUpdates<P extends TreeLike, U extends Like<P>>(params: Validate<P, JoinCheck<"applyUpdates", [P, U]>>, updates: U): Presumed<ComputedFrom<P, [P, U]>> {
   return ops.add(params, updates);

@@ -61,6 +61,7 @@ export interface DpFedAvgSpent {
  * noise multiplier `noiseMultiplier`, each of `drawsPerRelease` normal draws.
  *
  * @example
+ * import { dpFedAvgEpsilon, type ComposedGaussian } from "fedtensor/lib";
  * // 100 rounds and 10 DP histograms of 10 bins at noise 5 (per-client evaluation's releases).
  * const spent = dpFedAvgEpsilon({ samplingRate: 0.01, noiseMultiplier: 1.1, noiseDrawsPerRound: 7850, samplerDeltaPerDraw: 0 }, 100, 1e-5, { noiseMultiplier: 5, releases: 10, drawsPerRelease: 10 } satisfies ComposedGaussian);
  */
@@ -70,7 +71,14 @@ export interface ComposedGaussian {
   readonly drawsPerRelease: number;
 }
 
-/** (epsilon, delta)-DP after `rounds` rounds (and the `composed` releases): epsilon at `delta` in all, the sampler's share included. */
+/**
+ * (epsilon, delta)-DP after `rounds` rounds (and the `composed` releases): epsilon at `delta` in all, the sampler's share included.
+ *
+ * @example
+ * import { dpFedAvgEpsilon } from "fedtensor/lib";
+ * const spent = dpFedAvgEpsilon({ samplingRate: 100 / 1000, noiseMultiplier: 1, noiseDrawsPerRound: 0, samplerDeltaPerDraw: 0 }, 100, 1e-5);
+ * console.log(spent.epsilon); // examples/dp-fedavg-mnist.json's run: q = 0.1, z = 1, 100 rounds
+ */
 export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number, composed?: ComposedGaussian): DpFedAvgSpent {
   const { noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
   if (!(Number.isInteger(draws) && draws >= 0)) throw ftError("FT305", { option: "noiseDrawsPerRound", why: `${draws} given; a count of draws is an integer >= 0` });
@@ -98,6 +106,11 @@ export function dpFedAvgEpsilon(mechanism: DpFedAvgMechanism, rounds: number, de
  * with each round's noise draws' total variation (draws x per-draw bound) folded into that
  * round's PLD rather than charged to the whole run at e^eps (pmf.ts pldFromCurve), so that
  * epsilon stays a number however large it is. Memoised: a run asks after every round.
+ *
+ * @example
+ * import { dpFedAvgEpsilon, dpFedAvgPldEpsilon } from "fedtensor/lib";
+ * const mechanism = { samplingRate: 0.1, noiseMultiplier: 1, noiseDrawsPerRound: 0, samplerDeltaPerDraw: 0 };
+ * console.log(dpFedAvgPldEpsilon(mechanism, 100, 1e-5), dpFedAvgEpsilon(mechanism, 100, 1e-5).epsilon); // the PLD's epsilon is the smaller
  */
 export function dpFedAvgPldEpsilon(mechanism: DpFedAvgMechanism, rounds: number, delta: number): number {
   const { samplingRate: q, noiseMultiplier: z, noiseDrawsPerRound: draws, samplerDeltaPerDraw: perDraw } = mechanism;
@@ -120,6 +133,11 @@ const pldEpsilons = new Map<string, number>();
  * (std sigma_b, sensitivity 1/2) and the update: z_delta = (z^-2 - (2 sigma_b)^-2)^(-1/2), so
  * the round is as private as one Gaussian mechanism of multiplier z. Undefined when sigma_b is
  * too small for z (the count alone would spend the budget).
+ *
+ * @example
+ * import { dpNoiseSplit } from "fedtensor/lib";
+ * console.log(dpNoiseSplit(1, 5)); // about 1.005: the update's multiplier when the clipped count takes sigma_b = 5
+ * console.log(dpNoiseSplit(1, 0.4)); // undefined: the count alone would spend the round's budget
  */
 export function dpNoiseSplit(noiseMultiplier: number, countStddev: number): number | undefined {
   if (noiseMultiplier === 0) return 0;

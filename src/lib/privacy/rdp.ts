@@ -16,7 +16,13 @@
  */
 import { ftError } from "../../errors/error.js";
 
-/** The orders TF Privacy's compute_dp_sgd_privacy and Opacus use by default. */
+/**
+ * The orders TF Privacy's compute_dp_sgd_privacy and Opacus use by default.
+ *
+ * @example
+ * import { DEFAULT_RDP_ORDERS } from "fedtensor/lib";
+ * console.log(DEFAULT_RDP_ORDERS.length, DEFAULT_RDP_ORDERS[0], DEFAULT_RDP_ORDERS.at(-1)); // 151 orders from 1.1 to 63
+ */
 export const DEFAULT_RDP_ORDERS: readonly number[] = [
   ...Array.from({ length: 99 }, (_, i) => 1 + (i + 1) / 10),
   ...Array.from({ length: 52 }, (_, i) => 12 + i),
@@ -144,7 +150,14 @@ function rdpOneStep(q: number, sigma: number, alpha: number): number {
   return logA / (alpha - 1);
 }
 
-/** RDP of `steps` compositions of the sampled Gaussian mechanism, one value per order (orders > 1). */
+/**
+ * RDP of `steps` compositions of the sampled Gaussian mechanism, one value per order (orders > 1).
+ *
+ * @example
+ * import { computeRdp, DEFAULT_RDP_ORDERS, rdpToEpsilon } from "fedtensor/lib";
+ * const rdp = computeRdp({ samplingRate: 0.01, noiseMultiplier: 1.1, steps: 1000 });
+ * console.log(rdpToEpsilon(DEFAULT_RDP_ORDERS, rdp, 1e-5).epsilon); // epsilon at delta 1e-5 after 1000 steps
+ */
 export function computeRdp(mechanism: SampledGaussian, orders: readonly number[] = DEFAULT_RDP_ORDERS): number[] {
   checkMechanism(mechanism);
   for (const alpha of orders) {
@@ -153,7 +166,15 @@ export function computeRdp(mechanism: SampledGaussian, orders: readonly number[]
   return orders.map((alpha) => rdpOneStep(mechanism.samplingRate, mechanism.noiseMultiplier, alpha) * mechanism.steps);
 }
 
-/** The smallest epsilon over the orders for which (epsilon, delta)-DP follows from the RDP curve. */
+/**
+ * The smallest epsilon over the orders for which (epsilon, delta)-DP follows from the RDP curve.
+ *
+ * @example
+ * import { computeRdp, rdpToEpsilon } from "fedtensor/lib";
+ * const orders = [2, 4, 8, 16, 32];
+ * const spent = rdpToEpsilon(orders, computeRdp({ samplingRate: 0.1, noiseMultiplier: 1, steps: 100 }, orders), 1e-5, "classic");
+ * console.log(spent.epsilon, spent.order); // the best epsilon among these orders, and which order gave it
+ */
 export function rdpToEpsilon(
   orders: readonly number[],
   rdp: readonly number[],

@@ -20,14 +20,36 @@ import { join } from "node:path";
 import { ftError } from "../../errors/error.js";
 import { writeFileAtomic } from "../run/atomic-file.js";
 
-/** The file in a run folder that holds the run's secret. */
+/**
+ * The file in a run folder that holds the run's secret.
+ *
+ * @example
+ * import { existsSync } from "node:fs";
+ * import { join } from "node:path";
+ * import { SECRET_FILE } from "fedtensor/lib";
+ * console.log(existsSync(join("runs/dp", SECRET_FILE))); // a DP run's folder holds its secret.key (mode 0600)
+ */
 export const SECRET_FILE = "secret.key";
 const SECRET_BYTES = 32;
 
-/** What a secret key is for: each purpose derives its own key. */
+/**
+ * What a secret key is for: each purpose derives its own key.
+ *
+ * @example
+ * import { RunSecret, type SecretPurpose } from "fedtensor/lib";
+ * const purpose: SecretPurpose = "secure-masks";
+ * const maskKey = RunSecret.generate().roundKey(purpose, 0); // round 0's key for the secure sum's masks
+ */
 export type SecretPurpose = "dp-noise" | "secure-masks" | "distributed-dp" | "evaluation" | "personalization";
 
-/** Uniform numbers in [0, 1): what cohort sampling draws from (an Rng is one too). */
+/**
+ * Uniform numbers in [0, 1): what cohort sampling draws from (an Rng is one too).
+ *
+ * @example
+ * import { poissonCohort, Rng, RunSecret, type UniformSource } from "fedtensor/lib";
+ * const sources: UniformSource[] = [RunSecret.generate().cohortStream(0), Rng.fromSeed(0)]; // a secret stream (DP), or a seeded one (research)
+ * const cohorts = sources.map((source) => poissonCohort(100, 0.1, source));
+ */
 export interface UniformSource {
   float(): number;
 }

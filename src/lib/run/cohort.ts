@@ -73,9 +73,9 @@ export function secureGroups(clients: Int32Array, stepsOf: (client: number) => n
 export const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });
 
 /** Whether a program can be streamed: it has a MapReduce form (a robust stage's whole-cohort comparison has none). */
-function streamable(ir: ProgramIR, cohortSize: number): boolean {
+function streamable(ir: ProgramIR, cohortSize: number, keepClientOutputs: boolean): boolean {
   try {
-    cachedForm(ir, cohortSize);
+    cachedForm(ir, cohortSize, keepClientOutputs);
     return true;
   } catch (error) {
     if (error instanceof FedTensorError && ["FT313", "FT314", "FT315"].includes(error.code)) return false;
@@ -87,6 +87,12 @@ function streamable(ir: ProgramIR, cohortSize: number): boolean {
 export interface ChunkEngine {
   /** The partial accumulators of `chunks` of a round of `form`, whose program's inputs are laid out as `inputTree`. */
   partials(form: MapReduceForm, inputTree: TreeDef, chunks: readonly PlacedChunk[]): RemoteChunks<tf.Tensor>;
+  /**
+   * Its chunks run at the clients themselves (fedtensor serve), which keep the program's CLIENTS
+   * outputs as their state: the round's result leaves them out, and the state inputs the runner
+   * gives are only where a client without state starts.
+   */
+  readonly keepsClientState?: boolean;
 }
 
 /**
@@ -170,8 +176,9 @@ export async function runOnCohort(
   settings: CohortRunSettings,
 ): Promise<unknown> {
   if (!Number.isInteger(settings.chunkClients) || settings.chunkClients < 1) throw ftError("FT305", { option: "chunkClients", why: `expected a whole number of clients of at least 1, got ${settings.chunkClients}` });
-  const streams = streamable(program.ir, sample.clients.length);
-  const least = Math.max(settings.groupMin ?? 0, streams ? cachedForm(program.ir, sample.clients.length).secureGroupMin : 0);
+  const kept = settings.engine?.keepsClientState === true;
+  const streams = streamable(program.ir, sample.clients.length, kept);
+  const least = Math.max(settings.groupMin ?? 0, streams ? cachedForm(program.ir, sample.clients.length, kept).secureGroupMin : 0);
   const stepsOf = (client: number) => sample.steps(client);
   // A round with a secure sum (or a group minimum) is cut into groups of at least its minClients; the others into bucketed chunks.
   const chunks = least > 0 ? secureGroups(sample.clients, stepsOf, settings.chunkClients, least) : cohortChunks(sample.clients, stepsOf, settings.chunkClients);
@@ -192,10 +199,12 @@ export async function runOnCohort(
       positions: positions[k]!,
       perClient: perClientSlice(sent, positions[k]!),
       drawn: Object.fromEntries(drawn.map(([name, input]) => [name, [chunk.clients.length, ...input.shape.slice(1)]])),
-      ...(settings.clientState === undefined ? {} : { state: stateOf(positions[k]!)! }),
+      ...(settings.clientState === undefined || kept ? {} : { state: stateOf(positions[k]!)! }),
     }));
-    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length), program.ir.inputTree, placed);
-    return runStreamed(program.ir, { inputs: serverInputs, cohortSize: sample.clients.length, chunks: [], positions: (k) => positions[k]! }, settings.options, true, remote);
+    const remote = settings.engine.partials(cachedForm(program.ir, sample.clients.length, kept), program.ir.inputTree, placed);
+    // Served clients keep their own state: the stacked states are only where one without state starts, shared with the round's inputs.
+    const shared = kept && settings.clientState !== undefined ? { ...serverInputs, [settings.clientState.input]: settings.clientState.rows } : serverInputs;
+    return runStreamed(program.ir, { inputs: shared, cohortSize: sample.clients.length, chunks: [], positions: (k) => positions[k]!, keptAtClients: kept }, settings.options, true, remote);
   }
   // Streamed even as one chunk: the whole-cohort program sums in another order, so only the
   // streamed form gives the bits that a run whose chunks go to workers gives (docs/distributed.md).

@@ -191,8 +191,9 @@ export function aggregatedRunner(algorithm: AlgorithmRound, aggregator: Aggregat
       const clientState = kept === undefined ? undefined : { input: kept.input, rows: stackedStates(state.clients, sample.clients, await kept.initial(state.params)) };
       const out = (await runRound(algorithm, aggregator, serverInputs, sample, sample === cohort, cfg, at, secret, clientState)) as Outputs;
       if (kept !== undefined) {
-        // The stand-in member of an empty cohort is no client: its state is dropped.
-        if (sample === cohort) await stageOutputs(state.clients, sample.clients, out[kept.input] as Record<string, TfTensor>);
+        // The stand-in member of an empty cohort is no client: its state is dropped. Served
+        // clients (an engine that keeps client state) keep theirs: the result has none.
+        if (sample === cohort && out[kept.input] !== undefined) await stageOutputs(state.clients, sample.clients, out[kept.input] as Record<string, TfTensor>);
         tf.dispose(out[kept.input] as never);
       }
       for (const name of algorithm.unused ?? []) tf.dispose(out[name] as never);
