@@ -21,12 +21,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SecAggRounds, encodeMessage, type ClientMessage } from "../../src/deploy/secagg/index.js";
-import { toBase64 } from "../../src/deploy/secagg/codec.js";
-import { PROTOCOL } from "../../src/deploy/secagg/keys.js";
 import type { Member } from "../../src/deploy/server/clients.js";
 import { SecureSum } from "../../src/deploy/server/secure.js";
 import { deadline } from "../helpers/deadline.js";
-import { ids, rawMessage } from "./secagg-helpers.js";
+import { SECAGG_STEPS as STEPS, fuzzedSecAggMessage } from "./secagg-arbitraries.js";
+import { ids } from "./secagg-helpers.js";
 
 const LENGTH = 8;
 const BITS = 16;
@@ -34,42 +33,10 @@ const ROUND = 1;
 const MEMBERS = ids(4);
 const FUZZER = MEMBERS[3]!;
 const HOUR = 3_600_000;
-const STEPS = ["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmask"] as const;
 
 const bodyOf = (frame: Uint8Array): Uint8Array => frame.subarray(4 + new DataView(frame.buffer, frame.byteOffset).getUint32(0, true));
 
-/** One fuzzed message's bytes, from the client schemas (valid and invalid fields), never a well-formed contribution (above). */
-function fuzzedMessage(): fc.Arbitrary<Uint8Array> {
-  const bytes = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map(toBase64);
-  const key = fc.oneof(bytes(32), bytes(64), bytes(31), fc.string({ maxLength: 50 }));
-  const id = fc.oneof(fc.constantFrom(...MEMBERS, "client-999"), fc.string({ maxLength: 140 }));
-  const header = {
-    protocol: fc.oneof({ weight: 8, arbitrary: fc.constant(PROTOCOL) }, { weight: 1, arbitrary: fc.constantFrom("fedtensor-secagg+/3", "") }),
-    round: fc.oneof({ weight: 8, arbitrary: fc.constant(ROUND) }, { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.constant(-1)) }),
-    from: fc.oneof({ weight: 4, arbitrary: fc.constant(FUZZER) }, { weight: 1, arbitrary: id }),
-  };
-  const share = fc.record({ of: id, share: fc.oneof(bytes(33), key) });
-  const json = fc.oneof(
-    fc.record({ ...header, step: fc.constant("advertise-keys"), encryption_key: key, masking_key: key, identity_key: key, signature: key }),
-    fc.record({ ...header, step: fc.constant("share-keys"), seed_commitments: fc.array(key, { maxLength: 3 }), shares: fc.array(fc.record({ to: id, nonce: fc.oneof(bytes(12), key), ciphertext: fc.oneof(bytes(98), key) }), { maxLength: 6 }).filter((s) => s.length !== MEMBERS.length - 1) }),
-    fc.record({ ...header, step: fc.constant("consistency-check"), signature: key }),
-    fc.record({ ...header, step: fc.constant("unmask"), seed_shares: fc.array(share, { maxLength: 5 }), key_shares: fc.array(share, { maxLength: 5 }), pair_seeds: fc.array(fc.record({ of: id, seed: key }), { maxLength: 3 }) }),
-    fc.record({ ...header, step: fc.oneof(fc.constantFrom(...STEPS, "setup"), fc.string({ maxLength: 20 })) }),
-  );
-  // Extra fields, which the strict schemas refuse.
-  const withExtra = fc.tuple(json, fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 })).map(([m, extra]) => ({ ...extra, ...m }));
-  const masked = fc
-    .tuple(fc.record({ ...header, step: fc.constant("masked-input"), dtype: fc.constantFrom("uint32", "float32"), length: fc.oneof(fc.constant(LENGTH), fc.integer()) }), fc.uint8Array({ maxLength: 64 }))
-    .filter(([, tail]) => tail.length !== 4 * LENGTH)
-    .map(([m, tail]) => rawMessage(JSON.stringify(m), tail));
-  const encoded = fc.oneof(json, withExtra).map((m) => rawMessage(JSON.stringify(m)));
-  return fc.oneof(
-    { weight: 6, arbitrary: encoded },
-    { weight: 2, arbitrary: masked },
-    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }) },
-    { weight: 1, arbitrary: encoded.chain((m) => fc.integer({ min: 0, max: m.length - 1 }).map((n) => m.subarray(0, n))) },
-  );
-}
+const fuzzedMessage = () => fuzzedSecAggMessage({ round: ROUND, members: MEMBERS, fuzzer: FUZZER, length: LENGTH, neighbourCounts: [MEMBERS.length - 1] });
 
 /**
  * What the fuzzer does at one step: messages before and after its answer, and the answer sent

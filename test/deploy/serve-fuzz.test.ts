@@ -25,7 +25,7 @@ import { deadline } from "../helpers/deadline.js";
 import { tempDir } from "../run/temp-dir.js";
 import { withOption } from "./browser-helpers.js";
 import { rawClient } from "./raw-client.js";
-import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { honestData, serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -35,19 +35,6 @@ const ROUNDS = 5;
 /** Fuzzed connections per run: bounded, so that the test takes about a minute. */
 const RUNS = 60;
 const ADMIN = "fuzz-admin-token-0123456789abcdef";
-
-/** Client `index`'s examples: 4 copies of one synthetic 28x28 image, labelled `index`. */
-function honestData(dir: string, index: number): string {
-  const image = Float32Array.from({ length: 784 }, (_, i) => ((i * (index + 3)) % 17) / 17);
-  const x = new Float32Array(4 * 784);
-  for (let copy = 0; copy < 4; copy++) x.set(image, copy * 784);
-  const path = join(dir, `client-${index}.rec`);
-  writeFileSync(path, encodeRecord(new Map([
-    ["x", { dtype: "float32", shape: [4, 784], data: x }],
-    ["y", { dtype: "int32", shape: [4], data: Int32Array.of(index, index, index, index) }],
-  ] as const)));
-  return path;
-}
 
 interface Served {
   readonly out: string;

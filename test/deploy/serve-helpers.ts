@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { cli } from "../run/cli.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -71,3 +72,19 @@ export async function serverUrl(server: Process): Promise<string> {
 
 export const startClient = (url: string, token: string, index: number, ...extra: string[]) =>
   startProcess(["client", "--server", url, "--token", token, "--dataset", "mnist", "--client-index", String(index), "--max-backoff", "1", ...extra]);
+
+/**
+ * Client `index`'s examples, a record file in `dir`: 4 copies of one synthetic 28x28 image,
+ * labelled `index`, so that the client's CSPRNG shuffle cannot change what it computes.
+ */
+export function honestData(dir: string, index: number): string {
+  const image = Float32Array.from({ length: 784 }, (_, i) => ((i * (index + 3)) % 17) / 17);
+  const x = new Float32Array(4 * 784);
+  for (let copy = 0; copy < 4; copy++) x.set(image, copy * 784);
+  const path = join(dir, `client-${index}.rec`);
+  writeFileSync(path, encodeRecord(new Map([
+    ["x", { dtype: "float32", shape: [4, 784], data: x }],
+    ["y", { dtype: "int32", shape: [4], data: Int32Array.of(index, index, index, index) }],
+  ] as const)));
+  return path;
+}
