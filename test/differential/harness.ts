@@ -46,7 +46,10 @@ async function runOptimised(g: GeneratedProgram, backend: Backend): Promise<Host
   const before = tf.memory().numTensors;
   const second = await runOnce(g, backend);
   const leaked = tf.memory().numTensors - before;
-  if (leaked !== 0) throw report(g, `a run on ${backend} left ${leaked} tensors behind after its outputs were disposed`);
+  // Tensor counts are the process's: with test files sharing a worker (vitest isolate: false), a
+  // file before this one may still free tensors of its own during the run (seen: -77), which
+  // is no leak of this run; a leak shows as a count above zero.
+  if (leaked > 0) throw report(g, `a run on ${backend} left ${leaked} tensors behind after its outputs were disposed`);
   if (JSON.stringify(second) !== JSON.stringify(first)) {
     const changed = differences(second, first).join("\n") || "(differences below the tolerance)";
     throw report(g, `two runs on ${backend} gave different outputs (second vs first):\n${changed}`);
