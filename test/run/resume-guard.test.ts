@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from "nod
 import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { checkpointFileName } from "../../src/lib/run/checkpoint.js";
-import { cli, metricsRows, runCli, stackLine } from "./cli.js";
+import { cli, inProcessCli, metricsRows, runCli, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -44,33 +44,34 @@ describe("another run's checkpoint under this run's name", () => {
     return out;
   }
 
-  function refused(out: string, message: RegExp): void {
+  /** The refusal comes before any data is read: through the CLI's main in this process, no process start-up. */
+  async function refused(out: string, message: RegExp): Promise<void> {
     const before = readFileSync(join(out, "metrics.jsonl"), "utf8");
-    const run = runCli(args(out, 11, "--resume", "--rounds", "6"), 120_000);
-    expect(run.status, run.stdout).toBe(1);
-    expect(run.stderr).toMatch(message);
-    expect(run.stderr).not.toMatch(stackLine);
+    const run = await inProcessCli(args(out, 11, "--resume", "--rounds", "6"));
+    expect(run.status, run.output).toBe(1);
+    expect(run.output).toMatch(message);
+    expect(run.output).not.toMatch(stackLine);
     // Nothing of the run's history is touched.
     expect(readFileSync(join(out, "metrics.jsonl"), "utf8")).toBe(before);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4]);
   }
 
-  test("a round-2 checkpoint named for round 4: FT304, the round inside against the name", () => {
+  test("a round-2 checkpoint named for round 4: FT304, the round inside against the name", async () => {
     const out = swapped("ft-guard-round-", 2, 4);
-    refused(out, new RegExp(`FT304: ${join(out, checkpointFileName(4))}: holds the state after round 2, not round 4 as its name says.*--overwrite`));
+    await refused(out, new RegExp(`FT304: ${join(out, checkpointFileName(4))}: holds the state after round 2, not round 4 as its name says.*--overwrite`));
   }, deadline(120_000));
 
-  test("another seed's round-4 checkpoint: FT304 naming the checkpoint it disagrees with", () => {
+  test("another seed's round-4 checkpoint: FT304 naming the checkpoint it disagrees with", async () => {
     const out = swapped("ft-guard-config-", 4, 4);
     const other = join(out, checkpointFileName(2)).replace(/[.]/g, "\\.");
-    refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its config differs from that of ${other}: --seed 7 against 11: it is not this run's checkpoint`));
+    await refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its config differs from that of ${other}: --seed 7 against 11: it is not this run's checkpoint`));
   }, deadline(120_000));
 
-  test("with one checkpoint kept, the metrics row of its round tells them apart", () => {
+  test("with one checkpoint kept, the metrics row of its round tells them apart", async () => {
     const lone11 = completed(tempDir("ft-guard-lone-"), 11, "--keep-checkpoints", "1");
     const out = swapped("ft-guard-row-", 4, 4, lone11);
     expect(readdirSync(out).filter((name) => name.startsWith("checkpoint-"))).toEqual([checkpointFileName(4)]);
-    refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its round 4 is \\{"round":4,.*but ${join(out, "metrics.jsonl").replace(/[.]/g, "\\.")} has \\{"round":4,`));
+    await refused(out, new RegExp(`FT304: .*${checkpointFileName(4)}: its round 4 is \\{"round":4,.*but ${join(out, "metrics.jsonl").replace(/[.]/g, "\\.")} has \\{"round":4,`));
   }, deadline(120_000));
 
   test("rows after the resumed round are set aside, not deleted, and trained again to the same values", () => {
@@ -111,9 +112,9 @@ describe("a run killed before its first checkpoint", () => {
     const early = metricsRows(out).length;
     expect(early).toBeGreaterThanOrEqual(2);
 
-    const rerun = runCli(args(out, 5), 60_000);
+    const rerun = await inProcessCli(args(out, 5));
     expect(rerun.status).toBe(2);
-    expect(rerun.stderr).toMatch(/FT305: --out: .* holds another run .*give --resume to continue it or --overwrite to replace it/);
+    expect(rerun.output).toMatch(/FT305: --out: .* holds another run .*give --resume to continue it or --overwrite to replace it/);
 
     const resumed = runCli(args(out, 5, "--resume", "--rounds", "3"), 120_000);
     expect(resumed.status, resumed.stderr).toBe(0);
@@ -125,8 +126,8 @@ describe("a run killed before its first checkpoint", () => {
 
     // A folder whose checkpoints are all gone: both ways forward are named.
     for (const name of readdirSync(out)) if (name.startsWith("checkpoint-")) rmSync(join(out, name));
-    const none = runCli(args(out, 5, "--resume"), 60_000);
+    const none = await inProcessCli(args(out, 5, "--resume"));
     expect(none.status).toBe(1);
-    expect(none.stderr).toContain(`FT304: ${out}: --resume found no checkpoint there; run without --resume to start it, adding --overwrite if the folder holds another run's files`);
+    expect(none.output).toContain(`FT304: ${out}: --resume found no checkpoint there; run without --resume to start it, adding --overwrite if the folder holds another run's files`);
   }, deadline(240_000));
 });
