@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { loadLatestCheckpoint } from "../../src/lib/run/checkpoint.js";
-import { metricsRows, runCli, smallRun, stackLine } from "./cli.js";
+import { inProcessCli, metricsRows, runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -36,30 +36,38 @@ function mountTmpfs(options: string): { dir: string } | { reason: string } {
   return { dir };
 }
 
-function expectFileFault(run: ReturnType<typeof runCli>, message: string): void {
-  expect(run.status, run.stderr).toBe(1);
-  expect(run.stderr).toContain(`fedtensor run: FT307: ${message}`);
-  expect(run.stderr).not.toMatch(stackLine);
+/** FT307 with `message`, exit status 1, no stack trace. */
+function expectFault(status: number | null, output: string, message: string): void {
+  expect(status, output).toBe(1);
+  expect(output).toContain(`fedtensor run: FT307: ${message}`);
+  expect(output).not.toMatch(stackLine);
+}
+
+/** The same for a run refused before any data is read, through the CLI's main in this process (no process start-up). */
+async function expectFileFault(args: string[], message: string): Promise<void> {
+  const run = await inProcessCli(args);
+  expectFault(run.status, run.output, message);
 }
 
 describe("a new run in a folder that holds another run", () => {
-  test("is FT305 unless --resume or --overwrite; --overwrite deletes the old run's files and nothing else", () => {
+  test("is FT305 unless --resume or --overwrite; --overwrite deletes the old run's files and nothing else", async () => {
     const out = tempDir("ft-old-run-");
     expect(runCli(smallRun(out, "--rounds", "3")).status).toBe(0);
     writeFileSync(join(out, "notes.txt"), "mine");
 
-    const again = runCli(smallRun(out, "--rounds", "2", "--seed", "1"));
+    // The refusals come before any data is read: through the CLI's main in this process.
+    const again = await inProcessCli(smallRun(out, "--rounds", "2", "--seed", "1"));
     expect(again.status).toBe(2);
-    expect(again.stderr).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 5 more); give --resume to continue it or --overwrite to replace it`);
+    expect(again.output).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 5 more); give --resume to continue it or --overwrite to replace it`);
     // Its own why and fix, not FT305's general ones about unknown options.
-    expect(again.stderr).toContain("why: The output folder already holds another run's files");
-    expect(again.stderr).toContain("fix: Give --resume to continue that run, --overwrite to replace its files, or another folder with --out.");
-    expect(again.stderr).not.toContain("unknown or has a value outside its range");
+    expect(again.output).toContain("why: The output folder already holds another run's files");
+    expect(again.output).toContain("fix: Give --resume to continue that run, --overwrite to replace its files, or another folder with --out.");
+    expect(again.output).not.toContain("unknown or has a value outside its range");
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3]);
 
-    const both = runCli(smallRun(out, "--resume", "--overwrite"));
+    const both = await inProcessCli(smallRun(out, "--resume", "--overwrite"));
     expect(both.status).toBe(2);
-    expect(both.stderr).toContain("--resume continues the run in --out, --overwrite deletes it: give one");
+    expect(both.output).toContain("--resume continues the run in --out, --overwrite deletes it: give one");
 
     const replaced = runCli(smallRun(out, "--rounds", "2", "--seed", "1", "--overwrite"));
     expect(replaced.status, replaced.stderr).toBe(0);
@@ -69,20 +77,20 @@ describe("a new run in a folder that holds another run", () => {
 });
 
 describe("file faults are FT307, never a stack trace", () => {
-  test("the output folder is a file, or under one", () => {
+  test("the output folder is a file, or under one", async () => {
     const file = join(tempDir("ft-file-"), "a-file");
     writeFileSync(file, "");
-    expectFileFault(runCli(smallRun(file)), `${file}: the output folder is a file`);
-    expectFileFault(runCli(smallRun(join(file, "run"))), `${file}: is a file, so the output folder ${join(file, "run")} cannot be made under it`);
+    await expectFileFault(smallRun(file), `${file}: the output folder is a file`);
+    await expectFileFault(smallRun(join(file, "run")), `${file}: is a file, so the output folder ${join(file, "run")} cannot be made under it`);
   }, deadline(60_000));
 
-  test("/proc and /sys paths fail at once instead of spinning", () => {
+  test("/proc and /sys paths fail at once instead of spinning", async () => {
     if (process.platform !== "linux") return void console.log("skipped: /proc and /sys are Linux's");
-    expectFileFault(runCli(smallRun("/proc/fedtensor-run"), 20_000), "/proc/fedtensor-run: is in a proc file system, which holds kernel state, not files");
-    expectFileFault(runCli(smallRun("/sys/fedtensor-run/deeper"), 20_000), "/sys/fedtensor-run/deeper: is in a sysfs file system, which holds kernel state, not files");
+    await expectFileFault(smallRun("/proc/fedtensor-run"), "/proc/fedtensor-run: is in a proc file system, which holds kernel state, not files");
+    await expectFileFault(smallRun("/sys/fedtensor-run/deeper"), "/sys/fedtensor-run/deeper: is in a sysfs file system, which holds kernel state, not files");
   }, deadline(60_000));
 
-  test("a folder that is not writable", (context) => {
+  test("a folder that is not writable", async (context) => {
     let folder: string;
     if (isRoot) {
       // Root ignores permission bits: a read-only file system is what stops it.
@@ -97,8 +105,8 @@ describe("file faults are FT307, never a stack trace", () => {
       chmodSync(folder, 0o500);
     }
     const why = isRoot ? "the file system is read-only (EROFS)" : "permission denied (EACCES)";
-    expectFileFault(runCli(smallRun(join(folder, "run"))), `${join(folder, "run")}: cannot create the output folder: ${why}`);
-    expectFileFault(runCli(smallRun(folder)), `${folder}: cannot write the run folder's lock: ${why}`);
+    await expectFileFault(smallRun(join(folder, "run")), `${join(folder, "run")}: cannot create the output folder: ${why}`);
+    await expectFileFault(smallRun(folder), `${folder}: cannot write the run folder's lock: ${why}`);
   }, deadline(60_000));
 
   test("a full disk: the cut checkpoint is removed, the previous one stays, resume works once there is room", async (context) => {
@@ -127,7 +135,7 @@ describe("file faults are FT307, never a stack trace", () => {
     expect(statfsSync(mount.dir).bavail).toBeLessThan(8);
 
     const full = runCli(smallRun(out, "--rounds", "4", "--keep-checkpoints", "1", "--resume"));
-    expectFileFault(full, `${join(out, "checkpoint-00000003.safetensors")}: cannot write the checkpoint: the disk is full (ENOSPC)`);
+    expectFault(full.status, full.stderr, `${join(out, "checkpoint-00000003.safetensors")}: cannot write the checkpoint: the disk is full (ENOSPC)`);
     expect(readdirSync(out).filter((name) => name.includes(".tmp-"))).toEqual([]);
     expect((await loadLatestCheckpoint(out))!.checkpoint.round).toBe(2);
 
