@@ -12,7 +12,6 @@
  * --max-client-examples 4 (what each honest client holds) keeps the fuzzer from shrinking the
  * cohort's public scale by its claim (FT350 refuses more). Needs `npm run build`.
  */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -24,7 +23,7 @@ import { tempDir } from "../run/temp-dir.js";
 import { withOption } from "./browser-helpers.js";
 import { rawClient, type RawClient } from "./raw-client.js";
 import { fuzzedSecAggMessage } from "./secagg-arbitraries.js";
-import { honestData, serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { smallServe, startFuzzedRun, type FuzzedRun, type Process } from "./serve-helpers.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -43,29 +42,12 @@ const PARAMETERS = 7850;
 const MAX_SECAGG_BODY = 6 * (4 * PARAMETERS + 1024) + 65536;
 const MAX_PAYLOAD = MAX_SECAGG_BODY + 70_000;
 
-interface Served {
-  readonly out: string;
-  readonly url: string;
-  readonly server: Process;
-  readonly tokens: string[];
-  readonly honest: Process[];
-}
-
 /** A served secure run of 3 honest file clients (and a fourth token for the fuzzer); resolves once all are ready. */
-async function startRun(dir: string): Promise<Served> {
-  const out = join(dir, "run");
-  const { path, tokens } = writeTokens(dir, HONEST + 1);
-  writeFileSync(join(dir, "admin.token"), ADMIN);
-  // --clients-per-round above the clients there are: every ready client is in every cohort, the fuzzer's connection when it is one.
-  const serve = smallServe(path, out, "--model", "logistic", "--aggregator", "secure", "--rounds", String(ROUNDS), "--clients-per-round", "10", "--min-clients", "3", "--round-timeout", "20", "--max-client-examples", "4");
-  const server = track(startProcess([...withOption(serve, "--join-wait", "2"), "--admin-token-file", join(dir, "admin.token")]));
-  const url = await serverUrl(server);
-  const honest = Array.from({ length: HONEST }, (_, i) => track(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", honestData(dir, i), "--max-backoff", "1"])));
-  await server.waitFor(/(client-00[123] ready[^]*){3}/, deadline(60_000));
-  return { out, url, server, tokens, honest };
-}
+// --clients-per-round above the clients there are: every ready client is in every cohort, the fuzzer's connection when it is one.
+const startRun = (dir: string) =>
+  startFuzzedRun(dir, HONEST, (tokens, out) => withOption(smallServe(tokens, out, "--model", "logistic", "--aggregator", "secure", "--rounds", String(ROUNDS), "--clients-per-round", "10", "--min-clients", "3", "--round-timeout", "20", "--max-client-examples", "4"), "--join-wait", "2"), ADMIN, track);
 
-async function outcome(run: Served) {
+async function outcome(run: FuzzedRun) {
   expect(await run.server.exited()).toBe(0);
   for (const client of run.honest) expect(await client.exited()).toBe(0);
   return readMetrics(join(run.out, "metrics.jsonl")).map((r) => ({ round: r.round, train_loss: r.train_loss as number, test_accuracy: r.test_accuracy as number, test_loss: r.test_loss as number }));
@@ -109,9 +91,9 @@ async function sendAll(fuzzer: RawClient, frames: readonly Uint8Array[]) {
 
 /** One fuzzed connection, drawn with `g` as it goes (the round its SecAgg+ messages name is the one its task says). */
 /** The fuzzer's hello with its own token and a ready within the example bound. */
-const joining = (run: Served, examples: number) => [encodeFrame({ v: WIRE_VERSION, type: "hello", token: run.tokens[HONEST], agent: "node" }), encodeFrame({ v: WIRE_VERSION, type: "ready", examples })];
+const joining = (run: FuzzedRun, examples: number) => [encodeFrame({ v: WIRE_VERSION, type: "hello", token: run.tokens[HONEST], agent: "node" }), encodeFrame({ v: WIRE_VERSION, type: "ready", examples })];
 
-async function fuzzConnection(g: fc.GeneratorValue, run: Served): Promise<void> {
+async function fuzzConnection(g: fc.GeneratorValue, run: FuzzedRun): Promise<void> {
   const fuzzer = rawClient(run.url);
   await Promise.race([fuzzer.opened, fuzzer.closed]);
   let round = g(() => fc.integer({ min: 1, max: ROUNDS }));
@@ -135,7 +117,7 @@ async function fuzzConnection(g: fc.GeneratorValue, run: Served): Promise<void> 
 }
 
 /** Whether the server answers /healthz; undefined when it no longer listens because its run finished (it exits 0). */
-async function healthy(run: Served): Promise<boolean | undefined> {
+async function healthy(run: FuzzedRun): Promise<boolean | undefined> {
   try {
     const response = await fetch(`${run.url.replace(/^ws/, "http").replace(/\/fedtensor$/, "")}/healthz`, { headers: { authorization: `Bearer ${ADMIN}` } });
     return response.status === 200;

@@ -12,7 +12,6 @@
  * change what they compute: without the fuzzer the run is then the same on every try, and any
  * difference is the fuzzer's doing. Needs `npm run build` (bin/ runs dist/).
  */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,7 +24,7 @@ import { deadline } from "../helpers/deadline.js";
 import { tempDir } from "../run/temp-dir.js";
 import { withOption } from "./browser-helpers.js";
 import { rawClient } from "./raw-client.js";
-import { honestData, serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { smallServe, startFuzzedRun, type FuzzedRun, type Process } from "./serve-helpers.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -36,31 +35,13 @@ const ROUNDS = 5;
 const RUNS = 60;
 const ADMIN = "fuzz-admin-token-0123456789abcdef";
 
-interface Served {
-  readonly out: string;
-  readonly url: string;
-  readonly server: Process;
-  readonly tokens: string[];
-  readonly honest: Process[];
-}
-
 /** A served run of two honest file clients (and a third token for the fuzzer); resolves once both are ready. */
-async function startRun(dir: string): Promise<Served> {
-  const out = join(dir, "run");
-  const { path, tokens } = writeTokens(dir, 3);
-  writeFileSync(join(dir, "admin.token"), ADMIN);
-  // --clients-per-round above the clients there are: every ready client is in every cohort, the fuzzer's connection when it is one.
-  // A join wait of 2 s a round keeps the run going while the fuzzer is.
-  const args = withOption(smallServe(path, out, "--rounds", String(ROUNDS), "--clients-per-round", "10", "--min-clients", "2", "--round-timeout", "20"), "--join-wait", "2");
-  const server = track(startProcess([...args, "--admin-token-file", join(dir, "admin.token")]));
-  const url = await serverUrl(server);
-  const honest = [0, 1].map((i) => track(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", honestData(dir, i), "--max-backoff", "1"])));
-  await server.waitFor(/client-00[12] ready[^]*client-00[12] ready/, deadline(60_000));
-  return { out, url, server, tokens, honest };
-}
+// --clients-per-round above the clients there are: every ready client is in every cohort, the fuzzer's connection when it is one.
+// A join wait of 2 s a round keeps the run going while the fuzzer is.
+const startRun = (dir: string) =>
+  startFuzzedRun(dir, 2, (tokens, out) => withOption(smallServe(tokens, out, "--rounds", String(ROUNDS), "--clients-per-round", "10", "--min-clients", "2", "--round-timeout", "20"), "--join-wait", "2"), ADMIN, track);
 
-/** The run's rounds as the model saw them: metrics and the final parameters. */
-async function outcome(run: Served) {
+async function outcome(run: FuzzedRun) {
   expect(await run.server.exited()).toBe(0);
   for (const client of run.honest) expect(await client.exited()).toBe(0);
   const rows = readMetrics(join(run.out, "metrics.jsonl")).map((r) => ({ round: r.round, train_loss: r.train_loss, test_accuracy: r.test_accuracy, test_loss: r.test_loss }));

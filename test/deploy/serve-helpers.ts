@@ -88,3 +88,28 @@ export function honestData(dir: string, index: number): string {
   ] as const)));
   return path;
 }
+
+/** A served run that a fuzzer joins: the server, its honest file clients, and every token (the fuzzer's is the last). */
+export interface FuzzedRun {
+  readonly out: string;
+  readonly url: string;
+  readonly server: Process;
+  readonly tokens: string[];
+  readonly honest: Process[];
+}
+
+/**
+ * `fedtensor serve` with the arguments `serveArgs(tokensPath, out)` and `adminToken`, beside
+ * `honest` file clients (honestData) and one token more for the fuzzer; resolves once every
+ * honest client is ready. `track` records each process for the test file's cleanup.
+ */
+export async function startFuzzedRun(dir: string, honest: number, serveArgs: (tokens: string, out: string) => string[], adminToken: string, track: (p: Process) => Process): Promise<FuzzedRun> {
+  const out = join(dir, "run");
+  const { path, tokens } = writeTokens(dir, honest + 1);
+  writeFileSync(join(dir, "admin.token"), adminToken);
+  const server = track(startProcess([...serveArgs(path, out), "--admin-token-file", join(dir, "admin.token")]));
+  const url = await serverUrl(server);
+  const clients = Array.from({ length: honest }, (_, i) => track(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", honestData(dir, i), "--max-backoff", "1"])));
+  await server.waitFor(new RegExp(`(client-\\d+ ready[^]*){${honest}}`), deadline(60_000));
+  return { out, url, server, tokens, honest: clients };
+}
