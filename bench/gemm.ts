@@ -12,10 +12,9 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
-import { atServer, f32, matmul, program, sum } from "../src/index.js";
-import { Rng } from "../src/lib/random.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
 import { median } from "./stats.js";
+import { gemmProgram, squareMatrix } from "./gemm-peak.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,10 +33,8 @@ const rows: Record<string, unknown>[] = [];
 console.log(`gemm: sum(matmul(a, b)), float32, median of ${rounds} rounds after one warm-up${peak === undefined ? "" : `, peak ${values["peak-tflops"]} TFLOP/s`}`);
 console.log(`  ${"backend".padEnd(8)} ${"N".padStart(6)}   ms/product   GFLOP/s   vs ${backends[0]}${peak === undefined ? "" : "   of peak"}`);
 for (const n of values.sizes.split(",").map(Number)) {
-  const gemm = program({ a: atServer(f32([n, n])), b: atServer(f32([n, n])) }, ({ a, b }) => sum(matmul(a, b)));
-  const rng = Rng.fromSeed(n);
-  const host = () => new Float32Array(n * n).map(() => rng.float() - 0.5);
-  const [aData, bData] = [host(), host()];
+  const gemm = gemmProgram(n);
+  const [aData, bData] = [squareMatrix(n, 0), squareMatrix(n, 1)];
   const inputs = new Map<BackendName, { a: tf.Tensor; b: tf.Tensor }>();
   const times = new Map<BackendName, number[]>(backends.map((b) => [b, []]));
   const once = async (backend: BackendName) => {

@@ -23,6 +23,7 @@ import { Rng } from "../src/lib/random.js";
 import { useBackend } from "../src/runtime/backend.js";
 import { pythonWithTorch, runTorch, type TorchTimes } from "./torch-baseline.js";
 import { fastest, maxDiff, median } from "./stats.js";
+import { gemmPeak, peakShareLine } from "./gemm-peak.js";
 
 const { values } = parseArgs({
   options: { rounds: { type: "string", default: "5" }, steps: { type: "string", default: "10" }, hidden: { type: "string", default: "128" } },
@@ -118,7 +119,8 @@ const ratio = (a: string, b: string, target = "") => {
   const wall = (median(rows[a]!) / median(rows[b]!)).toFixed(3);
   console.log(`  ratio ${`${a} / ${b}`.padEnd(36)} = ${wall} wall (median), ${(fastest(rows[a]!) / fastest(rows[b]!)).toFixed(3)} wall (fastest)${target}`);
 };
-ratio("dsl onnx", "pytorch", "   (target <= 1)");
+ratio("dsl onnx", "pytorch");
 ratio("dsl onnx no workers", "pytorch");
 ratio("dsl onnx", "dsl onnx no workers", "   (worker threads on / off)");
 console.log(`  max |difference| of the new parameters and loss: ${JSON.stringify(agreement)}`);
+console.log(peakShareLine("dsl onnx", roundFlops, fastest(rows["dsl onnx"]!), await gemmPeak(), 0.5));

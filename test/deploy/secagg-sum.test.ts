@@ -123,6 +123,14 @@ describe("SecAgg+ sum", () => {
     // One dropout fewer: 7 masked inputs, and the sum is unmasked as usual.
     const enough = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { "masked-input": clientIds.slice(0, 1) }, minClients: 7 });
     expect(enough.outcome.kind).toBe("done");
+    // Members lost after their masked input are still in the sum: fewer than min_clients left to
+    // unmask is no reason to abort (the demo's round 5: 3 of 10 killed at unmask, min_clients 8).
+    const late = await runRound({ ...base, num_shares: 8, reconstruction_threshold: 5 }, vectors, { dropAt: { unmask: clientIds.slice(0, 2) }, minClients: 7 });
+    if (late.outcome.kind !== "done") throw new Error(`aborted: ${JSON.stringify(late.outcome)}`);
+    expect(late.outcome.result.clients).toBe(8);
+    const want = plainSum(vectors, clientIds, base);
+    const step = (2 * base.clipping_range) / base.quantization_range;
+    for (let i = 0; i < want.length; i++) expect(Math.abs(late.outcome.result.sum[i]! - want[i]!)).toBeLessThanOrEqual(8 * step);
   });
 
   it("aborts when a survivor's self-mask seed cannot be rebuilt (too many of its neighbours gone)", async () => {

@@ -46,6 +46,8 @@ import { type Advertised, type SharedKeys, type UnmaskShares, checkUnmask, remov
 /** The step the server is collecting answers for, or how the round ended. */
 export type ServerStep = "setup" | CollectingStep | "done" | "aborted";
 export type CollectingStep = "advertise-keys" | "share-keys" | "masked-input" | "consistency-check" | "unmask";
+/** The steps up to the masked input: who answers them can still be in the sum. */
+const sumMembersFixedBy = (step: CollectingStep): boolean => step === "advertise-keys" || step === "share-keys" || step === "masked-input";
 type StepRequest = ShareKeysRequest | MaskedInputRequest | ConsistencyCheckRequest | UnmaskRequest;
 
 export interface SecAggServerOptions {
@@ -236,8 +238,11 @@ export class SecAggServer {
     const answered = this.answeredAt(step);
     const t = this.params.reconstruction_threshold;
     if (answered.length < t) return this.abort(step, `${answered.length} clients answered ${step}, reconstruction_threshold is ${t}`);
-    // The promised minimum (distributed DP's noise is calibrated for that many): with fewer, no unmask step, so no smaller sum is ever learnt.
-    if (answered.length < this.params.min_clients) return this.abort(step, `${answered.length} clients answered ${step}, fewer than the ${this.params.min_clients} a sum must hold (min_clients): no unmask step, so the sum is never learnt`);
+    // The promised minimum (distributed DP's noise is calibrated for that many): with fewer, no
+    // unmask step, so no smaller sum is ever learnt. The sum holds the masked inputs, so the
+    // count that matters is the masked-input step's; a client lost after it is still in the sum,
+    // recovered from its neighbours' shares, and the later steps need only the threshold.
+    if (sumMembersFixedBy(step) && answered.length < this.params.min_clients) return this.abort(step, `${answered.length} clients answered ${step}, fewer than the ${this.params.min_clients} a sum must hold (min_clients): no unmask step, so the sum is never learnt`);
     switch (step) {
       case "advertise-keys":
         return this.sendShareKeys(answered);
