@@ -1,7 +1,7 @@
 /**
  * bench/conv-filter-gradient: conv2d's filter gradient on a tfjs backend (webgpu by default),
  * the backend's own Conv2DBackpropFilter kernel against the form the lowering uses there
- * (src/lower/tfjs-forms.ts conv2dFilterGradient: a convolution of the input with the output
+ * (src/lower/tfjs-windows.ts conv2dFilterGradient: a convolution of the input with the output
  * cotangent, on the backend's Conv2D shaders), on the CNN's second convolution (a batch of 20,
  * 14x14x32 in, 5x5 filters to 64 channels, same padding). Alternating, after a warm-up; prints
  * ms per call of each, their ratio, and how far the two results are apart.
@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs";
-import { conv2dFilterGradient } from "../src/lower/tfjs-forms.js";
+import { conv2dFilterGradient } from "../src/lower/tfjs-windows.js";
 import { useBackend, type BackendName } from "../src/runtime/backend.js";
 import { median } from "./stats.js";
 

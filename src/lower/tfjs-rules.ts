@@ -11,7 +11,8 @@ import { type Kernel, type LoweringContext, type LoweringRule, shapeOf } from ".
 import { tfjsRandomRules } from "./tfjs-random.js";
 import { tfjsSecureRules } from "./tfjs-secure.js";
 import { tfjsSequenceRules } from "./tfjs-sequence.js";
-import { boolSelect, broadcastTensor, castForm, conv2dFilterGradient, KERNEL_MAX_RANK, reductionForm, transposeForm, conv2dForm, matmulForm, maxPoolGradient, maxPoolPick, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { boolSelect, broadcastTensor, castForm, KERNEL_MAX_RANK, reductionForm, transposeForm, matmulForm, oneHotForm, softmaxAlong, unstack, withinKernelRank } from "./tfjs-forms.js";
+import { conv2dFilterGradient, conv2dForm, maxPoolGradient, maxPoolPick } from "./tfjs-windows.js";
 
 const outShape = (node: Node, ctx: LoweringContext, i = 0) => shapeOf(ctx, node.outputs[i]!);
 const inShape = (node: Node, ctx: LoweringContext, i: number) => shapeOf(ctx, node.inputs[i]!);

@@ -4,7 +4,7 @@
  * in a pooling window), and integer and boolean operations. The optimised path on onnx, tfjs
  * wasm and tfjs cpu must agree with the reference interpreter (harness.ts), whose window rules
  * are checked by hand in test/interpret/windows.test.ts. These cases found the wasm kernels
- * that tfjs-forms.ts works around: SAME convolutions with a stride above the kernel,
+ * that tfjs-windows.ts works around: SAME convolutions with a stride above the kernel,
  * MaxPoolGrad, int32 matmul, casts to bool, bool select and out-of-range one-hot indices.
  * Where Dawn finds an adapter, webgpu runs them too.
  */
