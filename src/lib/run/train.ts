@@ -17,7 +17,6 @@ import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs";
 import { FedTensorError, ftError } from "../../errors/error.js";
 import { redactCredentials } from "../../errors/redact.js";
-import { flatten, leafPaths, unflatten } from "../../front/tree.js";
 import { useBackend } from "../../runtime/backend.js";
 import type { FederatedDataset } from "../data/federated.js";
 import type { HostData } from "../data/host-tensor.js";
@@ -25,9 +24,7 @@ import { Rng } from "../random.js";
 import { loadLatestCheckpoint, writeCheckpoint, type LoadedCheckpoint, type TensorTree } from "./checkpoint.js";
 import { checkSameRun } from "./checkpoint-match.js";
 import { ClientStateStore } from "./client-state.js";
-import { readClientStates } from "./client-state-file.js";
 import { batchSizeNotice, checkOptionsAgainstData } from "./data-limits.js";
-import { isStoredTensor } from "./checkpoint-types.js";
 import { algorithmName, type RunConfig, type RunOptionKey } from "./config.js";
 import { RedisEngine } from "./engine/coordinator.js";
 import { fileFault } from "./file-faults.js";
@@ -48,7 +45,8 @@ import { bitsPerClient, isRobustRun, leafSizesOf, maliciousClients, robustColumn
 import { isEvaluatedRound, personalizationLine, RunEvaluation, shortRunNotice } from "./run-evaluation.js";
 import { plotCaption } from "./plot-caption.js";
 import { roundLearningRates } from "./optimizers.js";
-import { runnerFor, type DeviceTree, type TrainingState } from "./rounds.js";
+import { runnerFor, type TrainingState } from "./rounds.js";
+import { checkpointState, clientStateBudget, disposeReplaced, disposeState, rejectNonFinite, restoredState, toDevice } from "./training-state.js";
 import { featureShapeFor, federatedData, modelFor, privateCohort, roundSample } from "./setup.js";
 
 /** The plot's panels: the server model's test accuracy and loss, and the clients' training loss. */
@@ -72,60 +70,6 @@ export interface TrainingResult {
   readonly personalization?: PersonalizationSummary;
   readonly outDir: string;
   readonly seconds: number;
-}
-
-const isTensor = (x: unknown): x is tf.Tensor => x instanceof tf.Tensor;
-
-function toDevice(tree: TensorTree): DeviceTree {
-  const { leaves, def } = flatten(tree, isStoredTensor, "server state", "float32 tensors");
-  return unflatten(def, leaves.map((t) => tf.tensor(t.data, [...t.shape], "float32"))) as DeviceTree;
-}
-
-async function toHost(tree: DeviceTree): Promise<TensorTree> {
-  const { leaves, def } = flatten(tree, isTensor, "server state");
-  const data = await Promise.all(leaves.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));
-  return unflatten(def, data) as TensorTree;
-}
-
-/** FT303 when any leaf of the new state (server or per-client) holds NaN or Infinity, naming the first. */
-async function rejectNonFinite(round: number, state: TrainingState): Promise<void> {
-  const device = flatten({ params: state.params, server: state.server }, isTensor, "server state");
-  const devicePaths = leafPaths(device.def);
-  for (const [i, t] of device.leaves.entries()) {
-    const finite = tf.tidy(() => tf.all(tf.isFinite(t)));
-    const ok = (await finite.data())[0] === 1;
-    finite.dispose();
-    if (!ok) throw ftError("FT303", { round, what: `the update of ${devicePaths[i]}` });
-  }
-  // The round's new client states (staged, not yet the clients'): the others were checked in their rounds.
-  for (const [client, kept] of state.clients.staged()) {
-    const bad = Object.entries(kept).find(([, t]) => !t.data.every(Number.isFinite));
-    if (bad !== undefined) throw ftError("FT303", { round, what: `the state of client ${client}.${bad[0]}` });
-  }
-}
-
-/** The state as a checkpoint stores it: everything on the host, but the clients' states, which go to its companion file (writeCheckpoint). */
-async function checkpointState(state: TrainingState): Promise<TensorTree> {
-  return { params: await toHost(state.params), server: await toHost(state.server) };
-}
-
-/** The state a checkpoint holds; its clients' states from its companion file, or from its server state in checkpoints written before there was one. */
-async function restoredState({ checkpoint, path }: LoadedCheckpoint, config: RunConfig): Promise<TrainingState> {
-  const { params, server, clients } = checkpoint.serverState as { params: TensorTree; server: TensorTree; clients?: TensorTree };
-  const budget = clientStateBudget(config);
-  const store = checkpoint.clientStates !== undefined ? await readClientStates(path, checkpoint.clientStates, budget) : clients !== undefined ? ClientStateStore.fromTree(clients, budget) : new ClientStateStore(budget);
-  return { params: toDevice(params), server: toDevice(server), clients: store };
-}
-
-/** --client-state-memory in bytes. */
-const clientStateBudget = (config: RunConfig): number => config.stateMemory * 2 ** 20;
-
-const disposeState = (state: TrainingState) => tf.dispose([state.params, state.server] as never);
-
-/** Disposes the tensors of `replaced` that `kept` does not share (an algorithm may carry state over unchanged). */
-function disposeReplaced(replaced: TrainingState, kept: TrainingState): void {
-  const keep = new Set(flatten({ p: kept.params, s: kept.server }, isTensor, "state").leaves);
-  for (const t of flatten({ p: replaced.params, s: replaced.server }, isTensor, "state").leaves) if (!keep.has(t)) t.dispose();
 }
 
 export interface TrainOptions {
