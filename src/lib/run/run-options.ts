@@ -166,7 +166,7 @@ const federatedEvaluationOptions = {
   evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
   topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
-  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
+  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp or distributed-dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
 };
 
 export const runOptions = {
