@@ -71,9 +71,11 @@ describe("privacy audit: the evaluation's histogram under distributed DP", () =>
   // 40 trials a half: enough for the weakened release to show a bound above 2, twice the price.
   const trials = 80;
 
-  test("the run's calibration is the program's, and the price is one release's", () => {
+  test("the run's calibration is the program's, and the price is one release's", async () => {
     const cal = evaluationCalibration(runOptions(evalNoise), "evaluation");
     expect(cal).toEqual(calibrateDistributedDp({ clip: 1, noiseMultiplier: evalNoise, bits, minClients: clients, maxClients: clients, dimension: 16 }));
+    // The traced release, priced from its IR's own calibration, costs what the run's accountant charges.
+    expect((await privateEvaluationProgram(tiny, mechanism(evalNoise)).epsilon({ rounds: 1, delta: 1e-5 })).epsilon).toBe(price);
     expect(price).toBeGreaterThan(0.5);
     expect(price).toBeLessThan(1.5);
   });

@@ -14,7 +14,7 @@ import { calibrateDistributedDp, distributedDpComposedEpsilon, distributedDpRoun
 import { distributedDpPldBound, type DistributedDpReleases } from "../../src/lib/privacy/distributed-dp-pld.js";
 import { DEFAULT_RDP_ORDERS, logErfc, rdpToEpsilon } from "../../src/lib/privacy/rdp.js";
 import { loadRunConfig } from "../../src/lib/run/config.js";
-import { distributedDpEpsilonAfter } from "../../src/lib/run/distributed-dp-run.js";
+import { distributedDpEpsilonAfter, distributedDpOptionsOf } from "../../src/lib/run/distributed-dp-run.js";
 import { evaluationFiles } from "../../src/lib/run/evaluation-files.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { inProcessCli } from "./cli.js";
@@ -95,5 +95,16 @@ describe("per-client evaluation in a distributed-dp run", () => {
     const perRelease = releases.map((r) => distributedDpRoundRdp(r.calibration));
     const summed = DEFAULT_RDP_ORDERS.map((_, i) => releases.reduce((sum, r, j) => sum + r.count * perRelease[j]![i]!, 0));
     expect(distributedDpComposedEpsilon(releases, delta, exactSampler).epsilon).toBe(rdpToEpsilon(DEFAULT_RDP_ORDERS, summed, delta).epsilon);
+  });
+
+  test("--ddp-target-epsilon calibrates the rounds' noise with the histograms' releases counted", async () => {
+    for (const accountant of ["pld", "rdp"]) {
+      const config = await loadRunConfig(["examples/fedavg-mnist.json", ...options, "--ddp-target-epsilon", "8", "--accountant", accountant, "--out", "unused"]);
+      const spent = distributedDpEpsilonAfter(config, 2, 7850, true);
+      expect(spent).toBeLessThanOrEqual(8);
+      expect(spent).toBeGreaterThan(7.99);
+      // The releases take their share of the target: the rounds get more noise than without them.
+      expect(distributedDpOptionsOf(config, 7850).noiseMultiplier).toBeGreaterThan(distributedDpOptionsOf({ ...config, clientHoldout: 0 }, 7850).noiseMultiplier * 1.01);
+    }
   });
 });
