@@ -97,7 +97,12 @@ function gaussianEpsilon(mu: number, delta: number): number {
   return hi;
 }
 
-/** A run's releases of one calibration: `count` of them (a run's rounds, or its evaluations' histograms). */
+/**
+ * A run's releases of one calibration: `count` of them (a run's rounds, or its evaluations' histograms).
+ *
+ * @example
+ * const rounds: DistributedDpReleases = { calibration: calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 }), count: 10 };
+ */
 export interface DistributedDpReleases {
   readonly calibration: DistributedDpCalibration;
   readonly count: number;
