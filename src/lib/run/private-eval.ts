@@ -22,7 +22,7 @@ import { ftError } from "../../errors/error.js";
 import { batchCohort } from "../data/federated.js";
 import type { RunSecret } from "../privacy/secret.js";
 import { distributionStats } from "./client-distribution.js";
-import { cohortChunks, secureGroups } from "./cohort.js";
+import { bucketSteps, cohortChunks, secureGroups } from "./cohort.js";
 import { isDpRun } from "./privacy.js";
 import { chainHas } from "./aggregator-chain.js";
 import { evaluationReleaseOptions } from "./distributed-dp-run.js";
@@ -131,8 +131,10 @@ export class PrivateEvaluator {
     if (this.mechanism === "secure") return secureGroups(clients, stepsOf, chunkClients, 2);
     if (this.mechanism === "dp") return cohortChunks(clients, stepsOf, chunkClients);
     // Groups of at least --min-clients, as evaluationReleaseOptions counts them: none smaller than the calibration's minClients.
+    // Cut in the evaluated clients' public order, not by their steps: who shares a group with whom tells nothing of a client's held-out data.
     const calibrated = this.mechanism.options.minClients;
-    const groups = secureGroups(clients, stepsOf, chunkClients, Math.min(this.clients.config.minClients, clients.length));
+    const ordered = secureGroups(clients, () => 1, chunkClients, Math.min(this.clients.config.minClients, clients.length));
+    const groups = ordered.map((g) => ({ clients: g.clients, steps: bucketSteps(Math.max(...Array.from(g.clients, stepsOf))) }));
     const small = groups.find((g) => g.clients.length < calibrated);
     if (small !== undefined) throw ftError("FT112", { op: "distributedDpSum", least: String(calibrated), clients: String(small.clients.length), why: "the evaluation's noise is calibrated for its smallest group; a smaller one would release a histogram with less noise than accounted" });
     return groups;
