@@ -175,5 +175,5 @@ export {
   type ProgramEpsilonOptions,
   type ProgramSpent,
 } from "./privacy/program-epsilon.js";
-export { distributedDpPldBound, distributedDpPldEpsilon, type DistributedDpPldBound } from "./privacy/distributed-dp-pld.js";
+export { distributedDpComposedPldEpsilon, distributedDpPldBound, distributedDpPldEpsilon, type DistributedDpPldBound, type DistributedDpReleases } from "./privacy/distributed-dp-pld.js";
 export { calibrateDistributedDp, type DistributedDpCalibration, type DistributedDpParameters } from "../ir/distributed-dp-calibration.js";

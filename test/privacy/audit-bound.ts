@@ -12,7 +12,9 @@ function boundAt(threshold: number, without: readonly number[], withCanary: read
   const falseNegatives = withCanary.filter((s) => s <= threshold).length;
   const fpr = clopperPearson(falsePositives, without.length).upper;
   const fnr = clopperPearson(falseNegatives, withCanary.length).upper;
-  return Math.max(0, Math.log((1 - delta - fnr) / fpr), Math.log((1 - delta - fpr) / fnr));
+  // A side whose other error rate may reach 1 - delta shows nothing (its log would be NaN): 0, not NaN, for small samples.
+  const side = (error: number, other: number) => (1 - delta - error > 0 ? Math.log((1 - delta - error) / other) : 0);
+  return Math.max(0, side(fnr, fpr), side(fpr, fnr));
 }
 
 /** Epsilon's lower bound: the threshold picked on the first half of each set's trials, the bound computed on the second. */

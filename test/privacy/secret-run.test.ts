@@ -97,11 +97,11 @@ describe("a private run's secret", () => {
     expect(statSync(join(secure.out, SECRET_FILE)).mode & 0o777).toBe(0o600);
   }, deadline(120_000));
 
-  test("per-client evaluation goes with dp (its DP histograms, PLD or RDP accountant) and secure chains, not distributed DP; --min-clients is FT305 with dp, saying why", async () => {
+  test("per-client evaluation goes with dp (its DP histograms, PLD or RDP accountant), secure and distributed-dp chains; --min-clients is FT305 with dp, saying why", async () => {
     for (const flags of [["--client-holdout", "0.2"], ["--client-holdout", "0.2", "--eval-clients", "3"], ["--client-holdout", "0.2", "--personalize-epochs", "1"]]) {
-      await expect(loadRunConfig(["--aggregator", "distributed-dp", ...flags])).rejects.toThrow(/^FT305: --client-holdout: per-client evaluation of private data is released as histograms: .*is not built/);
+      await expect(loadRunConfig(["--aggregator", "distributed-dp", "--accountant", "rdp", ...flags])).resolves.toMatchObject({ clientHoldout: 0.2, accountant: "rdp" });
       await expect(loadRunConfig(["--aggregator", "clip,dp", "--accountant", "rdp", ...flags])).resolves.toMatchObject({ clientHoldout: 0.2, accountant: "rdp" });
-      for (const aggregator of ["clip,dp", "secure", "clip,dp,secure"]) await expect(loadRunConfig(["--aggregator", aggregator, ...flags])).resolves.toMatchObject({ clientHoldout: 0.2 });
+      for (const aggregator of ["clip,dp", "secure", "clip,dp,secure", "distributed-dp"]) await expect(loadRunConfig(["--aggregator", aggregator, ...flags])).resolves.toMatchObject({ clientHoldout: 0.2 });
     }
     await expect(loadRunConfig(["--aggregator", "dp", "--min-clients", "2"])).rejects.toThrow(
       "FT305: --min-clients: a DP round runs whatever its Poisson cohort's size (skipping one would release that size outside the accountant)",

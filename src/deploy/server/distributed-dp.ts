@@ -35,20 +35,22 @@ export interface ServedDistributedDp {
 export async function servedDistributedDp(config: RunConfig, resumed: boolean, log: (line: string) => void): Promise<ServedDistributedDp> {
   const secret = (config.dpInsecureSeed ?? 0) > 0 ? RunSecret.fromInsecureSeed(config.dpInsecureSeed!) : resumed ? await RunSecret.load(config.out) : RunSecret.generate();
   if (!resumed && !((config.dpInsecureSeed ?? 0) > 0)) await secret.save(config.out);
+  // A served run evaluates no client's held-out data (coordinator.ts): no evaluation release to price.
+  const released = { ...config, clientHoldout: 0 };
   // The same length every round: calibrated (a bisection with --ddp-target-epsilon) and logged once.
   const calibrated = new Map<number, ReturnType<typeof distributedDpOptionsOf>>();
   return {
     options: (length) => {
       let options = calibrated.get(length);
       if (options === undefined) {
-        calibrated.set(length, (options = distributedDpOptionsOf(config, length)));
+        calibrated.set(length, (options = distributedDpOptionsOf(released, length)));
         const target = (config.ddpTargetEpsilon ?? 0) > 0 ? ` (--ddp-target-epsilon ${config.ddpTargetEpsilon} over ${config.rounds} rounds at delta ${config.ddpDelta ?? 1e-5})` : "";
         log(`distributed DP: noise multiplier ${options.noiseMultiplier}${target}, clip ${options.clip}, ${options.bits} bits, calibrated for ${options.minClients} to ${options.maxClients} clients, an accumulator of ${length} values`);
       }
       return options;
     },
     rotationKey: (round) => secret.roundKey("distributed-dp", round),
-    columns: (round, length) => (length === undefined ? { epsilon: null } : distributedDpColumns(config, round, length)),
+    columns: (round, length) => (length === undefined ? { epsilon: null } : distributedDpColumns(released, round, length)),
     accountant: accountantOf(config)!,
   };
 }

@@ -14,10 +14,18 @@
  * counts through secureSum instead: the server learns the sum only, with no noise and no
  * epsilon, as the run's updates are.
  *
+ * With a distributed-dp mechanism (a run whose chain has distributed-dp) they go through
+ * distributedDpSum as the run's updates do: each client clips its bin vector to its norm (1, or
+ * sqrt 2), rotates, rounds and adds its own discrete Gaussian noise from its own key, and the
+ * server learns only the noised sum mod 2^bits, never an exact count. The options are fixed
+ * when the program is traced; the run's distributed-DP accountant prices each release from the
+ * same calibration (src/lib/run/distributed-dp-run.ts evaluationCalibration).
+ *
  * The client data inputs are private (docs/language.md "Privacy"): tracing proves that no
  * per-client value leaves except through the release.
  */
 import { program } from "../../front/program.js";
+import { distributedDpSum, type DistributedDpSumOptions } from "../../front/distributed-dp.js";
 import { dpSum } from "../../front/privacy.js";
 import { foldIn } from "../../front/random.js";
 import { secureSum } from "../../front/secure.js";
@@ -32,17 +40,28 @@ import type { AnyModel } from "./types.js";
 /** The bins of the released accuracy histograms: [0, 0.1), [0.1, 0.2), ..., [0.9, 1]. */
 export const accuracyBins = 10;
 
-/** How the histograms leave the clients: dpSum (noised, priced in epsilon) or secureSum (exact counts, masked). */
-export type HistogramMechanism = "dp" | "secure";
+/** How the histograms leave the clients: dpSum (noised, priced in epsilon), secureSum (exact counts, masked) or distributedDpSum (noised by each client, priced in epsilon). */
+export type HistogramMechanism = "dp" | "secure" | DistributedDpHistograms;
+
+/** The distributed-dp mechanism: distributedDpSum with these options, the clip each release's norm. */
+export interface DistributedDpHistograms {
+  readonly kind: "distributed-dp";
+  readonly options: Pick<DistributedDpSumOptions<unknown, unknown>, "noiseMultiplier" | "bits" | "minClients" | "maxClients">;
+}
 
 const partKey = foldIn as unknown as (key: Value, part: Value) => Value;
 const noised = dpSum as unknown as (x: Value, options: Value) => Value;
 const masked = secureSum as unknown as (x: Value, options: Value) => Value;
+const clientNoised = distributedDpSum as unknown as (x: Value, options: Value) => Value;
+
+/** The mechanism as program names say it. */
+const mechanismName = (mechanism: HistogramMechanism): string => (typeof mechanism === "string" ? mechanism : "distributed_dp");
 
 /** The release of the clients' bin vectors (`norm`: their largest L2 norm) under the mechanism. */
 function release(mechanism: HistogramMechanism, bins: Value, norm: number, inputs: Value): Value {
   const key = partKey(inputs.key, inputs.part);
   if (mechanism === "dp") return noised(bins, { clip: norm, noiseMultiplier: inputs.noiseMultiplier, key });
+  if (typeof mechanism === "object") return clientNoised(bins, { ...mechanism.options, clip: norm, rotationKey: key, clientKeys: inputs.clientKeys });
   const counts = ops.map((b: Value) => castLeaves(b, "int32"), bins);
   return castLeaves(masked(counts, { bits: 24, key, range: [0, 1] }), "float32");
 }
@@ -57,11 +76,17 @@ function privateHeldOutSpecs(model: AnyModel) {
 }
 
 /**
- * The inputs of the release: its secret SERVER key, its noise multiplier, and the part of the
- * evaluated clients this run covers (the key is folded with it: every part of one evaluation
- * draws its own noise, and a client is in one part only, so the parts' sum is as private as one release).
+ * The inputs of the release: its secret SERVER key, its noise multiplier under dp, each client's
+ * own key under distributed DP, and the part of the evaluated clients this run covers (the key
+ * is folded with it: every part of one evaluation draws its own noise, or rotation, and a client
+ * is in one part only, so the parts' sum is as private as one release).
  */
-const releaseSpecs = (mechanism: HistogramMechanism) => ({ key: atServer(i32([2])), part: i32([]), ...(mechanism === "dp" ? { noiseMultiplier: f32([]) } : {}) });
+const releaseSpecs = (mechanism: HistogramMechanism) => ({
+  key: atServer(i32([2])),
+  part: i32([]),
+  ...(mechanism === "dp" ? { noiseMultiplier: f32([]) } : {}),
+  ...(typeof mechanism === "object" ? { clientKeys: atClients(i32([2]), { private: true }) } : {}),
+});
 
 
 /** One client's bin vector: the one-hot of its accuracy's bin, zero when it holds no example out. */
@@ -73,7 +98,7 @@ function binOf(model: AnyModel, params: Value, batches: { x: Value; y: Value; ma
   return ops.mul(ops.oneHot(ops.cast(bin, "int32"), accuracyBins), holds);
 }
 
-/** (params@SERVER, private held-out batches, key, part, noiseMultiplier under dp) -> { histogram: the released histogram of the clients' accuracies }. */
+/** (params@SERVER, private held-out batches, key, part, noiseMultiplier under dp, clientKeys under distributed DP) -> { histogram: the released histogram of the clients' accuracies }. */
 export function privateEvaluationProgram(model: AnyModel, mechanism: HistogramMechanism = "dp"): CheckedProgram<unknown, unknown> {
   const traced = program(
     { params: serverParamSpecs(model), ...privateHeldOutSpecs(model), ...releaseSpecs(mechanism) } as never,
@@ -82,7 +107,7 @@ export function privateEvaluationProgram(model: AnyModel, mechanism: HistogramMe
       const bins = ops.map((w: Value, cx: Value, cy: Value, cm: Value) => binOf(model, w, { x: cx, y: cy, mask: cm }), ops.broadcast(params), x, y, mask);
       return { histogram: release(mechanism, bins, 1, inputs) };
     },
-    { name: `${mechanism}_evaluate_${model.name}` },
+    { name: `${mechanismName(mechanism)}_evaluate_${model.name}` },
   );
   return new CheckedProgram(traced, model);
 }
@@ -115,7 +140,7 @@ export function privatePersonalizationProgram(model: AnyModel, options: ClientTr
       );
       return release(mechanism, bins, Math.SQRT2, inputs);
     },
-    { name: `${mechanism}_personalize_${model.name}` },
+    { name: `${mechanismName(mechanism)}_personalize_${model.name}` },
   );
   return new CheckedProgram(traced, model);
 }

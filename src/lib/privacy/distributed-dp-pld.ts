@@ -98,6 +98,17 @@ function gaussianEpsilon(mu: number, delta: number): number {
 }
 
 /**
+ * A run's releases of one calibration: `count` of them (a run's rounds, or its evaluations' histograms).
+ *
+ * @example
+ * const rounds: DistributedDpReleases = { calibration: calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 }), count: 10 };
+ */
+export interface DistributedDpReleases {
+  readonly calibration: DistributedDpCalibration;
+  readonly count: number;
+}
+
+/**
  * Epsilon at `delta` after `rounds` rounds by the PLD accountant (the bound above solved for
  * eps by a fixed point, as dp-fedavg-epsilon.ts does for the sampler's share); Infinity where
  * the corrections alone spend delta or the noise is below the kernel's.
@@ -106,14 +117,36 @@ function gaussianEpsilon(mu: number, delta: number): number {
  * const epsilon = distributedDpPldEpsilon(calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 }), 10, 1e-5);
  */
 export function distributedDpPldEpsilon(cal: DistributedDpCalibration, rounds: number, delta: number, sampler = DISCRETE_GAUSSIAN_SAMPLER_ERROR): number {
-  if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });
+  return distributedDpComposedPldEpsilon([{ calibration: cal, count: rounds }], delta, sampler);
+}
+
+/**
+ * Epsilon at `delta` of releases of different calibrations in one run (a distributed-dp run's
+ * rounds with its evaluations' histograms, src/lib/run/distributed-dp-run.ts), by the same
+ * argument as k rounds of one: release i is, up to ratio e^(a_i) after moving total variation
+ * T_i, a post-processing of the Gaussian mechanism of multiplier z_i = s_i / B_i. Along the
+ * transcript the ratios multiply and the moved masses add, whichever release each step is, so
+ *   delta(eps) <= e^A delta_G(eps - 2 A) + (1 + e^eps) sum_i count_i T_i,  A = sum_i count_i a_i,
+ * and the Gaussian mechanisms compose exactly to the Gaussian of mu = sqrt(sum_i count_i / z_i^2)
+ * (their joint law is a Gaussian shifted by a vector of norm mu, a one-dimensional one after a
+ * rotation: Dong, Roth and Su 2019, Corollary 3.3), whose curve delta_G is closed-form.
+ *
+ * @example
+ * const rounds = calibrateDistributedDp({ clip: 1, noiseMultiplier: 1, bits: 16, minClients: 10, maxClients: 20, dimension: 8192 });
+ * const histograms = calibrateDistributedDp({ clip: 1, noiseMultiplier: 5, bits: 16, minClients: 10, maxClients: 100, dimension: 16 });
+ * const epsilon = distributedDpComposedPldEpsilon([{ calibration: rounds, count: 10 }, { calibration: histograms, count: 2 }], 1e-5);
+ */
+export function distributedDpComposedPldEpsilon(releases: readonly DistributedDpReleases[], delta: number, sampler = DISCRETE_GAUSSIAN_SAMPLER_ERROR): number {
+  for (const { count } of releases) if (!(Number.isInteger(count) && count >= 0)) throw ftError("FT305", { option: "rounds", why: `${count} given; a count of rounds is an integer >= 0` });
   if (!(delta > 0 && delta < 1)) throw ftError("FT305", { option: "delta", why: `${delta} given; delta is in (0, 1)` });
-  if (rounds === 0) return 0;
-  const bound = distributedDpPldBound(cal, sampler);
-  if (bound === undefined) return Infinity;
-  const mu = Math.sqrt(rounds) / bound.noiseMultiplier;
-  const ratio = rounds * bound.logRatio;
-  const share = (epsilon: number) => (1 + Math.exp(epsilon)) * rounds * bound.totalVariation;
+  const made = releases.filter((r) => r.count > 0).map((r) => ({ count: r.count, bound: distributedDpPldBound(r.calibration, sampler) }));
+  if (made.length === 0) return 0;
+  if (made.some((r) => r.bound === undefined)) return Infinity;
+  const total = (part: (bound: DistributedDpPldBound) => number) => made.reduce((sum, r) => sum + r.count * part(r.bound!), 0);
+  const mu = Math.sqrt(total((b) => 1 / b.noiseMultiplier ** 2));
+  const ratio = total((b) => b.logRatio);
+  const moved = total((b) => b.totalVariation);
+  const share = (epsilon: number) => (1 + Math.exp(epsilon)) * moved;
   const at = (assumed: number): number => {
     const left = (delta - share(assumed)) * Math.exp(-ratio);
     return left > 0 ? gaussianEpsilon(mu, left) + 2 * ratio : Infinity;

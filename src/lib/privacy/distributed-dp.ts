@@ -33,7 +33,7 @@
 import { ftError } from "../../errors/error.js";
 import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
 import { calibrateDistributedDp, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
-import { distributedDpPldEpsilon } from "./distributed-dp-pld.js";
+import { distributedDpComposedPldEpsilon, type DistributedDpReleases } from "./distributed-dp-pld.js";
 import { DEFAULT_RDP_ORDERS, rdpToEpsilon, type RdpConversion } from "./rdp.js";
 
 /** RDP of one round at each order (Proposition 14 with Theorem 1, worst case over the survivors), the sampler's error not included. */
@@ -64,13 +64,13 @@ export interface DistributedDpSpent {
   readonly samplerDelta: number;
 }
 
+export { calibrateDistributedDp, roundedL2Bound, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
+
 /**
  * (epsilon, delta) after `rounds` rounds, each drawing maxClients d noise values: the RDP of
  * the rounds plus the sampler's ratio error, converted at the delta left after the sampler's
  * total variation (a fixed point as in dp-fedavg-epsilon.ts).
  */
-export { calibrateDistributedDp, roundedL2Bound, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
-
 export function distributedDpEpsilon(
   cal: DistributedDpCalibration,
   rounds: number,
@@ -78,12 +78,26 @@ export function distributedDpEpsilon(
   sampler: SamplerError = DISCRETE_GAUSSIAN_SAMPLER_ERROR,
   options: { orders?: readonly number[]; conversion?: RdpConversion } = {},
 ): DistributedDpSpent {
-  if (!(Number.isInteger(rounds) && rounds >= 0)) throw ftError("FT305", { option: "rounds", why: `${rounds} given; a count of rounds is an integer >= 0` });
+  return distributedDpComposedEpsilon([{ calibration: cal, count: rounds }], delta, sampler, options);
+}
+
+/**
+ * The same for releases of different calibrations (a run's rounds with its evaluations'
+ * histograms): RDP adds order by order over every release, whatever its calibration, and so do
+ * the sampler's ratio terms (per draw) and its total variation.
+ */
+export function distributedDpComposedEpsilon(
+  releases: readonly DistributedDpReleases[],
+  delta: number,
+  sampler: SamplerError = DISCRETE_GAUSSIAN_SAMPLER_ERROR,
+  options: { orders?: readonly number[]; conversion?: RdpConversion } = {},
+): DistributedDpSpent {
+  for (const { count } of releases) if (!(Number.isInteger(count) && count >= 0)) throw ftError("FT305", { option: "rounds", why: `${count} given; a count of rounds is an integer >= 0` });
   const orders = options.orders ?? DEFAULT_RDP_ORDERS;
-  const draws = rounds * cal.maxClients * cal.dimension;
-  const perRound = distributedDpRoundRdp(cal, orders);
+  const draws = releases.reduce((sum, r) => sum + r.count * r.calibration.maxClients * r.calibration.dimension, 0);
+  const perRelease = releases.map((r) => distributedDpRoundRdp(r.calibration, orders));
   const eta = sampler.relativeError;
-  const rdp = perRound.map((r, i) => rounds * r + (draws * eta * (2 * orders[i]! - 1)) / (orders[i]! - 1));
+  const rdp = orders.map((alpha, i) => releases.reduce((sum, r, j) => sum + r.count * perRelease[j]![i]!, 0) + (draws * eta * (2 * alpha - 1)) / (alpha - 1));
   const share = (epsilon: number) => draws * sampler.totalVariation * (1 + Math.exp(epsilon));
   const at = (rdpDelta: number) => (rdpDelta > 0 ? rdpToEpsilon(orders, rdp, rdpDelta, options.conversion) : { epsilon: Infinity, order: NaN });
   let assumed = at(delta).epsilon;
@@ -97,13 +111,15 @@ export function distributedDpEpsilon(
 }
 
 /** Epsilon at `delta` after `rounds` rounds by the named accountant: PLD (distributed-dp-pld.ts, the default) or the RDP bound above. */
-export function distributedDpEpsilonBy(accountant: "pld" | "rdp", cal: DistributedDpCalibration, rounds: number, delta: number): number {
-  return accountant === "rdp" ? distributedDpEpsilon(cal, rounds, delta).epsilon : distributedDpPldEpsilon(cal, rounds, delta);
+export function distributedDpEpsilonBy(accountant: "pld" | "rdp", cal: DistributedDpCalibration, rounds: number, delta: number, alongside: readonly DistributedDpReleases[] = []): number {
+  const releases = [{ calibration: cal, count: rounds }, ...alongside];
+  return accountant === "rdp" ? distributedDpComposedEpsilon(releases, delta).epsilon : distributedDpComposedPldEpsilon(releases, delta);
 }
 
 /**
  * The noise multiplier z whose calibration spends `targetEpsilon` at `delta` after `rounds`
  * rounds by `accountant` (bisection; epsilon falls as z grows): the `target` form of the options.
+ * `alongside`: the run's other releases (its evaluations' histograms), whose cost the target includes.
  */
 export function noiseMultiplierForEpsilon(
   parameters: Omit<DistributedDpParameters, "noiseMultiplier">,
@@ -111,11 +127,12 @@ export function noiseMultiplierForEpsilon(
   rounds: number,
   delta: number,
   accountant: "pld" | "rdp" = "pld",
+  alongside: readonly DistributedDpReleases[] = [],
 ): number {
   if (!(targetEpsilon > 0 && Number.isFinite(targetEpsilon))) throw ftError("FT346", { why: `the target epsilon must be a finite number > 0, got ${targetEpsilon}` });
   const epsilonAt = (z: number) => {
     const cal = calibrateDistributedDp({ ...parameters, noiseMultiplier: z });
-    return distributedDpEpsilonBy(accountant, cal, rounds, delta);
+    return distributedDpEpsilonBy(accountant, cal, rounds, delta, alongside);
   };
   let [lo, hi] = [1e-3, 1e3];
   if (epsilonAt(hi) > targetEpsilon) throw ftError("FT346", { why: `no noise multiplier up to ${hi} reaches epsilon ${targetEpsilon} in ${rounds} rounds at ${parameters.bits} bits` });

@@ -121,10 +121,12 @@ export class RunSecret {
   /**
    * Client `client`'s key for round `round`'s distributed-DP noise and rounding: in the
    * simulation it stands for the key the client would draw from its own CSPRNG; no other
-   * client's and no round's key tells anything about it.
+   * client's and no round's key tells anything about it. `release`: the round's update (its
+   * digest's text as before releases were named) or the evaluation's histograms after it,
+   * whose noise must be independent of the update's.
    */
-  clientKey(round: number, client: number): [number, number] {
-    const digest = createHmac("sha256", this.bytes).update(`client-key:${round}:${client}`).digest();
+  clientKey(round: number, client: number, release: "update" | "evaluation" | "personalization" = "update"): [number, number] {
+    const digest = createHmac("sha256", this.bytes).update(release === "update" ? `client-key:${round}:${client}` : `client-key:${release}:${round}:${client}`).digest();
     return [digest.readInt32BE(0), digest.readInt32BE(4)];
   }
 

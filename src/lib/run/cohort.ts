@@ -60,7 +60,7 @@ export function cohortChunks(clients: Int32Array, stepsOf: (client: number) => n
 export function secureGroups(clients: Int32Array, stepsOf: (client: number) => number, chunkClients: number, least: number): Chunk[] {
   if (chunkClients < least) throw ftError("FT329", { least, chunk: chunkClients });
   const ordered = cohortChunks(clients, stepsOf, clients.length).flatMap((c) => Array.from(c.clients, (client) => ({ client, steps: c.steps })));
-  const count = Math.max(1, Math.min(Math.ceil(ordered.length / chunkClients), Math.floor(ordered.length / least)));
+  const count = secureGroupCount(ordered.length, chunkClients, least);
   const groups: Chunk[] = [];
   for (let g = 0, start = 0; g < count; g++) {
     const members = ordered.slice(start, (start += Math.floor(ordered.length / count) + (g < ordered.length % count ? 1 : 0)));
@@ -68,6 +68,9 @@ export function secureGroups(clients: Int32Array, stepsOf: (client: number) => n
   }
   return groups;
 }
+
+/** How many groups secureGroups cuts `clients` clients into: their sizes are floor(clients / count) and one more. */
+export const secureGroupCount = (clients: number, chunkClients: number, least: number): number => Math.max(1, Math.min(Math.ceil(clients / chunkClients), Math.floor(clients / least)));
 
 /** What a round program takes from a cohort: its CLIENTS inputs. */
 export const cohortData = (b: CohortBatches<HostData>) => ({ x: b.x, y: b.y, mask: b.mask, count: b.count });

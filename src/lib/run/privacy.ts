@@ -19,6 +19,7 @@ import { normalSamplerDeltaPerDraw } from "../../ir/normal.js";
 import { dpFedAvgEpsilon, dpFedAvgPldEpsilon, dpNoiseSplit, type ComposedGaussian } from "../privacy/dp-fedavg-epsilon.js";
 import { PldAccountant } from "../privacy/pld/accountant.js";
 import { accuracyBins } from "../algorithms/private-evaluation.js";
+import { evaluationReleaseCounts } from "./evaluation-releases.js";
 
 /** Each normal draw's total variation from the exact normal (the sampler's bound, src/ir/normal.ts). */
 export const samplerDeltaPerDraw = normalSamplerDeltaPerDraw;
@@ -101,18 +102,14 @@ export function epsilonAfter(config: PrivacyOptions, rounds: number, parameters:
 }
 
 /**
- * The DP evaluation releases of a private run with --client-holdout by the end of round
- * `rounds`: one on every --eval-every-th round and on --rounds; with `final` (the run's
- * result, and the --dp-target-epsilon stop rule, which counts round `rounds` as the last)
- * also on round `rounds` whatever it is, and personalization's after it. Each is a Gaussian
- * mechanism of multiplier --eval-noise over every evaluated client (no amplification by
- * sampling is claimed).
+ * The DP evaluation releases of a dp run with --client-holdout by the end of round `rounds`
+ * (evaluation-releases.ts; personalization's counted as one). Each is a Gaussian mechanism of
+ * multiplier --eval-noise over every evaluated client (no amplification by sampling is claimed).
  */
 export function evaluationReleases(config: PrivacyOptions, rounds: number, final: boolean): number {
-  if (!isDpRun(config) || (config.clientHoldout ?? 0) === 0 || rounds === 0) return 0;
-  const every = config.evalEvery ?? 1;
-  const last = final || rounds === config.rounds ? (rounds % every === 0 ? 0 : 1) : 0;
-  return Math.floor(rounds / every) + last + (final && (config.personalizeEpochs ?? 0) > 0 ? 1 : 0);
+  if (!isDpRun(config)) return 0;
+  const { evaluations, personalizations } = evaluationReleaseCounts(config, rounds, final);
+  return evaluations + personalizations;
 }
 
 /** The rounds' PLD composed with the evaluations' (the RDP accountant composes them in dpFedAvgEpsilon); memoised. */

@@ -3,9 +3,12 @@
  * and --client-holdout, --personalize-epochs): the clients' accuracies stay on the clients, and
  * the server learns histograms of them (src/lib/algorithms/private-evaluation.ts): DP ones in a
  * dp run, whose cost the run's epsilon includes (src/lib/run/privacy.ts evaluationReleases);
- * exact counts through secure aggregation in a secure run. The evaluated clients go in chunks
- * as in federated-eval.ts (secure groups of at least 2 with secure), each chunk its own release
- * over its own clients, the chunks' histograms summed.
+ * in a distributed-dp run ones noised by the clients themselves under a secure sum, priced by
+ * distributed DP's accountant (src/lib/run/distributed-dp-run.ts evaluationReleasesOf); exact
+ * counts through secure aggregation in a secure run. The evaluated clients go in chunks as in
+ * federated-eval.ts (secure groups of at least 2 with secure, of at least --min-clients, the
+ * smallest of whose sizes the noise is calibrated for, with distributed-dp), each chunk its own release over its
+ * own clients, the chunks' histograms summed.
  *
  * No per-client file is written: client-metrics.csv, client-confusion.csv and
  * personalization.csv are a public run's. What the metrics columns and personalization.json
@@ -15,11 +18,14 @@
  */
 import type * as tf from "@tensorflow/tfjs";
 import { accuracyBins, privateEvaluationProgram, privatePersonalizationProgram, type HistogramMechanism } from "../algorithms/private-evaluation.js";
+import { ftError } from "../../errors/error.js";
 import { batchCohort } from "../data/federated.js";
 import type { RunSecret } from "../privacy/secret.js";
 import { distributionStats } from "./client-distribution.js";
-import { cohortChunks, secureGroups } from "./cohort.js";
+import { bucketSteps, cohortChunks, secureGroups } from "./cohort.js";
 import { isDpRun } from "./privacy.js";
+import { chainHas } from "./aggregator-chain.js";
+import { evaluationReleaseOptions } from "./distributed-dp-run.js";
 import type { RunConfig } from "./config.js";
 import { roundBatchSize } from "./data-limits.js";
 import { evaluationFiles } from "./evaluation-files.js";
@@ -64,7 +70,8 @@ export class PrivateEvaluator {
     private readonly clients: FederatedEvaluator,
     private readonly secret: RunSecret,
   ) {
-    this.mechanism = isDpRun(clients.config) ? "dp" : "secure";
+    const { config } = clients;
+    this.mechanism = isDpRun(config) ? "dp" : chainHas(config.aggregator, "distributed-dp") ? { kind: "distributed-dp", options: evaluationReleaseOptions(config) } : "secure";
     this.evaluation = privateEvaluationProgram(clients.model, this.mechanism);
   }
 
@@ -81,7 +88,7 @@ export class PrivateEvaluator {
     const key = this.secret.roundKey("evaluation", round);
     const total = new Float64Array(accuracyBins);
     for (const [part, chunk] of this.chunks(round, this.clients.heldOutSteps).entries()) {
-      const inputs = { params, ...this.clients.heldOutInputs(chunk.clients, chunk.steps), ...this.releaseInputs(key, part) };
+      const inputs = { params, ...this.clients.heldOutInputs(chunk.clients, chunk.steps), ...this.releaseInputs(key, part, chunk.clients, round, "evaluation") };
       const out = (await this.evaluation.run(inputs as never, runOptionsOf(this.clients.config))) as unknown as { histogram: tf.Tensor };
       (await out.histogram.data()).forEach((n, b) => (total[b]! += n));
       out.histogram.dispose();
@@ -99,28 +106,46 @@ export class PrivateEvaluator {
     const [before, after] = [new Float64Array(accuracyBins), new Float64Array(accuracyBins)];
     for (const [part, chunk] of this.chunks(round, trainSteps).entries()) {
       const train = batchCohort(this.clients.data, chunk.clients, { batchSize, epochs, rng: this.clients.rng.fork("personalize"), steps: chunk.steps });
-      const inputs = { params, lr: this.clients.config.lr, trainX: withFeatureShape(train.x, 3, this.clients.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), ...this.releaseInputs(key, part) };
+      const inputs = { params, lr: this.clients.config.lr, trainX: withFeatureShape(train.x, 3, this.clients.featureShape), trainY: train.y, trainMask: train.mask, ...this.clients.heldOutInputs(chunk.clients), ...this.releaseInputs(key, part, chunk.clients, round, "personalization") };
       const out = (await program.run(inputs as never, runOptionsOf(this.clients.config))) as unknown as { before: tf.Tensor; after: tf.Tensor };
       (await out.before.data()).forEach((n, b) => (before[b]! += n));
       (await out.after.data()).forEach((n, b) => (after[b]! += n));
       disposeAll(out.before, out.after);
     }
     const results = { before: histogramEstimate(before), after: histogramEstimate(after) };
-    const released = this.mechanism === "dp" ? { released: "DP histograms of the clients' held-out accuracies", noiseMultiplier: this.clients.config.evalNoise } : { released: "exact histograms of the clients' held-out accuracies through secure aggregation (simulated in one process)" };
+    const released =
+      this.mechanism === "dp"
+        ? { released: "DP histograms of the clients' held-out accuracies", noiseMultiplier: this.clients.config.evalNoise }
+        : this.mechanism === "secure"
+          ? { released: "exact histograms of the clients' held-out accuracies through secure aggregation (simulated in one process)" }
+          : { released: "distributed-DP histograms of the clients' held-out accuracies (each client's own discrete Gaussian noise, summed securely)", noiseMultiplier: this.clients.config.evalNoise };
     const summary = { epochs, lr: this.clients.config.lr, ...released, bins: accuracyBins, ...results };
     await writeRunFile(this.clients.config.out, evaluationFiles.personalizationSummary, `${JSON.stringify(summary, null, 2)}\n`);
     return results;
   }
 
-  /** The evaluated clients after `round` in chunks: secure groups of at least 2 under secure aggregation. */
+  /** The evaluated clients after `round` in chunks: secure groups of at least 2 under secure aggregation, of at least the calibration's minClients under distributed DP. */
   private chunks(round: number, stepsOf: (client: number) => number) {
     const clients = this.clients.clientsAt(round);
-    return this.mechanism === "secure" ? secureGroups(clients, stepsOf, this.clients.config.chunkClients, 2) : cohortChunks(clients, stepsOf, this.clients.config.chunkClients);
+    const { chunkClients } = this.clients.config;
+    if (this.mechanism === "secure") return secureGroups(clients, stepsOf, chunkClients, 2);
+    if (this.mechanism === "dp") return cohortChunks(clients, stepsOf, chunkClients);
+    // Groups of at least --min-clients, as evaluationReleaseOptions counts them: none smaller than the calibration's minClients.
+    // Cut in the evaluated clients' public order, not by their steps: who shares a group with whom tells nothing of a client's held-out data.
+    const calibrated = this.mechanism.options.minClients;
+    const ordered = secureGroups(clients, () => 1, chunkClients, Math.min(this.clients.config.minClients, clients.length));
+    const groups = ordered.map((g) => ({ clients: g.clients, steps: bucketSteps(Math.max(...Array.from(g.clients, stepsOf))) }));
+    const small = groups.find((g) => g.clients.length < calibrated);
+    if (small !== undefined) throw ftError("FT112", { op: "distributedDpSum", least: String(calibrated), clients: String(small.clients.length), why: "the evaluation's noise is calibrated for its smallest group; a smaller one would release a histogram with less noise than accounted" });
+    return groups;
   }
 
-  /** The release's inputs for one chunk: the key, the part, and under dp the noise multiplier. */
-  private releaseInputs(key: readonly number[], part: number) {
-    return { key, part, ...(this.mechanism === "dp" ? { noiseMultiplier: this.clients.config.evalNoise } : {}) };
+  /** The release's inputs for one chunk: the key, the part, under dp the noise multiplier, under distributed DP each client's own key for this release. */
+  private releaseInputs(key: readonly number[], part: number, clients: Int32Array, round: number, release: "evaluation" | "personalization") {
+    if (this.mechanism === "dp") return { key, part, noiseMultiplier: this.clients.config.evalNoise };
+    if (this.mechanism === "secure") return { key, part };
+    const clientKeys = { shape: [clients.length, 2], data: Int32Array.from([...clients].flatMap((c) => this.secret.clientKey(round, c, release))) };
+    return { key, part, clientKeys };
   }
 }
 

@@ -6,7 +6,7 @@
 import { aggregatorRefusal } from "../algorithms/aggregation.js";
 import { aggregatorOf } from "../aggregators/aggregator.js";
 import { attacks } from "../aggregators/stages.js";
-import { aggregatorOption, chainHas, releasesPrivateData, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
+import { aggregatorOption, chainHas, runChainProblem, runStages, withStage, type ChainOptions } from "./aggregator-chain.js";
 import { accountantNames, countStddevOf, expectedClientsOf, updateNoiseMultiplier, type PrivacyOptions } from "./privacy.js";
 import { redisUrlProblem } from "./engine/url.js";
 import { choice, float32Representable, integer, mayChangeOnResume, onlyWhen, real, switchOption, text, type Condition, type OptionSpec } from "./option-specs.js";
@@ -166,7 +166,7 @@ const federatedEvaluationOptions = {
   evalClients: mayChangeOnResume(integer("Clients evaluated on their held-out data at each evaluation, drawn per round; 0 for all", 0, { min: 0 })),
   topK: integer("Also report top-k accuracy (central and per client) for this k; 1 for none", 1, { min: 1 }),
   personalizeEpochs: mayChangeOnResume(integer("After training, each evaluated client fine-tunes the model for this many epochs on its training split and is evaluated before and after; 0 for none", 0, { min: 0 })),
-  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
+  evalNoise: real("Noise multiplier of the DP histograms of the clients' accuracies that a dp or distributed-dp run's evaluation releases (their cost is in the run's epsilon)", 5, { min: 0, minExclusive: true }),
 };
 
 export const runOptions = {
@@ -340,14 +340,6 @@ export const crossChecks: readonly {
     problem: ({ evalClients, personalizeEpochs, clientHoldout }) =>
       clientHoldout === 0 && (Number(evalClients) > 0 || Number(personalizeEpochs) > 0)
         ? "federated and personalization evaluation run on each client's held-out data: give --client-holdout a share above 0 (0.2, say)"
-        : undefined,
-  },
-  {
-    // A dp run releases DP histograms of the accuracies instead (private-evaluation.ts), priced by its accountant (PLD or RDP); a secure one exact histograms through secure sums.
-    keys: ["clientHoldout", "evalClients", "personalizeEpochs", "aggregator"],
-    problem: ({ aggregator, clientHoldout, evalClients, personalizeEpochs }) =>
-      releasesPrivateData(aggregator) && (Number(clientHoldout) > 0 || Number(evalClients) > 0 || Number(personalizeEpochs) > 0) && chainHas(aggregator, "distributed-dp") && !chainHas(aggregator, "dp")
-        ? `per-client evaluation of private data is released as histograms: DP ones noised at the server (which distributed DP does not trust with an unnoised sum) or exact ones through secure sums (no DP, which would leave the run's epsilon short of what it released); a histogram noised by its clients' own discrete noise under secure aggregation, priced by distributed DP's accountant, is not built (docs/algorithms.md "Private evaluation"), so --aggregator ${String(aggregator)} does not go with --client-holdout, --eval-clients or --personalize-epochs: use clip,dp or secure`
         : undefined,
   },
   {

@@ -275,7 +275,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   const privacy = isDpRun(config)
     ? { epsilon: epsilonAfter(config, rounds, parameters, true) }
     : distributedDp
-      ? { epsilon: distributedDpEpsilonAfter(config, rounds, releasedLength(config, parameters)) }
+      ? { epsilon: distributedDpEpsilonAfter(config, rounds, releasedLength(config, parameters), true) }
       : {};
   return { config, rounds, accuracy: last.accuracy, loss: last.loss, ...privacy, ...(personalization === undefined ? {} : { personalization }), outDir: config.out, seconds: (performance.now() - started) / 1000 };
 }
