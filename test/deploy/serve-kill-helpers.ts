@@ -4,8 +4,7 @@
  */
 import { afterAll, expect } from "vitest";
 import { inProcessCli } from "../run/cli.js";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { federatedData } from "../../src/lib/run/setup.js";
@@ -45,44 +44,35 @@ export function refusedServe(tokensPath: string, out: string): (...extra: string
 
 /**
  * Record files (--data) of clients 0..count-1 of the 20-client IID MNIST partition that
- * smallServe's runs use: each client process then holds its own examples only, not MNIST whole.
- * Each file is a copy, in `dir`, of one this process wrote once (writtenPartition): a client keeps
- * its identity key beside its file, so every run gets files of its own.
+ * smallServe's runs use, written in `dir`: each client process then holds its own examples only,
+ * not MNIST whole. A client keeps its identity key beside its file, so every run gets files of its own.
  */
 export function partitionFiles(dir: string, count: number): string[] {
-  return writtenPartition(count).map((source, i) => {
+  return partitionRecords(count).map((bytes, i) => {
     const path = join(dir, `client-${i}.rec`);
-    copyFileSync(source, path);
+    writeFileSync(path, bytes);
     return path;
   });
 }
 
 /**
- * The first `count` clients' record files, written to a folder of this process's (removed when it
- * exits) the first time they are asked for: MNIST is read into the test process once per file set
- * instead of once per served run (the files are the same bytes each time: the partition is seeded).
+ * The first `count` clients' record files' bytes (9.4 MB a client), made the first time they are
+ * asked for and kept by this test process: MNIST is read into it once, not once per served run
+ * (the bytes are the same each time: the partition is seeded).
  */
-const written: string[] = [];
-let writtenDir: string | undefined;
-function writtenPartition(count: number): string[] {
-  if (written.length < count) {
-    if (writtenDir === undefined) {
-      const folder = mkdtempSync(join(tmpdir(), "fedtensor-partition-"));
-      process.once("exit", () => rmSync(folder, { recursive: true, force: true }));
-      writtenDir = folder;
-    }
+const records: Uint8Array[] = [];
+function partitionRecords(count: number): Uint8Array[] {
+  if (records.length < count) {
     const data = federatedData({ dataset: "mnist", partition: "iid", clients: 20, seed: 0, clientHoldout: 0 } as never);
-    for (let i = written.length; i < count; i++) {
+    for (let i = records.length; i < count; i++) {
       const indices = data.clientIndices[i]!;
       const x = new Float32Array(indices.length * 784);
       indices.forEach((e, k) => x.set(data.train.x.subarray(e * 784, (e + 1) * 784) as Float32Array, k * 784));
       const y = Int32Array.from(indices, (e) => data.train.y[e]!);
-      const path = join(writtenDir, `client-${i}.rec`);
-      writeFileSync(path, encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
-      written.push(path);
+      records.push(encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
     }
   }
-  return written.slice(0, count);
+  return records.slice(0, count);
 }
 
 /**
