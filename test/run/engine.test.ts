@@ -97,10 +97,12 @@ function start(args: string[]): Running {
 
 const worker = (redis: RedisServer) => start(["worker", "--redis", redis.url, ...fastStalls]);
 
-/** A worker and a run through it, returned once the worker has started a chunk of round 2 (round 1 is checkpointed). */
+/**
+ * A worker and a run through it, returned once the worker has started a chunk of round 2 (round 1
+ * is checkpointed). Both start at once: the run's chunks wait in Redis until the worker takes them.
+ */
 async function inRound2(redis: RedisServer, prefix: string, ...extra: string[]) {
   const w = worker(redis);
-  await w.waitFor(/waiting for chunks/);
   const out = tempDir(prefix);
   const run = start(runArgs(out, "--engine", redis.url, ...extra));
   await w.waitFor(/round 2 chunk \d: \d+ clients/);
@@ -168,8 +170,8 @@ describe.skipIf(redisBinary === undefined)("the BullMQ engine", () => {
   }, deadline(120_000));
 
   test("a worker killed with kill -9 mid-job: its job goes to a worker that joined mid-run, same bits", async () => {
+    // Started with the run: the run's chunks wait in Redis for it, the only worker.
     const doomed = worker(redis);
-    await doomed.waitFor(/waiting for chunks/);
     const out = tempDir("engine-kill-");
     const run = start(runArgs(out, "--engine", redis.url));
     // Its first job starts by loading MNIST: a second or more in which it holds the job.
