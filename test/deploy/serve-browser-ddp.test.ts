@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { executablePath, hasChromium, launchChromium, openClientTab } from "./browser-helpers.js";
-import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { partitionFiles } from "./serve-kill-helpers.js";
 import { deadline } from "../helpers/deadline.js";
 
 if (!hasChromium) console.log(`serve-browser-ddp.test.ts skipped: no ${executablePath} (apt-get install chromium)`);
@@ -31,10 +32,12 @@ describe.skipIf(!hasChromium)("a browser tab in a distributed-DP served run", ()
     const { path, tokens } = writeTokens(dir, 3);
     // Little noise (as serve-ddp.test.ts's training run): the decoded sum keeps the model's progress.
     const ddp = ["--aggregator", "distributed-dp", "--ddp-clip", "100", "--ddp-noise", "0.0001", "--ddp-bits", "20"];
+    // The Node clients' examples from record files (those --dataset mnist --client-index i reads): no client process reads MNIST.
+    const files = partitionFiles(dir, 2);
     const server = startProcess(smallServe(path, out, "--model", "logistic", "--rounds", "2", "--clients-per-round", "3", "--min-clients", "3", "--round-timeout", "120", ...ddp));
     started.push(server);
     const url = await serverUrl(server);
-    for (const i of [0, 1]) started.push(startClient(url, tokens[i]!, i, "--exit-when-done"));
+    for (const i of [0, 1]) started.push(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", files[i]!, "--max-backoff", "1", "--exit-when-done"]));
     browser = await launchChromium({ webgpu: false });
     const tab = await openClientTab(browser, url, `token=${tokens[2]}&demo-client=2&auto=1`);
     expect(await server.exited()).toBe(0);

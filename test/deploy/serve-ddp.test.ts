@@ -18,8 +18,8 @@ import { calibrateDistributedDp, noiseMultiplierForEpsilon } from "../../src/lib
 import { distributedDpPldEpsilon } from "../../src/lib/privacy/distributed-dp-pld.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
-import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { killedAfterAll, partitionFiles, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
 import { deadline } from "../helpers/deadline.js";
 
 const { track, traps } = killedAfterAll();
@@ -30,9 +30,11 @@ async function servedRun(rounds: number, ddp: readonly string[]) {
   const out = join(dir, "run");
   const { path, tokens } = writeTokens(dir, 3);
   const args = smallServe(path, out, "--model", "logistic", "--rounds", String(rounds), "--clients-per-round", "3", "--min-clients", "3", "--aggregator", "distributed-dp", ...ddp);
+  // Each client's examples from a record file (those --dataset mnist --client-index i reads): no client process reads MNIST.
+  const files = partitionFiles(dir, 3);
   const server = track(startProcess(args));
   const url = await serverUrl(server);
-  for (const i of [0, 1, 2]) track(startClient(url, tokens[i]!, i));
+  for (const i of [0, 1, 2]) track(startFileClient(url, tokens[i]!, files[i]!));
   expect(await server.exited()).toBe(0);
   const log = server.output();
   for (let round = 1; round <= rounds; round++) expect(log).toMatch(new RegExp(`round ${round}/${rounds}: 3 of 3 clients merged`));

@@ -44,19 +44,35 @@ export function refusedServe(tokensPath: string, out: string): (...extra: string
 
 /**
  * Record files (--data) of clients 0..count-1 of the 20-client IID MNIST partition that
- * smallServe's runs use: each client process then holds its own examples only, not MNIST whole.
+ * smallServe's runs use, written in `dir`: each client process then holds its own examples only,
+ * not MNIST whole. A client keeps its identity key beside its file, so every run gets files of its own.
  */
 export function partitionFiles(dir: string, count: number): string[] {
-  const data = federatedData({ dataset: "mnist", partition: "iid", clients: 20, seed: 0, clientHoldout: 0 } as never);
-  return Array.from({ length: count }, (_, i) => {
-    const indices = data.clientIndices[i]!;
-    const x = new Float32Array(indices.length * 784);
-    indices.forEach((e, k) => x.set(data.train.x.subarray(e * 784, (e + 1) * 784) as Float32Array, k * 784));
-    const y = Int32Array.from(indices, (e) => data.train.y[e]!);
+  return partitionRecords(count).map((bytes, i) => {
     const path = join(dir, `client-${i}.rec`);
-    writeFileSync(path, encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
+    writeFileSync(path, bytes);
     return path;
   });
+}
+
+/**
+ * The first `count` clients' record files' bytes (9.4 MB a client), made the first time they are
+ * asked for and kept by this test process: MNIST is read into it once, not once per served run
+ * (the bytes are the same each time: the partition is seeded).
+ */
+const records: Uint8Array[] = [];
+function partitionRecords(count: number): Uint8Array[] {
+  if (records.length < count) {
+    const data = federatedData({ dataset: "mnist", partition: "iid", clients: 20, seed: 0, clientHoldout: 0 } as never);
+    for (let i = records.length; i < count; i++) {
+      const indices = data.clientIndices[i]!;
+      const x = new Float32Array(indices.length * 784);
+      indices.forEach((e, k) => x.set(data.train.x.subarray(e * 784, (e + 1) * 784) as Float32Array, k * 784));
+      const y = Int32Array.from(indices, (e) => data.train.y[e]!);
+      records.push(encodeRecord(new Map([["x", { dtype: "float32", shape: [indices.length, 784], data: x }], ["y", { dtype: "int32", shape: [indices.length], data: y }]] as const)));
+    }
+  }
+  return records.slice(0, count);
 }
 
 /**

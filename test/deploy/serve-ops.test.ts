@@ -20,7 +20,8 @@ import { WIRE_VERSION } from "../../src/deploy/protocol/messages.js";
 import { deadline } from "../helpers/deadline.js";
 import { tempDir } from "../run/temp-dir.js";
 import { rawClient } from "./raw-client.js";
-import { serverUrl, smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { serverUrl, smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { partitionFiles } from "./serve-kill-helpers.js";
 
 const started: Process[] = [];
 afterAll(() => started.forEach((p) => p.child.exitCode === null && p.child.kill("SIGKILL")));
@@ -34,6 +35,8 @@ describe("operating fedtensor serve", () => {
     const dir = tempDir("fedtensor-serve-ops-");
     const out = join(dir, "run");
     const { path, tokens } = writeTokens(dir, 4);
+    // Each client's examples from a record file (those --dataset mnist --client-index i reads): no client process reads MNIST.
+    const files = partitionFiles(dir, 3);
     const adminToken = "0123456789abcdef0123456789abcdef";
     writeFileSync(join(dir, "admin.token"), `${adminToken}\n`);
     const server = track(startProcess([...smallServe(path, out, "--rounds", "5", "--clients-per-round", "3", "--min-clients", "2", "--round-timeout", "60"), "--admin-token-file", join(dir, "admin.token")]));
@@ -88,10 +91,11 @@ describe("operating fedtensor serve", () => {
     server.child.kill("SIGHUP");
     await server.waitFor(/FT354: --client-tokens reload from .* failed, the previous tokens stay in force/);
 
-    const clients = [0, 1, 2].map((i) => track(startClient(url, tokens[i]!, i)));
+    const fileClient = (i: number) => startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", files[i]!, "--max-backoff", "1"]);
+    const clients = [0, 1, 2].map((i) => track(fileClient(i)));
     await server.waitFor(/client-001 ready/, deadline(60_000));
     // Another process with client-001's token: refused while client-001 answers its ping, and told to stop.
-    const second = track(startClient(url, tokens[0]!, 0));
+    const second = track(fileClient(0));
     expect(await second.exited()).toBe(1);
     expect(second.output()).toMatch(/FT340: the server at .* refused this client: FT351: the token of client-001 is in use by a live connection from 127\.0\.0\.1:\d+/);
     expect(server.output()).toMatch(/refused a client at 127\.0\.0\.1:\d+: FT351: the token of client-001 is in use/);

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { tempDir } from "../run/temp-dir.js";
 import { smallServe, startClient, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { partitionFiles } from "./serve-kill-helpers.js";
 import { deadline } from "../helpers/deadline.js";
 
 const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
@@ -44,7 +45,9 @@ describe.skipIf(!hasOpenssl)("serve over TLS", () => {
     expect(await untrusting.exited()).toBe(1);
     expect(untrusting.output()).toMatch(/FT353: the server's certificate at wss:\/\/127\.0\.0\.1:\d+\/fedtensor is not trusted: self.signed certificate/);
     expect(untrusting.output()).not.toMatch(/reconnecting/);
-    const client = startClient(url, tokens[0]!, 0, "--ca", cert, "--exit-when-done");
+    // Its examples from a record file (those --dataset mnist --client-index 0 reads): the client process reads no MNIST.
+    const [file] = partitionFiles(dir, 1);
+    const client = startProcess(["client", "--server", url, "--token", tokens[0]!, "--data", file!, "--max-backoff", "1", "--ca", cert, "--exit-when-done"]);
     started.push(client);
     expect(await server.exited()).toBe(0);
     expect(await client.exited()).toBe(0);

@@ -29,18 +29,20 @@ export function runCli(args: readonly string[], timeout = 60_000): CliResult {
 
 /**
  * The built CLI's `main` (dist/, as bin/ runs it, examples/ found as from there) run in this
- * process: its exit status and what it printed (console.log and console.error, in order). For
- * the many refusals that a child process would only slow down.
+ * process: its exit status and what it printed: `output` both streams in order, `stdout`
+ * (console.log) and `stderr` (console.error) apart. For the many refusals that a child process
+ * would only slow down.
  */
-export async function inProcessCli(args: readonly string[]): Promise<{ status: number; output: string }> {
-  const lines: string[] = [];
-  const capture = (...parts: unknown[]) => void lines.push(parts.map(String).join(" "));
+export async function inProcessCli(args: readonly string[]): Promise<{ status: number; output: string; stdout: string; stderr: string }> {
+  const lines: { text: string; error: boolean }[] = [];
+  const capture = (error: boolean) => (...parts: unknown[]) => void lines.push({ text: `${parts.map(String).join(" ")}\n`, error });
   const [log, error] = [console.log, console.error];
-  console.log = console.error = capture;
+  [console.log, console.error] = [capture(false), capture(true)];
   try {
     const { main } = (await import(pathToFileURL(join(root, "dist/src/cli/main.js")).href)) as typeof import("../../src/cli/main.js");
     const status = await main(args);
-    return { status, output: lines.map((line) => `${line}\n`).join("") };
+    const text = (which: (line: { error: boolean }) => boolean) => lines.filter(which).map((line) => line.text).join("");
+    return { status, output: text(() => true), stdout: text((line) => !line.error), stderr: text((line) => line.error) };
   } finally {
     [console.log, console.error] = [log, error];
   }

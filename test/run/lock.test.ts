@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { FedTensorError } from "../../src/errors/error.js";
 import { lockFileName, lockRunFolder } from "../../src/lib/run/lock.js";
-import { metricsRows, runCli, smallRun, stackLine, startCli } from "./cli.js";
+import { inProcessCli, metricsRows, runCli, smallRun, stackLine, startCli } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -49,8 +49,9 @@ describe("a second process in a run folder", () => {
           reject(new Error(`the holder ended by itself (exit ${code})`));
         });
       });
+      // The refusals, before any data is read, through the CLI's main in this process: no process start-up each.
       for (const extra of [["--resume"], ["--overwrite"], ["--resume", "--rounds", "3"]]) {
-        const second = runCli(smallRun(out, ...extra));
+        const second = await inProcessCli(smallRun(out, ...extra));
         expect(second.status, second.stderr).toBe(1);
         expect(second.stderr).toMatch(new RegExp(`FT308: ${out} is in use by process ${holder.pid} on ${hostname()} \\(.*fedtensor\\.js run .*\\), running since \\d{4}-\\d\\d-\\d\\dT`));
         expect(second.stderr).not.toMatch(stackLine);

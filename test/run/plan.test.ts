@@ -12,7 +12,7 @@ import { validateRunConfig } from "../../src/lib/run/config.js";
 import { formatPlan, parameterCount, privacyPlan, refuseOverMaxEpsilon } from "../../src/lib/run/plan.js";
 import { train } from "../../src/lib/run/train.js";
 import { deadline } from "../helpers/deadline.js";
-import { runCli } from "./cli.js";
+import { inProcessCli } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 
 const dp = { model: "logistic", clients: 100, clientsPerRound: 10, rounds: 12, aggregator: "clip,dp", dpNoise: 1.0 } as const;
@@ -52,17 +52,18 @@ describe("privacy plan", () => {
     expect(() => refuseOverMaxEpsilon(validateRunConfig({ ...dp, out, maxEpsilon: 100 }, "test"))).not.toThrow();
   }, deadline(120_000));
 
-  test("fedtensor plan from the command line: the table, the target's noise, exit 1 over --max-epsilon", () => {
+  // Through the CLI's main in this process (plan reads no data): no process start-up per command.
+  test("fedtensor plan from the command line: the table, the target's noise, exit 1 over --max-epsilon", async () => {
     const args = ["plan", "--aggregator", "clip,dp", "--clients", "100", "--clients-per-round", "10", "--rounds", "3", "--dp-noise", "1"];
-    const shown = runCli([...args, "--target-epsilon", "5"], deadline(120_000));
+    const shown = await inProcessCli([...args, "--target-epsilon", "5"]);
     expect(shown.stderr).toBe("");
     expect(shown.status).toBe(0);
     expect(shown.stdout).toMatch(/accountant pld/);
     expect(shown.stdout).toMatch(/total over 3 rounds: epsilon [\d.]+ at delta 0.00001/);
     expect(shown.stdout).toMatch(/epsilon 5 in 3 rounds needs a noise multiplier of at least [\d.]+ \(pld\)/);
-    const over = runCli([...args, "--max-epsilon", "0.5"], deadline(120_000));
+    const over = await inProcessCli([...args, "--max-epsilon", "0.5"]);
     expect(over.status).toBe(1);
     expect(over.stdout).toContain("FT360");
-    expect(runCli(["plan", "--target-epsilon", "-1"]).status).toBe(2);
+    expect((await inProcessCli(["plan", "--target-epsilon", "-1"])).status).toBe(2);
   }, deadline(300_000));
 });

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { listCheckpoints } from "../../src/lib/run/checkpoint.js";
 import { validateRunConfig } from "../../src/lib/run/config.js";
 import { resumeConfig } from "../../src/lib/run/resume-config.js";
-import { metricsRows, runCli, smallRun, stackLine } from "./cli.js";
+import { inProcessCli, metricsRows, runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -46,11 +46,12 @@ describe("fedtensor run --resume", () => {
     expect(first.status, first.stderr).toBe(0);
   }, deadline(60_000));
 
-  test("options that change the computation are FT305 naming each, exit 2, no stack", () => {
-    const run = runCli(smallRun(out, "--resume", "--seed", "5", "--algorithm", "scaffold", "--lr", "0.5"));
+  // A refusal before any data is read: through the CLI's main in this process, no process start-up.
+  test("options that change the computation are FT305 naming each, exit 2, no stack", async () => {
+    const run = await inProcessCli(smallRun(out, "--resume", "--seed", "5", "--algorithm", "scaffold", "--lr", "0.5"));
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain("FT305: --resume (3 options): --seed 5 (the checkpoint's run has 4); --algorithm scaffold (the checkpoint's run has fedadam); --lr 0.5 (the checkpoint's run has 0.1)");
-    expect(run.stderr).not.toMatch(stackLine);
+    expect(run.output).toContain("FT305: --resume (3 options): --seed 5 (the checkpoint's run has 4); --algorithm scaffold (the checkpoint's run has fedadam); --lr 0.5 (the checkpoint's run has 0.1)");
+    expect(run.output).not.toMatch(stackLine);
   }, deadline(60_000));
 
   test("a finished run resumed prints its real final accuracy and rounds", () => {
@@ -74,7 +75,7 @@ describe("fedtensor run --resume", () => {
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3, 4, 5]);
   }, deadline(60_000));
 
-  test("with the same config file it resumes; with a changed one it is FT305", () => {
+  test("with the same config file it resumes; with a changed one it is FT305", async () => {
     const dir = tempDir("ft-resume-file-");
     const file = join(dir, "run.json");
     const settings = { model: "logistic", clients: 20, clientsPerRound: 3, batchSize: 100, rounds: 2, checkpointEvery: 1, out: join(dir, "out") };
@@ -83,8 +84,9 @@ describe("fedtensor run --resume", () => {
     const resumed = runCli(["run", file, "--resume", "--rounds", "3"]);
     expect(resumed.status, resumed.stderr).toBe(0);
     writeFileSync(file, JSON.stringify({ ...settings, partition: "dirichlet" }));
-    const changed = runCli(["run", file, "--resume"]);
+    // The refusal, before any data is read, through the CLI's main in this process.
+    const changed = await inProcessCli(["run", file, "--resume"]);
     expect(changed.status).toBe(2);
-    expect(changed.stderr).toContain("--partition dirichlet (the checkpoint's run has iid)");
+    expect(changed.output).toContain("--partition dirichlet (the checkpoint's run has iid)");
   }, deadline(60_000));
 });

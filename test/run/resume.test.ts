@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
+import { inProcessCli } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
@@ -62,9 +63,10 @@ describe("resuming a killed run", () => {
     expect(readFileSync(join(interrupted, "metrics.csv"), "utf8").trim().split("\n")).toHaveLength(9);
   }, deadline(180_000));
 
-  test("--resume with no checkpoint is a clear error", () => {
+  // A refusal before any data is read: through the CLI's main in this process, no process start-up.
+  test("--resume with no checkpoint is a clear error", async () => {
     const empty = tempDir("ft-empty-");
-    const run = spawnSync(process.execPath, [cli, ...options(empty), "--resume"], { encoding: "utf8" });
+    const run = await inProcessCli([...options(empty), "--resume"]);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`FT304: ${empty}: --resume found no checkpoint there`);
   }, deadline(60_000));
