@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { loadRunConfig, validateRunConfig } from "../../src/lib/run/config.js";
 import { readMetrics } from "../../src/lib/run/metrics.js";
-import { federatedData } from "../../src/lib/run/setup.js";
+import { dataFields, federatedData, federatedDataKey } from "../../src/lib/run/setup.js";
 import { train } from "../../src/lib/run/train.js";
 import { deadline } from "../helpers/deadline.js";
 import { tempDir } from "./temp-dir.js";
@@ -35,6 +35,19 @@ describe("the FL papers' data sets in fedtensor run", () => {
     expect(data(1).train.featureShape).toEqual([60]);
     expect(Buffer.from(data(1).train.x.buffer).equals(Buffer.from(data(1).train.x.buffer))).toBe(true);
     expect(Buffer.from(data(0).train.x.buffer).equals(Buffer.from(data(1).train.x.buffer))).toBe(false);
+  });
+
+  test("an engine worker's data key holds every config field federatedData reads (a worker reusing data across runs)", () => {
+    for (const given of [
+      { dataset: "synthetic", model: "logistic", clients: 12, syntheticAlpha: 0.5, syntheticBeta: 2, clientHoldout: 0.2 },
+      { dataset: "sotu", model: "lstm", clients: 5, clientHoldout: 0.1 },
+    ]) {
+      const config = validateRunConfig(given, "test");
+      const read = new Set<string>();
+      federatedData(new Proxy(config, { get: (target, field, receiver) => (typeof field === "string" && read.add(field), Reflect.get(target, field, receiver)) }));
+      expect([...read].filter((field) => !(dataFields as readonly string[]).includes(field))).toEqual([]);
+      for (const field of read) expect(federatedDataKey({ ...config, [field]: `another ${field}` } as never)).not.toBe(federatedDataKey(config));
+    }
   });
 
   test("--partition quantity splits MNIST into clients of Dirichlet(alpha) sizes", () => {

@@ -34,6 +34,11 @@ export function modelFor(config: RunConfig): AnyModel {
   return model;
 }
 
+/** The fields of a run config that federatedData reads: two configs equal in these get the same data (an engine worker's cache key). */
+export const dataFields = ["dataset", "partition", "clients", "alpha", "seed", "clientHoldout", "syntheticAlpha", "syntheticBeta"] as const;
+
+export const federatedDataKey = (config: Pick<RunConfig, (typeof dataFields)[number]>): string => JSON.stringify(dataFields.map((field) => config[field] ?? null));
+
 /**
  * The training set split among `config.clients` clients as the partition says (images), or by
  * president (text), each client's examples then split into training and held-out parts when

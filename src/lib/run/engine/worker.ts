@@ -17,7 +17,7 @@ import type { FederatedDataset } from "../../data/federated.js";
 import { elementCount, type HostData } from "../../data/host-tensor.js";
 import { Rng } from "../../random.js";
 import { cohortData } from "../cohort.js";
-import { federatedData, roundSample } from "../setup.js";
+import { federatedData, federatedDataKey, roundSample } from "../setup.js";
 import type { ChunkJobData, ChunkResult, StoredForm } from "./coordinator.js";
 import { bullConnection, checkReachable, chunkQueue, keys, within } from "./redis.js";
 import { decodeRecord, encodeRecord } from "./wire.js";
@@ -48,8 +48,6 @@ function lastOf<T>(): (key: string, make: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** The fields of a run config that decide its data: the data set, its split among clients and each client's held-out share. */
-const dataKey = ({ dataset, partition, clients, alpha, seed, clientHoldout }: ChunkJobData["config"]) => JSON.stringify({ dataset, partition, clients, alpha, seed, clientHoldout });
 
 export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf = federatedData): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();
@@ -77,7 +75,7 @@ export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf
     });
     const shared = await inputsFor(job.data.inputs, async () => Object.fromEntries(decodeRecord(await fetch(job.data.inputs, "the round's inputs"))));
     await useBackend(config.backend);
-    const data = await dataFor(dataKey(config), async () => dataOf(config));
+    const data = await dataFor(federatedDataKey(config), async () => dataOf(config));
     const sample = roundSample(data, config, Rng.fromSeed(config.seed), round, featureShape);
     const perClient = Object.fromEntries(Object.entries(job.data.perClient).map(([name, t]) => [name, { shape: [...t.shape], data: t.dtype === "int32" ? Int32Array.from(t.data) : Float32Array.from(t.data) }]));
     // Each client's own randomness (distributed DP's keys), drawn here as the client would: never in a job.
