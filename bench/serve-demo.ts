@@ -9,7 +9,8 @@
  * again with --resume: it continues while the clients reconnect. Last, the same settings run in
  * one process (`fedtensor run`, secure aggregation simulated) for the accuracy to compare with.
  *
- * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser]
+ * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K]
+ *   (--key-rounds: the server's, SecAgg+ keys reused for up to K rounds; 1, a full setup every round, by default)
  * Prints a summary (figures in docs/benchmarks.md, "Real clients").
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -28,6 +29,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const cli = join(root, "bin/fedtensor.js");
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 20) || 20;
+const keyRounds = args.includes("--key-rounds") ? ["--key-rounds", args[args.indexOf("--key-rounds") + 1]!] : [];
 const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium") ? 0 : 2;
 const nodeClients = 20;
 const clients = nodeClients + browsers;
@@ -55,7 +57,7 @@ for (let i = 0; i < nodeClients; i++) {
 let serverLog = "";
 const log = (line: string) => console.log(`[demo ${new Date().toISOString().slice(11, 19)}] ${line}`);
 function startServer(extra: string[]): ChildProcess {
-  const child = spawn(process.execPath, [cli, "serve", "fedavg-mnist", "--aggregator", "secure", "--min-clients", "8", "--client-tokens", join(dir, "tokens.txt"), "--port", String(port), "--join-wait", "3", "--round-timeout", "120", "--out", join(dir, "run"), ...settings, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [cli, "serve", "fedavg-mnist", "--aggregator", "secure", "--min-clients", "8", "--client-tokens", join(dir, "tokens.txt"), "--port", String(port), "--join-wait", "3", "--round-timeout", "120", "--out", join(dir, "run"), ...settings, ...keyRounds, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
   child.stdout!.on("data", (chunk: Buffer) => {
     serverLog += chunk.toString();
     process.stdout.write(chunk);
