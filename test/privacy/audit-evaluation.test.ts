@@ -21,22 +21,11 @@ import { samplerDeltaPerDraw } from "../../src/lib/run/privacy.js";
 import { host, tiny } from "../lib/helpers.js";
 import { deadline } from "../helpers/deadline.js";
 import { auditLowerBound } from "./audit-bound.js";
+import { canary, others, params } from "./evaluation-audit-cohort.js";
 
 const seed = 20_261_205;
 const evalNoise = 2;
 const evaluate = privateEvaluationProgram(tiny, "dp");
-// Class 1 when the first feature is larger: w = [[0, 1], [0, -1]] scores x0 - x1 for class 1.
-const params = { w: host([2, 2], [0, 1, 0, -1]), b: host([2], [0, 0]) };
-/** Each client's two held-out examples (x0, x1, label): accuracies 0, 0.5, 0.5, 1, 0, 1. */
-const others = [
-  [0.9, 0.1, 0, 0.2, 0.8, 1],
-  [0.9, 0.1, 1, 0.2, 0.8, 1],
-  [0.7, 0.3, 0, 0.1, 0.6, 0],
-  [0.6, 0.4, 1, 0.3, 0.9, 0],
-  [0.2, 0.5, 1, 0.8, 0.4, 0],
-  [0.5, 0.1, 1, 0.1, 0.5, 0],
-];
-const canary = [0.8, 0.2, 1, 0.3, 0.7, 0];
 const topBin = accuracyBins - 1;
 
 /** The evaluation's inputs for `clients`, its noise drawn from `key` folded with `part`. */
