@@ -108,6 +108,11 @@ export interface DistributedDpReleases {
   readonly count: number;
 }
 
+/** FT305 unless every release's count is a whole number (a count of rounds or of histograms). */
+export function checkReleaseCounts(releases: readonly DistributedDpReleases[]): void {
+  for (const { count } of releases) if (!(Number.isInteger(count) && count >= 0)) throw ftError("FT305", { option: "rounds", why: `${count} given; a count of rounds is an integer >= 0` });
+}
+
 /**
  * Epsilon at `delta` after `rounds` rounds by the PLD accountant (the bound above solved for
  * eps by a fixed point, as dp-fedavg-epsilon.ts does for the sampler's share); Infinity where
@@ -137,7 +142,7 @@ export function distributedDpPldEpsilon(cal: DistributedDpCalibration, rounds: n
  * const epsilon = distributedDpComposedPldEpsilon([{ calibration: rounds, count: 10 }, { calibration: histograms, count: 2 }], 1e-5);
  */
 export function distributedDpComposedPldEpsilon(releases: readonly DistributedDpReleases[], delta: number, sampler = DISCRETE_GAUSSIAN_SAMPLER_ERROR): number {
-  for (const { count } of releases) if (!(Number.isInteger(count) && count >= 0)) throw ftError("FT305", { option: "rounds", why: `${count} given; a count of rounds is an integer >= 0` });
+  checkReleaseCounts(releases);
   if (!(delta > 0 && delta < 1)) throw ftError("FT305", { option: "delta", why: `${delta} given; delta is in (0, 1)` });
   const made = releases.filter((r) => r.count > 0).map((r) => ({ count: r.count, bound: distributedDpPldBound(r.calibration, sampler) }));
   if (made.length === 0) return 0;

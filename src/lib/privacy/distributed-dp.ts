@@ -33,7 +33,7 @@
 import { ftError } from "../../errors/error.js";
 import { DISCRETE_GAUSSIAN_SAMPLER_ERROR } from "../../ir/discrete-gaussian.js";
 import { calibrateDistributedDp, sumOfDiscreteGaussiansTau, type DistributedDpCalibration, type DistributedDpParameters } from "../../ir/distributed-dp-calibration.js";
-import { distributedDpComposedPldEpsilon, type DistributedDpReleases } from "./distributed-dp-pld.js";
+import { checkReleaseCounts, distributedDpComposedPldEpsilon, type DistributedDpReleases } from "./distributed-dp-pld.js";
 import { DEFAULT_RDP_ORDERS, rdpToEpsilon, type RdpConversion } from "./rdp.js";
 
 /** RDP of one round at each order (Proposition 14 with Theorem 1, worst case over the survivors), the sampler's error not included. */
@@ -92,7 +92,7 @@ export function distributedDpComposedEpsilon(
   sampler: SamplerError = DISCRETE_GAUSSIAN_SAMPLER_ERROR,
   options: { orders?: readonly number[]; conversion?: RdpConversion } = {},
 ): DistributedDpSpent {
-  for (const { count } of releases) if (!(Number.isInteger(count) && count >= 0)) throw ftError("FT305", { option: "rounds", why: `${count} given; a count of rounds is an integer >= 0` });
+  checkReleaseCounts(releases);
   const orders = options.orders ?? DEFAULT_RDP_ORDERS;
   const draws = releases.reduce((sum, r) => sum + r.count * r.calibration.maxClients * r.calibration.dimension, 0);
   const perRelease = releases.map((r) => distributedDpRoundRdp(r.calibration, orders));
