@@ -9,8 +9,10 @@
  * again with --resume: it continues while the clients reconnect. Last, the same settings run in
  * one process (`fedtensor run`, secure aggregation simulated) for the accuracy to compare with.
  *
- * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K]
+ * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K] [--client-threads N|default]
  *   (--key-rounds: the server's, SecAgg+ keys reused for up to K rounds; 1, a full setup every round, by default)
+ *   (--client-threads: each node client's onnxruntime threads, `fedtensor client --threads`; 1 by default, as
+ *   20 clients share this machine's cores; `default` leaves onnxruntime's one per core)
  * Prints a summary (figures in docs/benchmarks.md, "Real clients").
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -30,6 +32,8 @@ const cli = join(root, "bin/fedtensor.js");
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 20) || 20;
 const keyRounds = args.includes("--key-rounds") ? ["--key-rounds", args[args.indexOf("--key-rounds") + 1]!] : [];
+const clientThreadsOption = args.includes("--client-threads") ? args[args.indexOf("--client-threads") + 1]! : "1";
+const clientThreads = clientThreadsOption === "default" ? [] : ["--threads", clientThreadsOption];
 const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium") ? 0 : 2;
 const nodeClients = 20;
 const clients = nodeClients + browsers;
@@ -79,7 +83,7 @@ const url = `ws://127.0.0.1:${port}/fedtensor`;
 const clientUrls: string[] = [];
 const traps: StepTrap[] = [];
 const victims: string[] = [];
-const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", clientUrls[i]!, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--identity-key", join(dir, "data", `${i}.identity`), "--max-backoff", "2", "--exit-when-done"], { stdio: ["ignore", openSync(join(dir, "logs", `${i}.log`), "a"), "ignore"] });
+const startClient = (i: number) => spawn(process.execPath, [cli, "client", "--server", clientUrls[i]!, "--token", tokens[i]!, "--data", join(dir, "data", `${i}.rec`), "--identity-key", join(dir, "data", `${i}.identity`), "--max-backoff", "2", "--exit-when-done", ...clientThreads], { stdio: ["ignore", openSync(join(dir, "logs", `${i}.log`), "a"), "ignore"] });
 mkdirSync(join(dir, "logs"));
 const clientId = (i: number) => `client-${String(i + 1).padStart(3, "0")}`;
 
@@ -162,6 +166,7 @@ console.log(
       servedRoundSeconds: Number(servedRound.toFixed(2)),
       simulatedRoundSeconds: Number(simulatedRound.toFixed(2)),
       servedOverSimulatedRound: `${(servedRound / simulatedRound).toFixed(2)} (median of the ordinary rounds; target <= 1.3)`,
+      clientThreads: clientThreadsOption,
       servedRoundSlowestTrainingSeconds: Number(training.toFixed(2)),
       servedSeconds: Number(servedSeconds.toFixed(1)),
       simulatedSeconds: Number(((performance.now() - simStart) / 1000).toFixed(1)),

@@ -12,7 +12,7 @@ export const clientCommand: Command = {
   usage: [
     "usage: fedtensor client --server ws://host:port/fedtensor --token T (--data FILE | --dataset mnist --client-index i)",
     "                        [--token-file FILE] [--ca cert.pem] [--max-backoff 30] [--exit-when-done] [--identity-key FILE]",
-    "                        [--state-dir DIR]",
+    "                        [--state-dir DIR] [--threads N]",
     "",
     "Connects to the server, trains the client part it ships on this machine's examples, and sends",
     "only the update. Reconnects with backoff when the connection drops (a server restart); stops when",
@@ -32,6 +32,8 @@ export const clientCommand: Command = {
     "                        a restarted client keeps the identity its peers pinned (docs/deployment.md)",
     "  --state-dir DIR       where a stateful run (fedper, ditto, scaffold) keeps this client's state, one file",
     "                        per run and client, mode 0600, never sent (default ~/.fedtensor/client-state)",
+    "  --threads N           onnxruntime's threads for local training (default: one per core); 1 where many",
+    "                        clients share a machine, so that their threads do not contend for its cores",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;
@@ -50,6 +52,7 @@ export const clientCommand: Command = {
           "exit-when-done": { type: "boolean" },
           "identity-key": { type: "string" },
           "state-dir": { type: "string" },
+          threads: { type: "string" },
         },
         strict: true,
         allowPositionals: false,
@@ -69,6 +72,8 @@ export const clientCommand: Command = {
     if (dataset !== undefined && !(Number.isInteger(index) && index >= 0)) throw new UsageError("--dataset needs --client-index i, a whole number from 0");
     const backoff = Number(values["max-backoff"] ?? 30);
     if (!(backoff > 0 && backoff <= 3600)) throw ftError("FT305", { option: "--max-backoff", why: `expected seconds in (0, 3600], got ${String(values["max-backoff"])}` });
+    const threads = values.threads === undefined ? undefined : Number(values.threads);
+    if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 1024)) throw ftError("FT305", { option: "--threads", why: `expected a whole number of threads from 1 to 1024, got ${String(values.threads)}` });
     const { runNodeClient } = await import("../deploy/client/node.js");
     const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
     return runNodeClient({
@@ -80,6 +85,7 @@ export const clientCommand: Command = {
       exitWhenServerStops: values["exit-when-done"] === true,
       ...(values["identity-key"] === undefined ? {} : { identityKeyFile: values["identity-key"] as string }),
       ...(values["state-dir"] === undefined ? {} : { stateDir: values["state-dir"] as string }),
+      ...(threads === undefined ? {} : { threads }),
       log,
     });
   },

@@ -36,6 +36,8 @@ export interface NodeClientSettings {
   readonly identityKeyFile?: string;
   /** The folder of its state in stateful runs (state-file.ts); defaultStateDir() when absent. */
   readonly stateDir?: string;
+  /** onnxruntime's intra-op threads for local training (default: onnxruntime's, one per core). */
+  readonly threads?: number;
 }
 
 /**
@@ -90,10 +92,11 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   const ortModule = await import("onnxruntime-node");
   const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
   ort.env.logLevel = "error";
+  const sessions = settings.threads === undefined ? ort : withThreads(ort, settings.threads);
   const fileExamples = "file" in settings.data ? readExamplesFile(settings.data.file) : undefined;
   const load = async (run: RunInfo) => fileExamples ?? (await demoExamples((settings.data as { dataset: string }).dataset, (settings.data as { clientIndex: number }).clientIndex, run));
   const identity = settings.identityKeyFile === undefined ? undefined : loadIdentityKey(settings.identityKeyFile);
-  const core = new ClientCore(ort, settings.token, "node", load, {
+  const core = new ClientCore(sessions, settings.token, "node", load, {
     status: settings.log,
     trained: (round, seconds) => settings.log(`round ${round}: trained locally in ${seconds.toFixed(2)} s; update sent`),
     localLoss: (round, loss) => settings.log(`round ${round}: local training loss ${loss.toFixed(4)} (this client's own; not sent)`),
@@ -122,6 +125,17 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
   } finally {
     await core.close();
   }
+}
+
+/**
+ * `ort` whose sessions run their kernels on `threads` threads: many clients on one machine (the
+ * served demo's 20 processes on 2 cores) otherwise each start one spinning thread per core.
+ */
+function withThreads(ort: OrtLike, threads: number): OrtLike {
+  return {
+    Tensor: ort.Tensor,
+    InferenceSession: { create: (model, options) => ort.InferenceSession.create(model, { ...options, intraOpNumThreads: threads, interOpNumThreads: 1 }) },
+  };
 }
 
 type Outcome = { readonly refused: string } | { readonly untrusted: string } | { readonly finished: number } | "stopped" | "lost";
