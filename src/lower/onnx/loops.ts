@@ -46,9 +46,17 @@ class LoopBody {
 /**
  * Step `index` of a scanned operand. The client batching hands a scan its batched xs as
  * transpose([C, S, ...], [1, 0, ...]); the step is then gathered from the untransposed
- * tensor along axis 1, which saves copying all the data into step order first.
+ * tensor along axis 1, which saves copying all the data into step order first. A client
+ * loop's member (a client's batches, [S, ...] of the cohort's [C, S, ...]) is read the same
+ * way: step `index` of client `row.index` straight from the cohort tensor, with no copy of the
+ * client's rows before its scan.
  */
 function stepOf(cx: OnnxContext, body: OnnxGraph, id: number, index: string): string {
+  const row = cx.cohortRow(id);
+  if (row !== undefined) {
+    const at = (scalar: string) => body.op1("Unsqueeze", [scalar, cx.g.model.ints([0])]);
+    return body.op1("GatherND", [row.cohort, body.op1("Concat", [at(row.index), at(index)], { axis: 0 })]);
+  }
   const producer = cx.producer(id);
   const perm = producer?.op === "transpose" ? (producer.attrs.perm as number[] | null) : null;
   const swapsLeadingAxes = perm !== null && perm[0] === 1 && perm[1] === 0 && perm.slice(2).every((p, i) => p === i + 2);
@@ -98,7 +106,7 @@ const clientLoop: OnnxRule = (node, cx) => {
   const batched = node.attrs.batched as boolean[];
   const { operands, captured } = splitCaptured(node);
   const loop = new LoopBody(cx);
-  const members = operands.map((id, i) => (batched[i] ? loop.g.op1("Gather", [cx.name(id), loop.iteration], { axis: 0 }) : cx.name(id)));
+  const members = operands.map((id, i) => (batched[i] ? { cohort: cx.name(id), index: loop.iteration } : cx.name(id)));
   const outs = cx.lowerBody(body, loop.g, [...members, ...captured.map((id) => cx.name(id))]);
   const stacked = body.outputs.map((id, i) => typed(outs[i]!, cx.types[id]!));
   return loop.emit(node.attrs.clients as number, [], [], [], stacked);

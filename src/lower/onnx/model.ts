@@ -8,7 +8,7 @@ import { ModelScope, OnnxGraph, valueInfo, type OnnxCheck } from "./graph.js";
 import { loopRules } from "./loops.js";
 import { foldingIntoGemm } from "./gemm.js";
 import { encodeModel, type GraphProto } from "./proto.js";
-import { tensorRules, type OnnxContext, type OnnxRule } from "./rules.js";
+import { tensorRules, type BodyInput, type CohortRow, type OnnxContext, type OnnxRule } from "./rules.js";
 import { onnxRandomRules } from "./random.js";
 import { onnxSecureRules } from "./secure.js";
 import { windowRules } from "./windows.js";
@@ -36,20 +36,32 @@ export function modelBytes(graph: GraphProto): Uint8Array {
 }
 
 /** Lowers `graph`'s nodes into `g`, its inputs bound to `inputs`; returns the names of its outputs. */
-function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inputs: readonly string[]): string[] {
+function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inputs: readonly BodyInput[]): string[] {
   const names = new Map<number, string>();
+  const rows = new Map<number, CohortRow>();
   const producers = new Map<number, Node>();
   const uses = new Map<number, number>();
   for (const id of [...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs]) uses.set(id, (uses.get(id) ?? 0) + 1);
-  graph.inputs.forEach((id, i) => names.set(id, inputs[i]!));
+  graph.inputs.forEach((id, i) => {
+    const input = inputs[i]!;
+    if (typeof input === "string") names.set(id, input);
+    else rows.set(id, input);
+  });
   const cx: OnnxContext = {
     g,
     types,
     name: (id) => {
-      const name = names.get(id);
+      let name = names.get(id);
+      const row = rows.get(id);
+      if (name === undefined && row !== undefined) {
+        // The first rule that needs the member whole: gathered here, once.
+        name = g.op1("Gather", [row.cohort, row.index], { axis: 0 });
+        names.set(id, name);
+      }
       if (name === undefined) throw new Error(`internal: value ${id} used before it is lowered`);
       return name;
     },
+    cohortRow: (id) => rows.get(id),
     producer: (id) => producers.get(id),
     uses: (id) => uses.get(id) ?? 0,
     lowerBody: (body, into, bound) => lowerGraph(body, into, types, bound),

@@ -20,9 +20,22 @@ export interface OnnxContext {
   producer(id: number): Node | undefined;
   /** How many times the IR graph being lowered uses `id` (as an operand or an output). */
   uses(id: number): number;
-  /** Lowers an IR body into `into`, its inputs bound to the given names; returns its outputs' names. */
-  lowerBody(body: Graph, into: OnnxGraph, inputs: readonly string[]): string[];
+  /** A client loop's member that is still row `index` of its cohort tensor (see CohortRow); undefined for any other value. */
+  cohortRow(id: number): CohortRow | undefined;
+  /** Lowers an IR body into `into`, its inputs bound to the given names or cohort rows; returns its outputs' names. */
+  lowerBody(body: Graph, into: OnnxGraph, inputs: readonly BodyInput[]): string[];
 }
+
+/**
+ * Row `index` of the cohort tensor `cohort` (axis 0: the clients): a client loop's member. Its
+ * Gather is emitted only where a rule needs the whole row, so that a scan over it can read
+ * each step straight from the cohort tensor instead of from a copy of the client's rows.
+ */
+export interface CohortRow {
+  readonly cohort: string;
+  readonly index: string;
+}
+export type BodyInput = string | CohortRow;
 
 export type OnnxRule = (node: Node, cx: OnnxContext) => string[];
 
