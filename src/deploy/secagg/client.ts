@@ -10,7 +10,7 @@
 import { ftError } from "../../errors/error.js";
 import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
-import { type KeyPair, PROTOCOL, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
+import { type KeyPair, PROTOCOL, eraseSecretKey, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
 import { applyMask, pairSign } from "./masks.js";
 import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, survivorsTranscript, verifyTranscript } from "./identity.js";
 import {
@@ -255,7 +255,7 @@ export class SecAggClient {
       else this.logRefused(request.step, `the shares from ${s.from} fail AEAD decryption: this client cannot help rebuild its secrets`);
     }
     // The channel key is not needed any more: the neighbours hold their shares.
-    encryption.secretKey.fill(0);
+    eraseSecretKey(encryption.secretKey);
     this.keys = { session: this.session, round: this.params.round, params: this.params, masking: this.masking!, ...drawn, maskedWith: senders, held };
     this.drawn = null;
     return this.mask(quantized);

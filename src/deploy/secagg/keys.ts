@@ -14,9 +14,10 @@
  * recipient, round or sender without the AEAD refusing it.
  */
 import { gcm } from "@noble/ciphers/aes.js";
-import { x25519 } from "@noble/curves/ed25519.js";
+import { x25519 as nobleX25519 } from "@noble/curves/ed25519.js";
 import { hkdf } from "@noble/hashes/hkdf.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { forgetSecretKey, openSsl, openSslX25519, type X25519 } from "./openssl.js";
 import type { RandomBytes } from "./random.js";
 
 export const KEY_BYTES = 32;
@@ -28,6 +29,9 @@ export const PROTOCOL = "fedtensor-secagg+/5";
 const encoder = new TextEncoder();
 const utf8 = (s: string): Uint8Array => encoder.encode(s);
 
+/** OpenSSL's X25519 on Node, @noble's in a browser: the same RFC 7748 function (openssl.ts). */
+const x25519: X25519 = openSsl === undefined ? nobleX25519 : openSslX25519(openSsl);
+
 export interface KeyPair {
   readonly secretKey: Uint8Array;
   readonly publicKey: Uint8Array;
@@ -36,6 +40,12 @@ export interface KeyPair {
 export function newKeyPair(randomBytes: RandomBytes): KeyPair {
   const secretKey = randomBytes(KEY_BYTES);
   return { secretKey, publicKey: x25519.getPublicKey(secretKey) };
+}
+
+/** Zeroes a secret key that is no longer needed, and OpenSSL's copy of it with it (openssl.ts). */
+export function eraseSecretKey(secretKey: Uint8Array): void {
+  forgetSecretKey(secretKey);
+  secretKey.fill(0);
 }
 
 /** The public key of a secret key: what a rebuilt masking key is checked against. */

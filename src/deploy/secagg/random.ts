@@ -6,6 +6,7 @@
  * source; it must be a CSPRNG for the protocol to be private (never a seeded generator).
  */
 import { chacha20 } from "@noble/ciphers/chacha.js";
+import { openSsl } from "./openssl.js";
 
 /** n cryptographically random bytes. */
 export type RandomBytes = (n: number) => Uint8Array;
@@ -24,21 +25,6 @@ export const webCryptoRandomBytes: RandomBytes = (n) => {
 const ZERO_NONCE = new Uint8Array(12);
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** What this folder needs of Node's crypto module, typed here so the page's bundle needs no Node types. */
-interface NodeChaCha {
-  createCipheriv(algorithm: "chacha20", key: Uint8Array, iv: Uint8Array): { update(data: Uint8Array): Uint8Array };
-}
-
-/**
- * OpenSSL's ChaCha20 through Node's crypto module where this runs on Node (found at run time,
- * so the page's bundle keeps no node:* import), else null: it expands a mask 10-20 times faster
- * than @noble/ciphers' JavaScript (each client expands one mask per neighbour per round, and
- * the server one per dropped client's neighbour). Its keystream is RFC 8439's, so the two
- * agree bit for bit (test/deploy/secagg-prg.test.ts), and a Node client and a browser tab mask
- * for each other.
- */
-const openSsl = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.("node:crypto") as NodeChaCha | undefined;
-
 /** Where the masks' keystream comes from in this process. */
 export const keystreamSource: "openssl" | "noble" = openSsl === undefined ? "noble" : "openssl";
 
@@ -47,8 +33,8 @@ const ZERO_COUNTER_AND_NONCE = new Uint8Array(16);
 
 /**
  * The first `bytes` bytes of ChaCha20's keystream under a 32-byte `key` (zero nonce, counter 0),
- * in a fresh buffer whose offset is a multiple of 4. `implementation` "noble" forces
- * @noble/ciphers' (the tests compare the two).
+ * in a fresh buffer whose offset is a multiple of 4: OpenSSL's on Node (openssl.ts), else
+ * @noble/ciphers'. `implementation` "noble" forces @noble's (the tests compare the two).
  */
 export function keystream(key: Uint8Array, bytes: number, implementation: "fastest" | "noble" = "fastest"): Uint8Array {
   if (implementation === "fastest" && openSsl !== undefined) {
