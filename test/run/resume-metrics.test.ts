@@ -12,7 +12,9 @@ import { deadline } from "../helpers/deadline.js";
 import { inProcessCli, runCli, smallRun, stackLine } from "./cli.js";
 import { tempDir } from "./temp-dir.js";
 
-const run = (out: string, ...extra: string[]) => runCli(smallRun(out, "--seed", "3", ...extra), 120_000);
+/** smallRun on the synthetic set (the claims are about the metrics files, whatever the data: no MNIST read). */
+const options = (out: string, ...extra: string[]) => smallRun(out, "--dataset", "synthetic", "--seed", "3", ...extra);
+const run = (out: string, ...extra: string[]) => runCli(options(out, ...extra), 120_000);
 
 let finished: string;
 beforeAll(() => {
@@ -31,7 +33,7 @@ function damaged(prefix: string, damage: (jsonl: string) => void): string {
 
 /**
  * `fedtensor run` resuming `out` for a sixth round, through the CLI's main in this process (the
- * refusal comes before any data is read: no process start-up, no MNIST here): its status, what
+ * refusal comes before any data is read: no process start-up): its status, what
  * it printed to stderr, and to stdout with the round lines it writes to process.stdout.
  */
 async function resumeInProcess(out: string): Promise<{ status: number; stdout: string; stderr: string }> {
@@ -39,7 +41,7 @@ async function resumeInProcess(out: string): Promise<{ status: number; stdout: s
   const write = process.stdout.write;
   process.stdout.write = ((chunk: string | Uint8Array) => (rounds.push(String(chunk)), true)) as typeof write;
   try {
-    const { status, stdout, stderr } = await inProcessCli(smallRun(out, "--seed", "3", "--resume", "--rounds", "6"));
+    const { status, stdout, stderr } = await inProcessCli(options(out, "--resume", "--rounds", "6"));
     return { status, stdout: stdout + rounds.join(""), stderr };
   } finally {
     process.stdout.write = write;
