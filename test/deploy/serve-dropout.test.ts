@@ -17,17 +17,22 @@ import { freePort } from "../../bench/redis-server.js";
 import { tempDir } from "../run/temp-dir.js";
 import { withOption } from "./browser-helpers.js";
 import { smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
-import { killedAfterAll, partitionFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { killedAfterAll, partitionFiles, stepTrap } from "./serve-kill-helpers.js";
 
 const { track, traps } = killedAfterAll();
 
 /**
  * Round 1 waits this long for its whole cohort once --min-clients are there; round 2, with the
- * victims gone, waits it out. Short, because the clients are started (their data read) before
- * the server and retry until it listens: they then join within their backoff (at most 1 s) of
- * each other, where clients started with the server would lag by their start-up on a loaded machine.
+ * victims gone, waits it out. Short, because the clients are started before the server and retry
+ * its port every quarter second at most (--max-backoff 0.25) until it listens: they then join
+ * within that of each other, where clients started after the server would lag by their start-up
+ * on a loaded machine.
  */
-const joinWait = String(Math.ceil(deadline(2_500) / 1000));
+const joinWait = String(deadline(1_500) / 1000);
+
+/** A client of a record file (its SecAgg+ identity kept beside it) that retries a server not yet listening within 0.25 s. */
+const retryingClient = (url: string, token: string, file: string) =>
+  startProcess(["client", "--server", url, "--token", token, "--data", file, "--identity-key", `${file}.identity`, "--max-backoff", "0.25"]);
 
 /**
  * A secure served run of `clients` client processes (client i is client-00(i+1), by its
@@ -44,7 +49,7 @@ async function runWithKills(clients: number, victims: number, rounds: number, mi
   for (let i = 0; i < clients; i++) {
     const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;
     if (trap !== undefined) traps.push(trap);
-    processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
+    processes.push(track(retryingClient(trap?.url ?? url, tokens[i]!, files[i]!)));
   }
   // Every client has tried the port, found nothing there and waits to retry: all started.
   await Promise.all(processes.map((p) => p.waitFor(/reconnecting in/)));
