@@ -13,29 +13,48 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readMetrics } from "../../src/lib/run/metrics.js";
 import { deadline } from "../helpers/deadline.js";
-import type { Process } from "./serve-helpers.js";
-import { killedAfterAll, serveWithFiles, startFileClient, stepTrap } from "./serve-kill-helpers.js";
+import { freePort } from "../../bench/redis-server.js";
+import { tempDir } from "../run/temp-dir.js";
+import { withOption } from "./browser-helpers.js";
+import { smallServe, startProcess, writeTokens, type Process } from "./serve-helpers.js";
+import { killedAfterAll, partitionFiles, stepTrap } from "./serve-kill-helpers.js";
 
 const { track, traps } = killedAfterAll();
 
 /**
- * Round 1 waits this long for its whole cohort once --min-clients are there (the clients start
- * together, so on a loaded machine a few lag); round 2, with the victims gone, waits it out.
+ * Round 1 waits this long for its whole cohort once --min-clients are there; round 2, with the
+ * victims gone, waits it out. Short, because the clients are started before the server and retry
+ * its port every quarter second at most (--max-backoff 0.25) until it listens: they then join
+ * within that of each other, where clients started after the server would lag by their start-up
+ * on a loaded machine.
  */
-const joinWait = String(Math.ceil(deadline(5_000) / 1000));
+const joinWait = String(deadline(1_500) / 1000);
+
+/** A client of a record file (its SecAgg+ identity kept beside it) that retries a server not yet listening within 0.25 s. */
+const retryingClient = (url: string, token: string, file: string) =>
+  startProcess(["client", "--server", url, "--token", token, "--data", file, "--identity-key", `${file}.identity`, "--max-backoff", "0.25"]);
 
 /**
  * A secure served run of `clients` client processes (client i is client-00(i+1), by its
  * token's line), of which the first `victims` are killed after their masked input of round 1.
  */
 async function runWithKills(clients: number, victims: number, rounds: number, minClients: number, ...extra: string[]) {
-  const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-dropout-", clients, "--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients), "--join-wait", joinWait, ...extra);
+  const dir = tempDir("fedtensor-serve-dropout-");
+  const out = join(dir, "run");
+  const { path, tokens } = writeTokens(dir, clients);
+  const files = partitionFiles(dir, clients);
+  const port = await freePort();
+  const url = `ws://127.0.0.1:${port}/fedtensor`;
   const processes: Process[] = [];
   for (let i = 0; i < clients; i++) {
     const trap = i < victims ? await stepTrap(url, 1, "unmask", () => processes[i]!.child) : undefined;
     if (trap !== undefined) traps.push(trap);
-    processes.push(track(startFileClient(trap?.url ?? url, tokens[i]!, files[i]!)));
+    processes.push(track(retryingClient(trap?.url ?? url, tokens[i]!, files[i]!)));
   }
+  // Every client has tried the port, found nothing there and waits to retry: all started.
+  await Promise.all(processes.map((p) => p.waitFor(/reconnecting in/)));
+  const serveArgs = ["--model", "logistic", "--aggregator", "secure", "--rounds", String(rounds), "--clients-per-round", String(clients), "--min-clients", String(minClients), "--join-wait", joinWait, ...extra];
+  const server = track(startProcess(withOption(smallServe(path, out, ...serveArgs), "--port", String(port))));
   expect(await server.exited()).toBe(0);
   const killed = processes.slice(0, victims);
   for (const p of killed) await p.exited();

@@ -161,7 +161,12 @@ describe("privacy audit: one DP-FedAvg round (Poisson cohort, tiny model)", () =
 
   // One round: q = 1/2, 6 parameters drawn.
   const reported = dpFedAvgEpsilon({ samplingRate: q, noiseMultiplier: z, noiseDrawsPerRound: 6, samplerDeltaPerDraw }, 1, delta).epsilon;
-  const trials = 1500;
+  /**
+   * 800 trials a side: the seed-derived run's bound (the canary in about half its cohorts, no
+   * other release mistaken for one with it) is then 3.92, still well above the reported 2.25;
+   * 1500 gave about 4.5 for twice the interpreter runs.
+   */
+  const trials = 800;
 
   test("the canary's update is clipped to C (over the expected cohort)", () => {
     expect(norm).toBeCloseTo(clip / expectedClients, 5);

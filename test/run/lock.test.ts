@@ -14,6 +14,8 @@ import { inProcessCli, metricsRows, runCli, smallRun, stackLine, startCli } from
 import { tempDir } from "./temp-dir.js";
 import { deadline } from "../helpers/deadline.js";
 
+/** smallRun on the synthetic set: the claims are about the folder's lock, whatever the data, and no process here then reads MNIST. */
+const lockedRun = (out: string, ...extra: string[]) => smallRun(out, "--dataset", "synthetic", ...extra);
 const lockPath = (dir: string) => join(dir, lockFileName);
 const lockRecord = (dir: string) => JSON.parse(readFileSync(lockPath(dir), "utf8")) as { pid: number; host: string };
 
@@ -35,7 +37,7 @@ async function lockError(dir: string): Promise<FedTensorError> {
 describe("a second process in a run folder", () => {
   test("gets FT308 naming the running holder; after the holder is killed, --resume takes over at once", async () => {
     const out = tempDir("ft-lock-");
-    const holder = startCli(smallRun(out, "--rounds", "100000", "--eval-every", "100000"));
+    const holder = startCli(lockedRun(out, "--rounds", "100000", "--eval-every", "100000"));
     try {
       await new Promise<void>((resolve, reject) => {
         const poll = setInterval(() => {
@@ -51,7 +53,7 @@ describe("a second process in a run folder", () => {
       });
       // The refusals, before any data is read, through the CLI's main in this process: no process start-up each.
       for (const extra of [["--resume"], ["--overwrite"], ["--resume", "--rounds", "3"]]) {
-        const second = await inProcessCli(smallRun(out, ...extra));
+        const second = await inProcessCli(lockedRun(out, ...extra));
         expect(second.status, second.stderr).toBe(1);
         expect(second.stderr).toMatch(new RegExp(`FT308: ${out} is in use by process ${holder.pid} on ${hostname()} \\(.*fedtensor\\.js run .*\\), running since \\d{4}-\\d\\d-\\d\\dT`));
         expect(second.stderr).not.toMatch(stackLine);
@@ -64,7 +66,7 @@ describe("a second process in a run folder", () => {
       await new Promise((resolve) => (holder.exitCode !== null || holder.signalCode !== null ? resolve(undefined) : holder.on("exit", resolve)));
     }
     expect(lockRecord(out).pid).toBe(holder.pid);
-    const resumed = runCli(smallRun(out, "--resume", "--rounds", "2"));
+    const resumed = runCli(lockedRun(out, "--resume", "--rounds", "2"));
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/resumed from round \d+/);
   }, deadline(120_000));
@@ -74,7 +76,7 @@ describe("two runs started together in one new folder", () => {
   test("one runs, the other gets FT308; the metrics are one run's rows, in order", async () => {
     const out = join(tempDir("ft-lock-race-"), "run");
     // Neither would end by itself: whichever is second meets the lock, however late it starts.
-    const children = ["1", "2"].map((seed) => startCli(smallRun(out, "--rounds", "100000", "--eval-every", "100000", "--seed", seed)));
+    const children = ["1", "2"].map((seed) => startCli(lockedRun(out, "--rounds", "100000", "--eval-every", "100000", "--seed", seed)));
     const exits = children.map((child) => {
       let stderr = "";
       child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));

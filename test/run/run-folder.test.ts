@@ -50,13 +50,15 @@ async function expectFileFault(args: string[], message: string): Promise<void> {
 }
 
 describe("a new run in a folder that holds another run", () => {
+  /** smallRun on the synthetic set: the claims are about the folder's files, whatever the data, and the runs read no MNIST. */
+  const syntheticRun = (out: string, ...extra: string[]) => smallRun(out, "--dataset", "synthetic", ...extra);
   test("is FT305 unless --resume or --overwrite; --overwrite deletes the old run's files and nothing else", async () => {
     const out = tempDir("ft-old-run-");
-    expect(runCli(smallRun(out, "--rounds", "3")).status).toBe(0);
+    expect(runCli(syntheticRun(out, "--rounds", "3")).status).toBe(0);
     writeFileSync(join(out, "notes.txt"), "mine");
 
     // The refusals come before any data is read: through the CLI's main in this process.
-    const again = await inProcessCli(smallRun(out, "--rounds", "2", "--seed", "1"));
+    const again = await inProcessCli(syntheticRun(out, "--rounds", "2", "--seed", "1"));
     expect(again.status).toBe(2);
     expect(again.output).toContain(`FT305: --out: ${out} holds another run (checkpoint-00000001.safetensors, checkpoint-00000002.safetensors, checkpoint-00000003.safetensors and 5 more); give --resume to continue it or --overwrite to replace it`);
     // Its own why and fix, not FT305's general ones about unknown options.
@@ -65,11 +67,11 @@ describe("a new run in a folder that holds another run", () => {
     expect(again.output).not.toContain("unknown or has a value outside its range");
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2, 3]);
 
-    const both = await inProcessCli(smallRun(out, "--resume", "--overwrite"));
+    const both = await inProcessCli(syntheticRun(out, "--resume", "--overwrite"));
     expect(both.status).toBe(2);
     expect(both.output).toContain("--resume continues the run in --out, --overwrite deletes it: give one");
 
-    const replaced = runCli(smallRun(out, "--rounds", "2", "--seed", "1", "--overwrite"));
+    const replaced = runCli(syntheticRun(out, "--rounds", "2", "--seed", "1", "--overwrite"));
     expect(replaced.status, replaced.stderr).toBe(0);
     expect(metricsRows(out).map((row) => row.round)).toEqual([1, 2]);
     expect(readdirSync(out).sort()).toEqual(["checkpoint-00000001.safetensors", "checkpoint-00000002.safetensors", "confusion.csv", "metrics.csv", "metrics.jsonl", "notes.txt", "plot.png", "plot.svg"]);
