@@ -11,8 +11,8 @@
  *
  * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K] [--client-threads N|default]
  *   (--key-rounds: the server's, SecAgg+ keys reused for up to K rounds; 1, a full setup every round, by default)
- *   (--client-threads: each node client's onnxruntime threads, `fedtensor client --threads`; 1 by default, as
- *   20 clients share this machine's cores; `default` leaves onnxruntime's one per core)
+ *   (--client-threads N: each node client's onnxruntime threads, `fedtensor client --threads N`; by default
+ *   onnxruntime's one per core, which measured no slower here than 1 with 20 clients on 2 cores: docs/benchmarks.md)
  * Prints a summary (figures in docs/benchmarks.md, "Real clients").
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -32,7 +32,7 @@ const cli = join(root, "bin/fedtensor.js");
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 20) || 20;
 const keyRounds = args.includes("--key-rounds") ? ["--key-rounds", args[args.indexOf("--key-rounds") + 1]!] : [];
-const clientThreadsOption = args.includes("--client-threads") ? args[args.indexOf("--client-threads") + 1]! : "1";
+const clientThreadsOption = args.includes("--client-threads") ? args[args.indexOf("--client-threads") + 1]! : "default";
 const clientThreads = clientThreadsOption === "default" ? [] : ["--threads", clientThreadsOption];
 const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium") ? 0 : 2;
 const nodeClients = 20;

@@ -23,7 +23,8 @@ describe("fedtensor serve --algorithm fedper killed and resumed", () => {
     const options = ["--model", "logistic", "--algorithm", "fedper", "--rounds", "2", "--clients-per-round", "2", "--min-clients", "2"];
     const { out, tokens, files, server, url } = await serveWithFiles(track, "fedtensor-serve-state-resume-", 2, ...options);
     const stateDirs = files.map((file) => `${file}.state`);
-    const clients = [0, 1].map((i) => track(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", files[i]!, "--state-dir", stateDirs[i]!, "--max-backoff", "1"])));
+    // Client 1 trains on one onnxruntime thread (--threads): the option's sessions train and keep state as the default's do.
+    const clients = [0, 1].map((i) => track(startProcess(["client", "--server", url, "--token", tokens[i]!, "--data", files[i]!, "--state-dir", stateDirs[i]!, "--max-backoff", "1", ...(i === 1 ? ["--threads", "1"] : [])])));
     await server.waitFor(/round 1\/2: 2 of 2 clients merged/);
     // Killed as soon as round 1's checkpoint is there: round 2 is under way, not merged.
     const checkpoint = join(out, checkpointFileName(1));
