@@ -39,7 +39,8 @@ describe("operating fedtensor serve", () => {
     const files = partitionFiles(dir, 3);
     const adminToken = "0123456789abcdef0123456789abcdef";
     writeFileSync(join(dir, "admin.token"), `${adminToken}\n`);
-    const server = track(startProcess([...smallServe(path, out, "--rounds", "5", "--clients-per-round", "3", "--min-clients", "2", "--round-timeout", "60"), "--admin-token-file", join(dir, "admin.token")]));
+    // --wait-notice 1: the "waiting for clients" line the test reads comes each second, not each 10 s.
+    const server = track(startProcess([...smallServe(path, out, "--rounds", "5", "--clients-per-round", "3", "--min-clients", "2", "--round-timeout", "60", "--wait-notice", "1"), "--admin-token-file", join(dir, "admin.token")]));
     const url = await serverUrl(server);
     const http = url.replace(/^ws/, "http").replace(/\/fedtensor$/, "");
     const admin = (path: string, token?: string) => fetch(`${http}${path}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });

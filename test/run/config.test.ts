@@ -23,6 +23,7 @@ const defaults = {
   backend: "onnx",
   engine: "local",
   engineTimeout: 30,
+  waitNotice: 10,
   out: "runs/latest",
   checkpointEvery: 5,
   keepCheckpoints: 3,
@@ -138,6 +139,7 @@ describe("run config from flags", () => {
     [["--rounds", "1.5"], "--rounds", "expected integer >= 1, got 1.5"],
     [["--rounds", "0"], "--rounds", "expected integer >= 1, got 0"],
     [["--checkpoint-every", "-1"], "--checkpoint-every", "expected integer >= 0, got -1"],
+    [["--wait-notice", "0"], "--wait-notice", "expected integer 1 <= x <= 3600, got 0"],
     [["--seed", "4294967296"], "--seed", "expected integer 0 <= x <= 4294967295, got 4294967296"],
     [["--lr", "0"], "--lr", "expected number > 0, got 0"],
     [["--lr", "0x10"], "--lr", 'expected number > 0, got "0x10"'],
@@ -265,7 +267,7 @@ describe("options and --resume", () => {
 
   it("only options that leave the computation unchanged may change on resume", () => {
     const changeable = Object.entries(runOptions).filter(([, spec]) => "mayChangeOnResume" in spec).map(([key]) => key);
-    expect(changeable.sort()).toEqual(["accountant", "backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "maxEpsilon", "out", "overwrite", "personalizeEpochs", "resume", "rounds", "stateMemory"]);
+    expect(changeable.sort()).toEqual(["accountant", "backend", "checkpointEvery", "dpTargetEpsilon", "engine", "engineTimeout", "evalClients", "evalEvery", "keepCheckpoints", "maxEpsilon", "out", "overwrite", "personalizeEpochs", "resume", "rounds", "stateMemory", "waitNotice"]);
   });
 
   it("--resume with --overwrite is FT305", async () => {

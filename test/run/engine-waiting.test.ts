@@ -1,7 +1,9 @@
 /**
  * What the coordinator says when its workers are gone mid-round (real processes, a real
  * redis-server): the chunks that still wait, not the round's every chunk, since the workers
- * that left may have done some.
+ * that left may have done some. The runs report after --wait-notice 2 (the "no worker" notice
+ * after 2 s, "still waiting" after 3 s) instead of the default 10 s and 15 s: what they say is the
+ * same, and a test need not wait it out.
  */
 import { afterEach, describe, expect, test } from "vitest";
 import type { ChildProcess } from "node:child_process";
@@ -45,7 +47,7 @@ describe.skipIf(redisBinary === undefined)("a round whose workers left", () => {
     try {
       const worker = launch(["worker", "--redis", redis.url]);
       await worker.waitFor(/waiting for chunks/);
-      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "8", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--out", tempDir("ft-engine-wait-")]);
+      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "8", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--wait-notice", "2", "--out", tempDir("ft-engine-wait-")]);
       // Killed once it has started its second chunk (with concurrency 1, only after the first
       // was done in Redis): the rest of the round waits for a worker that never comes.
       await worker.waitFor(/round 1 chunk \d: 1 clients[^]*round 1 chunk \d: 1 clients/);
@@ -69,7 +71,7 @@ describe.skipIf(redisBinary === undefined)("a round whose workers left", () => {
       // Default locks (30 s): the killed worker's chunk waits for its lock to lapse.
       const doomed = launch(["worker", "--redis", redis.url]);
       await doomed.waitFor(/waiting for chunks/);
-      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "4", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--out", tempDir("ft-engine-stall-")]);
+      const run = launch(["run", "--model", "logistic", "--clients", "20", "--clients-per-round", "4", "--chunk-clients", "1", "--rounds", "1", "--engine", redis.url, "--wait-notice", "2", "--out", tempDir("ft-engine-stall-")]);
       await doomed.waitFor(/round 1 chunk \d: 1 clients/);
       doomed.child.kill("SIGKILL");
       await new Promise((resolve) => doomed.child.once("exit", resolve));

@@ -291,7 +291,7 @@ async function sampleCohort(registry: ClientRegistry, config: RunConfig, setting
       const chosen = rng.fork(`round:${round}`).fork("cohort").sample(members.length, size).sort();
       return Array.from(chosen, (i) => members[i]!);
     }
-    if (Date.now() - told > 10_000) {
+    if (Date.now() - told > config.waitNotice * 1000) {
       settings.log(`round ${round}: waiting for clients (${registry.size} connected, ${members.length} of them ready; --min-clients ${least}, --clients-per-round ${config.clientsPerRound})`);
       told = Date.now();
     }

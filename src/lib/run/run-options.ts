@@ -200,6 +200,7 @@ export const runOptions = {
     accepts: (value): value is string => value === "local" || (typeof value === "string" && redisUrlProblem(value) === undefined),
   }),
   engineTimeout: mayChangeOnResume(integer("Seconds a round waits for an unreachable Redis (with --engine) before it stops with FT319", 30, { min: 1 })),
+  waitNotice: mayChangeOnResume(integer("Seconds a round waits for workers (with --engine) or for clients (fedtensor serve) before it says what it waits for, and between such reports", 10, { min: 1, max: 3600 })),
   out: mayChangeOnResume(text("Folder for metrics, plots and checkpoints", "runs/latest")),
   checkpointEvery: mayChangeOnResume(integer("Rounds between checkpoints; 0 for none", 5, { min: 0 })),
   keepCheckpoints: mayChangeOnResume(integer("Newest checkpoints kept in --out; older ones are deleted", 3, { min: 1 })),

@@ -192,7 +192,7 @@ async function trainLocked(requested: RunConfig, stream: ProgressStream, given: 
   // Opened before the first round, so an unreachable Redis is FT319 at once (src/lib/run/engine).
   let engine: RedisEngine | undefined;
   try {
-    engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line), config.engineTimeout * 1000);
+    engine = config.engine === "local" ? undefined : await RedisEngine.open(config.engine, (line) => progress.log(line), config.engineTimeout * 1000, config.waitNotice * 1000);
     for (let round = firstRound + 1; round <= config.rounds; round++) {
       const roundStart = performance.now();
       const budget = privacyBudget(config, round, parameters);

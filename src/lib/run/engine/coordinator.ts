@@ -93,8 +93,12 @@ export interface EngineTraffic {
 
 const sessionTtlMs = 10_000;
 const pollMs = 50;
-/** A round still waiting on its chunks with workers connected says so after this long, and again each time as long again passes. */
-const stillWaitingMs = 15_000;
+/**
+ * A round still waiting on its chunks with workers connected says so after this many times
+ * --wait-notice (15 s by default), and again each time as long again passes: later than the
+ * "no worker is connected" notice, as a stall of a connected worker's chunk may still clear.
+ */
+const stillWaitingFactor = 1.5;
 const hourMs = 3_600_000;
 /**
  * BullMQ's events streams, trimmed to about this many events (the default is 10,000). Events
@@ -132,19 +136,21 @@ export class RedisEngine {
     private readonly chunks: Queue,
     private readonly log: (line: string) => void,
     private readonly timeoutMs: number,
+    /** --wait-notice: how long a round waits with no worker connected before it says so. */
+    private readonly noticeMs: number,
   ) {
     this.heartbeat = setInterval(() => void this.beat().catch(() => {}), sessionTtlMs / 5);
     this.heartbeat.unref();
   }
 
   /** Connects to Redis at `url`; FT319 at once when it cannot be reached. */
-  static async open(url: string, log: (line: string) => void, timeoutMs = 30_000): Promise<RedisEngine> {
+  static async open(url: string, log: (line: string) => void, timeoutMs = 30_000, noticeMs = 10_000): Promise<RedisEngine> {
     await checkReachable(url);
     const redis = bullConnection(url);
     // ioredis reconnects by itself; a lasting outage surfaces as FT319 from the round's wait.
     redis.on("error", () => {});
     await redis.connect();
-    const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, queueOptions(redis)), new Queue(chunkQueue, queueOptions(redis)), log, timeoutMs);
+    const engine = new RedisEngine(url, redis, new FlowProducer({ connection: redis }), new Queue(roundQueue, queueOptions(redis)), new Queue(chunkQueue, queueOptions(redis)), log, timeoutMs, noticeMs);
     await engine.beat();
     await engine.removeAbandonedRounds();
     return engine;
@@ -260,6 +266,7 @@ export class RedisEngine {
     await this.command(() => this.flows.add({ name: "round", queueName: roundQueue, data: { session: this.session, round: ctx.round }, opts: { jobId: parentId }, children }));
     const started = Date.now();
     let toldNoWorkers = false;
+    const stillWaitingMs = this.noticeMs * stillWaitingFactor;
     let nextWaitReport = started + stillWaitingMs;
     let job: Job | undefined;
     for (;;) {
@@ -269,7 +276,7 @@ export class RedisEngine {
       const state = await this.command(() => job!.getState());
       if (state === "unknown") return undefined;
       if (state !== "waiting-children") break;
-      if (!toldNoWorkers && Date.now() - started > 10_000 && (await this.command(() => this.chunks.getWorkersCount())) === 0) {
+      if (!toldNoWorkers && Date.now() - started > this.noticeMs && (await this.command(() => this.chunks.getWorkersCount())) === 0) {
         // The chunks not done yet: a worker that left may have done some.
         const { unprocessed } = await this.command(() => job!.getDependenciesCount({ unprocessed: true }));
         this.log(`round ${ctx.round}: ${unprocessed ?? chunks.length} of ${chunks.length} chunks wait in Redis at ${this.url} and no worker is connected; start one with: fedtensor worker --redis ${this.url}`);
