@@ -9,6 +9,7 @@ import { interpret, type OutputTree } from "../../src/interpret/reference.js";
 import { differences, toHost, type HostTree } from "./compare.js";
 import type { GeneratedProgram } from "./programs.js";
 import { nearTie } from "./ties.js";
+import { tensorsLeftSince } from "../helpers/tensor-leaks.js";
 
 export type Backend = "wasm" | "cpu" | "onnx" | "webgpu";
 
@@ -45,10 +46,7 @@ async function runOptimised(g: GeneratedProgram, backend: Backend): Promise<Host
   }
   const before = tf.memory().numTensors;
   const second = await runOnce(g, backend);
-  const leaked = tf.memory().numTensors - before;
-  // Tensor counts are the process's: with test files sharing a worker (vitest isolate: false), a
-  // file before this one may still free tensors of its own during the run (seen: -77), which
-  // is no leak of this run; a leak shows as a count above zero.
+  const leaked = tensorsLeftSince(before);
   if (leaked > 0) throw report(g, `a run on ${backend} left ${leaked} tensors behind after its outputs were disposed`);
   if (JSON.stringify(second) !== JSON.stringify(first)) {
     const changed = differences(second, first).join("\n") || "(differences below the tolerance)";

@@ -5,6 +5,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { describe, expect, test } from "vitest";
+import { tensorsLeftSince } from "../helpers/tensor-leaks.js";
 import {
   add,
   atClients,
@@ -125,7 +126,7 @@ describe("optimised path", () => {
     for (const backend of ["wasm", "cpu", "onnx"] as const) {
       const before = tf.memory().numTensors;
       tf.dispose((await p.run(inputs, { backend })) as tf.TensorContainer);
-      expect(tf.memory().numTensors, backend).toBe(before);
+      expect(tensorsLeftSince(before), backend).toBe(0);
     }
   });
 

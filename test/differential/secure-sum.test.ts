@@ -12,6 +12,7 @@ import { webgpu } from "../helpers/test-backends.js";
 import { propertySettings, type Backend } from "./harness.js";
 import type { GeneratedProgram } from "./programs.js";
 import { deadline } from "../helpers/deadline.js";
+import { tensorsLeftSince } from "../helpers/tensor-leaks.js";
 
 interface Case {
   readonly clients: number;
@@ -81,7 +82,7 @@ const agreeOn = (backends: readonly Backend[], seed: number, runs: number) => as
           const tensors = tf.memory().numTensors;
           expect(await outputsOn(g, backend), backend).toEqual(reference);
           expect(await outputsOn(g, backend), `${backend}, second run`).toEqual(reference);
-          expect(tf.memory().numTensors, `${backend} leaks no tensor`).toBe(tensors);
+          expect(tensorsLeftSince(tensors), `${backend} leaks no tensor`).toBe(0);
         }
       } finally {
         await g.program.dispose();
