@@ -32,8 +32,8 @@ export const clientCommand: Command = {
     "                        a restarted client keeps the identity its peers pinned (docs/deployment.md)",
     "  --state-dir DIR       where a stateful run (fedper, ditto, scaffold) keeps this client's state, one file",
     "                        per run and client, mode 0600, never sent (default ~/.fedtensor/client-state)",
-    "  --threads N           onnxruntime's threads for local training (default: one per core); 1 where many",
-    "                        clients share a machine, so that their threads do not contend for its cores",
+    "  --threads N           at most N onnxruntime threads for local training (default: one per core), to",
+    "                        leave the machine's other cores to its owner's work",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;

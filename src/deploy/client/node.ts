@@ -128,8 +128,9 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
 }
 
 /**
- * `ort` whose sessions run their kernels on `threads` threads: many clients on one machine (the
- * served demo's 20 processes on 2 cores) otherwise each start one spinning thread per core.
+ * `ort` whose sessions run their kernels on `threads` threads, for a client that should leave
+ * its machine's other cores free (not a speed-up: the served demo's 20 clients on 2 cores were
+ * no faster with one each; docs/benchmarks.md).
  */
 function withThreads(ort: OrtLike, threads: number): OrtLike {
   return {

@@ -48,7 +48,6 @@ function lastOf<T>(): (key: string, make: () => Promise<T>) => Promise<T> {
   };
 }
 
-
 export function chunkProcessor(redis: Redis, log: (line: string) => void, dataOf = federatedData): (job: Job<ChunkJobData>) => Promise<ChunkResult> {
   const dataFor = lastOf<FederatedDataset<HostData>>();
   const formFor = lastOf<StoredForm & { program: ProgramIR; zeroProgram: ProgramIR }>();
