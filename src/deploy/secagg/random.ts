@@ -31,6 +31,9 @@ export const keystreamSource: "openssl" | "noble" = openSsl === undefined ? "nob
 /** OpenSSL's 16-byte ChaCha20 IV: the 32-bit block counter, then the 96-bit nonce, both zero. */
 const ZERO_COUNTER_AND_NONCE = new Uint8Array(16);
 
+/** The zeros OpenSSL encrypts into its keystream, kept between calls (a mask is 800 KB for the 2NN) and grown as needed; never written. */
+let zeros = new Uint8Array(0);
+
 /**
  * The first `bytes` bytes of ChaCha20's keystream under a 32-byte `key` (zero nonce, counter 0),
  * in a fresh buffer whose offset is a multiple of 4: OpenSSL's on Node (openssl.ts), else
@@ -38,7 +41,8 @@ const ZERO_COUNTER_AND_NONCE = new Uint8Array(16);
  */
 export function keystream(key: Uint8Array, bytes: number, implementation: "fastest" | "noble" = "fastest"): Uint8Array {
   if (implementation === "fastest" && openSsl !== undefined) {
-    const out = openSsl.createCipheriv("chacha20", key, ZERO_COUNTER_AND_NONCE).update(new Uint8Array(bytes));
+    if (zeros.length < bytes) zeros = new Uint8Array(bytes);
+    const out = openSsl.createCipheriv("chacha20", key, ZERO_COUNTER_AND_NONCE).update(zeros.subarray(0, bytes));
     return out.byteOffset % 4 === 0 ? out : new Uint8Array(out); // a copy (Buffer's slice is a view)
   }
   return chacha20(key, ZERO_NONCE, new Uint8Array(bytes));
