@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { encodeRecord } from "../src/deploy/protocol/record.js";
 import { readMetrics } from "../src/lib/run/metrics.js";
 import { stepTrap, type StepTrap } from "./step-trap.js";
@@ -29,12 +30,19 @@ import { median } from "./stats.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const cli = join(root, "bin/fedtensor.js");
-const args = process.argv.slice(2);
-const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 20) || 20;
-const keyRounds = args.includes("--key-rounds") ? ["--key-rounds", args[args.indexOf("--key-rounds") + 1]!] : [];
-const clientThreadsOption = args.includes("--client-threads") ? args[args.indexOf("--client-threads") + 1]! : "default";
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "20" },
+    "no-browser": { type: "boolean", default: false },
+    "key-rounds": { type: "string" },
+    "client-threads": { type: "string", default: "default" },
+  },
+});
+const rounds = Number(values.rounds) || 20;
+const keyRounds = values["key-rounds"] === undefined ? [] : ["--key-rounds", values["key-rounds"]];
+const clientThreadsOption = values["client-threads"];
 const clientThreads = clientThreadsOption === "default" ? [] : ["--threads", clientThreadsOption];
-const browsers = args.includes("--no-browser") || !existsSync("/usr/bin/chromium") ? 0 : 2;
+const browsers = values["no-browser"] || !existsSync("/usr/bin/chromium") ? 0 : 2;
 const nodeClients = 20;
 const clients = nodeClients + browsers;
 const killRound = 5;
