@@ -33,6 +33,11 @@
  *    seeds) and the others reusing it: bytes sent and received and round trips per client in
  *    round 1 and in each round after it, against Flower's four stages every round (item 4).
  *
+ * 6. The two functions that run on OpenSSL where Node has it (src/deploy/secagg/openssl.ts),
+ *    against @noble's JavaScript that browser tabs run, timed alternately in this process: X25519
+ *    as a client uses it (one secret key with each of 8 neighbours' public keys) and one mask's
+ *    ChaCha20 keystream of --length words.
+ *
  * usage: node dist/bench/secagg-protocol.js [--length 199210] [--clients 10,20,50] [--rounds 3] [--key-rounds 4]
  * (199,210: the 2NN's parameter count.) num_shares follows defaultNumShares (2 ceil(log2 n) + 1)
  * without dropouts and numSharesForDropouts (2 x 0.3n + 1, a guarantee) with them;
@@ -57,6 +62,9 @@ import {
   SETUP_SIZE_LIMIT,
 } from "../src/deploy/secagg/index.js";
 import { publicGraph } from "../src/deploy/secagg/graph.js";
+import { openSsl, openSslX25519 } from "../src/deploy/secagg/openssl.js";
+import { keystream } from "../src/deploy/secagg/random.js";
+import { x25519 as nobleX25519 } from "@noble/curves/ed25519.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({
@@ -279,4 +287,36 @@ for (const n of cohorts) {
   console.log(`  key reuse (key_rounds ${keyRounds}), per client, sent / received / round trips: round 1 (full setup, ${keyRounds} seeds pre-shared) ${line(window[0]!)}; each later round (reused: ${after.every((t) => t.reused)}) ${after.length === 0 ? "none" : line({ sent: mean(after.map((t) => t.sent)), received: mean(after.map((t) => t.received)), trips: mean(after.map((t) => t.trips)) })}`);
   const overWindow = (pick: (t: { sent: number; received: number; trips: number }) => number) => mean(window.map(pick));
   console.log(`    mean over the ${keyRounds} rounds: ${kib(overWindow((t) => t.sent))} / ${kib(overWindow((t) => t.received))} / ${overWindow((t) => t.trips).toFixed(2)}, against Flower's ${perClient(last.sentFlower)} (${kib(mean([...last.sentFlower.values()]) - 4 * length)} besides the masked vector) / ${perClient(last.receivedFlower)} / 4 every round`);
+}
+
+/** Seconds per call of `work`, the median of `rounds` timings of `calls` calls each. */
+function perCall(work: () => void, calls: number): number {
+  return median(Array.from({ length: Math.max(rounds, 3) }, () => {
+    const start = performance.now();
+    for (let i = 0; i < calls; i++) work();
+    return (performance.now() - start) / 1000 / calls;
+  }));
+}
+if (openSsl === undefined) {
+  console.log("OpenSSL against @noble: this Node has no process.getBuiltinModule, so SecAgg+ runs on @noble here");
+} else {
+  const native = openSslX25519(openSsl);
+  const neighbours = Array.from({ length: 8 }, () => nobleX25519.getPublicKey(globalThis.crypto.getRandomValues(new Uint8Array(32))));
+  // A fresh secret key each time, used with every neighbour: what a client's setup round does with each of its two keys.
+  const agreement = (impl: { getPublicKey(s: Uint8Array): Uint8Array; getSharedSecret(s: Uint8Array, p: Uint8Array): Uint8Array }) => () => {
+    const secret = globalThis.crypto.getRandomValues(new Uint8Array(32));
+    impl.getPublicKey(secret);
+    for (const p of neighbours) impl.getSharedSecret(secret, p);
+  };
+  const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  const timings = { x25519: { openssl: 0, noble: 0 }, keystream: { openssl: 0, noble: 0 } };
+  for (let pass = 0; pass < 2; pass++) {
+    // Alternated, the second pass kept: both warmed up, both under the same load.
+    timings.x25519 = { openssl: perCall(agreement(native), 20), noble: perCall(agreement(nobleX25519), 20) };
+    timings.keystream = { openssl: perCall(() => keystream(seed, 4 * length), 10), noble: perCall(() => keystream(seed, 4 * length, "noble"), 10) };
+  }
+  const row = (what: string, t: { openssl: number; noble: number }) => `  ${what.padEnd(58)} OpenSSL ${(t.openssl * 1000).toFixed(2)} ms, @noble ${(t.noble * 1000).toFixed(2)} ms: ${(t.noble / t.openssl).toFixed(1)}x`;
+  console.log("OpenSSL against @noble, in this process (item 6):");
+  console.log(row("X25519: a key pair and 8 neighbours' shared secrets", timings.x25519));
+  console.log(row(`a mask's ChaCha20 keystream (${length} words)`, timings.keystream));
 }
