@@ -1,15 +1,16 @@
 /**
- * SecAgg+ on Node runs its masks' PRG (ChaCha20) and its key agreement (X25519) on OpenSSL, in a
- * browser on @noble's JavaScript (src/deploy/secagg/openssl.ts). A Node client's pair mask must
- * cancel a tab's, so the two must compute the same bytes: the keystream at every length (block
- * edges, a word's tail) and for any key; X25519's public keys and shared secrets for any keys,
- * non-canonical public keys included, and both must refuse a low-order public key.
+ * SecAgg+ on Node runs its masks' PRG (ChaCha20), its key agreement (X25519) and its signatures
+ * (Ed25519) on OpenSSL, in a browser on @noble's JavaScript (src/deploy/secagg/openssl.ts). A Node
+ * client's pair mask must cancel a tab's, so the two must compute the same bytes: the keystream
+ * at every length (block edges, a word's tail) and for any key; X25519's public keys and shared
+ * secrets for any keys, non-canonical public keys included, and both must refuse a low-order
+ * public key. Their signatures must be the same bytes, and honest ones verify under both.
  */
 import { randomBytes } from "node:crypto";
-import { x25519 } from "@noble/curves/ed25519.js";
+import { ed25519, x25519 } from "@noble/curves/ed25519.js";
 import { describe, expect, it } from "vitest";
 import { eraseSecretKey, newKeyPair } from "../../src/deploy/secagg/keys.js";
-import { openSsl, openSslX25519 } from "../../src/deploy/secagg/openssl.js";
+import { openSsl, openSslEd25519, openSslX25519 } from "../../src/deploy/secagg/openssl.js";
 import { keystream, keystreamSource, prgWords } from "../../src/deploy/secagg/random.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
@@ -76,5 +77,44 @@ describe("X25519 on OpenSSL", () => {
     expect(pair.secretKey.every((b) => b === 0)).toBe(true);
     // The zeroed bytes are a new (clamped) key: the result is theirs, not the erased key's.
     expect(hex(native.getSharedSecret(pair.secretKey, theirs))).toBe(hex(x25519.getSharedSecret(new Uint8Array(32), theirs)));
+  });
+});
+
+describe("Ed25519", () => {
+  const ed = openSslEd25519(openSsl!);
+
+  it("signs as RFC 8032 says (7.1, tests 1 and 2) and verifies those signatures", () => {
+    const vectors = [
+      { secret: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", pub: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", message: "", signature: "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b" },
+      { secret: "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb", pub: "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", message: "72", signature: "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00" },
+    ];
+    for (const v of vectors) {
+      const message = Buffer.from(v.message, "hex");
+      expect(hex(ed.sign(message, Buffer.from(v.secret, "hex")))).toBe(v.signature);
+      expect(ed.verify(Buffer.from(v.signature, "hex"), message, Buffer.from(v.pub, "hex"))).toBe(true);
+    }
+  });
+
+  it("gives @noble/curves' signatures for random keys and messages, and agrees with it on honest, altered and malformed ones", () => {
+    for (let i = 0; i < 20; i++) {
+      const secret = new Uint8Array(randomBytes(32));
+      const publicKey = ed25519.getPublicKey(secret);
+      const message = new Uint8Array(randomBytes(i * 7));
+      const signature = ed.sign(message, secret);
+      expect(hex(signature)).toBe(hex(ed25519.sign(message, secret)));
+      const altered = signature.slice();
+      altered[i % 64] = altered[i % 64]! ^ (1 << (i % 8));
+      const otherKey = ed25519.getPublicKey(new Uint8Array(randomBytes(32)));
+      for (const [sig, msg, key] of [[signature, message, publicKey], [altered, message, publicKey], [signature, Uint8Array.of(...message, 0), publicKey], [signature, message, otherKey]] as const) {
+        expect(ed.verify(sig, msg, key)).toBe(ed25519.verify(sig, msg, key, { zip215: false }));
+      }
+      expect(ed.verify(altered, message, publicKey)).toBe(false);
+    }
+    const secret = new Uint8Array(randomBytes(32));
+    const signature = ed.sign(Uint8Array.of(1), secret);
+    // Wrong lengths, and a public key that is no point on the curve, verify nothing rather than throw.
+    expect(ed.verify(signature.subarray(0, 63), Uint8Array.of(1), ed25519.getPublicKey(secret))).toBe(false);
+    expect(ed.verify(signature, Uint8Array.of(1), ed25519.getPublicKey(secret).subarray(0, 31))).toBe(false);
+    expect(ed.verify(signature, Uint8Array.of(1), new Uint8Array(32).fill(0xff))).toBe(false);
   });
 });

@@ -19,15 +19,17 @@ const bodyOf = (frame: Uint8Array): Uint8Array => frame.subarray(4 + new DataVie
 
 interface FakeRound {
   readonly sum: SecureSum;
+  readonly members: readonly Member[];
   readonly log: string[];
   readonly vectors: Map<string, Float32Array>;
 }
 
 /**
  * A secure sum of `count` members with honest in-memory clients; `tamper(id, message)` may
- * change a member's reply (or return null: the member disconnects instead of answering).
+ * change a member's reply (or return null: the member disconnects instead of answering; or
+ * "silent": it stays connected and does not answer).
  */
-function fakeRound(count: number, tamper: (id: string, message: ClientMessage) => ClientMessage | Uint8Array | null = (_, m) => m): FakeRound {
+function fakeRound(count: number, tamper: (id: string, message: ClientMessage) => ClientMessage | Uint8Array | null | "silent" = (_, m) => m): FakeRound {
   const log: string[] = [];
   const vectors = randomVectors(ids(count), 16, 0.5);
   let sum: SecureSum | undefined;
@@ -51,6 +53,7 @@ function fakeRound(count: number, tamper: (id: string, message: ClientMessage) =
             reply = client.advertiseKeys();
           } else reply = await client.respond(body, () => vectors.get(id)!);
           const sent = tamper(id, reply);
+          if (sent === "silent") return;
           if (sent === null) {
             socket.readyState = 3;
             sum!.left();
@@ -63,7 +66,7 @@ function fakeRound(count: number, tamper: (id: string, message: ClientMessage) =
     return member as unknown as Member;
   });
   sum = new SecureSum(1, members, 16, { deadlineMs: HOUR, log: (line) => log.push(line), ranges: { clipping_range: 1, quantization_range: 2 ** 16 } }, { bytesIn: 0, bytesOut: 0 });
-  return { sum, log, vectors };
+  return { sum, members, log, vectors };
 }
 
 describe("serve's secure sum moves on when every remaining member has answered or been refused", () => {
@@ -98,6 +101,26 @@ describe("serve's secure sum moves on when every remaining member has answered o
     expect([...result.droppedAt]).toEqual([["client-002", "masked-input"]]);
     expect(round.log.join("\n")).toMatch(/FT336: SecAgg\+ masked-input message from client-002 refused: masked vector of 60 bytes/);
     expect(round.log.join("\n")).toMatch(/client-002 at masked-input \(not in the sum: its pair masks removed/);
+  }, deadline(30_000));
+
+  it("a member whose task fails after it shared keys (the setup runs while it trains) is dropped at once: out of the sum, its pair masks removed", async () => {
+    let failed = false;
+    const round = fakeRound(5, (id, m) => {
+      if (id !== "client-002" || m.step !== "share-keys") return failed && id === "client-002" ? "silent" : m;
+      // Its shares are out; then its training fails, and it will send no masked input.
+      failed = true;
+      setImmediate(() => round.sum.drop(round.members[2]!, "failed: 3 values failed the check"));
+      return m;
+    });
+    const result = await round.sum.result();
+    expect(result.included).toEqual(["client-000", "client-001", "client-003", "client-004"]);
+    expect([...result.droppedAt]).toEqual([["client-002", "masked-input"]]);
+    expect(round.log.join("\n")).toMatch(/client-002: dropped: failed: 3 values failed the check/);
+    expect(round.log.join("\n")).toMatch(/client-002 at masked-input \(not in the sum: its pair masks removed/);
+    for (let i = 0; i < 16; i++) {
+      const want = result.included.reduce((s, id) => s + round.vectors.get(id)![i]!, 0);
+      expect(Math.abs(result.sum[i]! - want)).toBeLessThan(4 * 2 / 2 ** 16 + 1e-9);
+    }
   }, deadline(30_000));
 
   it("says a member lost at advertise-keys was left out, and one lost at unmask is in the sum: neither is 'recovered' wrongly", async () => {

@@ -72,8 +72,12 @@ export class ClientCore {
   private run: RunInfo | undefined;
   private readonly parts = new Map<string, StoredPart>();
   private examples: ClientExamples | undefined;
-  /** A secure round's accumulator (times the round's scale), kept here until the masked-input step. */
-  private held: { round: number; task: string; vector: Float32Array | Uint32Array; minClients: number } | undefined;
+  /**
+   * A secure round's task: the accumulator (times the round's scale) its training gives, kept
+   * here until the masked-input step (undefined when the training failed), and the key of the
+   * task that gave it.
+   */
+  private secureTask: SecureTask | undefined;
   /** SecAgg+ across rounds and server restarts (a resumed server sets its round up again), signing with this client's identity. */
   private readonly secagg: SecAggRounds;
   /** The client id the server gave, after welcome. */
@@ -104,13 +108,16 @@ export class ClientCore {
   /**
    * Handles one message from the server; returns the replies to send. Throws FrameError for a
    * message that is not the protocol's, and RefusedError when the server refused this client.
+   * `later` takes the answer to a secure round's task, sent when its training ends: with it the
+   * call returns at once, so that the round's key setup (sent with the task) runs while this
+   * client trains; without it the call waits for the training and returns the answer.
    */
-  async handle(bytes: Uint8Array): Promise<Uint8Array[]> {
+  async handle(bytes: Uint8Array, later?: (frame: Uint8Array) => void): Promise<Uint8Array[]> {
     const { header, body } = decodeFrame(bytes, serverMessageSchema, maxBody, MAX_PART_BYTES + 65536);
-    return this.dispatch(header, body);
+    return this.dispatch(header, body, later);
   }
 
-  private async dispatch(message: ServerMessage, body: Uint8Array): Promise<Uint8Array[]> {
+  private async dispatch(message: ServerMessage, body: Uint8Array, later: ((frame: Uint8Array) => void) | undefined): Promise<Uint8Array[]> {
     switch (message.type) {
       case "refused":
         throw new RefusedError(message.reason);
@@ -131,13 +138,19 @@ export class ClientCore {
         }
         return [];
       }
-      case "task":
-        return this.sent(message.round, [await this.train(message, body)]);
+      case "task": {
+        if (message.scale === undefined) return this.sent(message.round, [(await this.train(message, body)).frame]);
+        // The task is held (its training started) before this call returns: the round's setup comes next.
+        const answer = this.trainSecure(message, body, await taskKey(message, body));
+        if (later === undefined) return this.sent(message.round, [await answer]);
+        void answer.then((frame) => later(this.sent(message.round, [frame])[0]!));
+        return [];
+      }
       case "round-end":
         this.events.roundEnd?.(message.round, message.merged, message.loss);
         if (message.merged && (await this.state?.commit(message.round))) this.events.stateKept?.(message.round, this.state!.where);
         if (message.epsilon !== undefined) this.events.epsilon?.(message.round, message.epsilon);
-        if (this.held?.round === message.round) this.held = undefined;
+        if (this.secureTask?.round === message.round) this.secureTask = undefined;
         return [];
       case "secagg":
         return this.sent(message.round, await this.secure(message.round, body));
@@ -156,31 +169,51 @@ export class ClientCore {
     return frames;
   }
 
-  /** A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer the server's requests. */
+  /**
+   * A SecAgg+ message for a secure round: the setup starts this client's side, later steps answer
+   * the server's requests. Only for the round of a task this client holds; its masked input waits
+   * for that task's training, and a client whose training failed (the server was told) leaves the
+   * round without an answer.
+   */
   private async secure(round: number, body: Uint8Array): Promise<Uint8Array[]> {
     const reply = (message: object) => [encodeFrame({ v: WIRE_VERSION, type: "secagg", round }, encodeMessage(message as never))];
-    const held = this.held;
-    if (held === undefined || held.round !== round) throw new FrameError(`a secure-sum message for round ${round}, whose accumulator this client does not hold`);
+    const task = this.secureTask;
+    if (task === undefined || task.round !== round) throw new FrameError(`a secure-sum message for round ${round}, for which this client holds no task`);
+    const vector = async () => (await task.vector) ?? Promise.reject(new NotTrained());
     let answer;
     try {
-      answer = await this.secagg.respond(round, body, () => held.vector, Math.max(this.run?.minClients ?? 0, held.minClients));
+      answer = await this.secagg.respond(round, body, vector, Math.max(this.run?.minClients ?? 0, task.minClients));
     } catch (error) {
+      if (error instanceof NotTrained) return [];
       // A refused request (FT336, FT357, FT370-FT372) or a setup of a round this client unmasked (FT356): it leaves the round, the server goes on.
       if (error instanceof FedTensorError) throw new FrameError(`a secure-sum message refused: ${error.message}`);
       throw error;
     }
-    if (answer.step === "unmask") this.held = undefined;
+    if (answer.step === "unmask") this.secureTask = undefined;
     return reply(answer);
   }
 
-  private async train(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<Uint8Array> {
+  /**
+   * A secure round's task: the "trained" (or "failed") answer once its training ends, which holds
+   * the accumulator for the masked input. A resumed server sends the round's task again: the same
+   * task (part, steps, scale, noise parameters, inputs) is answered with the accumulator already
+   * held (or in training), so the round loses no work and a distributed-DP client adds its noise once.
+   */
+  private async trainSecure(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array, key: string): Promise<Uint8Array> {
+    const trained = encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     const failed = (reason: string) => encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason });
+    const same = this.secureTask;
+    if (same?.round === task.round && same.task === key) return (await same.vector) === undefined ? failed("its training failed") : trained;
+    const training = this.train(task, body).catch((error: unknown) => ({ frame: failed(`training failed: ${(error as Error).message}`), vector: undefined }));
+    this.secureTask = { round: task.round, task: key, minClients: task.ddp?.minClients ?? 0, vector: training.then((t) => t.vector) };
+    return (await training).frame;
+  }
+
+  /** Runs a task's part on this client's batches: the update to send, or (secure rounds) the scaled accumulator to hold. */
+  private async train(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<{ frame: Uint8Array; vector?: Float32Array | Uint32Array }> {
+    const failed = (reason: string) => ({ frame: encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason }) });
     const part = this.parts.get(task.part);
     if (part === undefined || this.run === undefined || this.examples === undefined) return failed(`no part ${task.part.slice(0, 12)} here (it was not sent)`);
-    // A resumed server sends the round's task again: the same task (part, steps, scale, noise parameters, inputs) is answered
-    // with the accumulator already held, so the round loses no work and a distributed-DP client adds its noise once.
-    const key = task.scale === undefined ? "" : await taskKey(task, body);
-    if (this.held?.round === task.round && this.held.task === key) return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
     const started = performance.now();
     const shared = decodeRecord(body);
     const own = clientBatches(this.examples, { steps: task.steps, batchSize: this.run.batchSize, epochs: this.run.epochs, featureShape: this.run.featureShape });
@@ -215,11 +248,10 @@ export class ClientCore {
       }
       // Distributed DP: clipped, rotated, rounded and noised here; SecAgg+ sums the integers mod 2^bits as they are.
       const held = task.ddp === undefined ? vector : new Uint32Array(distributedDpCodec({ ...task.ddp, rotationKey: [task.ddp.rotationKey[0], task.ddp.rotationKey[1]], length }).encode(vector).buffer);
-      this.held = { round: task.round, task: key, vector: held, minClients: task.ddp?.minClients ?? 0 };
-      return encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
+      return { frame: encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task }), vector: held };
     }
     const acc = new Map<string, RecordValue>(accumulator.map((name) => [name, tensorOf(results[name]!)]));
-    return encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc));
+    return { frame: encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc)) };
   }
 
   /**
@@ -263,6 +295,17 @@ function tensorOf(out: OrtTensorLike): RecordTensor {
   const data = out.data as Float32Array | Int32Array | Uint8Array;
   return { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data };
 }
+
+/** A secure round's task whose training is under way or done. */
+interface SecureTask {
+  readonly round: number;
+  readonly task: string;
+  readonly minClients: number;
+  readonly vector: Promise<Float32Array | Uint32Array | undefined>;
+}
+
+/** The masked input was asked for of a client whose training failed. */
+class NotTrained extends Error {}
 
 /** The server refused this client (a bad token, another wire version): reconnecting will not help. */
 export class RefusedError extends Error {}

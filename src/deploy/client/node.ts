@@ -15,6 +15,7 @@ import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
 import { examplesFromRecord, type ClientExamples } from "./batches.js";
 import { ClientCore, FinishedError, FrameError, RefusedError, type OrtLike } from "./core.js";
+import { ortOnThread, ortThreadAvailable } from "./ort-thread.js";
 import { defaultStateDir, FileStateStorage } from "./state-file.js";
 
 export interface NodeClientSettings {
@@ -89,9 +90,7 @@ async function demoExamples(dataset: string, index: number, run: RunInfo): Promi
 
 /** Runs the client until the run finishes (0), it is refused (FT340), the server's certificate fails (FT353) or, with exitWhenServerStops, the server stops (0). */
 export async function runNodeClient(settings: NodeClientSettings): Promise<number> {
-  const ortModule = await import("onnxruntime-node");
-  const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
-  ort.env.logLevel = "error";
+  const ort = await clientOrt();
   const sessions = settings.threads === undefined ? ort : withThreads(ort, settings.threads);
   const fileExamples = "file" in settings.data ? readExamplesFile(settings.data.file) : undefined;
   const load = async (run: RunInfo) => fileExamples ?? (await demoExamples((settings.data as { dataset: string }).dataset, (settings.data as { clientIndex: number }).clientIndex, run));
@@ -124,7 +123,17 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
     }
   } finally {
     await core.close();
+    await ort.close?.();
   }
+}
+
+/** onnxruntime-node on a worker thread where the client runs compiled (ort-thread.ts says why), else on this thread. */
+async function clientOrt(): Promise<OrtLike & { close?(): Promise<void> }> {
+  if (ortThreadAvailable) return ortOnThread();
+  const ortModule = await import("onnxruntime-node");
+  const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
+  ort.env.logLevel = "error";
+  return ort;
 }
 
 /**
@@ -153,7 +162,8 @@ function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer 
       settings.onSend?.(bytes);
       socket.send(bytes);
     };
-    // Messages are handled one at a time, in order: a task must find the part sent before it.
+    // Messages are handled one at a time, in order: a task must find the part sent before it. A secure
+    // round's training runs beside the queue (its answer goes out through `send` when it ends), so the key setup goes on meanwhile.
     let queue = Promise.resolve();
     socket.on("open", () => {
       connected();
@@ -163,7 +173,7 @@ function connectOnce(settings: NodeClientSettings, core: ClientCore, ca: Buffer 
       settings.onReceive?.(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       queue = queue.then(async () => {
         try {
-          for (const reply of await core.handle(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))) send(reply);
+          for (const reply of await core.handle(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), send)) send(reply);
         } catch (error) {
           if (error instanceof RefusedError) {
             outcome = { refused: error.message };

@@ -139,7 +139,8 @@ async function join(token: string, source: { file: File } | { demo: number }): P
     socket.onmessage = (event) => {
       queue = queue.then(async () => {
         try {
-          for (const reply of await core.handle(new Uint8Array(event.data as ArrayBuffer))) socket.send(reply);
+          // A secure round's answer to its task comes later, when its training ends (ClientCore.handle).
+          for (const reply of await core.handle(new Uint8Array(event.data as ArrayBuffer), (frame) => socket.send(frame))) socket.send(reply);
         } catch (error) {
           finished = error instanceof FinishedError;
           refused = error instanceof RefusedError;

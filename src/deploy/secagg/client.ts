@@ -47,6 +47,12 @@ export interface SecAggClientOptions {
   readonly pins?: IdentityPins;
 }
 
+/**
+ * The client's input, read at the masked-input step only: it may still be training when the key
+ * setup runs (fedtensor serve sends the setup with the task), so the step waits for it.
+ */
+export type VectorSource = () => Float32Array | Uint32Array | Promise<Float32Array | Uint32Array>;
+
 type Stage = "setup" | "advertised" | "shared" | "masked" | "checked" | "unmasked";
 
 /** Between share-keys and the masked input of a setup round: what the client drew and learnt. */
@@ -125,21 +131,21 @@ export class SecAggClient {
    * FT336 when it is refused) and answers it with the step it asks for. `vector` is read only
    * for the masked input (a Uint32Array: pre-quantized, see maskedInput).
    */
-  async respond(raw: Uint8Array, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
+  async respond(raw: Uint8Array, vector: VectorSource): Promise<ClientMessage> {
     const parsed = parseServerMessage(raw, messageSizeLimit(this.params));
     if (!parsed.ok) this.refuse("unknown", parsed.reason);
     return this.answer(parsed.message, vector);
   }
 
   /** Answers one parsed server request after the setup (a setup is refused: one per client). */
-  async answer(request: ServerMessage, vector: () => Float32Array | Uint32Array): Promise<ClientMessage> {
+  async answer(request: ServerMessage, vector: VectorSource): Promise<ClientMessage> {
     switch (request.step) {
       case "setup":
         return this.refuse("setup", "a second setup message in one round");
       case "share-keys":
         return this.shareKeys(request);
       case "masked-input":
-        return this.maskedInput(request, vector());
+        return this.maskedInput(request, await vector());
       case "consistency-check":
         return this.consistencyCheck(request);
       case "unmask":

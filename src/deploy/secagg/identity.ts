@@ -1,6 +1,6 @@
 /**
  * Long-term client identities (Bell et al. 2020, the malicious-server model): each client holds
- * an Ed25519 key pair (@noble/curves) for the life of its process, and signs its round keys
+ * an Ed25519 key pair (OpenSSL in Node, @noble/curves in a browser: openssl.ts) for the life of its process, and signs its round keys
  * with it in every advertise-keys message. The signature binds the protocol, the setup's
  * session, the round, the client's id and both X25519 public keys, so the server can neither
  * hand a client keys of its own making as a neighbour's nor move a signed pair to another
@@ -13,11 +13,15 @@
  * client met a peer is caught; one that lies from the first meeting is not (no PKI: docs/
  * deployment.md, "Threat model").
  */
-import { ed25519 } from "@noble/curves/ed25519.js";
+import { ed25519 as nobleEd25519 } from "@noble/curves/ed25519.js";
 import { KEY_BYTES, PROTOCOL } from "./keys.js";
+import { openSsl, openSslEd25519, type Ed25519 } from "./openssl.js";
 import type { RandomBytes } from "./random.js";
 
 export const SIGNATURE_BYTES = 64;
+
+/** OpenSSL's Ed25519 where Node has it, @noble's in a browser (openssl.ts says where they differ, and why that is safe). */
+const ed25519: Ed25519 = openSsl === undefined ? { sign: nobleEd25519.sign, verify: (signature, message, publicKey) => nobleEd25519.verify(signature, message, publicKey, { zip215: false }) } : openSslEd25519(openSsl);
 
 export interface Identity {
   readonly secretKey: Uint8Array;
@@ -27,7 +31,7 @@ export interface Identity {
 export const newIdentity = (randomBytes: RandomBytes): Identity => identityOf(randomBytes(KEY_BYTES));
 
 /** The identity of a 32-byte Ed25519 secret key (one kept in a file: `fedtensor client --identity-key`). */
-export const identityOf = (secretKey: Uint8Array): Identity => ({ secretKey, publicKey: ed25519.getPublicKey(secretKey) });
+export const identityOf = (secretKey: Uint8Array): Identity => ({ secretKey, publicKey: nobleEd25519.getPublicKey(secretKey) });
 
 const encoder = new TextEncoder();
 
@@ -56,7 +60,7 @@ export const signTranscript = (identity: Identity, transcript: Uint8Array): Uint
 /** Whether `signature` is `publicKey`'s over `transcript` (false for a malformed key or signature). */
 export function verifyTranscript(publicKey: Uint8Array, transcript: Uint8Array, signature: Uint8Array): boolean {
   try {
-    return ed25519.verify(signature, transcript, publicKey, { zip215: false });
+    return ed25519.verify(signature, transcript, publicKey);
   } catch {
     return false;
   }

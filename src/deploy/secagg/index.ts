@@ -63,7 +63,7 @@
  */
 export { type SecAggParams, type ResolvedSecAggParams, SECAGG_DEFAULTS, MAX_VECTOR_LENGTH, defaultNumShares, majorityThreshold, numSharesForDropouts, resolveKeyRounds, resolveNumShares, resolveSecAggParams, resolveThreshold, sumFits } from "./params.js";
 export type { ReusedKeys } from "./reuse.js";
-export { SecAggClient, type SecAggClientOptions } from "./client.js";
+export { SecAggClient, type SecAggClientOptions, type VectorSource } from "./client.js";
 export { SecAggRounds } from "./rounds.js";
 export { type Identity, IdentityPins, identityOf, newIdentity } from "./identity.js";
 export { SecAggServer, type SecAggServerOptions, type SecAggResult, type ServerStep, type CollectingStep, type StepOutcome, type Verdict } from "./server.js";

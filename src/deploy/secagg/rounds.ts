@@ -23,7 +23,7 @@
  * secrets are dropped, as they are by any full setup: the next round sets up afresh.
  */
 import { ftError } from "../../errors/error.js";
-import { SecAggClient, type SecAggClientOptions } from "./client.js";
+import { SecAggClient, type SecAggClientOptions, type VectorSource } from "./client.js";
 import { IdentityPins, newIdentity } from "./identity.js";
 import { webCryptoRandomBytes } from "./random.js";
 import { type ClientMessage, type Reuse, type Setup, SETUP_SIZE_LIMIT, messageSizeLimit, parseServerMessage } from "./messages.js";
@@ -50,12 +50,12 @@ export class SecAggRounds {
 
   /**
    * Answers one raw server message of `round`: a setup starts (or, from a restarted server,
-   * restarts) the round; the later steps go to its client. `vector` is read at the masked
-   * input. `promised` is the fewest clients the run promised a sum holds (the transport's, from
+   * restarts) the round; the later steps go to its client. `vector` is read (and awaited: the
+   * client may still be training) at the masked input. `promised` is the fewest clients the run promised a sum holds (the transport's, from
    * when the client joined): a setup whose min_clients is below it is FT372. FT336 for a message
    * the client refuses, FT356 for a setup of a round it unmasked.
    */
-  async respond(round: number, raw: Uint8Array, vector: () => Float32Array | Uint32Array, promised = 0): Promise<ClientMessage> {
+  async respond(round: number, raw: Uint8Array, vector: VectorSource, promised = 0): Promise<ClientMessage> {
     const limit = Math.max(SETUP_SIZE_LIMIT, this.current === undefined ? 0 : messageSizeLimit(this.current.params));
     const parsed = parseServerMessage(raw, limit);
     if (!parsed.ok) throw ftError("FT336", { step: "unknown", sender: "the server", why: parsed.reason });
@@ -82,7 +82,7 @@ export class SecAggRounds {
   }
 
   /** A setup that reuses the last key setup: the masked input, or FT373 / FT374 and the key setup dropped. */
-  private reuse(setup: Setup, reuse: Reuse, promised: number, vector: () => Float32Array | Uint32Array): ClientMessage {
+  private async reuse(setup: Setup, reuse: Reuse, promised: number, vector: VectorSource): Promise<ClientMessage> {
     const last = this.current;
     try {
       this.checkPromise(setup, promised);
@@ -92,7 +92,7 @@ export class SecAggRounds {
       last?.retire();
       throw error;
     }
-    return this.current.maskedInputReused(vector());
+    return this.current.maskedInputReused(await vector());
   }
 
   private checkPromise(setup: Setup, promised: number): void {

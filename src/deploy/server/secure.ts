@@ -1,10 +1,10 @@
 /**
  * `fedtensor serve --aggregator secure`: the round's partial accumulators are summed with
- * SecAgg+ (src/deploy/secagg) among the members that trained, so the server learns their sum
- * only, never one client's accumulator, and holds no pair secret. Each member multiplies its
- * accumulator (all linear sums for the weighted-mean algorithms) by the round's public scale
- * (1 / the largest example count in the cohort) so that its values fit SecAgg+'s clipping
- * range; the server divides the dequantized sum by it. Dropouts after the masked input are
+ * SecAgg+ (src/deploy/secagg) among the cohort's members, whose key setup runs while they
+ * train (tasks.ts), so the server learns the sum of those that trained only, never one client's
+ * accumulator, and holds no pair secret. Each member multiplies its accumulator (all linear
+ * sums for the weighted-mean algorithms) by the round's public scale (1 / the largest example
+ * count in the cohort) so that its values fit SecAgg+'s clipping range; the server divides the dequantized sum by it. Dropouts after the masked input are
  * recovered from the neighbours' shares; with too few clients left the round aborts and
  * nothing is revealed.
  */
@@ -137,6 +137,8 @@ export class SecureSum {
   /** The members by id: looked up for every send and, on every message, for each pending member. */
   private readonly byId: ReadonlyMap<string, Member>;
   private wake: (() => void) | undefined;
+  /** The members dropped for a failed task: not waited for at any step. */
+  private readonly dropped = new Set<string>();
 
   constructor(
     private readonly round: number,
@@ -184,6 +186,17 @@ export class SecureSum {
     this.wake?.();
   }
 
+  /**
+   * A member that will send no input (its task failed or timed out): it is dropped at the step
+   * that expects it now, and no later step waits for it. Before its masked input that leaves it
+   * out of the sum, its pair masks removed with its key rebuilt from its neighbours' shares.
+   */
+  drop(member: Member, why: string): void {
+    this.dropped.add(member.id);
+    this.server.exclude(member.id, why);
+    this.wake?.();
+  }
+
   /** Runs the five steps; the dequantized sum, or RoundAborted. */
   async sum(): Promise<Float64Array> {
     return (await this.result()).sum;
@@ -214,7 +227,7 @@ export class SecureSum {
   /** Resolves when every expected member that is still connected answered the current step, or at its deadline. */
   private stepDone(): Promise<void> {
     return new Promise((resolve) => {
-      const connected = () => this.server.pending().filter((id) => this.byId.get(id)?.socket.readyState === 1);
+      const connected = () => this.server.pending().filter((id) => !this.dropped.has(id) && this.byId.get(id)?.socket.readyState === 1);
       if (connected().length === 0) return resolve();
       const timer = setTimeout(done, this.settings.deadlineMs);
       function done() {

@@ -149,8 +149,8 @@ export class RoundTasks {
     const codec = codecOptions === undefined ? undefined : distributedDpCodec({ ...codecOptions, length: this.accumulatorLength });
     const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
     const records = new Map<string, Uint8Array>();
-    const answers = await Promise.all(
-      jobs.map(async ({ member, position, steps }): Promise<{ member: Member; answer: Answer }> => {
+    const tasks = await Promise.all(
+      jobs.map(async ({ member, position, steps }) => {
         const part = await compiler.part({ steps, batchSize: this.settings.batchSize, featureShape: this.settings.featureShape }, shared);
         const key = part.shared.join(",");
         let record = records.get(key);
@@ -169,16 +169,17 @@ export class RoundTasks {
         const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
         const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure, ...ddp }, record);
         traffic.bytesOut += frame.length;
-        const answer = await this.await(task, member, round, () => member.send(frame));
-        return { member, answer };
+        return { member, task, frame };
       }),
     );
+    // The tasks go out together, and a secure round's key setup right after them: it runs while the members train.
+    const answers = tasks.map(({ member, task, frame }) => this.await(task, member, round, () => member.send(frame)).then((answer): { member: Member; answer: Answer } => ({ member, answer })));
     if (this.settings.secure) {
-      yield await this.secureSum(round, cohort, answers, expected, traffic, codec);
+      yield await this.secureSum(round, tasks.map((t) => t.member), answers, expected, traffic, codec);
       return;
     }
     const accepted: Map<string, RecordTensor>[] = [];
-    for (const { member, answer } of answers) {
+    for (const { member, answer } of await Promise.all(answers)) {
       const problem = typeof answer === "string" ? answer : answer === TRAINED ? "trained in a round that is not secure" : accumulatorProblem(answer, expected);
       if (problem !== undefined) {
         this.settings.log(`round ${round}: ${member.id} dropped out: ${problem}`);
@@ -196,22 +197,24 @@ export class RoundTasks {
   }
 
   /**
-   * The members that trained sum their accumulators with SecAgg+; the server gets the sum of
-   * the survivors' (scaled) accumulators only, as one partial accumulator.
+   * The members sum their accumulators with SecAgg+; the server gets the sum of the survivors'
+   * (scaled) accumulators only, as one partial accumulator. The sum's key setup starts with the
+   * tasks; a member whose task fails (or times out, or that leaves) is dropped from the sum at
+   * once, so no step waits for it: before its masked input it is left out of the sum.
    */
   private async secureSum(
     round: number,
-    cohort: readonly Member[],
-    answers: readonly { member: Member; answer: Answer }[],
+    members: readonly Member[],
+    answers: readonly Promise<{ member: Member; answer: Answer }>[],
     expected: Awaited<PartCompiler["accumulator"]>,
     traffic: RoundTraffic,
     codec: DistributedDpCodec | undefined,
   ): Promise<Map<string, tf.Tensor>> {
-    const trained = answers.filter(({ member, answer }) => {
-      if (answer !== TRAINED) this.settings.log(`round ${round}: ${member.id} dropped out before the secure sum: ${typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)"}`);
-      return answer === TRAINED;
-    }).map((a) => a.member);
-    if (trained.length < Math.max(2, this.settings.minClients)) throw new RoundAborted(`${trained.length} of ${cohort.length} clients trained, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
+    const cohort = members.length;
+    if (cohort < Math.max(2, this.settings.minClients)) {
+      this.settle(round, "the round aborted before its secure sum");
+      throw new RoundAborted(`${cohort} clients in the cohort, fewer than the secure sum needs (${Math.max(2, this.settings.minClients)})`);
+    }
     const length = this.accumulatorLength!;
     const vectorLength = codec === undefined ? length : codec.calibration.dimension;
     const { deadlineMs, shares, ranges, log } = this.settings;
@@ -220,8 +223,16 @@ export class RoundTasks {
     // The last secure round's key setup, taken only by a cohort of the same members with nothing dropped since (reuse.ts).
     const reuse = this.keysForReuse;
     this.keysForReuse = undefined;
-    const sum = new SecureSum(round, trained, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins, ...(reuse && { reuse }) }, traffic, codec?.calibration.bits);
-    this.secureRound = { round, sum, members: new Set(trained) };
+    const sum = new SecureSum(round, members, vectorLength, { deadlineMs, shares, ranges, log, minClients, pins: this.pins, ...(reuse && { reuse }) }, traffic, codec?.calibration.bits);
+    this.secureRound = { round, sum, members: new Set(members) };
+    for (const answered of answers) {
+      void answered.then(({ member, answer }) => {
+        if (answer === TRAINED || this.secureRound?.sum !== sum) return;
+        const why = typeof answer === "string" ? answer : "sent its update in the clear (refused, not read)";
+        log(`round ${round}: ${member.id} dropped out of the secure sum: ${why}`);
+        sum.drop(member, why);
+      });
+    }
     let total: Float64Array | Float32Array;
     let survivors: number;
     let recovered: number;
@@ -236,12 +247,14 @@ export class RoundTasks {
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
+      // A survivor said it trained before its masked input; a task still open is of a member the sum went on without.
+      this.settle(round, "the secure sum ended without its answer");
     }
-    const scale = 1 / Math.max(...cohort.map((m) => m.examples));
+    const scale = 1 / Math.max(...members.map((m) => m.examples));
     // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged;
     // those that left after their masked input are merged (recovered) and dropped both.
     traffic.merged = survivors;
-    traffic.dropped = cohort.length - survivors + recovered;
+    traffic.dropped = cohort - survivors + recovered;
     const out = new Map<string, tf.Tensor>();
     let offset = 0;
     for (const [name, type] of expected) {
@@ -250,6 +263,15 @@ export class RoundTasks {
       offset += size;
     }
     return out;
+  }
+
+  /** Ends the tasks of `round` still in flight: their answers no longer count. */
+  private settle(round: number, why: string): void {
+    for (const [id, task] of this.pending) {
+      if (task.round !== round) continue;
+      this.pending.delete(id);
+      task.resolve(why);
+    }
   }
 
   /** Sends a task and waits for its answer until the deadline. */

@@ -1,0 +1,45 @@
+/**
+ * The worker thread of ort-thread.ts: holds the client's onnxruntime-node sessions and runs
+ * them on the feeds it is sent, one request at a time, in order.
+ */
+import { parentPort } from "node:worker_threads";
+import type { InferenceSession, Tensor as OrtTensor } from "onnxruntime-node";
+import type { OrtThreadReply, OrtThreadRequest, PlainTensor } from "./ort-thread.js";
+
+const port = parentPort!;
+const ortModule = await import("onnxruntime-node");
+const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as typeof import("onnxruntime-node");
+ort.env.logLevel = "error";
+const sessions = new Map<number, InferenceSession>();
+
+async function answer(request: OrtThreadRequest): Promise<OrtThreadReply> {
+  switch (request.kind) {
+    case "create":
+      sessions.set(request.session, await ort.InferenceSession.create(request.model, request.options));
+      return { call: request.call };
+    case "run": {
+      const session = sessions.get(request.session);
+      if (session === undefined) throw new Error(`internal: no session ${request.session} on the onnxruntime thread`);
+      const feeds = Object.fromEntries(Object.entries(request.feeds).map(([name, t]) => [name, new ort.Tensor(t.type as OrtTensor.Type, t.data, t.dims)]));
+      const results = await session.run(feeds);
+      const outputs: Record<string, PlainTensor> = {};
+      for (const [name, t] of Object.entries(results)) outputs[name] = { type: t.type, data: t.data as PlainTensor["data"], dims: t.dims };
+      return { call: request.call, outputs };
+    }
+    case "release":
+      await sessions.get(request.session)?.release();
+      sessions.delete(request.session);
+      return { call: request.call };
+  }
+}
+
+let queue = Promise.resolve();
+port.on("message", (request: OrtThreadRequest) => {
+  queue = queue.then(async () => {
+    try {
+      port.postMessage(await answer(request));
+    } catch (error) {
+      port.postMessage({ call: request.call, error: (error as Error).message } satisfies OrtThreadReply);
+    }
+  });
+});
