@@ -33,7 +33,7 @@ export const clientCommand: Command = {
     "  --state-dir DIR       where a stateful run (fedper, ditto, scaffold) keeps this client's state, one file",
     "                        per run and client, mode 0600, never sent (default ~/.fedtensor/client-state)",
     "  --threads N           at most N onnxruntime threads for local training (default: one per core), to",
-    "                        leave the machine's other cores to its owner's work",
+    "                        leave the machine's other cores to its owner's work (1 where many clients share a machine)",
   ].join("\n"),
   async run(args) {
     let values: Record<string, string | boolean | undefined>;

@@ -138,8 +138,8 @@ async function clientOrt(): Promise<OrtLike & { close?(): Promise<void> }> {
 
 /**
  * `ort` whose sessions run their kernels on `threads` threads, for a client that should leave
- * its machine's other cores free (not a speed-up: the served demo's 20 clients on 2 cores were
- * no faster with one each; docs/benchmarks.md).
+ * its machine's other cores free, or one of many sharing a machine (the served demo's 20 clients
+ * on 2 cores: 1.2-1.4x faster rounds with one each; docs/benchmarks.md).
  */
 function withThreads(ort: OrtLike, threads: number): OrtLike {
   return {
