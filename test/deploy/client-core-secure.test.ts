@@ -7,12 +7,13 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ClientCore, type OrtLike, type OrtTensorLike } from "../../src/deploy/client/core.js";
+import { ClientCore, type OrtLike } from "../../src/deploy/client/core.js";
 import { decodeFrame, encodeFrame } from "../../src/deploy/protocol/frame.js";
 import { clientMessageSchema, WIRE_VERSION } from "../../src/deploy/protocol/messages.js";
 import { encodeRecord } from "../../src/deploy/protocol/record.js";
 import { encodeMessage, SecAggClient, SecAggServer, type ServerMessage } from "../../src/deploy/secagg/index.js";
 import { secureParams } from "../../src/deploy/server/secure.js";
+import { StandInTensor, standInOrt } from "./stand-in-ort.js";
 
 const run = { name: "run", algorithm: "fedavg", model: "tiny", batchSize: 2, epochs: 1, featureShape: [2], data: { dataset: "none", partition: "iid", clients: 2, seed: 0 }, minClients: 2 };
 const model = Uint8Array.of(1, 2, 3);
@@ -21,21 +22,10 @@ const accumulator = Float32Array.of(1.5, -0.5, 0.25);
 
 /** An ORT whose part returns `accumulator` once `gate` resolves (or fails when it rejects). */
 function gatedOrt(gate: Promise<void>): OrtLike {
-  class Tensor implements OrtTensorLike {
-    constructor(readonly type: string, readonly data: Float32Array | Int32Array | Uint8Array, readonly dims: readonly number[]) {}
-  }
-  return {
-    Tensor,
-    InferenceSession: {
-      create: async () => ({
-        run: async () => {
-          await gate;
-          return { acc0: new Tensor("float32", accumulator.slice(), [3]) };
-        },
-        release: async () => {},
-      }),
-    },
-  };
+  return standInOrt(async () => {
+    await gate;
+    return { acc0: new StandInTensor("float32", accumulator.slice(), [3]) };
+  });
 }
 
 const bodyOf = (frame: Uint8Array): Uint8Array => frame.subarray(4 + new DataView(frame.buffer, frame.byteOffset).getUint32(0, true));

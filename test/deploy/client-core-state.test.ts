@@ -6,11 +6,12 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ClientCore, type OrtLike, type OrtTensorLike } from "../../src/deploy/client/core.js";
+import { ClientCore, type OrtLike } from "../../src/deploy/client/core.js";
 import { decodeStates, encodeStates, MemoryStateStorage } from "../../src/deploy/client/state.js";
 import { decodeFrame, encodeFrame } from "../../src/deploy/protocol/frame.js";
 import { clientMessageSchema, WIRE_VERSION } from "../../src/deploy/protocol/messages.js";
 import { decodeRecord, encodeRecord, type RecordValue } from "../../src/deploy/protocol/record.js";
+import { StandInTensor, standInOrt } from "./stand-in-ort.js";
 
 const run = { name: "run", algorithm: "fedper", model: "tiny", batchSize: 2, epochs: 1, featureShape: [2], data: { dataset: "none", partition: "iid", clients: 2, seed: 0 } };
 const model = Uint8Array.of(1, 2, 3);
@@ -18,22 +19,11 @@ const hash = createHash("sha256").update(model).digest("hex");
 
 /** An ORT whose part returns acc0 = sum of the head, kept0 = head + 1; every run's head feed is recorded. */
 function fakeOrt(heads: number[][]): OrtLike {
-  class Tensor implements OrtTensorLike {
-    constructor(readonly type: string, readonly data: Float32Array | Int32Array | Uint8Array, readonly dims: readonly number[]) {}
-  }
-  return {
-    Tensor,
-    InferenceSession: {
-      create: async () => ({
-        run: async (feeds: Record<string, OrtTensorLike>) => {
-          const head = Array.from(feeds["heads.b"]!.data as Float32Array);
-          heads.push(head);
-          return { acc0: new Tensor("float32", Float32Array.of(head.reduce((a, b) => a + b, 0)), []), kept0: new Tensor("float32", Float32Array.from(head, (v) => v + 1), [1, 2]) };
-        },
-        release: async () => {},
-      }),
-    },
-  };
+  return standInOrt(async (feeds) => {
+    const head = Array.from(feeds["heads.b"]!.data as Float32Array);
+    heads.push(head);
+    return { acc0: new StandInTensor("float32", Float32Array.of(head.reduce((a, b) => a + b, 0)), []), kept0: new StandInTensor("float32", Float32Array.from(head, (v) => v + 1), [1, 2]) };
+  });
 }
 
 const task = (round: number, initial: number[]) => {
