@@ -247,7 +247,7 @@ export class RoundTasks {
       total = codec === undefined ? result.sum : codec.decode(new Int32Array(result.quantizedSum.buffer, result.quantizedSum.byteOffset, result.quantizedSum.length), result.clients);
     } finally {
       this.secureRound = undefined;
-      // A survivor said it trained before its masked input; a task still open is of a member the sum went on without.
+      // Tasks still open end here: a member the sum went on without, or a "trained" still on its way from a survivor.
       this.settle(round, "the secure sum ended without its answer");
     }
     const scale = 1 / Math.max(...members.map((m) => m.examples));
