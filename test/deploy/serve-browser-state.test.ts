@@ -43,6 +43,8 @@ describe.skipIf(!hasChromium)("a browser tab in a served FedPer run", () => {
     expect(progress.stateReads).toEqual([{ round: 1, from: null }, { round: 2, from: 1 }]);
     expect(new Set(progress.sent.flatMap((s) => s.messages))).toEqual(new Set(["update"]));
 
+    // Written when the round-end of a merged round is handled, which may come after the server has exited.
+    await tab.page.waitForFunction("window.fedtensorClient.statesKept.includes(2)", undefined, { timeout: deadline(30_000) });
     // The tab's IndexedDB record, read in the page (the test's tsconfig has no DOM types).
     const stored = (await tab.page.evaluate(`new Promise((resolve, reject) => {
       const open = indexedDB.open("fedtensor-client-state");

@@ -43,6 +43,8 @@ const progress = {
   epsilons: [] as { round: number; epsilon: number | null }[],
   /** Stateful runs: the round of the client state each task started from (null: none yet, the server's initial value). */
   stateReads: [] as { round: number; from: number | null }[],
+  /** The rounds after which the tab wrote its state to IndexedDB (the round merged). */
+  statesKept: [] as number[],
 };
 (window as unknown as { fedtensorClient: typeof progress }).fedtensorClient = progress;
 
@@ -121,7 +123,10 @@ async function join(token: string, source: { file: File } | { demo: number }): P
       setState(`round ${round} ended (${merged ? "merged" : "not merged"}); waiting for the next`);
     },
     stateRead: (round, from) => progress.stateReads.push({ round, from: from ?? null }),
-    stateKept: (round, where) => setStatus(`round ${round}: client state kept in ${where} (not sent)`),
+    stateKept: (round, where) => {
+      progress.statesKept.push(round);
+      setStatus(`round ${round}: client state kept in ${where} (not sent)`);
+    },
   }, undefined, new IndexedDbStateStorage());
   let backoff = 250;
   const connect = () => {
