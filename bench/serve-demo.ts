@@ -176,6 +176,20 @@ const maskedAsked = serverStamps(/^\S+ round (\d+): secagg masked-input to/);
 const tailRounds = [...lastTrained].filter(([round]) => ordinary(round) && summed.has(round));
 const tail = median(tailRounds.map(([round, trained]) => (summed.get(round)! - trained) / 1000));
 const hidden = tailRounds.filter(([round, trained]) => (maskedAsked.get(round) ?? Infinity) < trained).length;
+// Each SecAgg+ step's time, from the server sending its requests to sending the next step's
+// (advertise-keys from the setup, which goes out with the tasks, so it includes waiting for
+// clients busy training), median over the ordinary rounds.
+const stepStarts = [
+  ["advertise-keys", serverStamps(/^\S+ round (\d+) secagg advertise-keys: round starts/)],
+  ...(["share-keys", "masked-input", "consistency-check", "unmask"] as const).map((step) => [step, serverStamps(new RegExp(`^\\S+ round (\\d+): secagg ${step} to`))] as const),
+  ["done", summed],
+] as const;
+const stepSeconds = Object.fromEntries(
+  stepStarts.slice(0, -1).map(([step, starts], i) => {
+    const ends = stepStarts[i + 1]![1];
+    return [step, Number(median([...starts].filter(([round]) => ordinary(round) && ends.has(round)).map(([round, start]) => (ends.get(round)! - start) / 1000)).toFixed(2))];
+  }),
+);
 console.log(
   JSON.stringify(
     {
@@ -195,6 +209,7 @@ console.log(
       servedOverSimulatedRound: `${(servedRound / simulatedRound).toFixed(2)} (median of the ordinary rounds; target <= 1.3)`,
       clientThreads: clientThreadsOption,
       servedRoundSlowestTrainingSeconds: Number(training.toFixed(2)),
+      secureSumStepSeconds: stepSeconds,
       secureSumAfterLastTrainedSeconds: `${tail.toFixed(2)} (median of the ordinary rounds; the key setup was done before the last client trained in ${hidden} of ${tailRounds.length})`,
       servedSeconds: Number(servedSeconds.toFixed(1)),
       simulatedSeconds: Number(((performance.now() - simStart) / 1000).toFixed(1)),
