@@ -15,7 +15,7 @@ import { ftError } from "../../errors/error.js";
 import type { RunInfo } from "../protocol/messages.js";
 import { examplesFromRecord, type ClientExamples } from "./batches.js";
 import { ClientCore, FinishedError, FrameError, RefusedError, type OrtLike } from "./core.js";
-import { ortOnThread, ortThreadAvailable } from "./ort-thread.js";
+import { loadOnnxruntimeNode, ortOnThread, ortThreadAvailable } from "./ort-thread.js";
 import { defaultStateDir, FileStateStorage } from "./state-file.js";
 
 export interface NodeClientSettings {
@@ -129,11 +129,7 @@ export async function runNodeClient(settings: NodeClientSettings): Promise<numbe
 
 /** onnxruntime-node on a worker thread where the client runs compiled (ort-thread.ts says why), else on this thread. */
 async function clientOrt(): Promise<OrtLike & { close?(): Promise<void> }> {
-  if (ortThreadAvailable) return ortOnThread();
-  const ortModule = await import("onnxruntime-node");
-  const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as OrtLike & { env: { logLevel: string } };
-  ort.env.logLevel = "error";
-  return ort;
+  return ortThreadAvailable ? ortOnThread() : ((await loadOnnxruntimeNode()) as unknown as OrtLike);
 }
 
 /**

@@ -4,12 +4,10 @@
  */
 import { parentPort } from "node:worker_threads";
 import type { InferenceSession, Tensor as OrtTensor } from "onnxruntime-node";
-import type { OrtThreadReply, OrtThreadRequest, PlainTensor } from "./ort-thread.js";
+import { loadOnnxruntimeNode, type OrtThreadReply, type OrtThreadRequest, type PlainTensor } from "./ort-thread.js";
 
 const port = parentPort!;
-const ortModule = await import("onnxruntime-node");
-const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as typeof import("onnxruntime-node");
-ort.env.logLevel = "error";
+const ort = await loadOnnxruntimeNode();
 const sessions = new Map<number, InferenceSession>();
 
 async function answer(request: OrtThreadRequest): Promise<OrtThreadReply> {
@@ -33,6 +31,7 @@ async function answer(request: OrtThreadRequest): Promise<OrtThreadReply> {
   }
 }
 
+port.postMessage({ ready: true } satisfies OrtThreadReply);
 let queue = Promise.resolve();
 port.on("message", (request: OrtThreadRequest) => {
   queue = queue.then(async () => {

@@ -23,9 +23,18 @@ export type OrtThreadRequest =
   | { readonly kind: "run"; readonly call: number; readonly session: number; readonly feeds: Record<string, PlainTensor> }
   | { readonly kind: "release"; readonly call: number; readonly session: number };
 
-export type OrtThreadReply = { readonly call: number; readonly outputs?: Record<string, PlainTensor> } | { readonly call: number; readonly error: string };
+/** A request's answer; first of all, once onnxruntime-node has loaded on the thread, `ready`. */
+export type OrtThreadReply = { readonly call: number; readonly outputs?: Record<string, PlainTensor> } | { readonly call: number; readonly error: string } | { readonly ready: true };
 
 const workerScript = new URL("./ort-thread-worker.js", import.meta.url);
+
+/** onnxruntime-node, loaded when first needed, logging errors only (on the worker thread, or on the client's own from TypeScript sources). */
+export async function loadOnnxruntimeNode(): Promise<typeof import("onnxruntime-node")> {
+  const ortModule = await import("onnxruntime-node");
+  const ort = ((ortModule as { default?: unknown }).default ?? ortModule) as typeof import("onnxruntime-node");
+  ort.env.logLevel = "error";
+  return ort;
+}
 
 /** Whether this module runs compiled, with the worker script beside it. */
 export const ortThreadAvailable = import.meta.url.endsWith(".js");
@@ -50,7 +59,17 @@ export function ortOnThread(): OrtLike & { close(): Promise<void> } {
     for (const call of pending.values()) call.reject(error);
     pending.clear();
   };
+  // Terminating the thread inside onnxruntime-node's native code aborts the process (seen while its
+  // module loads: a client refused at once closes within milliseconds), so close() waits for the
+  // load to end and for the runs in flight.
+  let loaded!: () => void;
+  const settled = new Promise<void>((resolve) => (loaded = resolve));
   worker.on("message", (reply: OrtThreadReply) => {
+    if ("ready" in reply) {
+      // Held while it loads (close() waits for that); an idle worker must not keep the process alive.
+      if (pending.size === 0) worker.unref();
+      return loaded();
+    }
     const call = pending.get(reply.call);
     pending.delete(reply.call);
     // An idle worker must not keep the process alive.
@@ -58,15 +77,23 @@ export function ortOnThread(): OrtLike & { close(): Promise<void> } {
     if ("error" in reply) call?.reject(new Error(reply.error));
     else call?.resolve(reply);
   });
-  worker.on("error", fail);
-  worker.on("exit", (code) => fail(new Error(`the onnxruntime worker thread exited (code ${code})`)));
-  worker.unref();
+  worker.on("error", (error) => {
+    fail(error);
+    loaded();
+  });
+  worker.on("exit", (code) => {
+    fail(new Error(`the onnxruntime worker thread exited (code ${code})`));
+    loaded();
+  });
+  const inFlight = new Set<Promise<OrtThreadReply>>();
   const ask = (request: OrtThreadRequest extends infer R ? (R extends unknown ? Omit<R, "call"> : never) : never): Promise<OrtThreadReply> => {
     if (failed !== undefined) return Promise.reject(failed);
     const call = nextCall++;
     if (pending.size === 0) worker.ref();
     const answer = new Promise<OrtThreadReply>((resolve, reject) => pending.set(call, { resolve, reject }));
     worker.postMessage({ ...request, call } as OrtThreadRequest);
+    inFlight.add(answer);
+    void answer.catch(() => {}).finally(() => inFlight.delete(answer));
     return answer;
   };
   return {
@@ -88,6 +115,8 @@ export function ortOnThread(): OrtLike & { close(): Promise<void> } {
       },
     },
     close: async () => {
+      await settled;
+      await Promise.allSettled(inFlight);
       await worker.terminate();
     },
   };
