@@ -149,26 +149,23 @@ const ordinary = (round: number) => round > 1 && round !== killRound && round !=
 const roundSeconds = (metrics: typeof rows) => median(metrics.filter((r) => ordinary(Number(r.round))).map((r) => Number(r.seconds)));
 const [servedRound, simulatedRound] = [roundSeconds(rows), roundSeconds(simRows)];
 // Where a served round's time goes: the slowest cohort member's local training (the node
-// clients log it; the tabs do not), the rest is the protocol's steps and waiting for them.
-const trainedIn = new Map<number, number>();
-for (const file of readdirSync(join(dir, "logs"))) {
-  for (const [, round, seconds] of readFileSync(join(dir, "logs", file), "utf8").matchAll(/round (\d+): trained locally in ([\d.]+) s/g)) {
-    trainedIn.set(Number(round), Math.max(trainedIn.get(Number(round)) ?? 0, Number(seconds)));
-  }
-}
-const training = median([...trainedIn].filter(([round]) => ordinary(round)).map(([, seconds]) => seconds));
-// The secure sum's key setup runs while the cohort trains: what is left after the last node client
+// clients log it; the tabs do not), the rest is the protocol's steps and waiting for them. The
+// secure sum's key setup runs while the cohort trains: what is left after the last node client
 // trained (from its log line to the server's "secure sum of" line) is the protocol's part of the
 // round that training does not hide, and the rounds whose masked-input step was asked for before
 // that last client finished are those where the whole key setup was hidden.
 const stamp = (line: string) => Date.parse(line.slice(0, 24));
+const trainedIn = new Map<number, number>();
 const lastTrained = new Map<number, number>();
 for (const file of readdirSync(join(dir, "logs"))) {
   for (const line of readFileSync(join(dir, "logs", file), "utf8").split("\n")) {
-    const round = /^\S+ round (\d+): trained locally/.exec(line)?.[1];
-    if (round !== undefined) lastTrained.set(Number(round), Math.max(lastTrained.get(Number(round)) ?? 0, stamp(line)));
+    const [, round, seconds] = /^\S+ round (\d+): trained locally in ([\d.]+) s/.exec(line) ?? [];
+    if (round === undefined) continue;
+    trainedIn.set(Number(round), Math.max(trainedIn.get(Number(round)) ?? 0, Number(seconds)));
+    lastTrained.set(Number(round), Math.max(lastTrained.get(Number(round)) ?? 0, stamp(line)));
   }
 }
+const training = median([...trainedIn].filter(([round]) => ordinary(round)).map(([, seconds]) => seconds));
 const serveLog = readFileSync(join(dir, "run", "serve.log"), "utf8");
 const serverStamps = (pattern: RegExp) => new Map(serveLog.split("\n").flatMap((line) => { const round = pattern.exec(line)?.[1]; return round === undefined ? [] : [[Number(round), stamp(line)] as const]; }));
 const summed = serverStamps(/^\S+ round (\d+): secure sum of/);

@@ -149,6 +149,8 @@ export class RoundTasks {
     const codec = codecOptions === undefined ? undefined : distributedDpCodec({ ...codecOptions, length: this.accumulatorLength });
     const ddp = codecOptions === undefined ? {} : { ddp: codecOptions };
     const records = new Map<string, Uint8Array>();
+    // A secure round's public scale: 1 / the largest example count in the cohort (secure.ts says why).
+    const scale = 1 / Math.max(...cohort.map((m) => m.examples));
     const tasks = await Promise.all(
       jobs.map(async ({ member, position, steps }) => {
         const part = await compiler.part({ steps, batchSize: this.settings.batchSize, featureShape: this.settings.featureShape }, shared);
@@ -166,7 +168,7 @@ export class RoundTasks {
           traffic.bytesOut += frame.length;
         }
         const task = randomUUID();
-        const secure = this.settings.secure ? { scale: 1 / Math.max(...cohort.map((m) => m.examples)) } : {};
+        const secure = this.settings.secure ? { scale } : {};
         const frame = encodeFrame({ v: WIRE_VERSION, type: "task", round, task, part: part.hash, steps, deadlineMs: this.settings.deadlineMs, ...secure, ...ddp }, record);
         traffic.bytesOut += frame.length;
         return { member, task, frame };
@@ -175,7 +177,7 @@ export class RoundTasks {
     // The tasks go out together, and a secure round's key setup right after them: it runs while the members train.
     const answers = tasks.map(({ member, task, frame }) => this.await(task, member, round, () => member.send(frame)).then((answer): { member: Member; answer: Answer } => ({ member, answer })));
     if (this.settings.secure) {
-      yield await this.secureSum(round, tasks.map((t) => t.member), answers, expected, traffic, codec);
+      yield await this.secureSum(round, cohort, scale, answers, expected, traffic, codec);
       return;
     }
     const accepted: Map<string, RecordTensor>[] = [];
@@ -200,11 +202,13 @@ export class RoundTasks {
    * The members sum their accumulators with SecAgg+; the server gets the sum of the survivors'
    * (scaled) accumulators only, as one partial accumulator. The sum's key setup starts with the
    * tasks; a member whose task fails (or times out, or that leaves) is dropped from the sum at
-   * once, so no step waits for it: before its masked input it is left out of the sum.
+   * once, so no step waits for it: before its masked input it is left out of the sum. The sum is
+   * divided by `scale`, the tasks' public scale.
    */
   private async secureSum(
     round: number,
     members: readonly Member[],
+    scale: number,
     answers: readonly Promise<{ member: Member; answer: Answer }>[],
     expected: Awaited<PartCompiler["accumulator"]>,
     traffic: RoundTraffic,
@@ -250,7 +254,6 @@ export class RoundTasks {
       // Tasks still open end here: a member the sum went on without, or a "trained" still on its way from a survivor.
       this.settle(round, "the secure sum ended without its answer");
     }
-    const scale = 1 / Math.max(...members.map((m) => m.examples));
     // The sum holds the survivors' accumulators only: those that left during SecAgg+ are dropped, not merged;
     // those that left after their masked input are merged (recovered) and dropped both.
     traffic.merged = survivors;
