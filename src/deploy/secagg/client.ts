@@ -11,7 +11,7 @@ import { ftError } from "../../errors/error.js";
 import { toBase64, fromBase64 } from "./codec.js";
 import type { SecAggLog } from "./events.js";
 import { type KeyPair, PROTOCOL, eraseSecretKey, newKeyPair, openShares, pairSecret, sealShares, seedCommitment, KEY_BYTES } from "./keys.js";
-import { applyMask, pairSign } from "./masks.js";
+import { sumOfMasks } from "./masks.js";
 import { type Identity, IdentityPins, keysTranscript, newIdentity, signTranscript, survivorsTranscript, verifyTranscript } from "./identity.js";
 import {
   type AdvertiseKeys,
@@ -31,7 +31,7 @@ import {
   parseServerMessage,
 } from "./messages.js";
 import { type ResolvedSecAggParams, checkResolvedParams } from "./params.js";
-import { quantizeVector } from "./quantize.js";
+import { addMod, quantizeVector } from "./quantize.js";
 import { type RandomBytes, webCryptoRandomBytes } from "./random.js";
 import { type FinishedRound, type HeldShares, type KeySetup, type Neighbour, wipe } from "./reuse.js";
 import { checkRoster } from "./roster.js";
@@ -144,8 +144,15 @@ export class SecAggClient {
         return this.refuse("setup", "a second setup message in one round");
       case "share-keys":
         return this.shareKeys(request);
-      case "masked-input":
-        return this.maskedInput(request, await vector());
+      case "masked-input": {
+        // The masks depend on keys only: expanded now, while the vector may still be training.
+        const mask = this.maskAhead(request);
+        try {
+          return this.maskedInputWith(request, await vector(), mask);
+        } finally {
+          mask.fill(0); // also when the training failed
+        }
+      }
       case "consistency-check":
         return this.consistencyCheck(request);
       case "unmask":
@@ -237,16 +244,34 @@ export class SecAggClient {
    * quantized them itself (distributed DP's encode, with M = 2^bits). A value outside Z_M is FT338.
    */
   maskedInput(request: MaskedInputRequest, vector: Float32Array | Uint32Array): MaskedInput {
+    return this.maskedInputWith(request, vector, undefined);
+  }
+
+  /** The checks of a masked-input request; the neighbours whose shares it relays (they shared keys: the pair masks). */
+  private checkMaskedInputRequest(request: MaskedInputRequest): { drawn: Drawn; senders: Set<string> } {
     this.requireStage("shared", "masked input");
     this.checkRequest(request);
     const drawn = this.drawn;
     if (drawn === null) return this.refuse(request.step, "a masked-input request in a round that reuses keys: the setup asked for the masked input");
-    const quantized = this.quantize(vector);
     const senders = new Set<string>();
     for (const s of request.shares) {
       if (!drawn.neighbours.has(s.from) || senders.has(s.from)) this.refuse(request.step, `shares from ${s.from}, which is not a neighbour or is listed twice`);
       senders.add(s.from);
     }
+    return { drawn, senders };
+  }
+
+  /** The whole mask of a checked masked-input request, before the input exists (nothing else changes). */
+  private maskAhead(request: MaskedInputRequest): Uint32Array {
+    const { drawn, senders } = this.checkMaskedInputRequest(request);
+    const keys = { session: this.session, masking: this.masking!, neighbours: drawn.neighbours };
+    return sumOfMasks(this.params.vector_length, this.params.modulus_range, drawn.seeds[0]!, this.id, senders, (other) => this.pairSeed(other, keys));
+  }
+
+  /** The masked input; `mask`, when given, is the request's whole mask, expanded ahead by maskAhead. */
+  private maskedInputWith(request: MaskedInputRequest, vector: Float32Array | Uint32Array, mask: Uint32Array | undefined): MaskedInput {
+    const { drawn, senders } = this.checkMaskedInputRequest(request);
+    const quantized = this.quantize(vector);
     const encryption = this.encryption!;
     const held = new Map<string, HeldShares>();
     for (const s of request.shares) {
@@ -264,14 +289,23 @@ export class SecAggClient {
     eraseSecretKey(encryption.secretKey);
     this.keys = { session: this.session, round: this.params.round, params: this.params, masking: this.masking!, ...drawn, maskedWith: senders, held };
     this.drawn = null;
-    return this.mask(quantized);
+    return this.mask(quantized, mask);
   }
 
-  /** Step 3 of a round that reuses keys: the setup was the request, and every neighbour shared keys in the setup round. */
-  maskedInputReused(vector: Float32Array | Uint32Array): MaskedInput {
+  /**
+   * Step 3 of a round that reuses keys: the setup was the request, and every neighbour shared
+   * keys in the setup round. The masks are expanded while the vector may still be training.
+   */
+  async maskedInputReused(vector: VectorSource): Promise<MaskedInput> {
     this.requireStage("shared", "masked input");
-    if (this.keys === null || this.drawn !== null) return this.refuse("setup", "a reuse of keys in a setup round");
-    return this.mask(this.quantize(vector));
+    const keys = this.keys;
+    if (keys === null || this.drawn !== null) return this.refuse("setup", "a reuse of keys in a setup round");
+    const mask = sumOfMasks(this.params.vector_length, this.params.modulus_range, keys.seeds[this.windowIndex()]!, this.id, keys.maskedWith, (other) => this.pairSeed(other));
+    try {
+      return this.mask(this.quantize(await vector()), mask);
+    } finally {
+      mask.fill(0);
+    }
   }
 
   /** The vector clipped and quantized (FT309 for NaN or infinities), or taken as it is when pre-quantized: of the round's length, in Z_M (FT338). */
@@ -291,23 +325,20 @@ export class SecAggClient {
   }
 
   /** This round's pair-mask seed with `other` (keys.ts: HKDF with the key setup's session and this round). */
-  private pairSeed(other: string): Uint8Array {
-    const keys = this.keys!;
+  private pairSeed(other: string, keys: Pick<KeySetup, "session" | "masking" | "neighbours"> = this.keys!): Uint8Array {
     return pairSecret(keys.masking.secretKey, keys.neighbours.get(other)!.maskingKey, "pair-mask", keys.session, this.params.round, this.id, other);
   }
 
-  private mask(quantized: { values: Uint32Array; clipped: number }): MaskedInput {
+  /** The quantized input plus the round's whole mask: `ahead` when expanded before (from the same seeds and partners), else expanded now. */
+  private mask(quantized: { values: Uint32Array; clipped: number }, ahead?: Uint32Array): MaskedInput {
     const keys = this.keys!;
     this.enter("shared", "masked", "masked input");
     const masked = quantized.values;
     const seed = keys.seeds[this.windowIndex()]!;
-    applyMask(masked, seed, 1, this.params.modulus_range);
+    const mask = ahead ?? sumOfMasks(masked.length, this.params.modulus_range, seed, this.id, keys.maskedWith, (other) => this.pairSeed(other));
     seed.fill(0); // each seed masks one vector
-    for (const from of keys.maskedWith) {
-      const secret = this.pairSeed(from);
-      applyMask(masked, secret, pairSign(this.id, from), this.params.modulus_range);
-      secret.fill(0);
-    }
+    addMod(masked, mask, 1, this.params.modulus_range);
+    mask.fill(0);
     this.clipped = quantized.clipped;
     return { ...this.header(), step: "masked-input", from: this.id, dtype: "uint32", length: masked.length, vector: masked };
   }

@@ -18,3 +18,20 @@ export const pairSign = (me: string, other: string): 1 | -1 => (me < other ? 1 :
 export function applyMask(into: Uint32Array, seed: Uint8Array, sign: 1 | -1, modulus: number): void {
   addMod(into, prgWords(seed, into.length), sign, modulus);
 }
+
+/**
+ * A client's whole mask, PRG(b_u) + sum over its partners v of sign(u, v) PRG(s_uv) (mod M), as
+ * one vector. It depends on keys only, not on the input, so a client expands it while it still
+ * trains and adds it to its quantized input in one pass when the training ends. Each pair seed
+ * is zeroed once expanded; the caller zeroes the self seed and, once used, the mask.
+ */
+export function sumOfMasks(length: number, modulus: number, selfSeed: Uint8Array, me: string, partners: Iterable<string>, pairSeed: (other: string) => Uint8Array): Uint32Array {
+  const mask = new Uint32Array(length);
+  applyMask(mask, selfSeed, 1, modulus);
+  for (const other of partners) {
+    const seed = pairSeed(other);
+    applyMask(mask, seed, pairSign(me, other), modulus);
+    seed.fill(0);
+  }
+  return mask;
+}

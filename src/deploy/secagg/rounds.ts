@@ -92,7 +92,7 @@ export class SecAggRounds {
       last?.retire();
       throw error;
     }
-    return this.current.maskedInputReused(await vector());
+    return this.current.maskedInputReused(vector);
   }
 
   private checkPromise(setup: Setup, promised: number): void {
