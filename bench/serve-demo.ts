@@ -9,8 +9,10 @@
  * again with --resume: it continues while the clients reconnect. Last, the same settings run in
  * one process (`fedtensor run`, secure aggregation simulated) for the accuracy to compare with.
  *
- * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K] [--client-threads N|default]
+ * usage: npm run build && node dist/bench/serve-demo.js [--rounds 20] [--no-browser] [--key-rounds K] [--client-threads N|default] [--aggregator secure]
  *   (--key-rounds: the server's, SecAgg+ keys reused for up to K rounds; 1, a full setup every round, by default)
+ *   (--aggregator: the chain served and simulated, `secure` by default; `fedavg` shows what the secure sum adds,
+ *   with no SecAgg+ steps and so no clients killed at round 5's unmask step)
  *   (--client-threads N|default: each node client's onnxruntime threads, `fedtensor client --threads N`; 1 by
  *   default, as 20 clients share 2 cores here: onnxruntime's default, one per core, measured 1.2-1.4x slower: docs/benchmarks.md)
  * Prints a summary (figures in docs/benchmarks.md, "Real clients").
@@ -36,8 +38,10 @@ const { values } = parseArgs({
     "no-browser": { type: "boolean", default: false },
     "key-rounds": { type: "string" },
     "client-threads": { type: "string", default: "1" },
+    aggregator: { type: "string", default: "secure" },
   },
 });
+const aggregator = values.aggregator!;
 const rounds = Number(values.rounds) || 20;
 const keyRounds = values["key-rounds"] === undefined ? [] : ["--key-rounds", values["key-rounds"]];
 const clientThreadsOption = values["client-threads"];
@@ -69,7 +73,7 @@ for (let i = 0; i < nodeClients; i++) {
 let serverLog = "";
 const log = (line: string) => console.log(`[demo ${new Date().toISOString().slice(11, 19)}] ${line}`);
 function startServer(extra: string[]): ChildProcess {
-  const child = spawn(process.execPath, [cli, "serve", "fedavg-mnist", "--aggregator", "secure", "--min-clients", "8", "--client-tokens", join(dir, "tokens.txt"), "--port", String(port), "--join-wait", "3", "--round-timeout", "120", "--out", join(dir, "run"), ...settings, ...keyRounds, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [cli, "serve", "fedavg-mnist", "--aggregator", aggregator, "--min-clients", "8", "--client-tokens", join(dir, "tokens.txt"), "--port", String(port), "--join-wait", "3", "--round-timeout", "120", "--out", join(dir, "run"), ...settings, ...keyRounds, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
   child.stdout!.on("data", (chunk: Buffer) => {
     serverLog += chunk.toString();
     process.stdout.write(chunk);
@@ -105,6 +109,17 @@ for (let i = 0; i < nodeClients; i++) {
   clientUrls.push(trap.url);
   processes.set(clientId(i), startClient(i));
 }
+// Each node client process's CPU time (user + system), read from /proc while it runs: what a
+// round it trains in costs it, all of it (training, protocol, messages, garbage collection).
+const clientCpu = new Map<number, number>();
+const readCpu = () => {
+  for (const child of processes.values()) {
+    const stat = existsSync(`/proc/${child.pid}/stat`) ? readFileSync(`/proc/${child.pid}/stat`, "utf8") : "";
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields.length > 13) clientCpu.set(child.pid!, (Number(fields[11]) + Number(fields[12])) / 100); // clock ticks of 1/100 s (Linux's USER_HZ)
+  }
+};
+const cpuSampler = setInterval(readCpu, 250);
 let closeBrowser = async () => {};
 if (browsers > 0) {
   const { chromium } = await import("playwright-core");
@@ -129,6 +144,7 @@ log(`server killed with SIGKILL after round ${restartAfter}; starting it again w
 await new Promise((resolve) => server.once("exit", resolve));
 server = startServer(["--resume"]);
 const exit = await new Promise<number | null>((resolve) => server.once("exit", resolve));
+clearInterval(cpuSampler);
 const servedSeconds = (performance.now() - started) / 1000;
 await closeBrowser();
 for (const p of processes.values()) p.kill();
@@ -136,9 +152,9 @@ traps.forEach((t) => t.close());
 
 const rows = readMetrics(join(dir, "run", "metrics.jsonl"));
 const served = rows.at(-1)!.test_accuracy as number;
-log("simulating the same settings in one process (fedtensor run --aggregator secure)");
+log(`simulating the same settings in one process (fedtensor run --aggregator ${aggregator})`);
 const simStart = performance.now();
-const sim = spawnSync(process.execPath, [cli, "run", "fedavg-mnist", "--aggregator", "secure", "--out", join(dir, "sim"), ...settings], { encoding: "utf8" });
+const sim = spawnSync(process.execPath, [cli, "run", "fedavg-mnist", "--aggregator", aggregator, "--out", join(dir, "sim"), ...settings], { encoding: "utf8" });
 const simulated = Number(/final test accuracy: ([\d.]+)%/.exec(sim.stdout)?.[1]) / 100;
 const perRound = rows.map((r) => Number(r.bytes_from_clients) / Math.max(1, Number(r.clients)));
 // A round's time, served and simulated, over the rounds the demo does nothing unusual in: not
@@ -166,6 +182,17 @@ for (const file of readdirSync(join(dir, "logs"))) {
   }
 }
 const training = median([...trainedIn].filter(([round]) => ordinary(round)).map(([, seconds]) => seconds));
+// A client's CPU time against the rounds it trained in, over the clients that ran as one process
+// throughout (not the killed ones): the slope is what a round costs a client, the intercept
+// what it costs to start and to wait.
+const steady = [...processes].filter(([id]) => !victims.includes(id) && clientCpu.has(processes.get(id)!.pid!));
+const points = steady.map(([id, child]) => {
+  const log = readFileSync(join(dir, "logs", `${Number(id.slice(-3)) - 1}.log`), "utf8");
+  return [(log.match(/ trained locally in /g) ?? []).length, clientCpu.get(child.pid!)!] as const;
+});
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const [meanRounds, meanCpu] = [mean(points.map(([n]) => n)), mean(points.map(([, cpu]) => cpu))];
+const cpuPerRound = points.reduce((a, [n, cpu]) => a + (n - meanRounds) * (cpu - meanCpu), 0) / points.reduce((a, [n]) => a + (n - meanRounds) ** 2, 0);
 const serveLog = readFileSync(join(dir, "run", "serve.log"), "utf8");
 const serverStamps = (pattern: RegExp) => new Map(serveLog.split("\n").flatMap((line) => { const round = pattern.exec(line)?.[1]; return round === undefined ? [] : [[Number(round), stamp(line)] as const]; }));
 const summed = serverStamps(/^\S+ round (\d+): secure sum of/);
@@ -181,7 +208,7 @@ const stepStarts = [
   ...(["share-keys", "masked-input", "consistency-check", "unmask"] as const).map((step) => [step, serverStamps(new RegExp(`^\\S+ round (\\d+): secagg ${step} to`))] as const),
   ["done", summed],
 ] as const;
-const stepSeconds = Object.fromEntries(
+const stepSeconds = summed.size === 0 ? {} : Object.fromEntries(
   stepStarts.slice(0, -1).map(([step, starts], i) => {
     const ends = stepStarts[i + 1]![1];
     return [step, Number(median([...starts].filter(([round]) => ordinary(round) && ends.has(round)).map(([round, start]) => (ends.get(round)! - start) / 1000)).toFixed(2))];
@@ -206,8 +233,13 @@ console.log(
       servedOverSimulatedRound: `${(servedRound / simulatedRound).toFixed(2)} (median of the ordinary rounds; target <= 1.3)`,
       clientThreads: clientThreadsOption,
       servedRoundSlowestTrainingSeconds: Number(training.toFixed(2)),
-      secureSumStepSeconds: stepSeconds,
-      secureSumAfterLastTrainedSeconds: `${tail.toFixed(2)} (median of the ordinary rounds; the key setup was done before the last client trained in ${hidden} of ${tailRounds.length})`,
+      clientCpuSecondsPerRoundTrained: `${cpuPerRound.toFixed(3)} (least squares over ${points.length} client processes: CPU time against rounds trained in; ${(meanCpu - cpuPerRound * meanRounds).toFixed(2)} s besides)`,
+      ...(summed.size === 0
+        ? {}
+        : {
+            secureSumStepSeconds: stepSeconds,
+            secureSumAfterLastTrainedSeconds: `${tail.toFixed(2)} (median of the ordinary rounds; the key setup was done before the last client trained in ${hidden} of ${tailRounds.length})`,
+          }),
       servedSeconds: Number(servedSeconds.toFixed(1)),
       simulatedSeconds: Number(((performance.now() - simStart) / 1000).toFixed(1)),
       folder: dir,

@@ -262,7 +262,10 @@ export class RoundTasks {
     let offset = 0;
     for (const [name, type] of expected) {
       const size = type.shape.reduce((a, b) => a * b, 1);
-      out.set(name, tf.tensor(Float32Array.from(total.subarray(offset, offset + size), (v) => v / scale), [...type.shape], "float32"));
+      // A plain loop: Float32Array.from with a mapping function took 24-34 ms for the 2NN's 199,210 values, against 1-2 ms.
+      const values = new Float32Array(size);
+      for (let i = 0; i < size; i++) values[i] = total[offset + i]! / scale;
+      out.set(name, tf.tensor(values, [...type.shape], "float32"));
       offset += size;
     }
     return out;
