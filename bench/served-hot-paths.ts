@@ -7,11 +7,17 @@
  *             written out here with the same copying of the examples into batches)
  *   unscale   the server's secure sum divided by the round's scale into float32 (199,210 values,
  *             the 2NN's): a plain loop, against Float32Array.from with a mapping function
+ *   quantize  a client's masked-input quantization of those 199,210 values (SecAgg+'s default
+ *             ranges): its coins compared as 32-bit words with the fraction times 2^32, against
+ *             the replaced form that first divided every coin into an array of float64
  *
  * usage: node dist/bench/served-hot-paths.js [--rounds 20]
  */
 import { parseArgs } from "node:util";
 import { clientBatches } from "../src/deploy/client/batches.js";
+import { SECAGG_DEFAULTS, resolveSecAggParams } from "../src/deploy/secagg/params.js";
+import { quantizeVector } from "../src/deploy/secagg/quantize.js";
+import { prgWords, webCryptoRandomBytes } from "../src/deploy/secagg/random.js";
 import { median } from "./stats.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "20" } } });
@@ -46,6 +52,25 @@ const unscaleLoop = (): Float32Array => {
 };
 const unscaleFrom = (): Float32Array => Float32Array.from(total, (v) => v / scale);
 
+const update = Float32Array.from(total, (v) => v * 1e-3);
+const ranges = resolveSecAggParams({ round: 1, vector_length: update.length, num_shares: 9, reconstruction_threshold: 5, ...SECAGG_DEFAULTS }, 10);
+/** The replaced quantization: float64 coins, then the same rounding. */
+function quantizeWithFloatCoins(): Uint32Array {
+  const c = ranges.clipping_range;
+  const scale = ranges.quantization_range / (2 * c);
+  const words = prgWords(webCryptoRandomBytes(32), update.length);
+  const coins = new Float64Array(update.length);
+  for (let i = 0; i < update.length; i++) coins[i] = words[i]! / 2 ** 32;
+  const values = new Uint32Array(update.length);
+  for (let i = 0; i < update.length; i++) {
+    const v = Math.min(c, Math.max(-c, update[i]!));
+    const scaled = Math.min(ranges.quantization_range, (v + c) * scale);
+    const floor = Math.floor(scaled);
+    values[i] = Math.min(ranges.quantization_range, floor + (coins[i]! < scaled - floor ? 1 : 0));
+  }
+  return values;
+}
+
 const timed = (run: () => unknown): number => {
   const start = performance.now();
   run();
@@ -54,6 +79,7 @@ const timed = (run: () => unknown): number => {
 const pairs = {
   shuffle: { now: () => clientBatches({ x, y }, { steps, batchSize, epochs: 1, featureShape: [features] }), before: oneCallPerIndex },
   unscale: { now: unscaleLoop, before: unscaleFrom },
+  quantize: { now: () => quantizeVector(update, ranges, webCryptoRandomBytes), before: quantizeWithFloatCoins },
 };
 console.log(`served-hot-paths: ${rounds} alternating rounds each, milliseconds (median)`);
 for (const [name, { now, before }] of Object.entries(pairs)) {

@@ -11,7 +11,7 @@
  */
 import { ftError } from "../../errors/error.js";
 import type { ResolvedSecAggParams } from "./params.js";
-import { type RandomBytes, uniformFloats } from "./random.js";
+import { type RandomBytes, coinWords } from "./random.js";
 
 export interface Quantized {
   readonly values: Uint32Array;
@@ -30,7 +30,8 @@ export function quantizeVector(x: Float32Array, p: ResolvedSecAggParams, randomB
     throw ftError("FT309", { op: "SecAgg+ masked input", count: nonFinite, low: -p.clipping_range, high: p.clipping_range });
   const c = p.clipping_range;
   const scale = p.quantization_range / (2 * c);
-  const coins = uniformFloats(randomBytes, x.length);
+  // Round up when coin / 2^32 < the fraction, compared as coin < fraction * 2^32 (exact in float64): no array of floats.
+  const coins = coinWords(randomBytes, x.length);
   const values = new Uint32Array(x.length);
   let clipped = 0;
   for (let i = 0; i < x.length; i++) {
@@ -41,7 +42,7 @@ export function quantizeVector(x: Float32Array, p: ResolvedSecAggParams, randomB
     }
     const scaled = Math.min(p.quantization_range, (v + c) * scale);
     const floor = Math.floor(scaled);
-    values[i] = Math.min(p.quantization_range, floor + (coins[i]! < scaled - floor ? 1 : 0));
+    values[i] = Math.min(p.quantization_range, floor + (coins[i]! < (scaled - floor) * 2 ** 32 ? 1 : 0));
   }
   return { values, clipped };
 }

@@ -63,16 +63,11 @@ export function prgWords(seed: Uint8Array, words: number): Uint32Array {
 }
 
 /**
- * `count` uniform numbers in [0, 1), 32 bits each, from a fresh random seed expanded with
- * ChaCha20: the stochastic rounding's coin flips, cheaper than asking the CSPRNG for 4 bytes
- * per coordinate and as unpredictable.
+ * `count` uniform 32-bit words from a fresh random seed expanded with ChaCha20: the stochastic
+ * rounding's coin flips (word / 2^32 is uniform in [0, 1)), cheaper than asking the CSPRNG for
+ * 4 bytes per coordinate and as unpredictable.
  */
-export function uniformFloats(randomBytes: RandomBytes, count: number): Float64Array {
-  const words = prgWords(randomBytes(32), count);
-  const out = new Float64Array(count);
-  for (let i = 0; i < count; i++) out[i] = words[i]! / 2 ** 32;
-  return out;
-}
+export const coinWords = (randomBytes: RandomBytes, count: number): Uint32Array => prgWords(randomBytes(32), count);
 
 /** A uniform integer in [0, bound) by rejection sampling (no modulo bias), bound <= 2^32. */
 export function uniformInt(randomBytes: RandomBytes, bound: number): number {
