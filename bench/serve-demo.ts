@@ -233,7 +233,9 @@ console.log(
       servedOverSimulatedRound: `${(servedRound / simulatedRound).toFixed(2)} (median of the ordinary rounds; target <= 1.3)`,
       clientThreads: clientThreadsOption,
       servedRoundSlowestTrainingSeconds: Number(training.toFixed(2)),
-      clientCpuSecondsPerRoundTrained: `${cpuPerRound.toFixed(3)} (least squares over ${points.length} client processes: CPU time against rounds trained in; ${(meanCpu - cpuPerRound * meanRounds).toFixed(2)} s besides)`,
+      clientCpuSecondsPerRoundTrained: Number.isFinite(cpuPerRound)
+        ? `${cpuPerRound.toFixed(3)} (least squares over ${points.length} client processes: CPU time against rounds trained in; ${(meanCpu - cpuPerRound * meanRounds).toFixed(2)} s besides)`
+        : "not measured (it reads /proc, which this system lacks, or too few clients trained)",
       ...(summed.size === 0
         ? {}
         : {
