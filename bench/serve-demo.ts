@@ -173,10 +173,13 @@ const [servedRound, simulatedRound] = [roundSeconds(rows), roundSeconds(simRows)
 const stamp = (line: string) => Date.parse(line.slice(0, 24));
 const trainedIn = new Map<number, number>();
 const lastTrained = new Map<number, number>();
+/** Rounds each client trained in, by its log file's name. */
+const roundsTrained = new Map<string, number>();
 for (const file of readdirSync(join(dir, "logs"))) {
   for (const line of readFileSync(join(dir, "logs", file), "utf8").split("\n")) {
     const [, round, seconds] = /^\S+ round (\d+): trained locally in ([\d.]+) s/.exec(line) ?? [];
     if (round === undefined) continue;
+    roundsTrained.set(file, (roundsTrained.get(file) ?? 0) + 1);
     trainedIn.set(Number(round), Math.max(trainedIn.get(Number(round)) ?? 0, Number(seconds)));
     lastTrained.set(Number(round), Math.max(lastTrained.get(Number(round)) ?? 0, stamp(line)));
   }
@@ -186,10 +189,7 @@ const training = median([...trainedIn].filter(([round]) => ordinary(round)).map(
 // throughout (not the killed ones): the slope is what a round costs a client, the intercept
 // what it costs to start and to wait.
 const steady = [...processes].filter(([id]) => !victims.includes(id) && clientCpu.has(processes.get(id)!.pid!));
-const points = steady.map(([id, child]) => {
-  const log = readFileSync(join(dir, "logs", `${Number(id.slice(-3)) - 1}.log`), "utf8");
-  return [(log.match(/ trained locally in /g) ?? []).length, clientCpu.get(child.pid!)!] as const;
-});
+const points = steady.map(([id, child]) => [roundsTrained.get(`${Number(id.slice(-3)) - 1}.log`) ?? 0, clientCpu.get(child.pid!)!] as const);
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const [meanRounds, meanCpu] = [mean(points.map(([n]) => n)), mean(points.map(([, cpu]) => cpu))];
 const cpuPerRound = points.reduce((a, [n, cpu]) => a + (n - meanRounds) * (cpu - meanCpu), 0) / points.reduce((a, [n]) => a + (n - meanRounds) ** 2, 0);

@@ -199,19 +199,17 @@ export class ClientCore {
    * task (part, steps, scale, noise parameters, inputs) is answered with the accumulator already
    * held (or in training), so the round loses no work and a distributed-DP client adds its noise once.
    */
-  private async trainSecure(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array, key: string): Promise<Uint8Array> {
-    const trained = encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
-    const failed = (reason: string) => encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason });
+  private async trainSecure(task: Task, body: Uint8Array, key: string): Promise<Uint8Array> {
     const same = this.secureTask;
-    if (same?.round === task.round && same.task === key) return (await same.vector) === undefined ? failed("its training failed") : trained;
-    const training = this.train(task, body).catch((error: unknown) => ({ frame: failed(`training failed: ${(error as Error).message}`), vector: undefined }));
+    if (same?.round === task.round && same.task === key) return (await same.vector) === undefined ? failedFrame(task, "its training failed") : trainedFrame(task);
+    const training = this.train(task, body).catch((error: unknown) => ({ frame: failedFrame(task, `training failed: ${(error as Error).message}`), vector: undefined }));
     this.secureTask = { round: task.round, task: key, minClients: task.ddp?.minClients ?? 0, vector: training.then((t) => t.vector) };
     return (await training).frame;
   }
 
   /** Runs a task's part on this client's batches: the update to send, or (secure rounds) the scaled accumulator to hold. */
-  private async train(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<{ frame: Uint8Array; vector?: Float32Array | Uint32Array }> {
-    const failed = (reason: string) => ({ frame: encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason }) });
+  private async train(task: Task, body: Uint8Array): Promise<{ frame: Uint8Array; vector?: Float32Array | Uint32Array }> {
+    const failed = (reason: string) => ({ frame: failedFrame(task, reason) });
     const part = this.parts.get(task.part);
     if (part === undefined || this.run === undefined || this.examples === undefined) return failed(`no part ${task.part.slice(0, 12)} here (it was not sent)`);
     const started = performance.now();
@@ -248,7 +246,7 @@ export class ClientCore {
       }
       // Distributed DP: clipped, rotated, rounded and noised here; SecAgg+ sums the integers mod 2^bits as they are.
       const held = task.ddp === undefined ? vector : new Uint32Array(distributedDpCodec({ ...task.ddp, rotationKey: [task.ddp.rotationKey[0], task.ddp.rotationKey[1]], length }).encode(vector).buffer);
-      return { frame: encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task }), vector: held };
+      return { frame: trainedFrame(task), vector: held };
     }
     const acc = new Map<string, RecordValue>(accumulator.map((name) => [name, tensorOf(results[name]!)]));
     return { frame: encodeFrame({ v: WIRE_VERSION, type: "update", round: task.round, task: task.task }, encodeRecord(acc)) };
@@ -296,6 +294,11 @@ function tensorOf(out: OrtTensorLike): RecordTensor {
   return { dtype: out.type === "bool" ? "bool" : dtypeOf(data), shape: [...out.dims], data };
 }
 
+type Task = Extract<ServerMessage, { type: "task" }>;
+/** A task's answers that carry no accumulator: a secure task trained (the accumulator is held here), or failed. */
+const trainedFrame = (task: Task) => encodeFrame({ v: WIRE_VERSION, type: "trained", round: task.round, task: task.task });
+const failedFrame = (task: Task, reason: string) => encodeFrame({ v: WIRE_VERSION, type: "failed", round: task.round, task: task.task, reason });
+
 /** A secure round's task whose training is under way or done. */
 interface SecureTask {
   readonly round: number;
@@ -318,7 +321,7 @@ export class FinishedError extends Error {
 }
 
 /** What makes two tasks of a round the same computation: its fields but the task id and deadline, and its inputs' bytes. */
-async function taskKey(task: Extract<ServerMessage, { type: "task" }>, body: Uint8Array): Promise<string> {
+async function taskKey(task: Task, body: Uint8Array): Promise<string> {
   const { task: _id, deadlineMs: _deadline, ...fields } = task;
   const text = new TextEncoder().encode(JSON.stringify(fields));
   const bytes = new Uint8Array(text.length + body.length);

@@ -36,7 +36,10 @@ let queue = Promise.resolve();
 port.on("message", (request: OrtThreadRequest) => {
   queue = queue.then(async () => {
     try {
-      port.postMessage(await answer(request));
+      const reply = await answer(request);
+      // The outputs are this thread's own, fresh from the run: moved to the client's thread, not copied.
+      const buffers = "outputs" in reply ? new Set(Object.values(reply.outputs!).map((t) => t.data.buffer).filter((b): b is ArrayBuffer => b instanceof ArrayBuffer)) : [];
+      port.postMessage(reply, [...buffers]);
     } catch (error) {
       port.postMessage({ call: request.call, error: (error as Error).message } satisfies OrtThreadReply);
     }
