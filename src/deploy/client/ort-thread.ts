@@ -11,7 +11,7 @@
 import { Worker } from "node:worker_threads";
 import type { OrtLike, OrtSessionLike, OrtTensorLike } from "./core.js";
 
-/** What crosses to the worker and back: a tensor's type, data and dims (the data copied by structured clone). */
+/** What crosses to the worker and back: a tensor's type, data and dims (feeds copied by structured clone; outputs moved back, ort-thread-worker.ts). */
 export interface PlainTensor {
   readonly type: string;
   readonly data: Float32Array | Int32Array | Uint8Array;
