@@ -10,6 +10,7 @@
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import type { Graph, Node, Placement, ProgramIR, ValueType } from "../ir/types.js";
 import { inline, type Replay } from "./inline.js";
+import { hoistedAccumulations, mergeRepeatedScans } from "./scan-rewrites.js";
 
 const elementwiseBinary = new Set([
   "add", "sub", "mul", "div", "pow", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
@@ -26,6 +27,12 @@ const numpyShape = (shapes: readonly (readonly number[])[]): number[] => {
 /** Local and member values are both unplaced: interchangeable here. */
 const samePlacement = (a: Placement, b: Placement) => a === b || ((a === "local" || a === "member") && (b === "local" || b === "member"));
 
+/** A sum of zero-padded pieces of one axis (the cotangent of slicing a value into parts). */
+interface PaddedPieces {
+  readonly axis: number;
+  readonly pieces: readonly { readonly begin: number; readonly value: Tracer }[];
+}
+
 /** What produced a value, for rules that look one step back. */
 interface Producer {
   readonly op: string;
@@ -36,11 +43,12 @@ interface Producer {
 class Simplifier implements Replay {
   private readonly producers = new Map<number, Producer>();
   private readonly seen = new WeakMap<GraphBuilder, Map<string, Tracer[]>>();
+  private readonly padded = new Map<number, PaddedPieces>();
 
   constructor(private readonly types: readonly ValueType[]) {}
 
   node(node: Node, inputs: readonly Tracer[], attrs: Node["attrs"]): Tracer[] | undefined {
-    if (node.bodies !== undefined) return undefined;
+    if (node.bodies !== undefined) return node.op === "scan" ? hoistedAccumulations(node, inputs, this.types, this) : undefined;
     const simplified = this.rewrite(node.op, inputs, attrs);
     // Placements are part of the program's meaning (broadcast() checks them): keep them.
     if (simplified !== undefined && samePlacement(simplified.placement, this.types[node.outputs[0]!]!.placement)) return [simplified];
@@ -74,8 +82,45 @@ class Simplifier implements Replay {
       if (isIdentity(b) && sameDims(a.shape, out)) return a;
       if (isIdentity(a) && sameDims(b.shape, out)) return b;
     }
+    if (op === "add") {
+      const joined = this.joinedPieces(inputs[0]!, inputs[1]!);
+      if (joined !== undefined) return joined;
+    }
     if (elementwiseBinary.has(op)) return this.withoutBroadcasts(op, inputs, attrs);
     return undefined;
+  }
+
+  /** x as padded pieces of one axis, if it is a pad along one axis or a sum of such. */
+  private piecesOf(x: Tracer): PaddedPieces | undefined {
+    const known = this.padded.get(x.id);
+    if (known !== undefined) return known;
+    const source = this.producers.get(x.id);
+    if (source?.op !== "pad") return undefined;
+    const { before, after } = source.attrs as { before: number[]; after: number[] };
+    const axes = before.flatMap((b, i) => (b !== 0 || after[i] !== 0 ? [i] : []));
+    return axes.length === 1 ? { axis: axes[0]!, pieces: [{ begin: before[axes[0]!]!, value: source.inputs[0]! }] } : undefined;
+  }
+
+  /**
+   * The sum of disjoint padded pieces of one axis: the concatenation once they cover the axis
+   * (one kernel where the gradient of four slices, an LSTM's gates, takes four pads and three
+   * adds), else the add, remembered as pieces for the next.
+   */
+  private joinedPieces(a: Tracer, b: Tracer): Tracer | undefined {
+    const [p, q] = [this.piecesOf(a), this.piecesOf(b)];
+    if (p === undefined || q === undefined || p.axis !== q.axis || !sameDims(a.shape, b.shape) || a.dtype !== b.dtype) return undefined;
+    const pieces = [...p.pieces, ...q.pieces].sort((x, y) => x.begin - y.begin);
+    const size = a.shape[p.axis] as number;
+    let [end, contiguous] = [0, true];
+    for (const piece of pieces) {
+      if (piece.begin < end) return undefined;
+      contiguous &&= piece.begin === end;
+      end = piece.begin + (piece.value.shape[p.axis] as number);
+    }
+    if (contiguous && end === size) return this.emitShared("concat", pieces.map((piece) => piece.value), { axis: p.axis })[0];
+    const sum = this.emitShared("add", [a, b], {})[0]!;
+    this.padded.set(sum.id, { axis: p.axis, pieces });
+    return sum;
   }
 
   /**
@@ -152,7 +197,7 @@ export function simplify(ir: ProgramIR): ProgramIR {
   const root = new GraphBuilder(values, undefined);
   const simplifier = new Simplifier(ir.values);
   const outputs = recordInto(root, () =>
-    inline(ir.graph, ir.graph.inputs.map((id) => root.addInput(ir.values[id]!)), simplifier),
+    inline(mergeRepeatedScans(ir.graph), ir.graph.inputs.map((id) => root.addInput(ir.values[id]!)), simplifier),
   );
   return { ...ir, values: values.types, graph: eliminateDeadNodes(root.finish(outputs)) };
 }

@@ -1,0 +1,183 @@
+/**
+ * Rewrites of scans that a gradient leaves behind, applied by simplify() (every dim a number).
+ *
+ * The reverse-mode rule of scan (vjp-control.ts) is written like every other rule, one node at a
+ * time, so it leaves two costs a person writing the backward pass by hand would not pay:
+ *
+ * - The primal scan and the "forward again" scan that stores each step's carry run the same body
+ *   on the same operands; the second computes everything the first does. mergeRepeatedScans keeps
+ *   one loop: on a character LSTM's round that is one scan of three.
+ * - The cotangent of a weight the body multiplies by is summed in a carry, acc + a_tᵀ b_t, a
+ *   rank-n update of the whole weight at every step: memory-bound, since n is the batch. Summed
+ *   after the loop instead, as one product of the stacked a and b ([T*n, r]ᵀ [T*n, s]), it is a
+ *   GEMM deep enough to run near the machine's peak. hoistedAccumulations does that.
+ *
+ * Both change only the order in which float32 sums are taken; all primitives are pure, so two
+ * scans on the same operands compute the same values.
+ */
+import { currentGraph, traceBody, type Tracer } from "../front/trace.js";
+import { primitives } from "../ir/primitives.js";
+import type { Graph, Node, ValueType } from "../ir/types.js";
+import { inline, splitCaptures, type Replay } from "./inline.js";
+
+/** Binds b's value ids to a's as a's nodes are matched to b's in order; false where they differ. */
+function matchGraphs(a: Graph, b: Graph, ids: Map<number, number>): boolean {
+  if (a.inputs.length !== b.inputs.length || a.nodes.length !== b.nodes.length) return false;
+  a.inputs.forEach((id, k) => ids.set(id, b.inputs[k]!));
+  return a.nodes.every((m, k) => {
+    const n = b.nodes[k]!;
+    const same =
+      m.op === n.op &&
+      m.inputs.length === n.inputs.length &&
+      m.outputs.length === n.outputs.length &&
+      m.inputs.every((id, q) => ids.get(id) === n.inputs[q]) &&
+      JSON.stringify(m.attrs) === JSON.stringify(n.attrs) &&
+      JSON.stringify(m.captures) === JSON.stringify(n.captures) &&
+      (m.bodies?.length ?? 0) === (n.bodies?.length ?? 0) &&
+      (m.bodies ?? []).every((body, q) => matchGraphs(body, n.bodies![q]!, ids) && body.outputs.every((id, o) => ids.get(id) === n.bodies![q]!.outputs[o]));
+    if (same) m.outputs.forEach((id, q) => ids.set(id, n.outputs[q]!));
+    return same;
+  });
+}
+
+/** A scan's attributes, with reverse: false and an absent reverse alike. */
+const scanAttrs = (node: Node) => JSON.stringify(Object.entries({ ...node.attrs, reverse: node.attrs.reverse === true }).sort(([a], [b]) => a.localeCompare(b)));
+
+/** later computes all earlier does: same operands, same steps, and a body whose first outputs are earlier's. */
+function subsumes(later: Node, earlier: Node): boolean {
+  if (later.inputs.length !== earlier.inputs.length || later.outputs.length < earlier.outputs.length) return false;
+  if (!later.inputs.every((id, k) => id === earlier.inputs[k]) || scanAttrs(later) !== scanAttrs(earlier)) return false;
+  if (JSON.stringify(later.captures) !== JSON.stringify(earlier.captures)) return false;
+  const [a, b] = [earlier.bodies![0]!, later.bodies![0]!];
+  const ids = new Map<number, number>();
+  return matchGraphs(a, b, ids) && a.outputs.every((id, k) => ids.get(id) === b.outputs[k]);
+}
+
+/**
+ * A scan that computes all an earlier scan of the graph computes takes the earlier's place, and
+ * the earlier's outputs are read from it (in bodies too). Value ids only move, so types hold.
+ */
+export function mergeRepeatedScans(graph: Graph): Graph {
+  const nodes: (Node | undefined)[] = graph.nodes.map((n) => (n.bodies === undefined ? n : { ...n, bodies: n.bodies.map(mergeRepeatedScans) }));
+  const renamed = new Map<number, number>();
+  nodes.forEach((later, j) => {
+    if (later?.op !== "scan") return;
+    const i = nodes.findIndex((earlier, k) => k < j && earlier?.op === "scan" && subsumes(later, earlier));
+    if (i < 0) return;
+    const earlier = nodes[i]!;
+    nodes[i] = { ...later, outputs: [...earlier.outputs, ...later.outputs.slice(earlier.outputs.length)] };
+    later.outputs.slice(0, earlier.outputs.length).forEach((id, k) => renamed.set(id, earlier.outputs[k]!));
+    nodes[j] = undefined;
+  });
+  if (renamed.size === 0) return { ...graph, nodes: nodes as Node[] };
+  const rename = (id: number) => renamed.get(id) ?? id;
+  return {
+    inputs: graph.inputs,
+    nodes: nodes.filter((n): n is Node => n !== undefined).map((n) => ({ ...n, inputs: n.inputs.map(rename) })),
+    outputs: graph.outputs.map(rename),
+  };
+}
+
+/** Carry k of a scan body that is acc + transpose(a) b: k, and the ids of a and b. */
+interface Accumulation {
+  readonly carry: number;
+  readonly a: number;
+  readonly b: number;
+  /** The body's add node, dropped with the carry. */
+  readonly add: Node;
+}
+
+/** Ops that only reshape or broadcast: a gradient's rules leave them where shapes already agree. */
+const shapeOps = new Set(["reshape", "reshape_like", "broadcast_like", "broadcast_to", "unbroadcast"]);
+
+function accumulations(body: Graph, carries: number, types: readonly ValueType[]): Accumulation[] {
+  const producers = new Map<number, Node>();
+  const uses = new Map<number, number>();
+  for (const node of body.nodes) {
+    node.outputs.forEach((id) => producers.set(id, node));
+    node.inputs.forEach((id) => uses.set(id, (uses.get(id) ?? 0) + 1));
+  }
+  body.outputs.forEach((id) => uses.set(id, (uses.get(id) ?? 0) + 1));
+  const usedOnce = (id: number) => uses.get(id) === 1;
+  const shapeOf = (id: number) => JSON.stringify(types[id]!.shape);
+  /** What made id, looking through shape ops that change nothing (each used only on this path). */
+  const producer = (id: number): Node | undefined => {
+    const node = producers.get(id);
+    const noOp = node !== undefined && shapeOps.has(node.op) && node.attrs.axes === undefined && shapeOf(node.inputs[0]!) === shapeOf(id);
+    return noOp && usedOnce(node.inputs[0]!) ? producer(node.inputs[0]!) : node;
+  };
+  const is2d = (id: number) => types[id]!.shape.length === 2 && types[id]!.shape.every((d) => typeof d === "number");
+  const found: Accumulation[] = [];
+  for (let k = 0; k < carries; k++) {
+    const acc = body.inputs[k]!;
+    const add = producers.get(body.outputs[k]!);
+    if (add?.op !== "add" || !usedOnce(acc) || !usedOnce(body.outputs[k]!) || types[acc]!.dtype !== "float32") continue;
+    const product = add.inputs[0] === acc ? add.inputs[1]! : add.inputs[1] === acc ? add.inputs[0]! : undefined;
+    if (product === undefined || !usedOnce(product) || shapeOf(product) !== shapeOf(acc)) continue;
+    const matmul = producer(product);
+    const transpose = matmul?.op === "matmul" && usedOnce(matmul.outputs[0]!) ? producer(matmul.inputs[0]!) : undefined;
+    const [a, b] = [transpose?.inputs[0], matmul?.inputs[1]];
+    if (transpose?.op !== "transpose" || a === undefined || b === undefined || !is2d(a) || !is2d(b)) continue;
+    const perm = transpose.attrs.perm;
+    if ((perm !== null && JSON.stringify(perm) !== "[1,0]") || types[a]!.shape[0] !== types[b]!.shape[0]) continue;
+    found.push({ carry: k, a, b, add });
+  }
+  return found;
+}
+
+/**
+ * The scan `node` with every carry that only sums products, acc + a_tᵀ b_t, summed after the
+ * loop as one product of the stacked a and b; undefined when it has none. a and b are read from
+ * what the scan already stacks (its xs, its ys) where they are there, and stacked as new ys
+ * otherwise. Emits into the graph being traced, replaying the body with `replay`.
+ */
+export function hoistedAccumulations(node: Node, inputs: readonly Tracer[], types: readonly ValueType[], replay: Replay): Tracer[] | undefined {
+  const body = node.bodies![0]!;
+  const carries = node.attrs.carries as number;
+  const found = accumulations(body, carries, types);
+  if (found.length === 0) return undefined;
+  const { operands, captured } = splitCaptures(node, inputs);
+  const steps = operands.length > carries ? operands[carries]!.shape[0] : node.attrs.length;
+  if (typeof steps !== "number") return undefined;
+  const xsParams = body.inputs.slice(carries, operands.length);
+  const ysOutputs = body.outputs.slice(carries);
+  const dropped = new Set(found.map((f) => f.carry));
+  const kept = [...Array(carries).keys()].filter((k) => !dropped.has(k));
+
+  // Where each a and b will be stacked: an xs operand, a ys output, or a new ys output.
+  const extraYs: number[] = [];
+  const stackOf = (id: number): { xs: number } | { ys: number } => {
+    const x = xsParams.indexOf(id);
+    if (x >= 0) return { xs: x };
+    let y = ysOutputs.indexOf(id);
+    if (y < 0) y = ysOutputs.length + (extraYs.includes(id) ? extraYs.indexOf(id) : extraYs.push(id) - 1);
+    return { ys: y };
+  };
+  const stacks = found.map((f) => ({ a: stackOf(f.a), b: stackOf(f.b) }));
+
+  const addNodes = new Set(found.map((f) => f.add));
+  const newBody: Graph = {
+    inputs: body.inputs.filter((_, i) => !dropped.has(i)),
+    nodes: body.nodes.filter((n) => !addNodes.has(n)),
+    outputs: [...kept.map((k) => body.outputs[k]!), ...ysOutputs, ...extraYs],
+  };
+  const newOperands = [...kept.map((k) => operands[k]!), ...operands.slice(carries)];
+  const attrs = { ...node.attrs, carries: kept.length };
+  const params = primitives.scan!.bodyParams!(newOperands.map((t) => t.type), attrs)[0]!;
+  const closed = traceBody("scan", params, (ins) => inline(newBody, [...ins, ...captured[0]!], replay));
+  const outs = currentGraph("scan").emit("scan", newOperands, attrs, "scan", [closed]);
+  const ys = outs.slice(kept.length);
+  const stacked = (where: { xs: number } | { ys: number }) => ("xs" in where ? operands[carries + where.xs]! : ys[where.ys]!);
+
+  const emit = (op: string, ins: readonly Tracer[], a: Node["attrs"] = {}) => currentGraph(op).emit(op, ins, a, op)[0]!;
+  const rows = (t: Tracer) => {
+    const [n, width] = t.shape.slice(1) as number[];
+    return emit("reshape", [t], { shape: [steps * n!, width!] });
+  };
+  const sums = found.map((f, i) => {
+    const product = emit("matmul", [emit("transpose", [rows(stacked(stacks[i]!.a))], { perm: [1, 0] }), rows(stacked(stacks[i]!.b))]);
+    return emit("add", [operands[f.carry]!, product]);
+  });
+  const carryOuts = [...Array(carries).keys()].map((k) => (dropped.has(k) ? sums[found.findIndex((f) => f.carry === k)]! : outs[kept.indexOf(k)]!));
+  return [...carryOuts, ...ys.slice(0, ysOutputs.length)];
+}
