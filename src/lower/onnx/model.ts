@@ -41,7 +41,9 @@ function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inp
   const rows = new Map<number, CohortRow>();
   const producers = new Map<number, Node>();
   const uses = new Map<number, number>();
+  const consumers = new Map<number, Node[]>();
   for (const id of [...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs]) uses.set(id, (uses.get(id) ?? 0) + 1);
+  for (const node of graph.nodes) for (const id of new Set(node.inputs)) consumers.set(id, [...(consumers.get(id) ?? []), node]);
   graph.inputs.forEach((id, i) => {
     const input = inputs[i]!;
     if (typeof input === "string") names.set(id, input);
@@ -64,6 +66,7 @@ function lowerGraph(graph: Graph, g: OnnxGraph, types: readonly ValueType[], inp
     cohortRow: (id) => rows.get(id),
     producer: (id) => producers.get(id),
     uses: (id) => uses.get(id) ?? 0,
+    consumers: (id) => consumers.get(id) ?? [],
     lowerBody: (body, into, bound) => lowerGraph(body, into, types, bound),
   };
   for (const node of graph.nodes) {

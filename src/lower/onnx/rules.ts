@@ -20,6 +20,8 @@ export interface OnnxContext {
   producer(id: number): Node | undefined;
   /** How many times the IR graph being lowered uses `id` (as an operand or an output). */
   uses(id: number): number;
+  /** The nodes of the IR graph being lowered that take `id` as an operand. */
+  consumers(id: number): readonly Node[];
   /** A client loop's member that is still row `index` of its cohort tensor (see CohortRow); undefined for any other value. */
   cohortRow(id: number): CohortRow | undefined;
   /** Lowers an IR body into `into`, its inputs bound to the given names or cohort rows; returns its outputs' names. */
@@ -56,6 +58,41 @@ export function reshape(cx: OnnxContext, x: string, shape: readonly number[]): s
   return cx.g.op1("Reshape", [x, cx.g.model.ints(shape)]);
 }
 const toOutputShape: OnnxRule = (node, cx) => [reshape(cx, cx.name(node.inputs[0]!), outShape(node, cx))];
+
+/**
+ * Slices that cut one value into consecutive parts along one axis (an LSTM's four gates) become
+ * one Split: one kernel where each slice was its own, and inside a loop every kernel's fixed cost
+ * is paid at each step. The Split is emitted at the first of the slices; the others read its
+ * outputs. Keyed by graph and value: each part's start along the axis, and its output.
+ */
+const splits = new WeakMap<OnnxGraph, Map<number, Map<number, string>>>();
+
+function partOfSplit(node: Node, cx: OnnxContext): string | undefined {
+  const x = node.inputs[0]!;
+  const shape = inShape(node, cx);
+  const cut = (n: Node) => {
+    const { begin, size } = n.attrs as { begin: number[]; size: number[] };
+    return begin.map((b, i) => ({ begin: b, size: size[i] === -1 ? shape[i]! - b : size[i]! }));
+  };
+  const axisOf = (n: Node) => cut(n).findIndex((c, i) => c.begin !== 0 || c.size !== shape[i]);
+  let parts = splits.get(cx.g)?.get(x);
+  if (parts === undefined) {
+    const slices = cx.consumers(x).filter((n) => n.op === "slice");
+    const axis = axisOf(node);
+    if (slices.length < 2 || axis < 0) return undefined;
+    const pieces = slices.map(cut);
+    // Every slice cuts only this axis, and together they tile it from 0 to its end.
+    if (!pieces.every((p) => p.every((c, i) => i === axis || (c.begin === 0 && c.size === shape[i])))) return undefined;
+    const along = pieces.map((p) => p[axis]!).sort((a, b) => a.begin - b.begin);
+    if (!along.every((c, k) => c.size > 0 && c.begin === (k === 0 ? 0 : along[k - 1]!.begin + along[k - 1]!.size))) return undefined;
+    if (along.at(-1)!.begin + along.at(-1)!.size !== shape[axis]) return undefined;
+    const outputs = cx.g.op("Split", [cx.name(x), cx.g.model.ints(along.map((c) => c.size))], { axis }, along.length);
+    parts = new Map(along.map((c, k) => [c.begin, outputs[k]!]));
+    if (!splits.has(cx.g)) splits.set(cx.g, new Map());
+    splits.get(cx.g)!.set(x, parts);
+  }
+  return parts.get(cut(node)[axisOf(node)]?.begin ?? -1);
+}
 
 /** A reduction over `axes` (all when undefined); an empty axis list reduces nothing. */
 function reduce(cx: OnnxContext, type: string, x: string, axes: readonly number[] | undefined, keepDims: boolean): string {
@@ -204,6 +241,8 @@ export const tensorRules: Record<string, OnnxRule> = {
   unbroadcast: sumInto,
   concat: (node, cx) => [cx.g.op1("Concat", inputs(node, cx), { axis: normalized(node.attrs.axis as number, outShape(node, cx).length) })],
   slice: (node, cx) => {
+    const part = partOfSplit(node, cx);
+    if (part !== undefined) return [part];
     const { begin, size } = node.attrs as { begin: number[]; size: number[] };
     const shape = inShape(node, cx);
     const ends = begin.map((b, i) => (size[i] === -1 ? shape[i]! : b + size[i]!));
