@@ -10,7 +10,7 @@
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import type { Graph, Node, Placement, ProgramIR, ValueType } from "../ir/types.js";
 import { inline, type Replay } from "./inline.js";
-import { hoistedAccumulations, mergeRepeatedScans } from "./scan-rewrites.js";
+import { mergeRepeatedScans, rewrittenScan } from "./scan-rewrites.js";
 
 const elementwiseBinary = new Set([
   "add", "sub", "mul", "div", "pow", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
@@ -48,7 +48,7 @@ class Simplifier implements Replay {
   constructor(private readonly types: readonly ValueType[]) {}
 
   node(node: Node, inputs: readonly Tracer[], attrs: Node["attrs"]): Tracer[] | undefined {
-    if (node.bodies !== undefined) return node.op === "scan" ? hoistedAccumulations(node, inputs, this.types, this) : undefined;
+    if (node.bodies !== undefined) return node.op === "scan" ? rewrittenScan(node, inputs, this.types, this) : undefined;
     const simplified = this.rewrite(node.op, inputs, attrs);
     // Placements are part of the program's meaning (broadcast() checks them): keep them.
     if (simplified !== undefined && samePlacement(simplified.placement, this.types[node.outputs[0]!]!.placement)) return [simplified];
@@ -180,12 +180,25 @@ class Simplifier implements Replay {
   }
 }
 
+/**
+ * A scan without the stacked outputs nothing uses, and so without the work that made them
+ * (a gradient's backward scan computes the cotangent of every float xs, wanted or not).
+ */
+function withoutUnusedYs(node: Node, live: ReadonlySet<number>): Node {
+  const carries = node.attrs.carries as number;
+  const keep = node.outputs.map((id, i) => i < carries || live.has(id));
+  if (keep.every(Boolean)) return node;
+  const body = node.bodies![0]!;
+  return { ...node, outputs: node.outputs.filter((_, i) => keep[i]), bodies: [{ ...body, outputs: body.outputs.filter((_, i) => keep[i]) }] };
+}
+
 /** Drops nodes whose outputs nothing uses (all primitives are pure), in bodies too. */
 export function eliminateDeadNodes(graph: Graph): Graph {
   const live = new Set(graph.outputs);
   const kept: Node[] = [];
-  for (const node of [...graph.nodes].reverse()) {
-    if (!node.outputs.some((id) => live.has(id))) continue;
+  for (const used of [...graph.nodes].reverse()) {
+    if (!used.outputs.some((id) => live.has(id))) continue;
+    const node = used.op === "scan" ? withoutUnusedYs(used, live) : used;
     node.inputs.forEach((id) => live.add(id));
     kept.push(node.bodies === undefined ? node : { ...node, bodies: node.bodies.map(eliminateDeadNodes) });
   }

@@ -3,12 +3,14 @@
  * its padded slices: a recurrent cell's gradient, taken the way users write one (weights split
  * into gates by slicing), keeps one forward scan instead of two, sums its weight cotangents after
  * the backward scan instead of carrying them, and joins its gates' cotangents with one concat;
+ * runs what the step recomputed from the stored carries before the loop, for all steps at once;
  * and it computes what the program computed before the rewrites, on every path.
  */
 import * as tf from "@tensorflow/tfjs";
 import { expect, test } from "vitest";
 import { add, atServer, f32, grad, matmul, mul, program, scan, sigmoid, slice, sum, tanh, type Graph, type Node } from "../../src/index.js";
 import { interpret } from "../../src/interpret/reference.js";
+import { batchProgram } from "../../src/transform/batch.js";
 import { simplify } from "../../src/transform/simplify.js";
 import { specialize } from "../../src/transform/specialize.js";
 import { toHost, type HostLeaf } from "../differential/compare.js";
@@ -44,9 +46,11 @@ type Gradients = Record<"w" | "u", HostLeaf>;
 const scans = (g: Graph): Node[] => g.nodes.flatMap((n) => [...(n.op === "scan" ? [n] : []), ...(n.bodies ?? []).flatMap(scans)]);
 const ops = (g: Graph): string[] => g.nodes.flatMap((n) => [n.op, ...(n.bodies ?? []).flatMap(ops)]);
 const ir = gradients.ir;
-const simplified = simplify(specialize(ir, ir.graph.inputs.map((id) => ir.values[id]!), new Map()));
+// As program.run compiles it: simplified, batched (placements become local), simplified again.
+const specialised = simplify(specialize(ir, ir.graph.inputs.map((id) => ir.values[id]!), new Map()));
+const simplified = simplify(batchProgram(specialised, 1, { acceptBatchedMap: () => true }).ir);
 
-test("the gradient's scans: one forward, and a backward one that carries no weight cotangent", () => {
+test("the gradient's scans: one forward, and a backward one that carries no weight cotangent and recomputes nothing", () => {
   const before = scans(ir.graph);
   expect(before.map((n) => n.attrs.reverse === true)).toEqual([false, false, true]);
   // The backward scan carried h's cotangent and those of w and u, the weights the body multiplies by.
@@ -58,6 +62,12 @@ test("the gradient's scans: one forward, and a backward one that carries no weig
   const backward = after[1]!.bodies![0]!;
   expect(ops(backward)).toContain("concat");
   expect(ops(backward)).not.toContain("pad");
+  // What the step recomputed from the stored carries (the gates, their activations'
+  // derivatives) runs before the loop for all steps: left in the loop is the one product
+  // that is recurrent, the cotangent of h.
+  expect(ops(backward).filter((op) => op === "matmul")).toHaveLength(1);
+  expect(ops(backward)).not.toContain("sigmoid");
+  expect(ops(backward)).not.toContain("tanh");
 });
 
 test("the rewritten gradient computes what the program did, in the reference interpreter and compiled", async () => {
