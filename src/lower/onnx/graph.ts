@@ -132,9 +132,10 @@ export class OnnxGraph {
     return this.node(type, inputs, attrs, outputs);
   }
 
-  private node(type: string, inputs: readonly string[], attrs: Readonly<Record<string, AttributeValue>>, outputs: number): string[] {
+  /** `shared: false` makes a node even where the same one exists (an output's Identity, which must be new each time). */
+  private node(type: string, inputs: readonly string[], attrs: Readonly<Record<string, AttributeValue>>, outputs: number, shared = true): string[] {
     // Nodes with a body (Loop) are never the same; every other op FedTensor emits is a pure function of its inputs.
-    const key = Object.values(attrs).some((v) => typeof v === "object" && "node" in v) ? undefined : JSON.stringify([type, inputs, attrs, outputs]);
+    const key = !shared || Object.values(attrs).some((v) => typeof v === "object" && "node" in v) ? undefined : JSON.stringify([type, inputs, attrs, outputs]);
     const known = key === undefined ? undefined : this.made.get(key);
     if (known !== undefined) return known;
     const names = Array.from({ length: outputs }, () => this.model.fresh());
@@ -158,7 +159,8 @@ export class OnnxGraph {
     const seen = new Set<string>();
     const outputInfos = outputs.map((out) => {
       let value = out.name;
-      if (!this.produced.has(value) || seen.has(value)) value = this.node("Identity", [value], {}, 1)[0]!;
+      // Not shared: a value output three times needs two Identities, not the same one twice.
+      if (!this.produced.has(value) || seen.has(value)) value = this.node("Identity", [value], {}, 1, false)[0]!;
       seen.add(value);
       return valueInfo(value, out.type, out.shape);
     });

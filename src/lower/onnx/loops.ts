@@ -74,6 +74,51 @@ const splitCaptured = (node: Node) => {
   return { operands: node.inputs.slice(0, node.inputs.length - captured), captured: node.inputs.slice(node.inputs.length - captured) };
 };
 
+/**
+ * The operand a Scan reads step by step, and the axis its steps are on: a batched xs (the
+ * transpose of [C, S, ...] to [S, C, ...]) is read along axis 1 of the untransposed tensor.
+ */
+function scanInput(cx: OnnxContext, id: number): { name: string; axis: number } {
+  const producer = cx.producer(id);
+  const perm = producer?.op === "transpose" ? (producer.attrs.perm as number[] | null) : null;
+  const swapsLeadingAxes = perm !== null && perm[0] === 1 && perm[1] === 0 && perm.slice(2).every((p, i) => p === i + 2);
+  return swapsLeadingAxes ? { name: cx.name(producer!.inputs[0]!), axis: 1 } : { name: cx.name(id), axis: 0 };
+}
+
+/**
+ * A scan with xs as ONNX Scan: onnxruntime hands the body each step of the xs as a view and
+ * writes each step's ys into place (in either direction), where a Loop's body pays a Gather
+ * kernel per xs and step (an LSTM's backward step reads a dozen) and its stacked outputs are
+ * joined at the end. Not when an xs is a client's rows still in the cohort tensor (Loop reads
+ * each step straight from there, without copying the client's rows first).
+ */
+const scanWithXs: OnnxRule = (node, cx) => {
+  const body = node.bodies![0]!;
+  const carries = node.attrs.carries as number;
+  const backward = node.attrs.reverse === true ? 1 : 0;
+  const { operands, captured } = splitCaptured(node);
+  const xs = operands.slice(carries).map((id) => scanInput(cx, id));
+  const model = cx.g.model;
+  const g = new OnnxGraph(model);
+  const params = body.inputs.slice(0, carries + xs.length).map((id) => typed(model.fresh("step"), cx.types[id]!));
+  const outs = cx.lowerBody(body, g, [...params.map((t) => t.name), ...captured.map((id) => cx.name(id))]);
+  if (g.checks.length > 0) throw ftError("FT312", { what: "placement", why: "a secure sum inside scan() or fori() does not lower to onnx; run each round as its own program" });
+  const ys = body.outputs.length - carries;
+  const graph = g.finish(
+    model.fresh("body"),
+    params.map((t) => valueInfo(t.name, t.type, t.shape)),
+    body.outputs.map((id, i) => ({ name: outs[i]!, type: cx.types[id]!.dtype, shape: cx.types[id]!.shape as number[] })),
+  );
+  const init = operands.slice(0, carries).map((id) => cx.name(id));
+  return cx.g.op("Scan", [...init, ...xs.map((x) => x.name)], {
+    body: graph,
+    num_scan_inputs: xs.length,
+    scan_input_directions: xs.map(() => backward),
+    scan_input_axes: xs.map((x) => x.axis),
+    scan_output_directions: Array<number>(ys).fill(backward),
+  }, node.outputs.length);
+};
+
 /** A loop over steps: carries thread through, xs are read a step at a time, ys are stacked (reversed for reverse scans). */
 const scan: OnnxRule = (node, cx) => {
   const body = node.bodies![0]!;
@@ -85,6 +130,7 @@ const scan: OnnxRule = (node, cx) => {
   const outTypes = node.outputs.map((id) => cx.types[id]!);
   const steps = xs.length > 0 ? shapeOf(cx, xs[0]!)[0]! : (node.attrs.length as number);
   if (steps === 0) return [...init.map((name) => cx.g.op1("Identity", [name])), ...outTypes.slice(carries).map((t) => zerosOf(cx, t))];
+  if (xs.length > 0 && xs.every((id) => cx.cohortRow(id) === undefined)) return scanWithXs(node, cx);
 
   const loop = new LoopBody(cx);
   const model = cx.g.model;
