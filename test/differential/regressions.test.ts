@@ -17,11 +17,14 @@ import {
   max,
   mean,
   exp,
+  div,
   mul,
+  ones,
   program,
   reduceSum,
   scan,
   sum,
+  transpose,
   valueAndGrad,
   zerosLike,
   type Program,
@@ -158,5 +161,17 @@ describe("optimised path", () => {
       for (const ys of stacked) expect(Array.from(ys)).toEqual([2, 3, 5]);
       tf.dispose(outs);
     }
+  });
+
+  // onnxruntime's DivMulFusion turns Mul(Div(1, x), y) into Div(y, x), dropping the dims of a
+  // one-element 1 of higher rank: the product below came out [2, 1] and the transpose failed
+  // ("perm size: 3 does not match input rank: 2"; found by the random programs once a backward
+  // scan's step-only part was batched over the steps, which makes such products). Sessions
+  // now run without that one optimiser.
+  test("(1 / x) * y keeps the dims of a ones([1, 1, 1]), on onnx", async () => {
+    const p = program({ x: atServer(f32([2, 1])), y: atServer(f32([2, 1])) }, ({ x, y }) =>
+      transpose(mul(div(ones([1, 1, 1]), x), y), [1, 2, 0]),
+    );
+    await expectAllPaths(p, { x: [[2], [4]], y: [[3], [5]] }, [2, 1, 1], [1.5, 1.25]);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * scan and client_loop as ONNX Loop: the trip count is a constant, loop-carried values are
- * the scan's carries, and Loop's scan outputs stack the per-step (or per-client) results
- * along a new axis 0. A body reads its step of an operand with Gather; values it captures are
+ * scan as ONNX Scan where it has xs (steps read as views, ys written in place), else, like
+ * client_loop, as ONNX Loop: the trip count is a constant, loop-carried values are the scan's
+ * carries, and Loop's scan outputs stack the per-step (or per-client) results along a new
+ * axis 0. A Loop body reads its step of an operand with Gather; values a body captures are
  * named directly, as ONNX sub-graphs see their outer scopes.
  */
 import { ftError } from "../../errors/error.js";

@@ -57,6 +57,11 @@ async function createSession(bytes: Uint8Array, settings: SessionSettings): Prom
     // to the OS, so a run that compiles a session per chunk shape (Poisson cohorts in DP) grew
     // to 8.1 GiB in 100 rounds, 1.4 GiB without it (docs/benchmarks.md).
     enableCpuMemArena: false,
+    // DivMulFusion rewrites Mul(Div(1, x), y) as Div(y, x) and drops the shape of the 1 when
+    // that has more dims than x and y (ones([1, 1, 1]) / x[2, 1] * y came out [2, 1], not
+    // [1, 2, 1]; a Transpose or a Scan after it then failed, a Loop read the wrong rows;
+    // test/differential/regressions.test.ts). It saves one division.
+    extra: { optimization: { disable_specified_optimizers: "DivMulFusion" } },
     ...(process.env[PROFILE_VARIABLE] ? { enableProfiling: true, profileFilePrefix: process.env[PROFILE_VARIABLE] } : {}),
     ...(settings.threads === undefined ? {} : { intraOpNumThreads: settings.threads, interOpNumThreads: 1 }),
   });
