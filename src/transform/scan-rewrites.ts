@@ -2,7 +2,7 @@
  * Rewrites of scans that a gradient leaves behind, applied by simplify() (every dim a number).
  *
  * The reverse-mode rule of scan (vjp-control.ts) is written like every other rule, one node at a
- * time, so it leaves two costs a person writing the backward pass by hand would not pay:
+ * time, so it leaves costs a person writing the backward pass by hand would not pay:
  *
  * - The primal scan and the "forward again" scan that stores each step's carry run the same body
  *   on the same operands; the second computes everything the first does. mergeRepeatedScans keeps
@@ -10,10 +10,13 @@
  * - The cotangent of a weight the body multiplies by is summed in a carry, acc + a_tᵀ b_t, a
  *   rank-n update of the whole weight at every step: memory-bound, since n is the batch. Summed
  *   after the loop instead, as one product of the stacked a and b ([T*n, r]ᵀ [T*n, s]), it is a
- *   GEMM deep enough to run near the machine's peak. hoistedAccumulations does that.
+ *   GEMM deep enough to run near the machine's peak (rewrittenScan).
+ * - The backward scan recomputes the forward step from the stored carries, work that does not
+ *   depend on its own carries: that part runs before the loop for all steps at once, batched
+ *   over the steps (withStepOnlyPartHoisted), and the xs nothing reads any more are dropped.
  *
- * Both change only the order in which float32 sums are taken; all primitives are pure, so two
- * scans on the same operands compute the same values.
+ * They change only the order in which float32 sums are taken; all primitives are pure, so two
+ * scans on the same operands compute the same values. docs/runtime.md, "Scans after a gradient".
  */
 import { currentGraph, traceBody, Tracer } from "../front/trace.js";
 import { primitives } from "../ir/primitives.js";
