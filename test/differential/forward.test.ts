@@ -16,15 +16,18 @@ import { deadline } from "../helpers/deadline.js";
 const WEBGPU_PROGRAMS = Number(process.env.FEDTENSOR_TEST_WEBGPU_PROGRAMS ?? 150);
 
 const agreeOn = (backends: readonly Backend[], seed: number, programs: number) => async () => {
+  // The bound below counts the programs run: FEDTENSOR_DIFF_RUNS may ask for more than `programs`.
+  const settings = propertySettings(seed, programs);
+  const runs = settings.numRuns ?? programs;
   const discards = { count: 0 };
   await fc.assert(
     fc.asyncProperty(programRecipe, async (recipe) => {
       await discardingTies(() => checkAgreement(forwardProgram(recipe), backends), discards);
     }),
-    propertySettings(seed, programs),
+    settings,
   );
   // Disagreements on near ties (ties.ts) are rare; many would hide a wrong comparison.
-  expect(discards.count).toBeLessThan(0.01 * programs + 1);
+  expect(discards.count).toBeLessThan(0.01 * runs + 1);
 };
 
 test("random federated programs agree on wasm, onnx and the reference interpreter", agreeOn(["wasm", "onnx"], 20240501, 1200), deadline(300_000));
