@@ -1,11 +1,13 @@
 /**
- * Simplification of a specialised program (every dim a number), before client batching.
+ * Simplification of a specialised program (every dim a number), before client batching and
+ * again after it.
  *
  * Gradients are written rule by rule, so they contain work a person would not write: shape
  * ops that do nothing at these shapes, broadcasts that the next elementwise op would do
- * anyway, zeros rebuilt at every step, the same subexpression twice. Each costs a kernel
+ * anyway, zeros rebuilt at every step, the same subexpression twice, the padded pieces of a
+ * sliced value added up, and the loops of scan's rule (scan-rewrites.ts). Each costs a kernel
  * call per step; on tfjs wasm a small kernel costs about as much as its arithmetic, so this
- * pass matters for speed. It changes no value's result.
+ * pass matters for speed. It changes no value's result beyond the order of float32 sums.
  */
 import { currentGraph, GraphBuilder, recordInto, ValueTable, type Tracer } from "../front/trace.js";
 import type { Graph, Node, Placement, ProgramIR, ValueType } from "../ir/types.js";

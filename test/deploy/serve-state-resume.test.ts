@@ -35,6 +35,9 @@ describe("fedtensor serve --algorithm fedper killed and resumed", () => {
     expect(await server.exited()).toBeNull();
     expect(server.output()).not.toMatch(/round 2\/2/);
 
+    // The server told the clients round 1 merged before it logged it; each writes its state when
+    // told, in its own time: read the files once both say they kept it.
+    await Promise.all(clients.map((client) => client.waitFor(/round 1: client state kept/, 30_000)));
     const stateFiles = [0, 1].map((i) => new FileStateStorage(stateDirs[i]!).describe("run", `client-00${i + 1}`));
     const afterRound1 = stateFiles.map((file) => decodeStates(readFileSync(file), file));
     for (const states of afterRound1) expect(states.map((s) => s.round)).toEqual([1]);
