@@ -17,6 +17,11 @@ interface Typed {
 }
 const typed = (name: string, t: ValueType): Typed => ({ name, type: t.dtype, shape: t.shape as number[] });
 
+/** A check inside a loop body has no model output to report through (a secure sum in a loop of rounds): FT312. */
+function requireNoChecks(body: OnnxGraph): void {
+  if (body.checks.length > 0) throw ftError("FT312", { what: "placement", why: "a secure sum inside scan() or fori() does not lower to onnx; run each round as its own program" });
+}
+
 /** A Loop body under construction: its iteration number and condition, then what it computes. */
 class LoopBody {
   readonly g: OnnxGraph;
@@ -32,8 +37,7 @@ class LoopBody {
   /** The Loop node running this body `trips` times; returns the final carries, then the stacked outputs. */
   emit(trips: number, init: readonly string[], carriedIn: readonly Typed[], carriedOut: readonly Typed[], stacked: readonly Typed[]): string[] {
     const model = this.cx.g.model;
-    // A check inside a Loop has no model output to report through: a secure sum in a loop of rounds.
-    if (this.g.checks.length > 0) throw ftError("FT312", { what: "placement", why: "a secure sum inside scan() or fori() does not lower to onnx; run each round as its own program" });
+    requireNoChecks(this.g);
     const inputs: Typed[] = [{ name: this.iteration, type: "int64", shape: [] }, { name: this.condition, type: "bool", shape: [] }, ...carriedIn];
     const body = this.g.finish(
       model.fresh("body"),
@@ -58,11 +62,19 @@ function stepOf(cx: OnnxContext, body: OnnxGraph, id: number, index: string): st
     const at = (scalar: string) => body.op1("Unsqueeze", [scalar, cx.g.model.ints([0])]);
     return body.op1("GatherND", [row.cohort, body.op1("Concat", [at(row.index), at(index)], { axis: 0 })]);
   }
+  const { name, axis } = steppedOperand(cx, id);
+  return body.op1("Gather", [name, index], { axis });
+}
+
+/**
+ * The tensor whose steps a scanned operand reads, and the axis they are on: a batched xs (the
+ * transpose of [C, S, ...] to [S, C, ...]) is read along axis 1 of the untransposed tensor.
+ */
+function steppedOperand(cx: OnnxContext, id: number): { name: string; axis: number } {
   const producer = cx.producer(id);
   const perm = producer?.op === "transpose" ? (producer.attrs.perm as number[] | null) : null;
   const swapsLeadingAxes = perm !== null && perm[0] === 1 && perm[1] === 0 && perm.slice(2).every((p, i) => p === i + 2);
-  if (swapsLeadingAxes) return body.op1("Gather", [cx.name(producer!.inputs[0]!), index], { axis: 1 });
-  return body.op1("Gather", [cx.name(id), index], { axis: 0 });
+  return swapsLeadingAxes ? { name: cx.name(producer!.inputs[0]!), axis: 1 } : { name: cx.name(id), axis: 0 };
 }
 
 function zerosOf(cx: OnnxContext, t: ValueType): string {
@@ -76,17 +88,6 @@ const splitCaptured = (node: Node) => {
 };
 
 /**
- * The operand a Scan reads step by step, and the axis its steps are on: a batched xs (the
- * transpose of [C, S, ...] to [S, C, ...]) is read along axis 1 of the untransposed tensor.
- */
-function scanInput(cx: OnnxContext, id: number): { name: string; axis: number } {
-  const producer = cx.producer(id);
-  const perm = producer?.op === "transpose" ? (producer.attrs.perm as number[] | null) : null;
-  const swapsLeadingAxes = perm !== null && perm[0] === 1 && perm[1] === 0 && perm.slice(2).every((p, i) => p === i + 2);
-  return swapsLeadingAxes ? { name: cx.name(producer!.inputs[0]!), axis: 1 } : { name: cx.name(id), axis: 0 };
-}
-
-/**
  * A scan with xs as ONNX Scan: onnxruntime hands the body each step of the xs as a view and
  * writes each step's ys into place (in either direction), where a Loop's body pays a Gather
  * kernel per xs and step (an LSTM's backward step reads a dozen) and its stacked outputs are
@@ -98,12 +99,12 @@ const scanWithXs: OnnxRule = (node, cx) => {
   const carries = node.attrs.carries as number;
   const backward = node.attrs.reverse === true ? 1 : 0;
   const { operands, captured } = splitCaptured(node);
-  const xs = operands.slice(carries).map((id) => scanInput(cx, id));
+  const xs = operands.slice(carries).map((id) => steppedOperand(cx, id));
   const model = cx.g.model;
   const g = new OnnxGraph(model);
   const params = body.inputs.slice(0, carries + xs.length).map((id) => typed(model.fresh("step"), cx.types[id]!));
   const outs = cx.lowerBody(body, g, [...params.map((t) => t.name), ...captured.map((id) => cx.name(id))]);
-  if (g.checks.length > 0) throw ftError("FT312", { what: "placement", why: "a secure sum inside scan() or fori() does not lower to onnx; run each round as its own program" });
+  requireNoChecks(g);
   const ys = body.outputs.length - carries;
   const graph = g.finish(
     model.fresh("body"),
